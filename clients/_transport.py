@@ -1,0 +1,233 @@
+"""Framed NDJSON transports over Unix sockets, async (anyio) and blocking.
+
+Both forms share one core, :class:`shedproto.FrameQueue`, so they frame,
+cap and report errors identically:
+
+* connecting has a timeout; failure raises :class:`ConnectError` (an
+  ``OSError`` that keeps the errno: ``ENOENT`` for a missing socket,
+  ``ECONNREFUSED`` for a dead one);
+* ``receive_frame`` returns one frame without its newline, within a deadline
+  (``TimeoutError`` when it passes), and raises
+  :class:`~shedproto.RemoteProtocolError` (``CONNECTION_CLOSED``) when the
+  peer closes first, or :class:`~shedproto.FramingError` for an over-cap frame.
+
+The blocking form is a plain socket loop, not a wrapped event loop.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import time
+from types import TracebackType
+
+import anyio
+import anyio.abc
+from typing_extensions import Self
+
+from shedproto import ErrorCode, FrameQueue, FramingPolicy, RemoteProtocolError
+from shedproto._framing import DEFAULT_POLICY
+
+__all__ = ["AsyncLineTransport", "BlockingLineTransport", "ConnectError", "RECEIVE_CHUNK"]
+
+RECEIVE_CHUNK = 65536
+"""Bytes asked of the socket per receive call."""
+
+DEFAULT_CONNECT_TIMEOUT = 5.0
+
+
+class ConnectError(OSError):
+    """The socket could not be reached; ``errno`` and ``filename`` say why and where."""
+
+
+def _connect_error(path: str, exc: BaseException) -> ConnectError:
+    code = exc.errno if isinstance(exc, OSError) and exc.errno else errno.ETIMEDOUT
+    reason = os.strerror(code)
+    return ConnectError(code, f"cannot connect to {path}: {reason}", path)
+
+
+def _closed_error() -> RemoteProtocolError:
+    return RemoteProtocolError(
+        ErrorCode.CONNECTION_CLOSED, "the peer closed the connection before a complete frame"
+    )
+
+
+class AsyncLineTransport:
+    """An anyio byte stream that sends raw frames and receives framed lines.
+
+    Not safe for concurrent receivers; one task reads, any task may send
+    (sends are serialised by a lock).
+    """
+
+    def __init__(
+        self, stream: anyio.abc.ByteStream, *, policy: FramingPolicy = DEFAULT_POLICY
+    ) -> None:
+        self.stream = stream
+        self.frames = FrameQueue(policy)
+        self._send_lock = anyio.Lock()
+
+    @classmethod
+    async def connect(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        policy: FramingPolicy = DEFAULT_POLICY,
+    ) -> Self:
+        """Connect to the Unix socket at ``path`` within ``timeout`` seconds.
+
+        Raises:
+            ConnectError: the socket is missing, refuses, or did not answer in time.
+        """
+        target = os.fspath(path)
+        try:
+            with anyio.fail_after(timeout):
+                stream = await anyio.connect_unix(target)
+        except (OSError, TimeoutError) as exc:
+            raise _connect_error(target, exc) from exc
+        return cls(stream, policy=policy)
+
+    async def send(self, frame: bytes) -> None:
+        """Write ``frame`` (already newline-terminated) in full.
+
+        Raises:
+            anyio.BrokenResourceError: the peer closed the connection.
+        """
+        async with self._send_lock:
+            await self.stream.send(frame)
+
+    async def receive_frame(self, *, timeout: float | None = None) -> bytes:
+        """Return the next frame, waiting at most ``timeout`` seconds in total.
+
+        Raises:
+            TimeoutError: the deadline passed; the partial frame stays buffered.
+            RemoteProtocolError: ``CONNECTION_CLOSED`` when the peer closed first.
+            FramingError: the peer's frame exceeded the cap.
+        """
+        frame = self.frames.next_frame()
+        if frame is not None:
+            return frame
+        with anyio.fail_after(timeout):
+            while True:
+                if self.frames.eof:
+                    raise _closed_error()
+                try:
+                    data = await self.stream.receive(RECEIVE_CHUNK)
+                except (anyio.EndOfStream, anyio.BrokenResourceError):
+                    data = b""
+                self.frames.feed(data)
+                frame = self.frames.next_frame()
+                if frame is not None:
+                    return frame
+
+    async def request(self, frame: bytes, *, timeout: float | None = None) -> bytes:
+        """Send ``frame`` and return the next frame received (one round trip)."""
+        await self.send(frame)
+        return await self.receive_frame(timeout=timeout)
+
+    async def aclose(self) -> None:
+        """Close the stream; idempotent."""
+        await self.stream.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class BlockingLineTransport:
+    """The blocking twin of :class:`AsyncLineTransport`, over a plain socket."""
+
+    def __init__(self, sock: socket.socket, *, policy: FramingPolicy = DEFAULT_POLICY) -> None:
+        self.sock = sock
+        self.frames = FrameQueue(policy)
+
+    @classmethod
+    def connect(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        policy: FramingPolicy = DEFAULT_POLICY,
+    ) -> Self:
+        """Connect to the Unix socket at ``path`` within ``timeout`` seconds.
+
+        Raises:
+            ConnectError: the socket is missing, refuses, or did not answer in time.
+        """
+        target = os.fspath(path)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(timeout)
+        try:
+            sock.connect(target)
+        except OSError as exc:
+            sock.close()
+            raise _connect_error(target, exc) from exc
+        return cls(sock, policy=policy)
+
+    def send(self, frame: bytes) -> None:
+        """Write ``frame`` in full (no deadline beyond the socket's).
+
+        Raises:
+            OSError: the peer closed the connection (``BrokenPipeError``).
+        """
+        self.sock.settimeout(None)
+        self.sock.sendall(frame)
+
+    def receive_frame(self, *, timeout: float | None = None) -> bytes:
+        """Return the next frame, waiting at most ``timeout`` seconds in total.
+
+        Raises:
+            TimeoutError: the deadline passed; the partial frame stays buffered.
+            RemoteProtocolError: ``CONNECTION_CLOSED`` when the peer closed first.
+            FramingError: the peer's frame exceeded the cap.
+        """
+        frame = self.frames.next_frame()
+        if frame is not None:
+            return frame
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self.frames.eof:
+                raise _closed_error()
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError("no complete frame before the deadline")
+                self.sock.settimeout(remaining)
+            else:
+                self.sock.settimeout(None)
+            try:
+                data = self.sock.recv(RECEIVE_CHUNK)
+            except ConnectionResetError:
+                data = b""
+            self.frames.feed(data)
+            frame = self.frames.next_frame()
+            if frame is not None:
+                return frame
+
+    def request(self, frame: bytes, *, timeout: float | None = None) -> bytes:
+        """Send ``frame`` and return the next frame received (one round trip)."""
+        self.send(frame)
+        return self.receive_frame(timeout=timeout)
+
+    def close(self) -> None:
+        """Close the socket; idempotent."""
+        self.sock.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

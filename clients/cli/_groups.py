@@ -1,0 +1,48 @@
+"""The per-protocol command groups: ``host-agent``, ``desktop``, ``herdr``, ``agents-host``.
+
+Each group names the ``"module:function"`` that adds its commands (resolved
+when the parser is built); ``None`` means the group has no commands yet. A
+group invoked without a command prints its help and exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from typing import Any
+
+from ._output import EXIT_USAGE
+
+__all__ = ["GROUPS", "add_groups"]
+
+GROUPS: dict[str, tuple[str, str | None]] = {
+    "host-agent": ("shed-host-agent: status socket and approval channel", None),
+    "desktop": ("shed-desktop: the control socket (mac and Tauri dialects)", None),
+    "herdr": ("herdr: the terminal-workspace manager's JSON socket API", None),
+    "agents-host": ("Common Fabric agents-host: config, commands, ledger, health", None),
+}
+"""Group name -> (description, ``"module:register"`` or ``None``), in ``--help`` order.
+
+A register function takes the group's sub-parsers action and adds commands
+whose ``func(args) -> int`` default runs them.
+"""
+
+
+def add_groups(subparsers: Any) -> None:
+    """Add every protocol group to ``subparsers`` (an argparse sub-parsers action)."""
+    for name, (description, reference) in GROUPS.items():
+        group = subparsers.add_parser(name, help=description, description=description)
+        group.set_defaults(func=_print_help(group))
+        commands = group.add_subparsers(title="commands", metavar="COMMAND")
+        if reference is not None:
+            module_name, _, function_name = reference.partition(":")
+            getattr(importlib.import_module(module_name), function_name)(commands)
+
+
+def _print_help(parser: argparse.ArgumentParser) -> Any:
+    def show(args: argparse.Namespace) -> int:
+        del args
+        parser.print_help()
+        return EXIT_USAGE
+
+    return show

@@ -1,0 +1,63 @@
+"""The framing echo server: the smallest complete reference shell.
+
+It exercises every shared shell part (bind ceremony, serve loop, framing with
+a cap, deadlines) and nothing protocol-specific: each complete line it
+receives is written back with a newline. ``shedproto demo`` and the
+round-trip benchmark drive it; protocol servers follow the same shape.
+"""
+
+from __future__ import annotations
+
+import os
+
+import anyio
+import anyio.abc
+
+from shedproto import FrameQueue, FramingError, FramingPolicy
+
+from ._unix import UnixServer
+
+__all__ = ["ECHO_POLICY", "IDLE_TIMEOUT", "echo_server", "serve_echo_connection"]
+
+ECHO_POLICY = FramingPolicy(max_frame_bytes=1 << 20)
+"""1 MiB cap; blank lines skipped; the tail at EOF echoed as a final frame."""
+
+IDLE_TIMEOUT = 30.0
+"""Seconds a connection may stay silent before the server closes it."""
+
+RECEIVE_CHUNK = 65536
+
+
+async def serve_echo_connection(
+    stream: anyio.abc.ByteStream, *, policy: FramingPolicy = ECHO_POLICY
+) -> None:
+    """Echo every frame on ``stream`` until EOF, idle timeout or a framing error.
+
+    An over-cap frame closes the connection after the frames before it were
+    echoed; nothing is raised to the caller for peer misbehaviour.
+    """
+    frames = FrameQueue(policy)
+    while not frames.eof:
+        with anyio.move_on_after(IDLE_TIMEOUT) as idle:
+            try:
+                data = await stream.receive(RECEIVE_CHUNK)
+            except anyio.EndOfStream:
+                data = b""
+        if idle.cancelled_caught:
+            return
+        frames.feed(data)
+        out = []
+        try:
+            while (frame := frames.next_frame()) is not None:
+                out.append(frame)
+        except FramingError:
+            if out:
+                await stream.send(b"\n".join(out) + b"\n")
+            return
+        if out:
+            await stream.send(b"\n".join(out) + b"\n")
+
+
+def echo_server(path: str | os.PathLike[str], *, grace: float = 1.0) -> UnixServer:
+    """Return a :class:`UnixServer` that echoes frames on ``path``; start it with ``serve``."""
+    return UnixServer(path, serve_echo_connection, grace=grace)
