@@ -56,8 +56,9 @@ def _closed_error() -> RemoteProtocolError:
 class AsyncLineTransport:
     """An anyio byte stream that sends raw frames and receives framed lines.
 
-    Not safe for concurrent receivers; one task reads, any task may send
-    (sends are serialised by a lock).
+    One task may receive and one may send at a time; a second concurrent
+    sender or receiver gets ``anyio.BusyResourceError`` from the stream
+    rather than interleaved bytes.
     """
 
     def __init__(
@@ -65,7 +66,6 @@ class AsyncLineTransport:
     ) -> None:
         self.stream = stream
         self.frames = FrameQueue(policy)
-        self._send_lock = anyio.Lock()
 
     @classmethod
     async def connect(
@@ -79,6 +79,7 @@ class AsyncLineTransport:
 
         Raises:
             ConnectError: the socket is missing, refuses, or did not answer in time.
+
         """
         target = os.fspath(path)
         try:
@@ -93,9 +94,9 @@ class AsyncLineTransport:
 
         Raises:
             anyio.BrokenResourceError: the peer closed the connection.
+
         """
-        async with self._send_lock:
-            await self.stream.send(frame)
+        await self.stream.send(frame)
 
     async def receive_frame(self, *, timeout: float | None = None) -> bytes:
         """Return the next frame, waiting at most ``timeout`` seconds in total.
@@ -104,22 +105,28 @@ class AsyncLineTransport:
             TimeoutError: the deadline passed; the partial frame stays buffered.
             RemoteProtocolError: ``CONNECTION_CLOSED`` when the peer closed first.
             FramingError: the peer's frame exceeded the cap.
+
         """
         frame = self.frames.next_frame()
         if frame is not None:
             return frame
+        if timeout is None:  # no cancel scope: it costs a timer per call
+            return await self._receive_until_frame()
         with anyio.fail_after(timeout):
-            while True:
-                if self.frames.eof:
-                    raise _closed_error()
-                try:
-                    data = await self.stream.receive(RECEIVE_CHUNK)
-                except (anyio.EndOfStream, anyio.BrokenResourceError):
-                    data = b""
-                self.frames.feed(data)
-                frame = self.frames.next_frame()
-                if frame is not None:
-                    return frame
+            return await self._receive_until_frame()
+
+    async def _receive_until_frame(self) -> bytes:
+        while True:
+            if self.frames.eof:
+                raise _closed_error()
+            try:
+                data = await self.stream.receive(RECEIVE_CHUNK)
+            except (anyio.EndOfStream, anyio.BrokenResourceError):
+                data = b""
+            self.frames.feed(data)
+            frame = self.frames.next_frame()
+            if frame is not None:
+                return frame
 
     async def request(self, frame: bytes, *, timeout: float | None = None) -> bytes:
         """Send ``frame`` and return the next frame received (one round trip)."""
@@ -161,6 +168,7 @@ class BlockingLineTransport:
 
         Raises:
             ConnectError: the socket is missing, refuses, or did not answer in time.
+
         """
         target = os.fspath(path)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -177,6 +185,7 @@ class BlockingLineTransport:
 
         Raises:
             OSError: the peer closed the connection (``BrokenPipeError``).
+
         """
         self.sock.settimeout(None)
         self.sock.sendall(frame)
@@ -188,6 +197,7 @@ class BlockingLineTransport:
             TimeoutError: the deadline passed; the partial frame stays buffered.
             RemoteProtocolError: ``CONNECTION_CLOSED`` when the peer closed first.
             FramingError: the peer's frame exceeded the cap.
+
         """
         frame = self.frames.next_frame()
         if frame is not None:

@@ -6,6 +6,7 @@ serves through :class:`UnixServer`; protocol servers live in sub-modules.
 
 from __future__ import annotations
 
+from ._idle import IdleDeadline
 from ._unix import (
     BindError,
     BoundSocket,
@@ -22,6 +23,7 @@ __all__ = [
     "BindError",
     "BoundSocket",
     "ConnectionHandler",
+    "IdleDeadline",
     "NotASocketError",
     "SocketInUseError",
     "SocketPathTooLongError",

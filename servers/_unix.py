@@ -21,6 +21,7 @@ accepting, give open connections ``grace`` seconds, then cancel them.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
@@ -139,10 +140,8 @@ def _clear_path(path: Path, probe_timeout: float) -> None:
         raise SocketInUseError(
             errno.EADDRINUSE, f"a live server is already listening on {path}", os.fspath(path)
         )
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 def bind_unix_socket(
@@ -163,6 +162,7 @@ def bind_unix_socket(
         NotASocketError: a non-socket file is at the path (it is not touched).
         SocketInUseError: a live server answers on the path.
         OSError: the directory or socket could not be created.
+
     """
     target = Path(path)
     encoded = os.fsencode(target)
@@ -220,11 +220,14 @@ class UnixServer:
         if self._accepting is not None:
             self._accepting.cancel()
 
-    async def serve(self, *, task_status: anyio.abc.TaskStatus[Path] = anyio.TASK_STATUS_IGNORED) -> None:
+    async def serve(
+        self, *, task_status: anyio.abc.TaskStatus[Path] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
         """Bind, report readiness with the path, and serve until shut down or cancelled.
 
         Raises:
             BindError: the bind ceremony refused the path (readiness is never signalled).
+
         """
         bound = await anyio.to_thread.run_sync(
             lambda: bind_unix_socket(self.path, backlog=self.backlog)
@@ -271,4 +274,3 @@ class UnixServer:
                 pass  # the peer went away; nothing to report
             except Exception:
                 log.exception("connection handler failed on %s", self.path)
-

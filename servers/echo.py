@@ -15,6 +15,7 @@ import anyio.abc
 
 from shedproto import FrameQueue, FramingError, FramingPolicy
 
+from ._idle import IdleDeadline
 from ._unix import UnixServer
 
 __all__ = ["ECHO_POLICY", "IDLE_TIMEOUT", "echo_server", "serve_echo_connection"]
@@ -37,25 +38,25 @@ async def serve_echo_connection(
     echoed; nothing is raised to the caller for peer misbehaviour.
     """
     frames = FrameQueue(policy)
-    while not frames.eof:
-        with anyio.move_on_after(IDLE_TIMEOUT) as idle:
+    idle = IdleDeadline(IDLE_TIMEOUT)
+    with idle.scope:
+        while not frames.eof:
             try:
                 data = await stream.receive(RECEIVE_CHUNK)
             except anyio.EndOfStream:
                 data = b""
-        if idle.cancelled_caught:
-            return
-        frames.feed(data)
-        out = []
-        try:
-            while (frame := frames.next_frame()) is not None:
-                out.append(frame)
-        except FramingError:
+            idle.touch()
+            frames.feed(data)
+            out = []
+            try:
+                while (frame := frames.next_frame()) is not None:
+                    out.append(frame)
+            except FramingError:
+                if out:
+                    await stream.send(b"\n".join(out) + b"\n")
+                return
             if out:
                 await stream.send(b"\n".join(out) + b"\n")
-            return
-        if out:
-            await stream.send(b"\n".join(out) + b"\n")
 
 
 def echo_server(path: str | os.PathLike[str], *, grace: float = 1.0) -> UnixServer:

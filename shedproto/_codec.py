@@ -3,9 +3,11 @@
 * Frames are frozen, keyword-only msgspec Structs. :class:`StrictFrame`
   rejects unknown fields, :class:`LenientFrame` ignores them; each protocol
   picks per direction what the real program does, then adds its own tag
-  field (``class Frame(LenientFrame, tag_field="type")``).
+  field. Subclasses repeat ``frozen=True`` so that type checkers see it
+  (msgspec inherits it at runtime; mypy's dataclass_transform does not):
+  ``class Ping(LenientFrame, frozen=True, tag_field="type", tag="ping")``.
 * One :class:`msgspec.json.Decoder` per type, built once: :func:`decoder_for`.
-* :func:`encode_line` returns one NDJSON line including its ``\\n``; msgspec
+* :func:`encode_line` returns one NDJSON line including its newline; msgspec
   never emits a raw newline inside JSON, so the result is always one line.
 * :func:`decode_frame` decodes one line and maps msgspec failures onto
   :class:`~shedproto.RemoteProtocolError` codes with the JSON path kept.
@@ -55,6 +57,7 @@ def decoder_for(type_: Any) -> msgspec.json.Decoder[Any]:
 
     Raises:
         TypeError: ``type_`` is not a type msgspec can decode into.
+
     """
     return msgspec.json.Decoder(type_)
 
@@ -68,6 +71,7 @@ def decode_frame(
         RemoteProtocolError: ``MALFORMED_FRAME`` for invalid JSON or UTF-8,
             ``SCHEMA_VIOLATION`` (with ``path``) for a shape mismatch. The
             error carries ``reply_hint`` when one is given.
+
     """
     try:
         return decoder.decode(line)
@@ -80,15 +84,16 @@ def encode(obj: Any) -> bytes:
 
     Raises:
         TypeError: ``obj`` holds a value msgspec cannot encode.
+
     """
     return _ENCODER.encode(obj)
 
 
 def encode_line(obj: Any) -> bytes:
-    """Encode ``obj`` as one NDJSON line, terminated by ``\\n``.
+    """Encode ``obj`` as one NDJSON line, terminated by a newline.
 
     Raises:
         TypeError: ``obj`` holds a value msgspec cannot encode.
+
     """
     return _ENCODER.encode(obj) + b"\n"
-

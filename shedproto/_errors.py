@@ -64,6 +64,7 @@ class ProtocolError(Exception):
         path: for schema errors, the msgspec JSON path (``$.params.id``), else ``None``.
         reply_hint: the encoded frame (with its newline) the shell should send
             back to the peer, or ``None`` when the protocol answers nothing.
+
     """
 
     code: ErrorCode

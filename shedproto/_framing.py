@@ -69,6 +69,7 @@ class FramingPolicy:
 
     Raises:
         ValueError: ``max_frame_bytes`` is not positive.
+
     """
 
     max_frame_bytes: int = MIB
@@ -132,6 +133,7 @@ class LineBuffer:
                 stream ended mid-line under ``EofTail.RAISE``. The buffer is
                 dead afterwards.
             LocalProtocolError: the buffer is dead, or data followed EOF.
+
         """
         if self._dead:
             raise LocalProtocolError(
@@ -170,9 +172,11 @@ class LineBuffer:
         self.bytes_scanned += size - last
         if self._tail:
             first = chunk.find(b"\n", 0, last)
-            if first < 0:
+            if first < 0:  # searched [0, last) in vain: the one newline is `last`
+                self.bytes_scanned += last
                 first = last
-            self.bytes_scanned += first + 1
+            else:
+                self.bytes_scanned += first + 1
             self._tail += chunk[:first]
             lines = [bytes(self._tail)]
             self._tail.clear()
@@ -222,7 +226,7 @@ class LineBuffer:
         return lines
 
     def _over_cap_tail(self, frames_before: list[bytes]) -> None:
-        """An unterminated line outgrew the cap: raise, or drop it through its newline."""
+        """Handle an unterminated line that outgrew the cap: raise, or drop it to its newline."""
         size = len(self._tail)
         self._tail.clear()
         if self.policy.over_cap is OverCap.RAISE:
@@ -283,6 +287,7 @@ class FrameQueue:
 
         Raises:
             LocalProtocolError: data after EOF or after a framing error.
+
         """
         if self._error is not None:
             raise LocalProtocolError(
@@ -307,6 +312,7 @@ class FrameQueue:
 
         Raises:
             FramingError: the held-back framing error, once the frames before it are gone.
+
         """
         if self._index < len(self._frames):
             frame = self._frames[self._index]

@@ -32,6 +32,7 @@ def json_schemas() -> dict[str, Any]:
 
     Raises:
         ValueError: two providers publish the same file name.
+
     """
     merged: dict[str, Any] = {}
     for reference in SCHEMA_PROVIDERS:

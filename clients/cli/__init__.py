@@ -43,7 +43,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     code: int = func(args)
     return code
-
-
-if __name__ == "__main__":
-    sys.exit(main())

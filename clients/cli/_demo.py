@@ -51,9 +51,7 @@ async def framing_step(socket_dir: Path) -> DemoStep:
         lines = [f"started the echo reference shell on {path} (dir 0700, socket 0600)"]
         start = time.perf_counter()
         async with await AsyncLineTransport.connect(path) as transport:
-            echoed = [
-                await transport.request(encode_line(frame), timeout=5.0) for frame in frames
-            ]
+            echoed = [await transport.request(encode_line(frame), timeout=5.0) for frame in frames]
         elapsed_ms = (time.perf_counter() - start) * 1000
         server.shutdown()
     ok = echoed == [encode_line(frame)[:-1] for frame in frames]
@@ -79,7 +77,9 @@ async def run_demo() -> list[DemoStep]:
             try:
                 reports.append(await step(socket_dir))
             except Exception as exc:  # a failing step is reported, not fatal
-                reports.append(DemoStep(name=name, ok=False, lines=[f"{type(exc).__name__}: {exc}"]))
+                reports.append(
+                    DemoStep(name=name, ok=False, lines=[f"{type(exc).__name__}: {exc}"])
+                )
     finally:
         shutil.rmtree(base, ignore_errors=True)
     return reports

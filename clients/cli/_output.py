@@ -29,14 +29,16 @@ def json_flag() -> argparse.ArgumentParser:
 
 
 def emit(args: argparse.Namespace, text: str, data: Any) -> None:
-    """Print ``data`` as JSON when ``--json`` was given, else ``text``; never raises for msgspec types."""
+    """Print ``data`` as JSON with ``--json``, else ``text``; never raises for msgspec types."""
     if getattr(args, "json", False):
         sys.stdout.write(msgspec.json.format(msgspec.json.encode(data), indent=2).decode() + "\n")
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
-def fail(args: argparse.Namespace, code: str, message: str, *, exit_code: int = EXIT_FAILURE) -> int:
+def fail(
+    args: argparse.Namespace, code: str, message: str, *, exit_code: int = EXIT_FAILURE
+) -> int:
     """Report an error on stderr (JSON with ``--json``) and return ``exit_code``."""
     if getattr(args, "json", False):
         report = msgspec.json.encode({"error": ErrorReport(code=code, message=message)})

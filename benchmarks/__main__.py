@@ -1,0 +1,53 @@
+"""``python -m benchmarks [SUITE ...] [--json] [--quick]``: run suites, print medians and ratios.
+
+Exit status is 0 even when a ratio misses its target: benchmarks inform, they
+do not gate (the machine is noisy). ``--quick`` divides the work for a smoke run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+import msgspec
+
+from ._harness import CaseResult, run_case
+
+SUITES: dict[str, str] = {
+    "framing": "benchmarks.framing",
+    "roundtrip": "benchmarks.roundtrip",
+}
+"""Suite name -> module exposing ``cases(quick: bool) -> list[Case]``."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks")
+    parser.add_argument("suites", nargs="*", choices=[[], *SUITES], default=[], metavar="SUITE")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="smaller inputs, for a smoke run")
+    args = parser.parse_args(argv)
+    results: list[CaseResult] = []
+    for name in args.suites or list(SUITES):
+        module = importlib.import_module(SUITES[name])
+        for case in module.cases(args.quick):
+            result = run_case(case)
+            results.append(result)
+            if not args.json:
+                per_unit_b = result.baseline_median_s / result.units * 1e6
+                per_unit_c = result.candidate_median_s / result.units * 1e6
+                verdict = "meets" if result.meets_target else "MISSES"
+                print(
+                    f"{result.name:<58} ratio {result.ratio:5.2f}"
+                    f" ({verdict} >= {result.target:.2f})"
+                    f"  median/{result.unit}: baseline {per_unit_b:8.2f} us,"
+                    f" candidate {per_unit_c:8.2f} us  [n={result.repeat}]",
+                    flush=True,
+                )
+    if args.json:
+        sys.stdout.write(msgspec.json.encode(results).decode() + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

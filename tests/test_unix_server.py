@@ -1,0 +1,262 @@
+"""The bind ceremony and the serve loop, over real Unix sockets."""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+from pathlib import Path
+
+import anyio
+import anyio.abc
+import pytest
+
+from shedproto.clients import AsyncLineTransport, BlockingLineTransport, ConnectError
+from shedproto.servers import (
+    NotASocketError,
+    SocketInUseError,
+    SocketPathTooLongError,
+    UnixServer,
+    bind_unix_socket,
+    max_socket_path_bytes,
+)
+from shedproto.servers.echo import echo_server
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def stale_socket(path: Path) -> None:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(str(path))
+    sock.close()  # bound but never listening: nobody will answer
+
+
+def test_creates_parent_0700_and_socket_0600(short_socket_dir: Path) -> None:
+    path = short_socket_dir / "nested" / "s.sock"
+    bound = bind_unix_socket(path)
+    try:
+        assert mode(path.parent) == 0o700
+        assert stat.S_ISSOCK(os.lstat(path).st_mode)
+        assert mode(path) == 0o600
+    finally:
+        bound.sock.close()
+        assert bound.unlink_if_ours()
+    assert not path.exists()
+
+
+def test_rechmods_a_preexisting_0777_directory(short_socket_dir: Path) -> None:
+    parent = short_socket_dir / "loose"
+    parent.mkdir()
+    os.chmod(parent, 0o777)
+    bound = bind_unix_socket(parent / "s.sock")
+    try:
+        assert mode(parent) == 0o700
+    finally:
+        bound.sock.close()
+
+
+def test_live_socket_is_refused(short_socket_dir: Path) -> None:
+    path = short_socket_dir / "s.sock"
+    first = bind_unix_socket(path)
+    try:
+        with pytest.raises(SocketInUseError, match="live server"):
+            bind_unix_socket(path)
+        assert stat.S_ISSOCK(os.lstat(path).st_mode)  # still there, still first's
+        assert first.unlink_if_ours() is True
+    finally:
+        first.sock.close()
+
+
+def test_stale_socket_is_replaced(short_socket_dir: Path) -> None:
+    path = short_socket_dir / "s.sock"
+    stale_socket(path)
+    bound = bind_unix_socket(path)
+    try:
+        assert os.lstat(path).st_ino == bound.inode
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        client.connect(str(path))  # the new socket listens
+        client.close()
+    finally:
+        bound.sock.close()
+        bound.unlink_if_ours()
+
+
+@pytest.mark.parametrize("kind", ["file", "directory", "symlink"])
+def test_non_socket_is_refused_and_left_alone(short_socket_dir: Path, kind: str) -> None:
+    path = short_socket_dir / "s.sock"
+    if kind == "file":
+        path.write_text("precious")
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        (short_socket_dir / "target").write_text("precious")
+        path.symlink_to(short_socket_dir / "target")
+    with pytest.raises(NotASocketError, match="non-socket"):
+        bind_unix_socket(path)
+    assert path.exists()
+    if kind != "directory":
+        assert path.read_text() == "precious"
+
+
+def test_path_too_long_is_refused(short_socket_dir: Path) -> None:
+    limit = max_socket_path_bytes()
+    name = "x" * (limit - len(str(short_socket_dir)))  # one byte over with the slash
+    path = short_socket_dir / name
+    assert len(os.fsencode(path)) == limit + 1
+    with pytest.raises(SocketPathTooLongError, match=f"at most {limit}"):
+        bind_unix_socket(path)
+    assert not path.exists()
+
+
+def test_path_at_the_limit_binds(short_socket_dir: Path) -> None:
+    limit = max_socket_path_bytes()
+    path = short_socket_dir / ("y" * (limit - len(str(short_socket_dir)) - 1))
+    assert len(os.fsencode(path)) == limit
+    bound = bind_unix_socket(path)
+    bound.sock.close()
+    assert bound.unlink_if_ours()
+
+
+def test_platform_limits() -> None:
+    assert max_socket_path_bytes("linux") == 107
+    assert max_socket_path_bytes("darwin") == 103
+
+
+def test_unlink_only_if_still_ours(short_socket_dir: Path) -> None:
+    path = short_socket_dir / "s.sock"
+    bound = bind_unix_socket(path)
+    bound.sock.close()
+    # Move ours aside (keeping its inode alive, so the successor cannot reuse it).
+    os.rename(path, short_socket_dir / "moved.sock")
+    successor = bind_unix_socket(path)  # someone else's socket now
+    try:
+        assert bound.unlink_if_ours() is False
+        assert stat.S_ISSOCK(os.lstat(path).st_mode)
+    finally:
+        successor.sock.close()
+        assert successor.unlink_if_ours() is True
+    assert bound.unlink_if_ours() is False  # missing file: no error
+
+
+# -- the serve loop ------------------------------------------------------------------
+
+
+async def test_serve_signals_readiness_and_unlinks_on_shutdown(short_socket_dir: Path) -> None:
+    path = short_socket_dir / "echo.sock"
+    async with anyio.create_task_group() as tg:
+        server = echo_server(path)
+        ready = await tg.start(server.serve)
+        assert ready == path
+        assert mode(path) == 0o600
+        async with await AsyncLineTransport.connect(path) as transport:
+            assert await transport.request(b'{"x":1}\n', timeout=5) == b'{"x":1}'
+        server.shutdown()
+    assert not path.exists()
+
+
+async def test_serve_refuses_a_live_socket(short_socket_dir: Path) -> None:
+    path = short_socket_dir / "echo.sock"
+    async with anyio.create_task_group() as tg:
+        first = echo_server(path)
+        await tg.start(first.serve)
+        with pytest.raises(SocketInUseError):
+            await tg.start(echo_server(path).serve)
+        assert path.exists()  # the refused server did not remove the live one
+        first.shutdown()
+
+
+async def test_connections_run_concurrently(short_socket_dir: Path) -> None:
+    path = short_socket_dir / "echo.sock"
+    async with anyio.create_task_group() as tg:
+        server = echo_server(path)
+        await tg.start(server.serve)
+        silent = await AsyncLineTransport.connect(path)  # holds a connection open
+        async with await AsyncLineTransport.connect(path) as other:
+            assert await other.request(b"a\n", timeout=5) == b"a"
+        await silent.aclose()
+        server.shutdown()
+
+
+async def test_handler_crash_closes_only_that_connection(
+    short_socket_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def handler(stream: anyio.abc.SocketStream) -> None:
+        data = await stream.receive()
+        if data.startswith(b"boom"):
+            raise RuntimeError("handler bug")
+        await stream.send(data)
+
+    path = short_socket_dir / "h.sock"
+    async with anyio.create_task_group() as tg:
+        server = UnixServer(path, handler)
+        await tg.start(server.serve)
+        async with await AsyncLineTransport.connect(path) as crashing:
+            await crashing.send(b"boom\n")
+            with pytest.raises(Exception, match="closed"):
+                await crashing.receive_frame(timeout=5)
+        async with await AsyncLineTransport.connect(path) as healthy:
+            assert await healthy.request(b"fine\n", timeout=5) == b"fine"
+        server.shutdown()
+    assert "handler bug" in caplog.text
+
+
+async def test_graceful_shutdown_lets_open_connections_finish(short_socket_dir: Path) -> None:
+    finished = anyio.Event()
+    received = anyio.Event()
+
+    async def handler(stream: anyio.abc.SocketStream) -> None:
+        await stream.receive()
+        received.set()
+        await anyio.sleep(0.05)
+        await stream.send(b"done\n")
+        finished.set()
+
+    path = short_socket_dir / "g.sock"
+    async with anyio.create_task_group() as tg:
+        server = UnixServer(path, handler, grace=5)
+        await tg.start(server.serve)
+        transport = await AsyncLineTransport.connect(path)
+        await transport.send(b"go\n")
+        await received.wait()
+        server.shutdown()
+        assert await transport.receive_frame(timeout=5) == b"done"
+        await transport.aclose()
+    assert finished.is_set()
+    assert not path.exists()
+
+
+async def test_grace_expiry_cancels_stuck_connections(short_socket_dir: Path) -> None:
+    async def handler(stream: anyio.abc.SocketStream) -> None:
+        await anyio.sleep_forever()
+
+    path = short_socket_dir / "stuck.sock"
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            server = UnixServer(path, handler, grace=0.05)
+            await tg.start(server.serve)
+            transport = await AsyncLineTransport.connect(path)
+            server.shutdown()
+    with pytest.raises(Exception, match="closed"):
+        await transport.receive_frame(timeout=5)
+    await transport.aclose()
+
+
+async def test_shutdown_before_serve_returns_after_readiness(short_socket_dir: Path) -> None:
+    path = short_socket_dir / "early.sock"
+    server = echo_server(path)
+    server.shutdown()
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            await tg.start(server.serve)
+    assert not path.exists()
+
+
+def test_blocking_client_against_a_stale_socket_gets_connect_error(short_socket_dir: Path) -> None:
+    path = short_socket_dir / "dead.sock"
+    stale_socket(path)
+    with pytest.raises(ConnectError) as info:
+        BlockingLineTransport.connect(path, timeout=1)
+    assert info.value.errno is not None
+    assert str(path) in str(info.value)
