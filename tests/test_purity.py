@@ -12,8 +12,12 @@ import shedproto
 BLOCKED = ("socket", "asyncio", "anyio", "threading", "subprocess", "selectors", "trio")
 SHELLS = ("shedproto.servers", "shedproto.clients", "shedproto.testing")
 
+# The permitted dependencies are imported first: on Python 3.10 msgspec pulls in
+# subprocess through uuid -> platform, which is the stdlib's doing, not the core's.
+# Then every blocked module is purged, so any import the core makes hits the blocker.
 PROBE = """
 import importlib, importlib.abc, sys
+import msgspec, msgspec.json, typing_extensions
 blocked = set(sys.argv[1].split(","))
 
 class Block(importlib.abc.MetaPathFinder):
