@@ -16,7 +16,8 @@ The ceremony (what shed-host-agent and herdr do before they listen):
 
 :class:`UnixServer` runs one task per connection under a task group, signals
 readiness through ``task_status.started()``, and shuts down gracefully: stop
-accepting, give open connections ``grace`` seconds, then cancel them.
+accepting, give open connections ``grace`` seconds, then shut their sockets
+down (their handlers see end-of-stream) and cancel whatever still runs.
 """
 
 from __future__ import annotations
@@ -55,6 +56,9 @@ ACCEPT_RETRY_DELAY = 0.1
 _TRANSIENT_ACCEPT_ERRORS = frozenset(
     {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.ECONNABORTED}
 )
+
+STRAGGLER_DELAY = 0.5
+"""Seconds handlers get after their sockets were shut down, before they are cancelled."""
 
 PROBE_TIMEOUT = 0.5
 """Seconds a connect probe waits before an existing socket counts as stale."""
@@ -210,6 +214,8 @@ class UnixServer:
         self.backlog = backlog
         self._accepting: anyio.CancelScope | None = None
         self._stop_requested = False
+        self._open: set[anyio.abc.SocketStream] = set()
+        self._drained: anyio.Event | None = None
 
     def shutdown(self) -> None:
         """Stop accepting; open connections get ``grace`` seconds before cancellation.
@@ -246,11 +252,31 @@ class UnixServer:
                             self._accepting.cancel()
                         task_status.started(bound.path)
                         await self._accept_loop(listener, connections)
-                # Graceful phase: nothing new is accepted; open connections get
-                # `grace` seconds to finish before the task group cancels them.
-                connections.cancel_scope.deadline = anyio.current_time() + self.grace
+                await self._drain()
+                connections.cancel_scope.cancel()
         finally:
             bound.unlink_if_ours()
+
+    async def _drain(self) -> None:
+        """Give open connections ``grace`` seconds, then end the stragglers' sockets.
+
+        Shutting a socket down wakes its handler with end-of-stream, so handlers
+        blocked in a read finish on their own instead of being cancelled mid-read
+        (which races with data arriving on anyio's asyncio backend).
+        """
+        if self._open:
+            self._drained = anyio.Event()
+            with anyio.move_on_after(self.grace):
+                await self._drained.wait()
+        if not self._open:
+            return
+        for stream in list(self._open):
+            raw = stream.extra(anyio.abc.SocketAttribute.raw_socket)
+            with contextlib.suppress(OSError):
+                raw.shutdown(socket.SHUT_RDWR)
+        self._drained = anyio.Event()
+        with anyio.move_on_after(STRAGGLER_DELAY):
+            await self._drained.wait()
 
     async def _accept_loop(
         self, listener: anyio.abc.SocketListener, connections: anyio.abc.TaskGroup
@@ -267,10 +293,15 @@ class UnixServer:
             connections.start_soon(self._run_handler, stream)
 
     async def _run_handler(self, stream: anyio.abc.SocketStream) -> None:
-        async with stream:
-            try:
+        self._open.add(stream)
+        try:
+            async with stream:
                 await self.handler(stream)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream):
-                pass  # the peer went away; nothing to report
-            except Exception:
-                log.exception("connection handler failed on %s", self.path)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream):
+            pass  # the peer went away; nothing to report
+        except Exception:
+            log.exception("connection handler failed on %s", self.path)
+        finally:
+            self._open.discard(stream)
+            if not self._open and self._drained is not None:
+                self._drained.set()

@@ -24,9 +24,17 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
     return backend
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every coroutine test function for the anyio plugin."""
-    for item in items:
-        function = getattr(item, "function", None)
-        if function is not None and inspect.iscoroutinefunction(function):
-            item.add_marker(pytest.mark.anyio)
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> None:
+    """Mark every coroutine test function for the anyio plugin before it is parametrized.
+
+    Marking at collection time (not in ``pytest_collection_modifyitems``) lets
+    the anyio plugin see the mark when it generates the backend parameters, so
+    parametrized async tests work without naming ``anyio_backend``.
+    """
+    if (
+        isinstance(collector, (pytest.Module, pytest.Class))
+        and collector.istestfunction(obj, name)
+        and inspect.iscoroutinefunction(obj)
+    ):
+        pytest.mark.anyio(obj)

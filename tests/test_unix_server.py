@@ -260,3 +260,28 @@ def test_blocking_client_against_a_stale_socket_gets_connect_error(short_socket_
         BlockingLineTransport.connect(path, timeout=1)
     assert info.value.errno is not None
     assert str(path) in str(info.value)
+
+
+async def test_grace_expiry_ends_reading_handlers_with_end_of_stream(
+    short_socket_dir: Path,
+) -> None:
+    ended_cleanly = anyio.Event()
+
+    async def handler(stream: anyio.abc.SocketStream) -> None:
+        try:
+            while True:
+                await stream.receive()
+        except anyio.EndOfStream:
+            ended_cleanly.set()
+            raise
+
+    path = short_socket_dir / "reader.sock"
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            server = UnixServer(path, handler, grace=0.05)
+            await tg.start(server.serve)
+            transport = await AsyncLineTransport.connect(path)
+            await transport.send(b"hello\n")
+            server.shutdown()
+    assert ended_cleanly.is_set()  # woken by the socket shutdown, not cancelled mid-read
+    await transport.aclose()
