@@ -266,11 +266,13 @@ async def test_grace_expiry_ends_reading_handlers_with_end_of_stream(
     short_socket_dir: Path,
 ) -> None:
     ended_cleanly = anyio.Event()
+    reading = anyio.Event()
 
     async def handler(stream: anyio.abc.SocketStream) -> None:
         try:
             while True:
                 await stream.receive()
+                reading.set()
         except anyio.EndOfStream:
             ended_cleanly.set()
             raise
@@ -282,6 +284,7 @@ async def test_grace_expiry_ends_reading_handlers_with_end_of_stream(
             await tg.start(server.serve)
             transport = await AsyncLineTransport.connect(path)
             await transport.send(b"hello\n")
+            await reading.wait()
             server.shutdown()
     assert ended_cleanly.is_set()  # woken by the socket shutdown, not cancelled mid-read
     await transport.aclose()
