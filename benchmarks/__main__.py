@@ -17,6 +17,10 @@ from ._harness import CaseResult, run_case
 SUITES: dict[str, str] = {
     "framing": "benchmarks.framing",
     "roundtrip": "benchmarks.roundtrip",
+    "hostagent": "benchmarks.hostagent",
+    "desktop": "benchmarks.desktop",
+    "connector": "benchmarks.connector",
+    "herdr": "benchmarks.herdr",
 }
 """Suite name -> module exposing ``cases(quick: bool) -> list[Case]``."""
 

@@ -18,7 +18,12 @@ from ._errors import ErrorReport
 
 __all__ = ["SCHEMA_PROVIDERS", "core_schemas", "json_schemas", "render_schema"]
 
-SCHEMA_PROVIDERS: tuple[str, ...] = ("shedproto._schema_registry:core_schemas",)
+SCHEMA_PROVIDERS: tuple[str, ...] = (
+    "shedproto._schema_registry:core_schemas",
+    "shedproto.hostagent._schemas:json_schemas",
+    "shedproto.desktop:catalogue_schemas",
+    "shedproto.connector:connector_schemas",
+)
 """``"module:function"`` references, resolved lazily; each protocol adds its own."""
 
 

@@ -8,6 +8,7 @@ in order on the asyncio backend; the demo fails if any step fails.
 from __future__ import annotations
 
 import argparse
+import importlib
 import shutil
 import tempfile
 import time
@@ -63,8 +64,25 @@ async def framing_step(socket_dir: Path) -> DemoStep:
     return DemoStep(name="framing", ok=ok and not path.exists(), lines=lines)
 
 
-DEMO_STEPS: list[tuple[str, DemoFunction]] = [("framing", framing_step)]
-"""The demo's steps in order; each protocol appends its own."""
+DEMO_STEPS: list[tuple[str, str]] = [
+    ("framing", "shedproto.clients.cli._demo:framing_step"),
+    ("host-agent", "shedproto.clients.cli._hostagent:serve_step"),
+    ("desktop-control", "shedproto.clients.cli._desktop:desktop_step"),
+    ("herdr", "shedproto.clients.cli._herdr:demo_step"),
+    ("connector", "shedproto.clients.cli._agentshost:demo_step"),
+]
+"""The demo's steps in order: (name, ``"module:function"`` resolved when the demo runs).
+
+Each protocol appends its own; a step function takes a private directory and
+returns a :class:`DemoStep`. Lazy references keep protocol modules free to
+import :class:`DemoStep` from here at module level.
+"""
+
+
+def _resolve(reference: str) -> DemoFunction:
+    module_name, _, function_name = reference.partition(":")
+    step: DemoFunction = getattr(importlib.import_module(module_name), function_name)
+    return step
 
 
 async def run_demo() -> list[DemoStep]:
@@ -72,10 +90,10 @@ async def run_demo() -> list[DemoStep]:
     reports = []
     base = Path(tempfile.mkdtemp(prefix="shedproto-", dir="/tmp"))
     try:
-        for name, step in DEMO_STEPS:
+        for name, reference in DEMO_STEPS:
             socket_dir = base / name
             try:
-                reports.append(await step(socket_dir))
+                reports.append(await _resolve(reference)(socket_dir))
             except Exception as exc:  # a failing step is reported, not fatal
                 reports.append(
                     DemoStep(name=name, ok=False, lines=[f"{type(exc).__name__}: {exc}"])

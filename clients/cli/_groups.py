@@ -16,10 +16,22 @@ from ._output import EXIT_USAGE
 __all__ = ["GROUPS", "add_groups"]
 
 GROUPS: dict[str, tuple[str, str | None]] = {
-    "host-agent": ("shed-host-agent: status socket and approval channel", None),
-    "desktop": ("shed-desktop: the control socket (mac and Tauri dialects)", None),
-    "herdr": ("herdr: the terminal-workspace manager's JSON socket API", None),
-    "agents-host": ("Common Fabric agents-host: config, commands, ledger, health", None),
+    "host-agent": (
+        "shed-host-agent: status socket and approval channel",
+        "shedproto.clients.cli._hostagent:register",
+    ),
+    "desktop": (
+        "shed-desktop: the control socket (mac and Tauri dialects)",
+        "shedproto.clients.cli._desktop:register",
+    ),
+    "herdr": (
+        "herdr: the terminal-workspace manager's JSON socket API",
+        "shedproto.clients.cli._herdr:register",
+    ),
+    "agents-host": (
+        "Common Fabric agents-host: config, commands, ledger, health",
+        "shedproto.clients.cli._agentshost:register",
+    ),
 }
 """Group name -> (description, ``"module:register"`` or ``None``), in ``--help`` order.
 

@@ -5,6 +5,25 @@ Fixtures:
 * ``short_socket_dir``: a fresh private directory under ``/tmp`` with a short
   path, so socket paths stay well under the AF_UNIX limit (107 bytes on
   Linux) that pytest's deep ``tmp_path`` can exceed. Removed afterwards.
+* ``host_agent_server``: a running reference shed-host-agent
+  (:class:`shedproto.servers.host_agent.HostAgentServer`) on a private
+  socket directory; async tests only.
+
+* ``desktop_server`` / ``desktop_server_factory``: a running reference
+  shed-desktop control socket (Tauri dialect in test mode by default; the
+  factory takes ``dialect``, ``test_mode``, ``model``, ...), served from a
+  background thread so plain and async tests can use it; seed and inspect
+  ``.model``. ``running_desktop_server(path, ...)`` is the same as a
+  context manager.
+
+* ``herdr_server``: a running herdr reference server
+  (:class:`shedproto.servers.herdr.HerdrServer`, protocol 21, ``/bin/sh``
+  panes on real PTYs) on a private socket; async tests only.
+
+* ``agents_host_dirs``: private agents-host state and lock directories and
+  the environment mapping (``XDG_STATE_HOME``, ``CF_AGENTS_HOST_LOCK_DIR``)
+  that selects them. ``command_ledger``: an empty durable command ledger
+  (:class:`shedproto.servers.connector.CommandLedger`) inside them.
 
 Protocol issues add their reference-server fixtures here.
 """
@@ -18,7 +37,21 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["short_socket_dir"]
+from ._connector import agents_host_dirs, command_ledger
+from ._desktop import desktop_server, desktop_server_factory, running_desktop_server
+from ._herdr import herdr_server
+from ._hostagent import host_agent_server
+
+__all__ = [
+    "agents_host_dirs",
+    "command_ledger",
+    "desktop_server",
+    "desktop_server_factory",
+    "herdr_server",
+    "host_agent_server",
+    "running_desktop_server",
+    "short_socket_dir",
+]
 
 
 @pytest.fixture

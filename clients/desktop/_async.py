@@ -1,0 +1,278 @@
+"""The async shed-desktop client (anyio), for either dialect."""
+
+from __future__ import annotations
+
+import os
+from types import TracebackType
+from typing import Any
+
+import anyio
+from typing_extensions import Self
+
+from shedproto.clients import AsyncLineTransport
+from shedproto.desktop import (
+    ClientConnection,
+    CreateTicket,
+    DesktopError,
+    Dialect,
+)
+from shedproto.desktop import _ops as o
+
+from ._common import (
+    DEFAULT_TIMEOUT,
+    RESPONSE_POLICY,
+    closed_while_sending,
+    convert_result,
+    default_socket_path,
+    dialect_of_code,
+    dialect_of_identify,
+    launch_params,
+)
+
+__all__ = ["AsyncDesktopClient"]
+
+
+class AsyncDesktopClient:
+    """A persistent connection to a shed-desktop control socket (mac or Tauri).
+
+    ``await AsyncDesktopClient.connect()`` resolves the socket like shedctl
+    (``SHED_DESKTOP_SOCKET``, then the dialect's default). :meth:`call` sends
+    one request and returns its result; a failure raises
+    :class:`~shedproto.desktop.DesktopError` carrying the wire code and
+    message. Calls are serialised; after a timeout or a broken connection the
+    next call reconnects. :attr:`dialect` is known after :meth:`identify`
+    (or :meth:`detect_dialect`).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.path = os.fspath(path)
+        self.timeout = timeout
+        self.dialect: Dialect | None = None
+        """Which dialect answered: set by ``identify``, or by the first envelope-level
+        error code (``unknown-op`` vs ``unknown_op``); ``None`` until then."""
+        self._transport: AsyncLineTransport | None = None
+        self._conn = ClientConnection()
+        self._lock = anyio.Lock()
+
+    @classmethod
+    async def connect(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        dialect: Dialect | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> Self:
+        """Connect to ``path`` (default: resolved from the environment for ``dialect``).
+
+        Raises:
+            ConnectError: the socket is missing, refuses, or did not answer in time.
+
+        """
+        client = cls(default_socket_path(dialect) if path is None else path, timeout=timeout)
+        await client._ensure()
+        return client
+
+    async def _ensure(self) -> AsyncLineTransport:
+        if self._transport is None:
+            self._transport = await AsyncLineTransport.connect(
+                self.path, timeout=self.timeout, policy=RESPONSE_POLICY
+            )
+            self._conn = ClientConnection()
+        return self._transport
+
+    async def _drop(self) -> None:
+        transport, self._transport = self._transport, None
+        if transport is not None:
+            with anyio.CancelScope(shield=True):
+                await transport.aclose()
+
+    async def call(
+        self, op: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> Any:
+        """Send ``op`` with ``params`` and return the result (``{}`` for a null result).
+
+        Raises:
+            DesktopError: the server answered ``ok: false`` (``code``, ``message``).
+            TimeoutError: no answer within ``timeout`` (default :attr:`timeout`);
+                the connection is dropped and the next call reconnects.
+            RemoteProtocolError: the server's answer is not a valid response.
+            ConnectError: (re)connecting failed.
+
+        """
+        async with self._lock:
+            transport = await self._ensure()
+            request_id, line = self._conn.send_request(op, params)
+            try:
+                with anyio.fail_after(self.timeout if timeout is None else timeout):
+                    await self._send(transport, line)
+                    while True:
+                        reply = self._conn.receive_line(await transport.receive_frame())
+                        if reply.request_id == request_id:
+                            error = reply.response.error
+                            if error is not None:
+                                if self.dialect is None:
+                                    self.dialect = dialect_of_code(error.code)
+                                if not reply.response.has_id:  # Tauri closes after these
+                                    await self._drop()
+                            return reply.result()
+            except BaseException:
+                await self._drop()
+                raise
+
+    @staticmethod
+    async def _send(transport: AsyncLineTransport, line: bytes) -> None:
+        try:
+            await transport.send(line)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            raise closed_while_sending(exc) from exc
+
+    async def detect_dialect(self) -> Dialect:
+        """Return the dialect of the server (calls ``identify`` once and caches it)."""
+        if self.dialect is None:
+            await self.identify()
+        assert self.dialect is not None
+        return self.dialect
+
+    async def identify(self) -> o.MacIdentify | o.TauriIdentify:
+        """Call ``identify``; also sets :attr:`dialect`."""
+        result = await self.call("identify")
+        self.dialect = dialect_of_identify(result)
+        if self.dialect is Dialect.TAURI:
+            return convert_result(result, o.TauriIdentify, "identify")
+        return convert_result(result, o.MacIdentify, "identify")
+
+    async def rc_list(
+        self, *, host: str | None = None, shed: str | None = None
+    ) -> o.MacRcList | o.TauriRcList:
+        """Call ``rc.list``: session rows (Tauri adds capabilities and machine rows)."""
+        params = {k: v for k, v in (("host", host), ("shed", shed)) if v is not None}
+        result = await self.call("rc.list", params)
+        if "capabilities" in result:
+            return convert_result(result, o.TauriRcList, "rc.list")
+        return convert_result(result, o.MacRcList, "rc.list")
+
+    async def machines_list(self) -> o.MachinesList:
+        """Call ``machines.list`` (Tauri): every machine, reachable or not."""
+        return convert_result(await self.call("machines.list"), o.MachinesList, "machines.list")
+
+    async def roost_run(
+        self,
+        command: str,
+        *,
+        target: str | None = None,
+        machine: str | None = None,
+        workdir: str | None = None,
+    ) -> o.RoostRunResult:
+        """Call ``roost.run``: open a tab running ``command`` (split on ASCII whitespace).
+
+        Raises:
+            ValueError: neither ``target`` nor ``machine`` was given.
+            DesktopError: ``bad_request`` (blank command, ...) or ``action_failed``.
+
+        """
+        params = launch_params(
+            "", target=target, machine=machine, workdir=workdir, display_name=None
+        )
+        del params["kind"]
+        params["command"] = command
+        return convert_result(await self.call("roost.run", params), o.RoostRunResult, "roost.run")
+
+    async def roost_launch(
+        self,
+        kind: str,
+        *,
+        target: str | None = None,
+        machine: str | None = None,
+        workdir: str | None = None,
+        display_name: str | None = None,
+    ) -> dict[str, Any]:
+        """Call ``roost.launch``; returns the opened row.
+
+        Raises:
+            ValueError: neither ``target`` nor ``machine`` was given.
+            DesktopError: ``bad_request`` or ``action_failed``.
+
+        """
+        params = launch_params(
+            kind, target=target, machine=machine, workdir=workdir, display_name=display_name
+        )
+        result: dict[str, Any] = await self.call("roost.launch", params)
+        return result
+
+    async def craze_create(
+        self,
+        machine: str,
+        cwd: str,
+        *,
+        provider: str | None = None,
+        prompt: str | None = None,
+        ticket: CreateTicket | None = None,
+    ) -> o.CrazeCreateResult:
+        """Call ``craze.create`` with the request-id lifecycle built in.
+
+        Pass the same ``ticket`` to retry after ``outcome_unknown``: it resends
+        the kept id, so a create that did run is replayed, never doubled. A
+        fresh ticket (the default) mints a new id.
+
+        Raises:
+            DesktopError: a refusal, or ``outcome_unknown`` (the ticket keeps its id).
+
+        """
+        ticket = CreateTicket() if ticket is None else ticket
+        request_id = ticket.submit(os.urandom(8))
+        params: dict[str, Any] = {"machine": machine, "cwd": cwd, "request_id": request_id}
+        if provider is not None:
+            params["provider"] = provider
+        if prompt is not None:
+            params["prompt"] = prompt
+        try:
+            result = await self.call("craze.create", params)
+        except DesktopError as exc:
+            ticket.answered(exc)
+            raise
+        except BaseException:
+            ticket.answered(DesktopError("outcome_unknown", "the answer was lost"))
+            raise
+        ticket.answered(None)
+        return convert_result(result, o.CrazeCreateResult, "craze.create")
+
+    async def approval_decide(
+        self,
+        approval_id: str,
+        decision: str,
+        *,
+        scope: str | None = None,
+        ttl: str | None = None,
+        persist: bool = False,
+    ) -> None:
+        """Call ``approval.decide`` (``decision`` approve|deny).
+
+        Raises:
+            DesktopError: ``invalid-param``/``bad_request``, or an unknown approval.
+
+        """
+        params: dict[str, Any] = {"id": approval_id, "decision": decision, "persist": persist}
+        if scope is not None:
+            params["scope"] = scope
+        if ttl is not None:
+            params["ttl"] = ttl
+        await self.call("approval.decide", params)
+
+    async def dashboard_dump(self) -> o.DashboardDump:
+        """Call ``dashboard.dump`` (Tauri UI truth): rows, host_errors, empty state."""
+        return convert_result(await self.call("dashboard.dump"), o.DashboardDump, "dashboard.dump")
+
+    async def aclose(self) -> None:
+        """Close the connection; idempotent."""
+        await self._drop()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

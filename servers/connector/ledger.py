@@ -1,0 +1,279 @@
+"""The durable command ledger file: :class:`CommandLedger`.
+
+Every mutation computes the next :class:`~shedproto.connector.LedgerState`
+in the core, then writes it durably, in this order:
+
+1. ensure the private directory (``0700``, checked with ``lstat``);
+2. write ``<path>.tmp-<pid>-<uuid>``, created with ``O_EXCL`` and mode
+   ``0600``, with a full write loop, and ``fsync`` it;
+3. ``rename`` it over ``<path>``;
+4. adopt the new state in memory (only now);
+5. ``fsync`` the directory.
+
+The temporary file is removed if anything fails before the rename, and the
+in-memory state is then unchanged; temp files of writers killed before their
+rename are removed by the next :meth:`CommandLedger.open`. A crash at any point leaves either the
+previous or the new generation on disk, never a torn file. Mutations are
+serialised by a lock, so one ledger can be shared by threads (for example
+through ``anyio.to_thread``). The two-slot ``.previous`` scheme the real
+program uses on Windows is not implemented: this class needs an atomic
+``rename``.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from shedproto.connector import (
+    LedgerState,
+    Receipt,
+    command_identity,
+    parse_ledger,
+)
+
+from ._private import check_private, ensure_private_directory
+
+__all__ = [
+    "LABEL",
+    "CommandLedger",
+    "LedgerWriteError",
+    "remove_stale_temp_files",
+    "write_file_durably",
+]
+
+LABEL = "command ledger"
+"""The prefix of every private-path message about ledger paths."""
+
+
+class LedgerWriteError(OSError):
+    """A ledger write failed before the rename; the file and the in-memory state are unchanged."""
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written == 0:
+            raise LedgerWriteError("command ledger write made no progress")
+        view = view[written:]
+
+
+def _fsync_directory(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_file_durably(path: str, data: bytes, commit: Callable[[], None] | None = None) -> None:
+    """Replace ``path`` with ``data`` crash-safely (temp file, fsync, rename, directory fsync).
+
+    ``commit``, if given, runs right after the rename and before the
+    directory fsync: the moment the new content is the file's.
+
+    Raises:
+        PrivatePathError: the directory is not private.
+        OSError: the write failed; if before the rename, the temporary file
+            was removed and ``path`` is untouched.
+
+    """
+    directory = os.path.dirname(path) or "."
+    ensure_private_directory(LABEL, directory)
+    temp = f"{path}.tmp-{os.getpid()}-{uuid.uuid4()}"
+    renamed = False
+    try:
+        fd = os.open(
+            temp,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0),
+            0o600,
+        )
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.rename(temp, path)
+        renamed = True
+        if commit is not None:
+            commit()
+        _fsync_directory(directory)
+    except BaseException as error:
+        if not renamed:
+            try:
+                os.unlink(temp)
+            except FileNotFoundError:
+                pass
+            except OSError as cleanup:
+                add_note = getattr(error, "add_note", None)  # Python 3.11+
+                if add_note is not None:
+                    add_note(f"temporary-file cleanup also failed: {cleanup}")
+        raise
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, owned by someone else
+    return True
+
+
+def remove_stale_temp_files(path: str) -> int:
+    """Remove ``<path>.tmp-<pid>-<uuid>`` files left by writers that died before the rename.
+
+    Only files whose writer process no longer exists are removed (a live
+    writer's temp file is never touched); the ledger itself never is.
+    Returns how many were removed; never raises for a file it cannot remove.
+    """
+    directory = os.path.dirname(path) or "."
+    prefix = f"{os.path.basename(path)}.tmp-"
+    removed = 0
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return 0
+    for entry in entries:
+        if not entry.name.startswith(prefix):
+            continue
+        pid_text = entry.name[len(prefix) :].split("-", 1)[0]
+        if not pid_text.isdigit() or int(pid_text) == os.getpid() or _pid_alive(int(pid_text)):
+            continue
+        try:
+            os.unlink(entry.path)
+            removed += 1
+        except OSError:
+            continue
+    return removed
+
+
+class CommandLedger:
+    """One target's durable receipt ledger.
+
+    Open it with :meth:`open`; a missing file is an empty ledger at generation
+    0 and nothing is written until the first mutation.
+    """
+
+    def __init__(self, path: str, state: LedgerState) -> None:
+        self.path = path
+        self._state = state
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> CommandLedger:
+        """Open (never create) the ledger at ``path``.
+
+        Temporary files left by writers that died before their rename are
+        removed (see :func:`remove_stale_temp_files`).
+
+        Raises:
+            PrivatePathError: the directory or the file is not private (a
+                symlink, the wrong type, another owner, group/other bits).
+            LedgerError: the file is not a valid ledger (the real message).
+            OSError: it could not be read.
+
+        """
+        text_path = os.fspath(path)
+        directory = os.path.dirname(text_path) or "."
+        ensure_private_directory(LABEL, directory)
+        remove_stale_temp_files(text_path)
+        try:
+            info = os.lstat(text_path)
+        except FileNotFoundError:
+            return cls(text_path, LedgerState())
+        check_private(LABEL, "file", text_path, info)
+        try:
+            fd = os.open(text_path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
+        except FileNotFoundError:
+            return cls(text_path, LedgerState())
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                check_private(LABEL, "file", text_path, os.lstat(text_path))
+            raise
+        with os.fdopen(fd, "rb") as file:
+            data = file.read()
+        return cls(text_path, parse_ledger(data))
+
+    # --- reads -------------------------------------------------------------------------------
+
+    @property
+    def state(self) -> LedgerState:
+        """The last committed state."""
+        return self._state
+
+    @property
+    def generation(self) -> int:
+        """The last committed generation (0 for a ledger never written)."""
+        return self._state.generation
+
+    def get(self, command_id: str, producer: str | None = None) -> Receipt | None:
+        """Return the stored receipt for ``(producer, command_id)``, or ``None``."""
+        return self._state.get(command_id, producer)
+
+    def pending_publication_count(self) -> int:
+        """How many receipts still wait for publication."""
+        return self._state.pending_publication_count()
+
+    def pending(self) -> list[Receipt]:
+        """Return the receipts waiting for publication, in ``localeCompare`` order."""
+        return self._state.pending_receipts()
+
+    # --- writes ------------------------------------------------------------------------------
+
+    def _commit(self, next_state: LedgerState) -> None:
+        def adopt() -> None:
+            self._state = next_state
+
+        write_file_durably(self.path, next_state.encode(), adopt)
+
+    def put(self, receipt: Receipt) -> None:
+        """Store ``receipt`` (replacing the command's previous one), mark it pending, persist.
+
+        Raises:
+            LocalProtocolError: the receipt fails ledger validation.
+            LedgerExhaustedError: the generation cannot grow.
+            OSError: the write failed (state unchanged if before the rename).
+
+        """
+        with self._lock:
+            self._commit(self._state.put(receipt))
+
+    def mark_published(self, command_id: str, producer: str | None = None) -> None:
+        """Mark a command's receipt as published; a no-op (no write) if it was not pending.
+
+        Raises:
+            LedgerExhaustedError: the generation cannot grow.
+            OSError: the write failed.
+
+        """
+        with self._lock:
+            next_state = self._state.mark_published(command_identity(command_id, producer))
+            if next_state is not None:
+                self._commit(next_state)
+
+    def recover(self, *, now: str) -> list[Receipt]:
+        """Make every ``in-flight`` receipt ``unknown``, persist, and return the pending receipts.
+
+        The recovered receipts carry ``orphaned-in-flight``.
+
+        Always writes (the generation rises even when nothing changed), as the
+        real ledger does; the result is sorted by identity.
+
+        Raises:
+            LedgerExhaustedError: the generation cannot grow.
+            OSError: the write failed.
+
+        """
+        with self._lock:
+            self._commit(self._state.recover(now=now))
+            return self._state.pending_receipts()
+
+    def __repr__(self) -> str:
+        return f"CommandLedger({Path(self.path).name!r}, generation={self.generation})"

@@ -1,0 +1,175 @@
+"""The state and helpers every op group shares; the groups are mixins over it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shedproto.desktop import (
+    DesktopCode,
+    DesktopError,
+    Dialect,
+    HostId,
+    HostIdError,
+    LaunchPolicy,
+    parse_host_id,
+)
+from shedproto.desktop import _ops as o
+
+from ._model import DesktopModel, LaunchedTab, Machine
+
+__all__ = ["AppBase", "msgspec_to_builtins", "serde_unknown_variant"]
+
+BAD = DesktopCode.BAD_REQUEST
+FAILED = DesktopCode.ACTION_FAILED
+
+
+class AppBase:
+    """The stand-in app's state (model, dialect, test mode, identity) and shared helpers."""
+
+    def __init__(
+        self,
+        model: DesktopModel,
+        dialect: Dialect,
+        *,
+        test_mode: bool,
+        socket_path: str,
+        pid: int,
+        mock_base_url: str | None = None,
+        launch_policy: LaunchPolicy = LaunchPolicy.IGNORE_EXTRAS,
+    ) -> None:
+        self.model = model
+        self.dialect = dialect
+        self.test_mode = test_mode
+        self.socket_path = socket_path
+        self.pid = pid
+        self.mock_base_url = mock_base_url
+        self.launch_policy = launch_policy
+
+    @property
+    def is_mac(self) -> bool:
+        """Whether this app speaks the mac dialect."""
+        return self.dialect is Dialect.MAC
+
+    def _fail(self, message: str) -> DesktopError:
+        return DesktopError(self.dialect.internal, message)
+
+    def _bad(self, message: str) -> DesktopError:
+        return DesktopError(self.dialect.invalid_param, message)
+
+    def _frontend_ready(self) -> None:
+        if not self.is_mac and not self.model.ui["frontend_ready"]:
+            raise DesktopError(
+                DesktopCode.FRONTEND_NOT_READY, "frontend has not reported yet; retry"
+            )
+
+    def _host_failures(self) -> list[o.HostFailure]:
+        return [o.HostFailure(**f) for f in self.model.host_errors()]
+
+    def _server(self, host: str | None) -> str:
+        if host is None:
+            if not self.model.hosts:
+                raise self._fail("no shed server is configured")
+            return next(iter(self.model.hosts))
+        if host not in self.model.hosts:
+            raise (
+                DesktopError(BAD, f"unknown host '{host}'")
+                if not self.is_mac
+                else self._bad(f"unknown host: {host}")
+            )
+        return host
+
+    def _empty_state(self) -> o.DashboardEmpty | None:
+        if self.model.shed_rows():
+            return None
+        failures = self.model.host_errors()
+        if failures:
+            names = ", ".join(f["server"] for f in failures)
+            return o.DashboardEmpty(
+                title="Can't list sheds",
+                body=f"{names} can't be reached right now; see SHED SERVERS in the sidebar.",
+            )
+        return o.DashboardEmpty(title="No sheds yet", body="Create one to get started.")
+
+    def _machine_row(self, machine: Machine) -> o.MachineRow:
+        origin = f"machine:{machine.name}"
+        return o.MachineRow(
+            name=machine.name,
+            origin=origin,
+            reachable=machine.reachable,
+            connected_once=machine.connected_once,
+            roost_watched=machine.roost_watched,
+            sessions=len(self.model.sessions_for(origin)),
+            detail=None if machine.reachable else machine.detail,
+            craze=None if machine.craze is None else o.CrazeStatus(**machine.craze.status()),
+        )
+
+    def _capabilities(self, origin: str) -> dict[str, Any]:
+        return {
+            "launch": True,
+            "kill": True,
+            "attach": "native-remote",
+            "kinds": sorted(self.model.kinds),
+        }
+
+    def _resolve_launch_host(self, host: HostId) -> None:
+        """Check ``host`` is known and reachable; host-layer failures are ``action_failed``."""
+        if host.kind == "shed":
+            server = self.model.hosts.get(host.server)
+            if server is None or host.name not in server.sheds:
+                raise DesktopError(FAILED, f"{host.origin}: unknown host")
+            if not server.reachable:
+                raise DesktopError(
+                    FAILED,
+                    f"{host.origin} has no usable transport: {server.last_error or 'unreachable'}",
+                )
+            return
+        machine = self.model.machines.get(host.name)
+        if machine is None:
+            raise DesktopError(FAILED, f"{host.origin}: unknown host")
+        if not machine.reachable:
+            raise DesktopError(
+                FAILED, f"{host.origin} has no usable transport: {machine.detail or 'unreachable'}"
+            )
+
+    def _launch_host(self, text: str) -> HostId:
+        try:
+            return parse_host_id(text)
+        except HostIdError as exc:
+            raise DesktopError(FAILED, str(exc)) from None
+
+    def _open_tab(
+        self, host: HostId, argv: list[str], cwd: str | None, kind: str | None, title: str | None
+    ) -> LaunchedTab:
+        tab = LaunchedTab(
+            origin=host.origin,
+            tab_id=self.model.next_tab_id(),
+            argv=tuple(argv),
+            cwd=cwd,
+            kind=kind,
+            title=title,
+        )
+        self.model.launched_tabs.append(tab)
+        return tab
+
+    def _variant(self, key: str, value: str, variants: tuple[str, ...]) -> None:
+        """Refuse an enum value: serde's wording on Tauri, our own on mac."""
+        if value in variants:
+            return
+        if self.is_mac:
+            raise self._bad(f"{key}: {value} is not one of {', '.join(variants)}")
+        raise DesktopError(BAD, serde_unknown_variant(value, variants))
+
+
+def serde_unknown_variant(value: str, variants: tuple[str, ...]) -> str:
+    """Return serde's message for a string that names no variant of an enum."""
+    quoted = [f"`{v}`" for v in variants]
+    pair = len(quoted) == 2
+    expected = f"{quoted[0]} or {quoted[1]}" if pair else "one of " + ", ".join(quoted)
+    return f"unknown variant `{value}`, expected {expected}"
+
+
+def msgspec_to_builtins(value: Any) -> Any:
+    """Convert a Struct to plain JSON-ready builtins (for rows nested in ``dict`` results)."""
+    import msgspec
+
+    return msgspec.to_builtins(value)

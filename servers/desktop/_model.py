@@ -1,0 +1,379 @@
+"""The in-memory model of shed-desktop: what the reference server answers from.
+
+A test seeds it (hosts, sheds, machines, sessions, approvals, UI-truth dumps,
+craze faults) through the methods here and inspects what the ops did
+(:attr:`DesktopModel.launched_tabs`, :attr:`DesktopModel.decisions`, ...).
+It is plain Python with no I/O; time and randomness are injected.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from shedproto.desktop import IDEMPOTENCY_WINDOW, IdempotencyLedger
+
+__all__ = [
+    "DEFAULT_KINDS",
+    "HOST_FAILURE_KINDS",
+    "Approval",
+    "CrazeFault",
+    "CrazeSource",
+    "DesktopModel",
+    "Host",
+    "LaunchedTab",
+    "Machine",
+    "Session",
+    "Shed",
+]
+
+DEFAULT_KINDS = frozenset(
+    {"claude", "codex", "opencode", "gemini", "grok", "cursor", "claude-broker"}
+)
+"""The rc kinds the model knows by default."""
+
+HOST_FAILURE_KINDS = ("agent_upgrade_required", "other")
+"""The ``kind`` values of a ``host_errors`` entry."""
+
+
+@dataclass
+class Shed:
+    """A shed on a shed server."""
+
+    name: str
+    server: str
+    status: str = "running"
+    image: str | None = None
+    backend: str | None = None
+
+    def row(self) -> dict[str, Any]:
+        """Return the shed's row as ``sheds.list`` answers it."""
+        row: dict[str, Any] = {"name": self.name, "server": self.server, "status": self.status}
+        if self.image is not None:
+            row["image"] = self.image
+        if self.backend is not None:
+            row["backend"] = self.backend
+        return row
+
+
+@dataclass
+class Host:
+    """A shed server (``host.list``); an unreachable one carries a typed failure."""
+
+    name: str
+    host: str = "127.0.0.1"
+    http_port: int = 8080
+    ssh_port: int = 2222
+    reachable: bool = True
+    backend: str | None = None
+    version: str | None = None
+    last_error: str | None = None
+    failure: dict[str, str] | None = None
+    auth_mode: str = "token"
+    sheds: dict[str, Shed] = field(default_factory=dict)
+
+
+@dataclass
+class CrazeSource:
+    """A host's craze source: ``live``, ``dormant`` or ``offline`` (``None`` on a host: none)."""
+
+    state: str = "live"
+    cause: str | None = None
+    installed: bool = True
+    too_old: bool = False
+    can_create: bool = True
+    providers: list[str] = field(default_factory=lambda: ["claude", "codex"])
+    default_provider: str | None = "claude"
+    recent_dirs: list[str] = field(default_factory=list)
+
+    def status(self) -> dict[str, Any]:
+        """Return the ``craze`` object carried by machine rows."""
+        out: dict[str, Any] = {"state": self.state}
+        if self.cause is not None:
+            out["cause"] = self.cause
+        out["create"] = self.can_create and self.installed and not self.too_old
+        out["create_options"] = out["create"]
+        return out
+
+
+@dataclass
+class Machine:
+    """A native host reached over SSH; unreachable is a state, ``detail`` verbatim."""
+
+    name: str
+    reachable: bool = True
+    connected_once: bool = True
+    roost_watched: bool = True
+    detail: str | None = None
+    craze: CrazeSource | None = None
+    kinds: frozenset[str] | None = None
+    """Kinds roost has a recipe for on this host (``None``: every known kind)."""
+
+
+@dataclass
+class Session:
+    """A session row (a roost tab, or a craze session)."""
+
+    origin: str
+    slug: str
+    kind: str
+    shed: str = ""
+    """Empty for a machine row: key rows by ``origin``, never by ``shed``."""
+    machine: str = ""
+    source: str = "roost"
+    display_name: str | None = None
+    workdir: str | None = None
+    stale: bool = False
+    attention: bool = False
+    lifecycle: str | None = None
+    title: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def origin_kind(self) -> str:
+        """``machine`` or ``shed``."""
+        return "machine" if self.origin.startswith("machine:") else "shed"
+
+    def row(self) -> dict[str, Any]:
+        """Return the row as ``rc.list`` answers it."""
+        row: dict[str, Any] = {
+            "origin": self.origin,
+            "origin_kind": self.origin_kind,
+            "source": self.source,
+            "slug": self.slug,
+            "kind": self.kind,
+            "shed": self.shed,
+            "machine": self.machine,
+            "stale": self.stale,
+            "attention": self.attention,
+        }
+        if self.display_name is not None:
+            row["display_name"] = self.display_name
+        if self.workdir is not None:
+            row["workdir"] = self.workdir
+        if self.lifecycle is not None:
+            row["lifecycle"] = self.lifecycle
+        if self.title is not None:
+            row["title"] = self.title
+        row.update(self.extra)
+        return row
+
+
+@dataclass(frozen=True)
+class LaunchedTab:
+    """A roost ``tab.open`` the server performed (launch doors and ``roost.run``)."""
+
+    origin: str
+    tab_id: str
+    argv: tuple[str, ...]
+    cwd: str | None
+    kind: str | None
+    title: str | None = None
+
+
+@dataclass
+class Approval:
+    """A pending credential approval."""
+
+    id: str
+    server: str
+    shed: str
+    namespace: str = "git"
+    detail: str = ""
+
+    def row(self) -> dict[str, Any]:
+        """Return the ``approvals.list`` row."""
+        return {
+            "id": self.id,
+            "server": self.server,
+            "shed": self.shed,
+            "namespace": self.namespace,
+            "detail": self.detail,
+        }
+
+
+@dataclass
+class CrazeFault:
+    """Lose the next ``count`` hub answers for a host; ``applied``: the hub acted anyway."""
+
+    count: int
+    applied: bool = True
+
+
+class DesktopModel:
+    """Everything the reference server knows. Seed it, run ops, inspect it.
+
+    ``clock`` (seconds, monotonic) drives the craze idempotency window;
+    ``entropy(n)`` mints request ids.
+    """
+
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        entropy: Callable[[int], bytes] = os.urandom,
+        kinds: frozenset[str] = DEFAULT_KINDS,
+    ) -> None:
+        self.clock = clock
+        self.entropy = entropy
+        self.kinds = kinds
+        self.core = "rust"
+        """mac ``identify``'s ``core``: ``swift`` under ``SHED_DESKTOP_RUST_CORE=0``."""
+        self.hosts: dict[str, Host] = {}
+        self.machines: dict[str, Machine] = {"localhost": Machine("localhost", craze=None)}
+        self.sessions: list[Session] = []
+        self.launched_tabs: list[LaunchedTab] = []
+        self.approvals: dict[str, Approval] = {}
+        self.decisions: list[dict[str, Any]] = []
+        self.policy_rules: list[dict[str, Any]] = []
+        self.activity: list[dict[str, Any]] = []
+        self.notifications: list[dict[str, Any]] = []
+        self.creates: dict[str, dict[str, Any]] = {}
+        self.dumps: dict[str, Any] = {}
+        self.ui: dict[str, Any] = {"pane": "sheds", "frontend_ready": True}
+        self.prefs: dict[str, Any] = {
+            "terminal": {"preset": "default", "template": None},
+            "ssh": {"method": "ssh-agent", "policy": "ask", "ttl": None},
+            "appearance": "light",
+            "login_item": False,
+            "broker_mode": "auto",
+            "provider_modes": {},
+        }
+        self.craze_ledger: IdempotencyLedger[Any] = IdempotencyLedger(IDEMPOTENCY_WINDOW)
+        self.craze_faults: dict[str, CrazeFault] = {}
+        self.craze_next_refusal: dict[str, tuple[str, str]] = {}
+        self.craze_requests: dict[str, dict[str, Any]] = {}
+        """Request id -> the create answer of the session it started (live or not)."""
+        self.held_request_ids: set[str] = set()
+        self._tab_counter = 0
+        self._craze_counter = 0
+
+    # --- seeding -----------------------------------------------------------
+
+    def add_host(self, name: str, **fields: Any) -> Host:
+        """Add (or replace) shed server ``name``; ``fields`` set :class:`Host` attributes."""
+        host = Host(name=name, **fields)
+        self.hosts[name] = host
+        return host
+
+    def add_shed(self, server: str, name: str, **fields: Any) -> Shed:
+        """Add a shed to server ``server`` (created if missing)."""
+        host = self.hosts.get(server) or self.add_host(server)
+        shed = Shed(name=name, server=server, **fields)
+        host.sheds[name] = shed
+        return shed
+
+    def make_host_unreachable(
+        self,
+        server: str,
+        *,
+        kind: str = "other",
+        summary: str = "can't reach the shed server",
+        detail: str = "connection refused",
+    ) -> None:
+        """Mark a server unreachable with a ``host_errors`` entry.
+
+        ``kind`` is ``agent_upgrade_required`` or ``other``; ``detail`` is kept verbatim.
+
+        Raises:
+            ValueError: ``kind`` is neither of the two.
+
+        """
+        if kind not in HOST_FAILURE_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(HOST_FAILURE_KINDS)}, got {kind!r}")
+        host = self.hosts.get(server) or self.add_host(server)
+        host.reachable = False
+        host.last_error = detail
+        host.failure = {"server": server, "kind": kind, "summary": summary, "detail": detail}
+
+    def make_host_reachable(self, server: str) -> None:
+        """Clear a server's failure."""
+        host = self.hosts[server]
+        host.reachable, host.last_error, host.failure = True, None, None
+
+    def add_machine(self, name: str, **fields: Any) -> Machine:
+        """Add a configured machine; ``fields`` set :class:`Machine` attributes."""
+        machine = Machine(name=name, **fields)
+        self.machines[name] = machine
+        return machine
+
+    def make_machine_unreachable(self, name: str, detail: str) -> None:
+        """Mark a machine unreachable; ``detail`` is reported verbatim."""
+        machine = self.machines[name]
+        machine.reachable, machine.detail = False, detail
+
+    def add_roost_session(
+        self, origin: str, slug: str, kind: str = "claude", **fields: Any
+    ) -> Session:
+        """Add a roost row under ``origin`` (``machine:<n>`` or ``roost:<s>/<shed>``)."""
+        shed = origin.rpartition("/")[2] if origin.startswith("roost:") else ""
+        machine = origin.partition(":")[2] if origin.startswith("machine:") else origin
+        session = Session(origin=origin, slug=slug, kind=kind, shed=shed, machine=machine, **fields)
+        self.sessions.append(session)
+        return session
+
+    def end_craze_session(self, host_id: str) -> None:
+        """End a craze session: its row leaves the listing (a replay then says ``ended``)."""
+        self.sessions = [
+            s for s in self.sessions if not (s.source == "craze" and s.slug == host_id)
+        ]
+
+    def add_approval(self, approval_id: str, server: str, shed: str, **fields: Any) -> Approval:
+        """Add a pending credential approval."""
+        approval = Approval(id=approval_id, server=server, shed=shed, **fields)
+        self.approvals[approval_id] = approval
+        return approval
+
+    def set_dump(self, op: str, value: Any) -> None:
+        """Set what a UI-truth op answers, as the frontend would have rendered it.
+
+        For the one-key dumps (``toast.dump`` answers ``{toast}``, likewise
+        ``launch.dump``, ``lane.dump``, ``lane_settings.dump``,
+        ``craze_create.dump``, ``roost_consent.dump``, ``shed_roost.dump``,
+        ``egress.profiles``, ``machines.dump``, ``prefs.dump``) and the
+        ``ui.computed_style`` / ``ui.modal`` / ``ui.badges`` reads, ``value``
+        is what goes under that key. For ``dashboard.dump``, ``sidebar.dump``
+        and ``agents.dump`` it is the whole result. Unset, each answers what
+        the model implies (or ``null`` under its key).
+        """
+        self.dumps[op] = value
+
+    def lose_craze_answers(self, machine: str, count: int, *, applied: bool = True) -> None:
+        """Lose the next ``count`` hub answers for ``machine`` (``applied``: the hub acted)."""
+        self.craze_faults[machine] = CrazeFault(count=count, applied=applied)
+
+    def refuse_next_craze_create(self, machine: str, code: str, message: str) -> None:
+        """Make the hub's next fresh create on ``machine`` a refusal (replayed like any answer)."""
+        self.craze_next_refusal[machine] = (code, message)
+
+    # --- inspection helpers --------------------------------------------------
+
+    def sessions_for(self, origin: str) -> list[Session]:
+        """Return the rows under ``origin``."""
+        return [s for s in self.sessions if s.origin == origin]
+
+    def next_tab_id(self) -> str:
+        """Allocate a roost tab id."""
+        self._tab_counter += 1
+        return str(self._tab_counter)
+
+    def next_craze_host_id(self) -> str:
+        """Allocate a 12-lowercase-hex craze session id."""
+        self._craze_counter += 1
+        return f"{self._craze_counter:012x}"
+
+    def host_errors(self) -> list[dict[str, str]]:
+        """Return the per-host failures, ``[]`` when every host is healthy."""
+        return [dict(h.failure) for h in self.hosts.values() if h.failure is not None]
+
+    def shed_rows(self) -> list[dict[str, Any]]:
+        """Every listable shed row (unreachable servers list none)."""
+        return [
+            shed.row()
+            for host in self.hosts.values()
+            if host.reachable
+            for shed in host.sheds.values()
+        ]

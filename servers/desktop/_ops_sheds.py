@@ -1,0 +1,90 @@
+"""Shed lifecycle, create and terminal ops."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shedproto.desktop import (
+    DesktopCode,
+    DesktopError,
+)
+from shedproto.desktop import _ops as o
+
+from ._base import AppBase
+
+__all__ = ["ShedOps"]
+
+
+class ShedOps(AppBase):
+    """Shed lifecycle, create and terminal ops."""
+
+    def _shed_action(self, p: o.ShedActionParams, status: str | None) -> Any:
+        server = self.model.hosts[self._server(p.host)]
+        shed = server.sheds.get(p.name)
+        if shed is None:
+            raise self._fail(f"no shed {p.name} on {server.name}")
+        if not server.reachable:
+            raise self._fail(f"{server.name}: {server.last_error or 'unreachable'}")
+        if status is None:
+            del server.sheds[p.name]
+        else:
+            shed.status = status
+        return o.Empty()
+
+    def op_shed_start(self, p: o.ShedActionParams, raw: Any) -> Any:
+        return self._shed_action(p, "running")
+
+    def op_shed_stop(self, p: o.ShedActionParams, raw: Any) -> Any:
+        return self._shed_action(p, "stopped")
+
+    def op_shed_reset(self, p: o.ShedActionParams, raw: Any) -> Any:
+        return self._shed_action(p, "running")
+
+    def op_shed_delete(self, p: o.ShedActionParams, raw: Any) -> Any:
+        return self._shed_action(p, None)
+
+    def op_create_start(self, p: o.CreateStartParams, raw: Any) -> Any:
+        server = self._server(p.host)
+        create_id = f"create-{len(self.model.creates) + 1}"
+        self.model.add_shed(server, p.name, status="running", image=p.image, backend=p.backend)
+        self.model.creates[create_id] = {"state": "done", "name": p.name, "create_id": create_id}
+        return o.CreateStarted(create_id=create_id)
+
+    def op_create_status(self, p: o.CreateIdParams, raw: Any) -> Any:
+        found = self.model.creates.get(p.create_id)
+        if found is None:
+            if self.is_mac:
+                raise DesktopError(DesktopCode.NOT_FOUND, f"no create with id {p.create_id}")
+            return o.CreateProgress(state="unknown")
+        return o.CreateProgress(**found)
+
+    def op_create_cancel(self, p: o.CreateIdParams, raw: Any) -> Any:
+        found = self.model.creates.get(p.create_id)
+        if found is not None and found["state"] == "running":
+            found["state"] = "cancelled"
+        return o.Empty()
+
+    def _terminal(self, p: Any) -> o.TerminalCommand:
+        if not self.is_mac and p.machine is not None:
+            raise DesktopError(
+                DesktopCode.NOT_ENABLED_T, "terminal unavailable: attach is native-remote"
+            )
+        server = self.model.hosts[self._server(p.host)]
+        if p.shed not in server.sheds:
+            raise self._fail(f"no shed {p.shed} on {server.name}")
+        preset = getattr(p, "preset", None) or self.model.prefs["terminal"]["preset"]
+        argv = ["ssh", "-t", "-p", str(server.ssh_port), f"{p.shed}@{server.host}"]
+        if p.session:
+            argv += ["tmux", "attach", "-t", p.session]
+        return o.TerminalCommand(
+            argv=argv, command=" ".join(argv), preset=preset, invocation="exec"
+        )
+
+    def op_terminal_preview(self, p: Any, raw: Any) -> Any:
+        return self._terminal(p)
+
+    def op_terminal_open(self, p: Any, raw: Any) -> Any:
+        return self._terminal(p)
+
+    def op_terminal_presets(self, p: Any, raw: Any) -> Any:
+        return o.PresetsResult(presets=[{"id": "default", "label": "Default terminal"}])

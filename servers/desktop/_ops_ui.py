@@ -1,0 +1,269 @@
+"""Core, UI, window, hosts, sheds, prefs, tray, broker and updater ops."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shedproto.desktop import (
+    DesktopError,
+    rust_debug,
+)
+from shedproto.desktop import _ops as o
+
+from ._base import BAD, AppBase
+
+__all__ = ["UiOps"]
+
+MAC_PANES = ("sheds", "approvals", "agents", "activity", "egress", "system")
+TAURI_PANES = ("sheds", "machines", "approvals", "agents", "activity", "egress", "system")
+
+
+class UiOps(AppBase):
+    """Core, UI, window, hosts, sheds, prefs, tray, broker and updater ops."""
+
+    def op_identify(self, p: Any, raw: Any) -> Any:
+        if self.is_mac:
+            return o.MacIdentify(
+                socket_path=self.socket_path,
+                pid=self.pid,
+                app_label="Shed Desktop",
+                app_id="dev.shed.desktop",
+                ui_version="reference",
+                protocol_version=1,
+                test_mode=self.test_mode,
+                mock_base_url=self.mock_base_url,
+                core=self.model.core,
+            )
+        return o.TauriIdentify(
+            socket_path=self.socket_path,
+            pid=self.pid,
+            test_mode=self.test_mode,
+            mock_base_url=self.mock_base_url,
+            broker_mode=self.model.prefs["broker_mode"],
+        )
+
+    def op_ui_state(self, p: Any, raw: Any) -> Any:
+        hosts = self.op_host_list(p, raw).hosts
+        empty = self._empty_state()
+        return {
+            "pane": self.model.ui["pane"],
+            "hosts": hosts,
+            "sheds": self.model.shed_rows(),
+            "host_agent_connected": True,
+            "sheds_empty_state": "" if empty is None else empty.body,
+        }
+
+    def op_ui_navigate(self, p: Any, raw: Any) -> Any:
+        pane: str = p.pane or ""
+        if self.is_mac:
+            if pane not in MAC_PANES:
+                raise self._bad(f"unknown pane: {pane} (want {'|'.join(MAC_PANES)})")
+        elif pane not in TAURI_PANES:
+            raise DesktopError(BAD, f"unknown pane: {rust_debug(pane)}")
+        self._frontend_ready()
+        self.model.ui["pane"] = pane
+        return o.PaneResult(pane=pane)
+
+    def op_ui_current_pane(self, p: Any, raw: Any) -> Any:
+        return o.NullablePane(
+            pane=self.model.ui["pane"] if self.model.ui["frontend_ready"] else None
+        )
+
+    def op_ui_set_ssh_approval(self, p: o.UiSetSshApprovalParams, raw: Any) -> Any:
+        ssh = self.model.prefs["ssh"]
+        for key in ("method", "policy", "ttl"):
+            value = getattr(p, key)
+            if value is not None:
+                ssh[key] = value
+        return o.Empty()
+
+    def op_ui_ssh_prefs(self, p: Any, raw: Any) -> Any:
+        ssh = self.model.prefs["ssh"]
+        return o.SshPrefs(method=ssh["method"], policy=ssh["policy"], ttl=ssh["ttl"])
+
+    def op_ui_window_state(self, p: Any, raw: Any) -> Any:
+        return o.WindowState(
+            visible=self.model.ui.get("visible", True), activation_policy="regular"
+        )
+
+    def op_ui_show_window(self, p: Any, raw: Any) -> Any:
+        self.model.ui["visible"] = True
+        return o.Empty()
+
+    def op_ui_hide_window(self, p: Any, raw: Any) -> Any:
+        self.model.ui["visible"] = False
+        return o.Empty()
+
+    def op_ui_open_menu(self, p: o.UiOpenMenuParams, raw: Any) -> Any:
+        self.model.ui["menu_open"] = p.open
+        return o.OpenResult(open=p.open)
+
+    def op_ui_set_appearance(self, p: o.UiSetAppearanceParams, raw: Any) -> Any:
+        if p.mode not in ("light", "dark"):
+            raise DesktopError(BAD, f'unknown mode: "{p.mode}"')
+        self.model.prefs["appearance"] = p.mode
+        return o.Empty()
+
+    def op_ui_computed_style(self, p: Any, raw: Any) -> Any:
+        return o.StyleResult(style=self.model.dumps.get("ui.computed_style"))
+
+    def op_ui_modal(self, p: Any, raw: Any) -> Any:
+        return o.ModalResult(modal=self.model.dumps.get("ui.modal"))
+
+    def op_ui_badges(self, p: Any, raw: Any) -> Any:
+        default = {"hosts": len(self.model.host_errors())}
+        return o.BadgesResult(badges=self.model.dumps.get("ui.badges", default))
+
+    def op_host_list(self, p: Any, raw: Any) -> o.HostList:
+        hosts = [
+            o.MacHost(
+                name=h.name,
+                host=h.host,
+                http_port=h.http_port,
+                ssh_port=h.ssh_port,
+                reachable=h.reachable,
+                backend=h.backend,
+                version=h.version,
+                last_error=h.last_error,
+                failure=None if h.failure is None else o.HostFailure(**h.failure),
+            )
+            for h in self.model.hosts.values()
+        ]
+        return o.HostList(hosts=hosts)
+
+    def op_hosts_auth(self, p: Any, raw: Any) -> Any:
+        return o.HostsAuth(
+            hosts=[
+                o.HostAuth(name=h.name, auth_mode=h.auth_mode, learned=h.reachable)
+                for h in self.model.hosts.values()
+            ]
+        )
+
+    def op_sheds_list(self, p: o.ShedsListParams, raw: Any) -> Any:
+        rows = self.model.shed_rows()
+        if self.is_mac:
+            if p.host is not None:
+                rows = [r for r in rows if r["server"] == p.host]
+            return o.MacShedsList(sheds=rows)
+        return o.TauriShedsList(sheds=rows, host_errors=self._host_failures())
+
+    def op_sheds_refresh(self, p: Any, raw: Any) -> Any:
+        if self.is_mac:
+            return o.Empty()
+        return o.TauriShedsList(sheds=self.model.shed_rows(), host_errors=self._host_failures())
+
+    def op_system_df(self, p: Any, raw: Any) -> Any:
+        return o.UsageList(
+            usage=[{"server": h.name, "sheds": len(h.sheds)} for h in self.model.hosts.values()]
+        )
+
+    def op_images_list(self, p: Any, raw: Any) -> Any:
+        return o.ImagesList(images=self.model.dumps.get("images.list", []))
+
+    def op_app_window_metrics(self, p: Any, raw: Any) -> Any:
+        return o.WindowMetrics(
+            window_width=1100,
+            window_height=720,
+            sidebar_width=220,
+            visible_pane=self.model.ui["pane"],
+        )
+
+    _PNG_1X1 = (
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGA"
+        "WjR9awAAAABJRU5ErkJggg=="
+    )
+
+    def op_app_screenshot(self, p: Any, raw: Any) -> Any:
+        if not self.is_mac:
+            return o.TauriScreenshot(png=self._PNG_1X1, width=1, height=1)
+        surface = p.surface or "window"
+        scale = 1 if p.scale is None else p.scale
+        if scale not in (1, 2):
+            raise self._bad(f"scale must be 1 or 2, got {scale}")
+        if surface not in ("window", "menu"):
+            raise self._bad(f"unknown surface: {surface} (want window|menu)")
+        if surface == "menu" and not self.model.ui.get("menu_open"):
+            raise self._fail("menu is not open; call ui.open_menu {open:true} first")
+        return o.MacScreenshot(
+            png=self._PNG_1X1, width=scale, height=scale, scale=scale, surface=surface
+        )
+
+    def op_tray_dump(self, p: Any, raw: Any) -> Any:
+        return o.TrayDump(
+            present=True,
+            items=["Open Shed", "Quit"],
+            popover=None,
+            popover_visible=self.model.ui.get("tray_visible", False),
+            popover_height=None,
+        )
+
+    def op_tray_show(self, p: Any, raw: Any) -> Any:
+        self.model.ui["tray_visible"] = True
+        return o.Empty()
+
+    def op_tray_hide(self, p: Any, raw: Any) -> Any:
+        self.model.ui["tray_visible"] = False
+        return o.Empty()
+
+    def op_tray_toggle(self, p: Any, raw: Any) -> Any:
+        self.model.ui["tray_visible"] = not self.model.ui.get("tray_visible", False)
+        return o.Empty()
+
+    def op_loginitem_status(self, p: Any, raw: Any) -> Any:
+        return o.EnabledResult(enabled=self.model.prefs["login_item"])
+
+    def op_loginitem_set(self, p: o.LoginItemSetParams, raw: Any) -> Any:
+        self.model.prefs["login_item"] = p.enabled
+        return o.Empty()
+
+    def op_prefs_get(self, p: Any, raw: Any) -> Any:
+        return dict(self.model.prefs)
+
+    def op_prefs_dump(self, p: Any, raw: Any) -> Any:
+        return {"prefs": self.model.dumps.get("prefs.dump")}
+
+    def op_prefs_set_terminal(self, p: o.PrefsSetTerminalParams, raw: Any) -> Any:
+        self.model.prefs["terminal"] = {"preset": p.preset, "template": p.template}
+        return o.Empty()
+
+    def op_prefs_provider_modes(self, p: Any, raw: Any) -> Any:
+        return {"modes": dict(self.model.prefs["provider_modes"])}
+
+    def op_prefs_set_provider(self, p: o.PrefsSetProviderParams, raw: Any) -> Any:
+        self.model.prefs["provider_modes"][p.namespace] = p.decision
+        return o.Empty()
+
+    def op_prefs_remove_shed_rule(self, p: o.PrefsRemoveShedRuleParams, raw: Any) -> Any:
+        self.model.policy_rules = [
+            r
+            for r in self.model.policy_rules
+            if (r.get("server"), r.get("shed")) != (p.server, p.shed)
+        ]
+        return o.Empty()
+
+    def op_broker_status(self, p: Any, raw: Any) -> Any:
+        return {"mode": self.model.prefs["broker_mode"], "running": True}
+
+    def op_broker_mode(self, p: Any, raw: Any) -> Any:
+        mode = self.model.prefs["broker_mode"]
+        return o.BrokerMode(pref=mode, effective=mode, restart_required=False)
+
+    def op_broker_set_mode(self, p: o.BrokerSetModeParams, raw: Any) -> Any:
+        if p.mode not in ("auto", "on", "off"):
+            raise DesktopError(BAD, f'unknown broker mode: "{p.mode}"')
+        before = self.model.prefs["broker_mode"]
+        self.model.prefs["broker_mode"] = p.mode
+        return o.BrokerMode(pref=p.mode, effective=before, restart_required=before != p.mode)
+
+    def op_updater_status(self, p: Any, raw: Any) -> Any:
+        return {"enabled": not self.test_mode, "available": None}
+
+    def op_updater_check(self, p: Any, raw: Any) -> Any:
+        return {"available": None}
+
+    def op_egress_show(self, p: o.EgressShowParams, raw: Any) -> Any:
+        if p.tab is not None and p.tab not in ("activity", "profiles"):
+            raise DesktopError(BAD, f'unknown tab: "{p.tab}"')
+        self._frontend_ready()
+        self.model.ui["pane"] = "egress"
+        return o.Empty()

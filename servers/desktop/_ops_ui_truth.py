@@ -1,0 +1,214 @@
+"""UI-truth dumps (settable through the model) and the drivable doors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shedproto.desktop import (
+    DesktopError,
+)
+from shedproto.desktop import _ops as o
+
+from ._base import BAD, FAILED, msgspec_to_builtins
+from ._ops_craze import CrazeOps
+from ._ops_lanes import LaneOps
+from ._ops_sessions import SessionOps
+
+__all__ = ["UiTruthOps"]
+
+
+class UiTruthOps(SessionOps, CrazeOps, LaneOps):
+    """UI-truth dumps (settable through the model) and the drivable doors."""
+
+    def op_dashboard_dump(self, p: Any, raw: Any) -> Any:
+        if "dashboard.dump" in self.model.dumps:
+            return self.model.dumps["dashboard.dump"]
+        if self.model.ui["pane"] != "sheds":
+            return o.DashboardDump(rows=[], host_errors=self._host_failures(), empty=None)
+        return o.DashboardDump(
+            rows=self.model.shed_rows(),
+            host_errors=self._host_failures(),
+            empty=self._empty_state(),
+        )
+
+    def op_sidebar_dump(self, p: Any, raw: Any) -> Any:
+        if "sidebar.dump" in self.model.dumps:
+            return self.model.dumps["sidebar.dump"]
+        servers = [
+            {
+                "name": h.name,
+                "reachable": h.reachable,
+                "detail": (h.failure or {}).get("summary", ""),
+            }
+            for h in self.model.hosts.values()
+        ]
+        machines = []
+        for m in self.model.machines.values():
+            count = len(self.model.sessions_for(f"machine:{m.name}"))
+            note = "offline" if not m.reachable else f"{count} sessions"
+            machines.append({"name": m.name, "note": note})
+        return o.SidebarDump(servers=servers, machines=machines)
+
+    def op_machines_dump(self, p: Any, raw: Any) -> Any:
+        default = None
+        if self.model.ui["pane"] == "machines":
+            default = [
+                msgspec_to_builtins(self._machine_row(m)) for m in self.model.machines.values()
+            ]
+        return o.MachinesDump(machines=self.model.dumps.get("machines.dump", default))
+
+    def _keyed_dump(self, op: str, key: str) -> Any:
+        return {key: self.model.dumps.get(op)}
+
+    def op_agents_dump(self, p: Any, raw: Any) -> Any:
+        return self.model.dumps.get("agents.dump", {"sessions": None, "empty": None})
+
+    def op_egress_profiles(self, p: Any, raw: Any) -> Any:
+        return self._keyed_dump("egress.profiles", "egress")
+
+    def op_shed_roost_dump(self, p: Any, raw: Any) -> Any:
+        return self._keyed_dump("shed_roost.dump", "sheds")
+
+    def op_roost_consent_dump(self, p: Any, raw: Any) -> Any:
+        return {"consent": self.model.dumps.get("roost_consent.dump", self.model.ui.get("consent"))}
+
+    def op_launch_dump(self, p: Any, raw: Any) -> Any:
+        return {"launch": self.model.dumps.get("launch.dump", self.model.ui.get("launch"))}
+
+    def op_toast_dump(self, p: Any, raw: Any) -> Any:
+        return self._keyed_dump("toast.dump", "toast")
+
+    def op_lane_dump(self, p: Any, raw: Any) -> Any:
+        return {"lane": self.model.dumps.get("lane.dump", self.model.ui.get("lane"))}
+
+    def op_lane_settings_dump(self, p: Any, raw: Any) -> Any:
+        return self._keyed_dump("lane_settings.dump", "lane_settings")
+
+    def op_craze_create_dump(self, p: Any, raw: Any) -> Any:
+        return {
+            "craze_create": self.model.dumps.get(
+                "craze_create.dump", self.model.ui.get("craze_create")
+            )
+        }
+
+    def op_ui_report_history(self, p: o.ReportHistoryParams, raw: Any) -> Any:
+        history = self.model.ui.setdefault("reports", [])
+        result = o.ReportHistory(reports=list(history), dropped=0)
+        if p.clear:
+            history.clear()
+        return result
+
+    def op_ui_show_launch(self, p: Any, raw: Any) -> Any:
+        self.model.ui["launch"] = {
+            "mode": "agent",
+            "target": None,
+            "command": "",
+            "workdir": "",
+            "name": "",
+        }
+        return o.Empty()
+
+    def op_ui_close_launch(self, p: Any, raw: Any) -> Any:
+        self.model.ui["launch"] = None
+        return o.Empty()
+
+    def op_ui_fill_launch(self, p: o.UiFillLaunchParams, raw: Any) -> Any:
+        launch = self.model.ui.get("launch")
+        if launch is None:
+            raise DesktopError(FAILED, "the launch dialog is not open (call ui.show_launch)")
+        if p.mode is not None and p.mode not in ("agent", "command"):
+            raise DesktopError(BAD, f'unknown mode: "{p.mode}"')
+        for key in ("mode", "target", "command", "workdir", "name"):
+            value = getattr(p, key)
+            if value is not None:
+                launch[key] = value
+        return o.Empty()
+
+    def op_ui_submit_launch(self, p: Any, raw: Any) -> Any:
+        launch = self.model.ui.get("launch")
+        if launch is None:
+            raise DesktopError(FAILED, "the launch dialog is not open (call ui.show_launch)")
+        target = launch.get("target") or ""
+        if target.startswith("shed:"):
+            target = "roost:" + target[len("shed:") :]
+        if launch["mode"] == "command":
+            self.op_roost_run(
+                o.RoostRunParams(
+                    target=target, command=launch["command"], workdir=launch["workdir"]
+                ),
+                {},
+            )
+        else:
+            self._launch(
+                self._launch_host(target),
+                launch.get("kind") or "claude",
+                {"workdir": launch["workdir"], "display_name": launch["name"]},
+            )
+        self.model.ui["launch"] = None
+        return o.Empty()
+
+    def op_ui_show_roost_consent(self, p: o.UiShowRoostConsentParams, raw: Any) -> Any:
+        self.model.ui["consent"] = {"target": p.target, "confirmed": False}
+        return o.Empty()
+
+    def op_ui_confirm_roost_consent(self, p: Any, raw: Any) -> Any:
+        consent = self.model.ui.get("consent")
+        if consent is None:
+            raise DesktopError(FAILED, "no consent card is open")
+        consent["confirmed"] = True
+        return o.Empty()
+
+    def op_ui_close_roost_consent(self, p: Any, raw: Any) -> Any:
+        self.model.ui["consent"] = None
+        return o.Empty()
+
+    def op_ui_show_lane(self, p: o.UiShowLaneParams, raw: Any) -> Any:
+        self._lane_session(p)
+        self.model.ui["lane"] = {"machine": p.machine, "kind": p.kind, "session_id": p.session_id}
+        return o.Empty()
+
+    def op_ui_close_lane(self, p: Any, raw: Any) -> Any:
+        self.model.ui["lane"] = None
+        return o.Empty()
+
+    def op_ui_show_craze_create(self, p: o.UiShowCrazeCreateParams, raw: Any) -> Any:
+        self.op_craze_create_options(o.MachineParams(machine=p.machine), raw)
+        self.model.ui["craze_create"] = {
+            "machine": p.machine,
+            "provider": None,
+            "cwd": "",
+            "prompt": "",
+        }
+        return o.Empty()
+
+    def op_ui_close_craze_create(self, p: Any, raw: Any) -> Any:
+        self.model.ui["craze_create"] = None
+        return o.Empty()
+
+    def op_ui_fill_craze_create(self, p: o.UiFillCrazeCreateParams, raw: Any) -> Any:
+        sheet = self.model.ui.get("craze_create")
+        if sheet is None:
+            raise DesktopError(FAILED, "the craze create sheet is not open")
+        for key in ("provider", "cwd", "prompt"):
+            value = getattr(p, key)
+            if value is not None:
+                sheet[key] = value
+        return o.Empty()
+
+    def op_ui_submit_craze_create(self, p: Any, raw: Any) -> Any:
+        sheet = self.model.ui.get("craze_create")
+        if sheet is None:
+            raise DesktopError(FAILED, "the craze create sheet is not open")
+        params = o.CrazeCreateParams(
+            machine=sheet["machine"],
+            cwd=sheet["cwd"] or None,
+            provider=sheet["provider"],
+            prompt=sheet["prompt"],
+        )
+        self.op_craze_create(params, {})
+        self.model.ui["craze_create"] = None
+        return o.Empty()
+
+    def op_ui_show_lane_settings(self, p: o.UiShowLaneParams, raw: Any) -> Any:
+        self.op_ui_show_lane(p, raw)
+        return o.Empty()

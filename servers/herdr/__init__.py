@@ -1,0 +1,24 @@
+"""The herdr reference server: herdr's JSON socket API over real PTY panes.
+
+Start it inside a task group; it returns the socket path when it is ready::
+
+    server = HerdrServer("/tmp/x/herdr.sock", protocol=21)
+    path = await task_group.start(server.serve)
+    ...
+    server.shutdown()
+
+See :mod:`shedproto.servers.herdr._server` for the modelled methods.
+"""
+
+from __future__ import annotations
+
+from ._pty import PtyProcess
+from ._server import AGENT_NAME_PATTERN, DEFAULT_AGENT_KINDS, MODELLED_METHODS, HerdrServer
+
+__all__ = [
+    "AGENT_NAME_PATTERN",
+    "DEFAULT_AGENT_KINDS",
+    "MODELLED_METHODS",
+    "HerdrServer",
+    "PtyProcess",
+]

@@ -1,0 +1,201 @@
+"""The reference server's workspace model: workspaces, tabs, panes, layouts, events.
+
+Ids follow herdr: workspaces ``w<n>`` from one server-wide counter, tabs
+``<ws>:t<n>`` and panes ``<ws>:p<n>`` from per-workspace counters, all in
+bijective base 32 and never reused. Focus: the server has at most one
+focused workspace, each workspace an active tab, each tab a focused pane; an
+entity's ``focused`` flag is true only when every level above it is focused
+too. Layout split ids (``s<n>``, per tab) are this server's own spelling;
+herdr's are opaque.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from shedproto.herdr import LifecycleEvent, pane_id, tab_id, workspace_id
+from shedproto.herdr import types as t
+from shedproto.herdr._screen import PaneScreen
+
+if TYPE_CHECKING:
+    from ._pty import PtyProcess
+
+__all__ = ["EventHub", "Pane", "Split", "Tab", "Workspace"]
+
+HUB_SIZE = 512
+"""herdr's EventHub keeps the 512 most recent events."""
+
+_STATUS_PRIORITY = {"blocked": 4, "done": 3, "working": 2, "idle": 1, "unknown": 0}
+
+
+class EventHub:
+    """A ring of the most recent lifecycle events with a global sequence number."""
+
+    def __init__(self, size: int = HUB_SIZE) -> None:
+        self.events: deque[tuple[int, LifecycleEvent]] = deque(maxlen=size)
+        self.seq = 0
+        self._changed = anyio.Event()
+
+    def emit(self, data: Any) -> None:
+        """Append a lifecycle event built from its ``data`` Struct and wake waiters."""
+        self.seq += 1
+        tag = data.__struct_config__.tag
+        self.events.append((self.seq, LifecycleEvent(event=tag, data=data)))
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    def after(self, seq: int, kind: str) -> tuple[int, LifecycleEvent] | None:
+        """Return the first buffered event of ``kind`` with a sequence above ``seq``."""
+        for number, event in self.events:
+            if number > seq and event.event == kind:
+                return number, event
+        return None
+
+    async def wait(self) -> None:
+        """Wait until the next event is emitted."""
+        await self._changed.wait()
+
+
+@dataclass(eq=False)
+class Split:
+    """An inner layout node: ``first`` | ``second`` side by side (right) or stacked (down)."""
+
+    id: str
+    direction: t.SplitDirection
+    ratio: float
+    first: Split | Pane
+    second: Split | Pane
+
+
+@dataclass(eq=False)
+class Pane:
+    """One pane: a real program on a PTY plus what herdr reports about it."""
+
+    number: int
+    id: str
+    terminal_id: str
+    workspace: Workspace
+    tab: Tab
+    process: PtyProcess
+    screen: PaneScreen
+    cwd: str | None
+    label: str | None = None
+    agent: str | None = None
+    agent_name: str | None = None
+    agent_status: t.AgentStatus = "unknown"
+    agent_source: str | None = None
+    state_change_seq: int = 0
+    exited: bool = False
+    created_at: float = 0.0
+    closed: bool = False
+    output: anyio.Event = field(default_factory=anyio.Event)
+    reader: anyio.CancelScope | None = None
+
+    def notify_output(self) -> None:
+        """Wake everything waiting for this pane's output to change."""
+        self.output.set()
+        self.output = anyio.Event()
+
+    def info(self, focused: bool) -> t.PaneInfo:
+        """Return herdr's ``PaneInfo`` for this pane."""
+        return t.PaneInfo(
+            pane_id=self.id,
+            terminal_id=self.terminal_id,
+            workspace_id=self.workspace.id,
+            tab_id=self.tab.id,
+            focused=focused,
+            cwd=self.cwd,
+            label=self.label,
+            agent=self.agent,
+            agent_status=self.agent_status,
+            revision=0,
+        )
+
+    def agent_info(self, focused: bool) -> t.AgentInfo:
+        """Return herdr's ``AgentInfo`` for this pane's agent."""
+        return t.AgentInfo(
+            terminal_id=self.terminal_id,
+            name=self.agent_name,
+            agent=self.agent,
+            agent_status=self.agent_status,
+            workspace_id=self.workspace.id,
+            tab_id=self.tab.id,
+            pane_id=self.id,
+            focused=focused,
+            state_change_seq=self.state_change_seq,
+            cwd=self.cwd,
+            revision=0,
+        )
+
+
+@dataclass(eq=False)
+class Tab:
+    """One tab: a layout tree of panes and the pane that has focus in it."""
+
+    number: int
+    id: str
+    workspace: Workspace
+    label: str
+    root: Split | Pane | None = None
+    focused_pane: Pane | None = None
+    split_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def panes(self) -> list[Pane]:
+        """Return the panes in layout order (left/top first)."""
+        out: list[Pane] = []
+        stack: list[Split | Pane] = [self.root] if self.root is not None else []
+        while stack:
+            node = stack.pop()
+            if isinstance(node, Split):
+                stack += [node.second, node.first]
+            else:
+                out.append(node)
+        return out
+
+
+@dataclass(eq=False)
+class Workspace:
+    """One workspace: its tabs, the active one, and its id counters."""
+
+    number: int
+    id: str
+    label: str
+    tabs: list[Tab] = field(default_factory=list)
+    active_tab: Tab | None = None
+    tab_numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    pane_numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def panes(self) -> list[Pane]:
+        """Return every pane of every tab, tab by tab."""
+        return [pane for tab in self.tabs for pane in tab.panes()]
+
+    def new_tab(self, label: str | None) -> Tab:
+        """Create and append an empty tab with the next tab number."""
+        number = next(self.tab_numbers)
+        tab = Tab(number=number, id=tab_id(self.id, number), workspace=self, label=label or "")
+        self.tabs.append(tab)
+        return tab
+
+    def next_pane_ids(self) -> tuple[int, str]:
+        """Reserve the next pane number and return it with its public id."""
+        number = next(self.pane_numbers)
+        return number, pane_id(self.id, number)
+
+
+def aggregate_status(panes: list[Pane]) -> str:
+    """Return the most urgent agent status among ``panes`` (herdr's attention order)."""
+    best = "unknown"
+    for pane in panes:
+        if _STATUS_PRIORITY.get(pane.agent_status, 0) > _STATUS_PRIORITY[best]:
+            best = pane.agent_status
+    return best
+
+
+def new_workspace_id(number: int) -> str:
+    """Return the public id of the ``number``-th workspace."""
+    return workspace_id(number)

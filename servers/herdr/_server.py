@@ -1,0 +1,1295 @@
+"""The herdr reference server: herdr's connection model over a real workspace model.
+
+Connection model (as herdr): one request per connection, read within 5 s
+and at most 1 MiB, answered with one line, then closed. ``events.subscribe``
+streams after its acknowledgement until the client closes or writes
+anything; waits hold the connection the same way. Every pane runs a real
+program on a PTY.
+
+Methods modelled: ``ping``, ``server.stop``, ``session.snapshot``;
+``workspace.{create,list,get,focus,rename,close}``;
+``tab.{create,list,get,focus,rename,close}``;
+``pane.{split,list,get,focus,rename,close,send_text,send_keys,send_input,read,
+wait_for_output,report_agent,layout}``; ``agent.{start,list,get,wait,prompt}``;
+``events.{subscribe,wait}``. Any other method of the protocol answers
+``not_implemented`` (herdr's own fallback code) with a message that names the
+method; nothing is ever faked. A handler that fails unexpectedly answers
+``internal_error``.
+
+Where this server knowingly differs from herdr: ``pane.scroll_changed``
+never fires (panes have no scrollback viewport); a subscribe request followed
+by more bytes in the same packet is closed without the acknowledgement
+herdr would still write; agent readiness is not detected (``agent.start``
+answers once the command line is typed, ``launch_pending`` stays false);
+``Tab``/``PaneInfo`` carry no titles or tokens; layout split ids are ``s<n>``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import os
+import re
+import shlex
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from shedproto import RemoteProtocolError
+from shedproto.herdr import (
+    DEFAULT_PROTOCOL,
+    NOT_MODELLED,
+    ClientGone,
+    ConnectionClosed,
+    ErrorResponse,
+    HerdrErrorCode,
+    LifecycleEvent,
+    ServerConnection,
+    SubscriptionEvent,
+    SuccessResponse,
+    UnsupportedKeyError,
+    encode_keys,
+    parse_pane_ref,
+    parse_tab_ref,
+    parse_workspace_ref,
+)
+from shedproto.herdr import types as t
+from shedproto.herdr._screen import PaneScreen
+from shedproto.herdr._versions import require_supported
+from shedproto.servers._unix import UnixServer
+
+from ._model import EventHub, Pane, Split, Tab, Workspace, aggregate_status, new_workspace_id
+from ._pty import PtyProcess
+
+__all__ = [
+    "AGENT_NAME_PATTERN",
+    "DEFAULT_AGENT_KINDS",
+    "HerdrServer",
+    "MODELLED_METHODS",
+]
+
+log = logging.getLogger("shedproto.servers.herdr")
+
+AGENT_NAME_PATTERN = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+"""herdr's agent name rule: ``^[a-z][a-z0-9_-]{0,31}$``."""
+AGENT_TIMEOUT_MIN_MS = 3000
+AGENT_TIMEOUT_MAX_MS = 300_000
+DEFAULT_AGENT_KINDS: tuple[str, ...] = (
+    "pi", "omp", "claude", "codex", "copilot", "devin", "droid", "kimi", "opencode",
+    "kilo", "hermes", "qodercli", "qwen", "cursor", "mastracode", "antigravity_cli",
+    "grok", "command_code", "gemini", "amp",
+)  # fmt: skip
+"""Agent kinds ``agent.start`` accepts by default; each runs the program of its name."""
+POLL_INTERVAL = 0.1
+"""herdr's subscription and output-wait polling period (seconds)."""
+WRITE_TIMEOUT = 5.0
+RECEIVE_CHUNK = 65536
+PROMPT_ENTER_DELAY = 0.05
+PROMPT_STALL_SECONDS = 5.0
+
+MODELLED_METHODS: frozenset[str] = frozenset(
+    {
+        "ping", "server.stop", "session.snapshot",
+        "workspace.create", "workspace.list", "workspace.get", "workspace.focus",
+        "workspace.rename", "workspace.close",
+        "tab.create", "tab.list", "tab.get", "tab.focus", "tab.rename", "tab.close",
+        "pane.split", "pane.list", "pane.get", "pane.focus", "pane.rename", "pane.close",
+        "pane.send_text", "pane.send_keys", "pane.send_input", "pane.read",
+        "pane.wait_for_output", "pane.report_agent", "pane.layout",
+        "agent.start", "agent.list", "agent.get", "agent.wait", "agent.prompt",
+        "events.subscribe", "events.wait",
+    }
+)  # fmt: skip
+"""The methods the reference server implements; the rest answer ``not_implemented``."""
+
+
+class AnswerError(Exception):
+    """Raised inside a handler: answer ``{"error": {code, message}}`` (optionally another id)."""
+
+    def __init__(self, code: str | HerdrErrorCode, message: str, *, id: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code.value if isinstance(code, HerdrErrorCode) else code
+        self.message = message
+        self.id = id
+
+
+E = HerdrErrorCode
+
+
+@dataclass
+class _Area:
+    cols: int
+    rows: int
+
+
+Handler = Callable[[str, Any], Awaitable[Any]]
+
+
+class HerdrServer:
+    """A herdr stand-in serving the JSON API on ``path``; start it with ``serve``.
+
+    ``protocol``/``version`` are what ``ping`` and ``session.snapshot`` report.
+    ``shell`` is the program a new pane runs (default ``$SHELL``, else
+    ``/bin/sh``); ``agent_commands`` maps an agent kind to the program
+    ``agent.start`` types (default: the kind's own name), and its keys are
+    added to the accepted kinds. ``environ`` is the base environment of pane
+    processes (default ``os.environ``); the ``HERDR_*`` identity variables are
+    added to it. ``input_timeout`` bounds how long a write to a pane may wait
+    for its program to read (then ``pane_send_failed``).
+
+    Use ``await task_group.start(server.serve)``; ``shutdown()`` (or
+    ``server.stop``) stops it and terminates every pane process.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        protocol: int = DEFAULT_PROTOCOL,
+        version: str = "0.8.0",
+        shell: Sequence[str] | None = None,
+        agent_commands: Mapping[str, str] | None = None,
+        environ: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        size: tuple[int, int] = (120, 40),
+        poll_interval: float = POLL_INTERVAL,
+        request_timeout: float = 5.0,
+        input_timeout: float = 5.0,
+    ) -> None:
+        require_supported(protocol)
+        self.path = Path(path)
+        self.protocol = protocol
+        self.version = version
+        base_env = dict(os.environ if environ is None else environ)
+        self.shell = list(shell) if shell else [base_env.get("SHELL") or "/bin/sh"]
+        self.agent_commands = {kind: kind for kind in DEFAULT_AGENT_KINDS}
+        self.agent_commands.update(agent_commands or {})
+        self.environ = base_env
+        self.cwd = cwd or base_env.get("HOME") or os.getcwd()
+        self.area = _Area(cols=size[0], rows=size[1])
+        self.poll_interval = poll_interval
+        self.request_timeout = request_timeout
+        self.input_timeout = input_timeout
+        self.hub = EventHub()
+        self.workspaces: list[Workspace] = []
+        self.active: Workspace | None = None
+        self._workspace_numbers = itertools.count(1)
+        self._terminal_numbers = itertools.count(1)
+        self._tasks: anyio.abc.TaskGroup | None = None
+        self._live: set[PtyProcess] = set()
+        self._unix = UnixServer(self.path, self._handle, grace=1.0)
+        self._handlers: dict[str, Handler] = self._handler_table()
+
+    # ------------------------------------------------------------------ lifecycle
+    async def serve(
+        self, *, task_status: anyio.abc.TaskStatus[Path] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Bind, report readiness with the socket path, serve until shut down.
+
+        Every pane process is terminated when this returns (or is cancelled).
+
+        Raises:
+            BindError: the socket path is refused by the bind ceremony.
+
+        """
+        try:
+            async with anyio.create_task_group() as tasks:
+                self._tasks = tasks
+                await tasks.start(self._serve_socket, task_status)
+        finally:
+            self._tasks = None
+            with anyio.CancelScope(shield=True):
+                await self._terminate_all()
+
+    async def _serve_socket(
+        self,
+        outer: anyio.abc.TaskStatus[Path],
+        *,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        path = await self._tasks.start(self._unix.serve)  # type: ignore[union-attr]
+        task_status.started()
+        outer.started(path)
+        await anyio.sleep_forever()
+
+    def shutdown(self) -> None:
+        """Stop accepting, end open streams and terminate every pane; safe to call twice."""
+        self._unix.shutdown()
+        if self._tasks is not None:
+            self._tasks.cancel_scope.cancel()
+
+    async def _terminate_all(self) -> None:
+        for ws in self.workspaces:
+            for pane in ws.panes():
+                pane.closed = True
+        async with anyio.create_task_group() as tg:
+            for process in list(self._live):
+                tg.start_soon(self._reap, process)
+        self.workspaces.clear()
+        self.active = None
+
+    async def _reap(self, process: PtyProcess) -> None:
+        """Terminate and reap one pane process; shielded so shutdown cannot leave it behind."""
+        with anyio.CancelScope(shield=True):
+            await process.terminate()
+        self._live.discard(process)
+
+    # ------------------------------------------------------------------ connection
+    async def _handle(self, stream: anyio.abc.SocketStream) -> None:
+        conn = ServerConnection(
+            protocol=self.protocol,
+            accepted_at=anyio.current_time(),
+            request_timeout=self.request_timeout,
+        )
+        request: t.Request | None = None
+        gone = False
+        with anyio.move_on_after(self.request_timeout):
+            while request is None:
+                try:
+                    data = await stream.receive(RECEIVE_CHUNK)
+                except (anyio.EndOfStream, anyio.BrokenResourceError):
+                    data = b""
+                try:
+                    events = conn.receive_data(data)
+                except RemoteProtocolError as exc:
+                    if exc.reply_hint is not None:
+                        await self._write(stream, exc.reply_hint)
+                    return
+                for event in events:
+                    if isinstance(event, ConnectionClosed):
+                        return
+                    if isinstance(event, ClientGone):
+                        gone = True
+                    else:
+                        request = event
+        if request is None:
+            return  # no complete line within the deadline: close silently, as herdr
+        method = str(request.__struct_config__.tag)
+        if method == "events.subscribe":
+            if not gone:
+                await self._subscribe(stream, conn, request)
+            return
+        if conn.holds_connection:
+            answer = await self._answer_unless_gone(stream, conn, request, gone)
+            if answer is None:
+                return
+        else:
+            answer = await self._answer(request)
+        await self._write(stream, conn.send(answer))
+        if method == "server.stop":
+            self.shutdown()
+
+    async def _answer_unless_gone(
+        self,
+        stream: anyio.abc.SocketStream,
+        conn: ServerConnection,
+        request: t.Request,
+        gone: bool,
+    ) -> SuccessResponse[Any] | ErrorResponse | None:
+        if gone:
+            return None
+        result: list[SuccessResponse[Any] | ErrorResponse] = []
+        async with anyio.create_task_group() as tg:
+
+            async def work() -> None:
+                result.append(await self._answer(request))
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(work)
+            await self._watch_client(stream, conn)
+            tg.cancel_scope.cancel()  # the client left: drop the answer
+        return result[0] if result else None
+
+    async def _watch_client(self, stream: anyio.abc.SocketStream, conn: ServerConnection) -> None:
+        while True:
+            try:
+                data = await stream.receive(RECEIVE_CHUNK)
+            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                data = b""
+            if any(isinstance(e, ClientGone) for e in conn.receive_data(data)) or not data:
+                return
+
+    async def _write(self, stream: anyio.abc.SocketStream, data: bytes) -> None:
+        with (
+            anyio.move_on_after(WRITE_TIMEOUT),
+            contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError),
+        ):
+            await stream.send(data)
+
+    async def _answer(self, request: t.Request) -> SuccessResponse[Any] | ErrorResponse:
+        method = str(request.__struct_config__.tag)
+        handler = self._handlers.get(method)
+        if handler is None:
+            return ErrorResponse.of(
+                request.id,
+                NOT_MODELLED,
+                f"method {method} is not modelled by the shedproto herdr reference server",
+            )
+        try:
+            result = await handler(request.id, request.params)  # type: ignore[attr-defined]
+        except AnswerError as failure:
+            failure_id = request.id if failure.id is None else failure.id
+            return ErrorResponse.of(failure_id, failure.code, failure.message)
+        except Exception as exc:  # a bug here must not cost the client its answer
+            log.exception("%s failed", method)
+            return ErrorResponse.of(request.id, E.INTERNAL_ERROR, f"{method} failed: {exc}")
+        return SuccessResponse(id=request.id, result=result)
+
+    def _handler_table(self) -> dict[str, Handler]:
+        return {
+            "ping": self._ping,
+            "server.stop": self._ok_handler,
+            "session.snapshot": self._snapshot,
+            "workspace.create": self._workspace_create,
+            "workspace.list": self._workspace_list,
+            "workspace.get": self._workspace_get,
+            "workspace.focus": self._workspace_focus,
+            "workspace.rename": self._workspace_rename,
+            "workspace.close": self._workspace_close,
+            "tab.create": self._tab_create,
+            "tab.list": self._tab_list,
+            "tab.get": self._tab_get,
+            "tab.focus": self._tab_focus,
+            "tab.rename": self._tab_rename,
+            "tab.close": self._tab_close,
+            "pane.split": self._pane_split,
+            "pane.list": self._pane_list,
+            "pane.get": self._pane_get,
+            "pane.focus": self._pane_focus,
+            "pane.rename": self._pane_rename,
+            "pane.close": self._pane_close,
+            "pane.send_text": self._pane_send_text,
+            "pane.send_keys": self._pane_send_keys,
+            "pane.send_input": self._pane_send_input,
+            "pane.read": self._pane_read,
+            "pane.wait_for_output": self._pane_wait_for_output,
+            "pane.report_agent": self._pane_report_agent,
+            "pane.layout": self._pane_layout,
+            "agent.start": self._agent_start,
+            "agent.list": self._agent_list,
+            "agent.get": self._agent_get,
+            "agent.wait": self._agent_wait,
+            "agent.prompt": self._agent_prompt,
+            "events.wait": self._events_wait,
+        }
+
+    # ------------------------------------------------------------------ info builders
+    def _ws_info(self, ws: Workspace) -> t.WorkspaceInfo:
+        panes = ws.panes()
+        active = ws.active_tab.id if ws.active_tab else ""
+        return t.WorkspaceInfo(
+            workspace_id=ws.id,
+            number=self.workspaces.index(ws) + 1 if ws in self.workspaces else ws.number,
+            label=ws.label,
+            focused=ws is self.active,
+            pane_count=len(panes),
+            tab_count=len(ws.tabs),
+            active_tab_id=active,
+            agent_status=aggregate_status(panes),  # type: ignore[arg-type]
+        )
+
+    def _tab_focused(self, tab: Tab) -> bool:
+        return tab.workspace is self.active and tab.workspace.active_tab is tab
+
+    def _tab_info(self, tab: Tab) -> t.TabInfo:
+        panes = tab.panes()
+        ws = tab.workspace
+        return t.TabInfo(
+            tab_id=tab.id,
+            workspace_id=ws.id,
+            number=ws.tabs.index(tab) + 1 if tab in ws.tabs else tab.number,
+            label=tab.label or str(tab.number),
+            focused=self._tab_focused(tab),
+            pane_count=len(panes),
+            agent_status=aggregate_status(panes),  # type: ignore[arg-type]
+        )
+
+    def _pane_focused(self, pane: Pane) -> bool:
+        return self._tab_focused(pane.tab) and pane.tab.focused_pane is pane
+
+    def _pane_info(self, pane: Pane) -> t.PaneInfo:
+        return pane.info(self._pane_focused(pane))
+
+    def _layout(self, tab: Tab) -> t.PaneLayoutSnapshot:
+        panes: list[t.PaneLayoutPane] = []
+        splits: list[t.PaneLayoutSplit] = []
+        area = t.PaneLayoutRect(x=0, y=0, width=self.area.cols, height=self.area.rows)
+
+        def walk(node: Split | Pane, rect: t.PaneLayoutRect) -> None:
+            if isinstance(node, Pane):
+                panes.append(
+                    t.PaneLayoutPane(pane_id=node.id, focused=self._pane_focused(node), rect=rect)
+                )
+                return
+            splits.append(
+                t.PaneLayoutSplit(id=node.id, direction=node.direction, ratio=node.ratio, rect=rect)
+            )
+            first, second = _divide(rect, node.direction, node.ratio)
+            walk(node.first, first)
+            walk(node.second, second)
+
+        if tab.root is not None:
+            walk(tab.root, area)
+        focused = tab.focused_pane.id if tab.focused_pane else ""
+        return t.PaneLayoutSnapshot(
+            workspace_id=tab.workspace.id,
+            tab_id=tab.id,
+            zoomed=False,
+            area=area,
+            focused_pane_id=focused,
+            panes=panes,
+            splits=splits,
+        )
+
+    def _pane_rect(self, pane: Pane) -> tuple[int, int]:
+        for entry in self._layout(pane.tab).panes:
+            if entry.pane_id == pane.id:
+                return max(entry.rect.width, 1), max(entry.rect.height, 1)
+        return self.area.cols, self.area.rows
+
+    # ------------------------------------------------------------------ lookups
+    def _find_workspace(self, ref: str) -> Workspace:
+        parsed = parse_workspace_ref(ref)
+        for ws in self.workspaces:
+            if ws.id == parsed.id:
+                return ws
+        if parsed.index is not None and parsed.index < len(self.workspaces):
+            return self.workspaces[parsed.index]
+        raise AnswerError(E.WORKSPACE_NOT_FOUND, f"workspace {ref} not found")
+
+    def _find_tab(self, ref: str) -> Tab:
+        parsed = parse_tab_ref(ref)
+        if parsed is not None:
+            try:
+                ws = self._find_workspace(parsed.workspace.id)
+            except AnswerError:
+                ws = None
+            if ws is not None:
+                for tab in ws.tabs:
+                    if parsed.number is not None and tab.number == parsed.number:
+                        return tab
+                if parsed.index is not None and parsed.index < len(ws.tabs):
+                    return ws.tabs[parsed.index]
+        raise AnswerError(E.TAB_NOT_FOUND, f"tab {ref} not found")
+
+    def _find_pane(self, ref: str) -> Pane:
+        parsed = parse_pane_ref(ref)
+        if parsed is not None:
+            try:
+                ws = self._find_workspace(parsed.workspace.id)
+            except AnswerError:
+                ws = None
+            if ws is not None:
+                for pane in ws.panes():
+                    if pane.number == parsed.number:
+                        return pane
+        raise AnswerError(E.PANE_NOT_FOUND, f"pane {ref} not found")
+
+    def _focused_pane(self) -> Pane:
+        ws = self.active
+        tab = ws.active_tab if ws else None
+        if tab is None or tab.focused_pane is None:
+            raise AnswerError(E.NO_ACTIVE_PANE, "no active pane")
+        return tab.focused_pane
+
+    # ------------------------------------------------------------------ focus + events
+    def _focus_pane(self, pane: Pane) -> None:
+        """Focus ``pane`` (and its tab and workspace), emitting the focus events that change."""
+        tab, ws = pane.tab, pane.workspace
+        if self.active is not ws:
+            self.active = ws
+            self.hub.emit(t.WorkspaceFocusedEventData(workspace_id=ws.id))
+        if ws.active_tab is not tab:
+            ws.active_tab = tab
+            self.hub.emit(t.TabFocusedEventData(tab_id=tab.id, workspace_id=ws.id))
+        if tab.focused_pane is not pane:
+            tab.focused_pane = pane
+            self.hub.emit(t.PaneFocusedEventData(pane_id=pane.id, workspace_id=ws.id))
+        if pane.agent_status == "done":
+            pane.agent_status = "idle"
+
+    def _emit_layout(self, tab: Tab) -> None:
+        self.hub.emit(t.LayoutUpdatedEventData(layout=self._layout(tab)))
+
+    # ------------------------------------------------------------------ panes
+    def _check_env(self, env: Mapping[str, str]) -> None:
+        for key, value in env.items():
+            if not key or "=" in key or "\0" in key or "\0" in value:
+                raise AnswerError(E.INVALID_ENV, f"invalid environment variable {key!r}")
+
+    def _spawn(self, ws: Workspace, tab: Tab, cwd: str | None, env: Mapping[str, str]) -> Pane:
+        number, public_id = ws.next_pane_ids()
+        environment = dict(self.environ)
+        environment.update(env)
+        environment.update(
+            {
+                "HERDR_SOCKET_PATH": str(self.path),
+                "HERDR_ENV": "1",
+                "HERDR_WORKSPACE_ID": ws.id,
+                "HERDR_TAB_ID": tab.id,
+                "HERDR_PANE_ID": public_id,
+                "TERM": environment.get("TERM", "xterm-256color") or "xterm-256color",
+            }
+        )
+        directory = cwd or self.cwd
+        try:
+            process = PtyProcess.spawn(
+                self.shell, env=environment, cwd=directory, cols=self.area.cols, rows=self.area.rows
+            )
+        except OSError as exc:
+            raise AnswerError(E.PANE_SPLIT_FAILED, f"cannot start {self.shell[0]}: {exc}") from exc
+        self._live.add(process)
+        pane = Pane(
+            number=number,
+            id=public_id,
+            terminal_id=f"term_{next(self._terminal_numbers)}",
+            workspace=ws,
+            tab=tab,
+            process=process,
+            screen=PaneScreen(cols=self.area.cols, rows=self.area.rows),
+            cwd=directory,
+            created_at=anyio.current_time(),
+        )
+        if self._tasks is not None:
+            self._tasks.start_soon(self._pump, pane)
+        return pane
+
+    async def _pump(self, pane: Pane) -> None:
+        """Copy the pane's PTY output into its screen until the program exits."""
+        with anyio.CancelScope() as scope:
+            pane.reader = scope
+            while True:
+                data = await pane.process.read()
+                if not data:
+                    break
+                pane.screen.feed(data)
+                pane.notify_output()
+        if pane.closed:
+            return
+        await pane.process.wait_exit(2.0)
+        if _is_closed(pane):
+            return
+        pane.exited = True
+        self.hub.emit(t.PaneExitedEventData(pane_id=pane.id, workspace_id=pane.workspace.id))
+        pane.notify_output()
+        await self._close_pane(pane)
+
+    def _resize(self, tab: Tab) -> None:
+        for pane in tab.panes():
+            cols, rows = self._pane_rect(pane)
+            pane.screen.cols, pane.screen.rows = cols, rows
+            pane.process.resize(cols, rows)
+
+    async def _close_pane(self, pane: Pane) -> None:
+        if pane.closed and pane not in pane.tab.panes():
+            return
+        pane.closed = True
+        tab, ws = pane.tab, pane.workspace
+        tab.root = _remove(tab.root, pane) if tab.root is not None else None
+        if tab.focused_pane is pane:
+            remaining = tab.panes()
+            tab.focused_pane = remaining[0] if remaining else None
+        self.hub.emit(t.PaneClosedEventData(pane_id=pane.id, workspace_id=ws.id))
+        pane.notify_output()
+        if pane.reader is not None:
+            pane.reader.cancel()
+        if self._tasks is not None:
+            self._tasks.start_soon(self._reap, pane.process)
+        if tab.root is None:
+            self._drop_tab(tab)
+        else:
+            self._resize(tab)
+            self._emit_layout(tab)
+
+    def _drop_tab(self, tab: Tab) -> None:
+        ws = tab.workspace
+        index = ws.tabs.index(tab)
+        ws.tabs.remove(tab)
+        self.hub.emit(t.TabClosedEventData(tab_id=tab.id, workspace_id=ws.id))
+        if not ws.tabs:
+            self._drop_workspace(ws)
+            return
+        if ws.active_tab is tab:
+            ws.active_tab = ws.tabs[max(0, index - 1)]
+            if ws is self.active:
+                self.hub.emit(t.TabFocusedEventData(tab_id=ws.active_tab.id, workspace_id=ws.id))
+
+    def _drop_workspace(self, ws: Workspace) -> None:
+        index = self.workspaces.index(ws)
+        info = self._ws_info(ws)
+        self.workspaces.remove(ws)
+        self.hub.emit(t.WorkspaceClosedEventData(workspace_id=ws.id, workspace=info))
+        if self.active is ws:
+            self.active = self.workspaces[max(0, index - 1)] if self.workspaces else None
+            if self.active is not None:
+                self.hub.emit(t.WorkspaceFocusedEventData(workspace_id=self.active.id))
+
+    async def _close_all(self, panes: list[Pane]) -> None:
+        for pane in panes:
+            await self._close_pane(pane)
+
+    # ------------------------------------------------------------------ handlers: server
+    async def _ping(self, id: str, params: Any) -> t.PongReply:
+        return t.PongReply(
+            version=self.version,
+            protocol=self.protocol,
+            capabilities=t.ServerCapabilities(live_handoff=False, detached_server_daemon=False),
+        )
+
+    async def _ok_handler(self, id: str, params: Any) -> t.OkReply:
+        return t.OkReply()
+
+    async def _snapshot(self, id: str, params: Any) -> t.SessionSnapshotReply:
+        tabs = [tab for ws in self.workspaces for tab in ws.tabs]
+        panes = [pane for ws in self.workspaces for pane in ws.panes()]
+        focused_tab = self.active.active_tab if self.active else None
+        focused_pane = focused_tab.focused_pane if focused_tab else None
+        snapshot = t.SessionSnapshot(
+            version=self.version,
+            protocol=self.protocol,
+            focused_workspace_id=self.active.id if self.active else None,
+            focused_tab_id=focused_tab.id if focused_tab else None,
+            focused_pane_id=focused_pane.id if focused_pane else None,
+            workspaces=[self._ws_info(ws) for ws in self.workspaces],
+            tabs=[self._tab_info(tab) for tab in tabs],
+            panes=[self._pane_info(pane) for pane in panes],
+            layouts=[self._layout(tab) for tab in tabs],
+            agents=[p.agent_info(self._pane_focused(p)) for p in panes if p.agent is not None],
+        )
+        return t.SessionSnapshotReply(snapshot=snapshot)
+
+    # ------------------------------------------------------------------ handlers: workspaces
+    async def _workspace_create(
+        self, id: str, params: t.WorkspaceCreateParams
+    ) -> t.WorkspaceCreatedReply:
+        self._check_env(params.env)
+        number = next(self._workspace_numbers)
+        cwd = params.cwd or self.cwd
+        label = params.label or (os.path.basename(cwd.rstrip("/")) or cwd)
+        ws = Workspace(number=number, id=new_workspace_id(number), label=label)
+        tab = ws.new_tab(None)
+        try:
+            pane = self._spawn(ws, tab, cwd, params.env)
+        except AnswerError as failure:
+            raise AnswerError(E.WORKSPACE_CREATE_FAILED, failure.message) from None
+        tab.root = tab.focused_pane = pane
+        ws.active_tab = tab
+        self.workspaces.append(ws)
+        self.hub.emit(t.WorkspaceCreatedEventData(workspace=self._ws_info(ws)))
+        self.hub.emit(t.TabCreatedEventData(tab=self._tab_info(tab)))
+        self.hub.emit(t.PaneCreatedEventData(pane=self._pane_info(pane)))
+        self._emit_layout(tab)
+        if params.focus or self.active is None:
+            self._focus_pane(pane)
+        return t.WorkspaceCreatedReply(
+            workspace=self._ws_info(ws), tab=self._tab_info(tab), root_pane=self._pane_info(pane)
+        )
+
+    async def _workspace_list(self, id: str, params: Any) -> t.WorkspaceListReply:
+        return t.WorkspaceListReply(workspaces=[self._ws_info(ws) for ws in self.workspaces])
+
+    async def _workspace_get(self, id: str, params: t.WorkspaceTarget) -> t.WorkspaceInfoReply:
+        return t.WorkspaceInfoReply(
+            workspace=self._ws_info(self._find_workspace(params.workspace_id))
+        )
+
+    async def _workspace_focus(self, id: str, params: t.WorkspaceTarget) -> t.WorkspaceInfoReply:
+        ws = self._find_workspace(params.workspace_id)
+        tab = ws.active_tab
+        if tab is not None and tab.focused_pane is not None:
+            self._focus_pane(tab.focused_pane)
+        return t.WorkspaceInfoReply(workspace=self._ws_info(ws))
+
+    async def _workspace_rename(
+        self, id: str, params: t.WorkspaceRenameParams
+    ) -> t.WorkspaceInfoReply:
+        ws = self._find_workspace(params.workspace_id)
+        ws.label = params.label
+        self.hub.emit(t.WorkspaceRenamedEventData(workspace_id=ws.id, label=ws.label))
+        return t.WorkspaceInfoReply(workspace=self._ws_info(ws))
+
+    async def _workspace_close(self, id: str, params: Any) -> t.OkReply:
+        ws = self._find_workspace(params.workspace_id)
+        await self._close_all(ws.panes())
+        return t.OkReply()
+
+    # ------------------------------------------------------------------ handlers: tabs
+    async def _tab_create(self, id: str, params: t.TabCreateParams) -> t.TabCreatedReply:
+        self._check_env(params.env)
+        if params.workspace_id is not None:
+            ws = self._find_workspace(params.workspace_id)
+        elif self.active is not None:
+            ws = self.active
+        else:
+            raise AnswerError(E.WORKSPACE_NOT_FOUND, "no active workspace")
+        tab = ws.new_tab(params.label)
+        try:
+            pane = self._spawn(ws, tab, params.cwd, params.env)
+        except AnswerError as failure:
+            ws.tabs.remove(tab)
+            raise AnswerError(E.TAB_CREATE_FAILED, failure.message) from None
+        tab.root = tab.focused_pane = pane
+        self.hub.emit(t.TabCreatedEventData(tab=self._tab_info(tab)))
+        self.hub.emit(t.PaneCreatedEventData(pane=self._pane_info(pane)))
+        self._emit_layout(tab)
+        if params.focus:
+            self._focus_pane(pane)
+        return t.TabCreatedReply(tab=self._tab_info(tab), root_pane=self._pane_info(pane))
+
+    async def _tab_list(self, id: str, params: t.TabListParams) -> t.TabListReply:
+        spaces = (
+            [self._find_workspace(params.workspace_id)] if params.workspace_id else self.workspaces
+        )
+        return t.TabListReply(tabs=[self._tab_info(tab) for ws in spaces for tab in ws.tabs])
+
+    async def _tab_get(self, id: str, params: t.TabTarget) -> t.TabInfoReply:
+        return t.TabInfoReply(tab=self._tab_info(self._find_tab(params.tab_id)))
+
+    async def _tab_focus(self, id: str, params: t.TabTarget) -> t.TabInfoReply:
+        tab = self._find_tab(params.tab_id)
+        if tab.focused_pane is not None:
+            self._focus_pane(tab.focused_pane)
+        return t.TabInfoReply(tab=self._tab_info(tab))
+
+    async def _tab_rename(self, id: str, params: t.TabRenameParams) -> t.TabInfoReply:
+        tab = self._find_tab(params.tab_id)
+        tab.label = params.label
+        self.hub.emit(
+            t.TabRenamedEventData(tab_id=tab.id, workspace_id=tab.workspace.id, label=params.label)
+        )
+        return t.TabInfoReply(tab=self._tab_info(tab))
+
+    async def _tab_close(self, id: str, params: t.TabTarget) -> t.OkReply:
+        tab = self._find_tab(params.tab_id)
+        await self._close_all(tab.panes())
+        return t.OkReply()
+
+    # ------------------------------------------------------------------ handlers: panes
+    async def _pane_split(self, id: str, params: t.PaneSplitParams) -> t.PaneInfoReply:
+        self._check_env(params.env)
+        if params.ratio is not None and not 0.0 < params.ratio < 1.0:
+            raise AnswerError(E.INVALID_RATIO, f"ratio must be between 0 and 1, got {params.ratio}")
+        if params.target_pane_id is not None:
+            target = self._find_pane(params.target_pane_id)
+        elif params.workspace_id is not None:
+            ws = self._find_workspace(params.workspace_id)
+            if ws.active_tab is None or ws.active_tab.focused_pane is None:
+                raise AnswerError(E.NO_ACTIVE_PANE, f"workspace {ws.id} has no focused pane")
+            target = ws.active_tab.focused_pane
+        else:
+            target = self._focused_pane()
+        tab, ws = target.tab, target.workspace
+        pane = self._spawn(ws, tab, params.cwd or target.cwd, params.env)
+        split = Split(
+            id=f"s{next(tab.split_ids)}",
+            direction=params.direction,
+            ratio=0.5 if params.ratio is None else params.ratio,
+            first=target,
+            second=pane,
+        )
+        tab.root = _replace(tab.root, target, split)
+        self._resize(tab)
+        self.hub.emit(t.PaneCreatedEventData(pane=self._pane_info(pane)))
+        self._emit_layout(tab)
+        if params.focus:
+            self._focus_pane(pane)
+        return t.PaneInfoReply(pane=self._pane_info(pane))
+
+    async def _pane_list(self, id: str, params: t.PaneListParams) -> t.PaneListReply:
+        spaces = (
+            [self._find_workspace(params.workspace_id)] if params.workspace_id else self.workspaces
+        )
+        return t.PaneListReply(panes=[self._pane_info(p) for ws in spaces for p in ws.panes()])
+
+    async def _pane_get(self, id: str, params: t.PaneTarget) -> t.PaneInfoReply:
+        return t.PaneInfoReply(pane=self._pane_info(self._find_pane(params.pane_id)))
+
+    async def _pane_focus(self, id: str, params: t.PaneTarget) -> t.PaneInfoReply:
+        pane = self._find_pane(params.pane_id)
+        self._focus_pane(pane)
+        return t.PaneInfoReply(pane=self._pane_info(pane))
+
+    async def _pane_rename(self, id: str, params: t.PaneRenameParams) -> t.PaneInfoReply:
+        pane = self._find_pane(params.pane_id)
+        pane.label = params.label or None
+        self.hub.emit(t.PaneUpdatedEventData(pane=self._pane_info(pane)))
+        return t.PaneInfoReply(pane=self._pane_info(pane))
+
+    async def _pane_close(self, id: str, params: t.PaneTarget) -> t.OkReply:
+        await self._close_pane(self._find_pane(params.pane_id))
+        return t.OkReply()
+
+    async def _write_pane(self, pane: Pane, data: bytes) -> None:
+        try:
+            await pane.process.write(data, timeout=self.input_timeout)
+        except OSError as exc:
+            raise AnswerError(E.PANE_SEND_FAILED, f"pane {pane.id}: {exc}") from exc
+
+    async def _pane_send_text(self, id: str, params: t.PaneSendTextParams) -> t.OkReply:
+        await self._write_pane(self._find_pane(params.pane_id), params.text.encode())
+        return t.OkReply()
+
+    def _keys(self, keys: Sequence[str]) -> bytes:
+        try:
+            return encode_keys(keys)
+        except UnsupportedKeyError as exc:
+            raise AnswerError(E.INVALID_KEY, str(exc)) from None
+
+    async def _pane_send_keys(self, id: str, params: t.PaneSendKeysParams) -> t.OkReply:
+        pane = self._find_pane(params.pane_id)
+        await self._write_pane(pane, self._keys(params.keys))
+        return t.OkReply()
+
+    async def _pane_send_input(self, id: str, params: t.PaneSendInputParams) -> t.OkReply:
+        pane = self._find_pane(params.pane_id)
+        await self._write_pane(pane, params.text.encode() + self._keys(params.keys))
+        return t.OkReply()
+
+    def _read(self, pane: Pane, source: str, lines: int | None, fmt: str) -> t.PaneReadResult:
+        outcome = pane.screen.read(source, lines=lines, ansi=fmt == "ansi")
+        return t.PaneReadResult(
+            pane_id=pane.id,
+            workspace_id=pane.workspace.id,
+            tab_id=pane.tab.id,
+            source=source,  # type: ignore[arg-type]
+            format=fmt,  # type: ignore[arg-type]
+            text=outcome.text,
+            revision=0,
+            truncated=outcome.truncated,
+        )
+
+    async def _pane_read(self, id: str, params: t.PaneReadParams) -> t.PaneReadReply:
+        pane = self._find_pane(params.pane_id)
+        return t.PaneReadReply(read=self._read(pane, params.source, params.lines, params.format))
+
+    def _matcher(self, match: t.OutputMatch, id: str | None = None) -> Callable[[str], bool]:
+        if isinstance(match, t.RegexOutputMatch):
+            try:
+                pattern = re.compile(match.value)
+            except re.error as exc:
+                raise AnswerError(E.INVALID_REGEX, f"regex parse error: {exc}", id=id) from None
+            return lambda line: pattern.search(line) is not None
+        needle = match.value
+        return lambda line: needle in line
+
+    def _match_read(
+        self, pane: Pane, source: str, lines: int | None, test: Callable[[str], bool]
+    ) -> tuple[str | None, t.PaneReadResult]:
+        source = "recent_unwrapped" if source == "recent" else source
+        read = self._read(pane, source, lines, "text")
+        for line in read.text.split("\n"):
+            if test(line):
+                return line, read
+        return None, read
+
+    async def _pane_wait_for_output(
+        self, id: str, params: t.PaneWaitForOutputParams
+    ) -> t.OutputMatchedReply:
+        test = self._matcher(params.match)
+        deadline = (
+            None if params.timeout_ms is None else anyio.current_time() + params.timeout_ms / 1000
+        )
+        while True:
+            pane = self._find_pane(params.pane_id)
+            matched, read = self._match_read(pane, params.source, params.lines, test)
+            if matched is not None:
+                return t.OutputMatchedReply(
+                    pane_id=pane.id, revision=read.revision, matched_line=matched, read=read
+                )
+            if deadline is not None and anyio.current_time() >= deadline:
+                raise AnswerError(E.TIMEOUT, "timed out waiting for output match")
+            wait = (
+                self.poll_interval
+                if deadline is None
+                else min(self.poll_interval, max(0.0, deadline - anyio.current_time()))
+            )
+            await anyio.sleep(wait)
+
+    async def _pane_report_agent(self, id: str, params: t.PaneReportAgentParams) -> t.OkReply:
+        pane = self._find_pane(params.pane_id)
+        if not params.source:
+            raise AnswerError(E.INVALID_METADATA_SOURCE, "source must not be empty")
+        newly = pane.agent != params.agent
+        pane.agent = params.agent
+        pane.agent_source = params.source
+        status: t.AgentStatus = params.state
+        if status == "idle" and pane.agent_status == "working" and not self._pane_focused(pane):
+            status = "done"
+        if newly:
+            self.hub.emit(
+                t.PaneAgentDetectedEventData(
+                    pane_id=pane.id, workspace_id=pane.workspace.id, agent=pane.agent
+                )
+            )
+        if status != pane.agent_status:
+            pane.agent_status = status
+            pane.state_change_seq += 1
+            self.hub.emit(
+                t.PaneAgentStatusChangedEventData(
+                    pane_id=pane.id,
+                    workspace_id=pane.workspace.id,
+                    agent_status=status,
+                    agent=pane.agent,
+                )
+            )
+        pane.notify_output()
+        return t.OkReply()
+
+    async def _pane_layout(self, id: str, params: t.PaneLayoutParams) -> t.PaneLayoutReply:
+        pane = self._find_pane(params.pane_id) if params.pane_id else self._focused_pane()
+        return t.PaneLayoutReply(layout=self._layout(pane.tab))
+
+    # ------------------------------------------------------------------ handlers: agents
+    def _agent_panes(self) -> list[Pane]:
+        return [p for ws in self.workspaces for p in ws.panes() if p.agent is not None]
+
+    def _find_agent(self, target: str) -> Pane:
+        by_name = [p for p in self._agent_panes() if p.agent_name == target]
+        by_pane = [p for p in self._agent_panes() if p.id == target]
+        found = {id(p): p for p in by_name + by_pane}
+        if len(found) > 1:
+            raise AnswerError(E.AGENT_TARGET_AMBIGUOUS, f"agent target {target} is ambiguous")
+        if not found:
+            raise AnswerError(E.AGENT_NOT_FOUND, f"agent {target} not found")
+        return next(iter(found.values()))
+
+    def _agent_reply(self, pane: Pane) -> t.AgentInfo:
+        return pane.agent_info(self._pane_focused(pane))
+
+    async def _agent_list(self, id: str, params: Any) -> t.AgentListReply:
+        return t.AgentListReply(agents=[self._agent_reply(p) for p in self._agent_panes()])
+
+    async def _agent_get(self, id: str, params: t.AgentTarget) -> t.AgentInfoReply:
+        return t.AgentInfoReply(agent=self._agent_reply(self._find_agent(params.target)))
+
+    async def _agent_start(self, id: str, params: t.AgentStartParams) -> t.AgentStartedReply:
+        if AGENT_NAME_PATTERN.fullmatch(params.name) is None:
+            raise AnswerError(
+                E.INVALID_AGENT_NAME,
+                f"invalid agent name {params.name}; use ^[a-z][a-z0-9_-]{{0,31}}$",
+            )
+        command = self.agent_commands.get(params.kind)
+        if command is None:
+            raise AnswerError(E.UNSUPPORTED_AGENT_KIND, f"unsupported agent kind {params.kind}")
+        if (
+            params.timeout_ms is not None
+            and not AGENT_TIMEOUT_MIN_MS < params.timeout_ms <= AGENT_TIMEOUT_MAX_MS
+        ):
+            raise AnswerError(
+                E.INVALID_AGENT_TIMEOUT,
+                f"timeout_ms must be greater than {AGENT_TIMEOUT_MIN_MS} "
+                f"and at most {AGENT_TIMEOUT_MAX_MS}",
+            )
+        for arg in params.args:
+            if "\0" in arg or "\n" in arg or "\r" in arg:
+                raise AnswerError(E.INVALID_AGENT_ARGUMENT, f"invalid agent argument {arg!r}")
+        try:
+            pane = self._find_pane(params.pane_id)
+        except AnswerError:
+            raise AnswerError(E.AGENT_PANE_NOT_FOUND, f"pane {params.pane_id} not found") from None
+        if any(p.agent_name == params.name for p in self._agent_panes()):
+            raise AnswerError(E.AGENT_NAME_TAKEN, f"agent name {params.name} is already taken")
+        if pane.agent is not None or not await self._shell_ready(pane):
+            raise AnswerError(E.AGENT_PANE_BUSY, f"pane {pane.id} is busy")
+        argv = [params.kind, *params.args]
+        line = shlex.join([command, *params.args])
+        try:
+            await pane.process.write(line.encode() + b"\r")
+        except OSError as exc:
+            raise AnswerError(E.AGENT_START_INPUT_FAILED, f"pane {pane.id}: {exc}") from exc
+        pane.agent = params.kind
+        pane.agent_name = params.name
+        self.hub.emit(
+            t.PaneAgentDetectedEventData(
+                pane_id=pane.id, workspace_id=pane.workspace.id, agent=pane.agent
+            )
+        )
+        return t.AgentStartedReply(agent=self._agent_reply(pane), argv=argv)
+
+    async def _shell_ready(self, pane: Pane) -> bool:
+        """Return whether the pane's own program owns its terminal (a fresh pane gets 2 s)."""
+        patience = max(0.0, pane.created_at + 2.0 - anyio.current_time())
+        with anyio.move_on_after(patience):
+            while not pane.process.foreground_is_shell():
+                if pane.closed:
+                    return False
+                await anyio.sleep(0.02)
+            return True
+        return False
+
+    async def _wait_status(
+        self,
+        pane: Pane,
+        until: Sequence[str],
+        deadline: float | None,
+        *,
+        after_seq: int | None = None,
+    ) -> None:
+        wanted = set(until or ("idle", "done", "blocked"))
+        while True:
+            if pane.closed or pane.agent is None:
+                raise AnswerError(
+                    E.AGENT_NOT_RUNNING, f"agent in pane {pane.id} is no longer running"
+                )
+            moved = after_seq is None or pane.state_change_seq > after_seq
+            if moved and pane.agent_status in wanted:
+                return
+            remaining = None if deadline is None else deadline - anyio.current_time()
+            if remaining is not None and remaining <= 0:
+                raise AnswerError(E.TIMEOUT, "timed out waiting for agent status")
+            with anyio.move_on_after(remaining if remaining is not None else float("inf")):
+                await pane.output.wait()
+
+    async def _agent_wait(self, id: str, params: t.AgentWaitParams) -> t.AgentInfoReply:
+        pane = self._find_agent(params.target)
+        deadline = (
+            None if params.timeout_ms is None else anyio.current_time() + params.timeout_ms / 1000
+        )
+        await self._wait_status(pane, params.until, deadline)
+        return t.AgentInfoReply(agent=self._agent_reply(pane))
+
+    async def _agent_prompt(self, id: str, params: t.AgentPromptParams) -> t.AgentPromptedReply:
+        pane = self._find_agent(params.target)
+        if not params.text.strip():
+            raise AnswerError(E.EMPTY_AGENT_PROMPT, "prompt text is empty")
+        seq = pane.state_change_seq
+        try:
+            await pane.process.write(params.text.encode())
+            await anyio.sleep(PROMPT_ENTER_DELAY)
+            await pane.process.write(b"\r")
+        except OSError as exc:
+            raise AnswerError(E.AGENT_PROMPT_FAILED, f"pane {pane.id}: {exc}") from exc
+        if params.wait is not None:
+            timeout = params.wait.timeout_ms
+            deadline = None if timeout is None else anyio.current_time() + timeout / 1000
+            with anyio.move_on_after(PROMPT_STALL_SECONDS):
+                while pane.state_change_seq == seq and not pane.closed:
+                    await pane.output.wait()
+            if pane.state_change_seq == seq and not pane.closed:
+                raise AnswerError(
+                    E.AGENT_PROMPT_STALLED, f"agent {params.target} did not react to the prompt"
+                )
+            await self._wait_status(pane, params.wait.until, deadline, after_seq=seq)
+        return t.AgentPromptedReply(agent=self._agent_reply(pane))
+
+    # ------------------------------------------------------------------ events
+    def _status_event(self, pane: Pane) -> t.PaneAgentStatusChangedEventData:
+        return t.PaneAgentStatusChangedEventData(
+            pane_id=pane.id,
+            workspace_id=pane.workspace.id,
+            agent_status=pane.agent_status,
+            agent=pane.agent,
+        )
+
+    async def _events_wait(self, id: str, params: t.EventsWaitParams) -> t.WaitMatchedReply:
+        match = params.match_event
+        if not isinstance(match, t.PaneAgentStatusChangedEventMatch):
+            raise AnswerError(
+                E.UNSUPPORTED_EVENT_WAIT_MATCH,
+                f"events.wait does not support {match.__struct_config__.tag}",
+            )
+        try:
+            pane = self._find_pane(match.pane_id)
+        except AnswerError as failure:
+            raise AnswerError(failure.code, failure.message, id=f"{id}:sub:0:probe") from None
+        deadline = (
+            None if params.timeout_ms is None else anyio.current_time() + params.timeout_ms / 1000
+        )
+        while True:
+            if pane.closed:
+                raise AnswerError(E.PANE_NOT_FOUND, f"pane {match.pane_id} not found")
+            if pane.agent_status == match.agent_status:
+                data = self._status_event(pane)
+                return t.WaitMatchedReply(
+                    event=LifecycleEvent(event="pane_agent_status_changed", data=data)
+                )
+            remaining = None if deadline is None else deadline - anyio.current_time()
+            if remaining is not None and remaining <= 0:
+                raise AnswerError(E.TIMEOUT, "timed out waiting for event match")
+            with anyio.move_on_after(remaining if remaining is not None else float("inf")):
+                await pane.output.wait()
+
+    async def _subscribe(
+        self, stream: anyio.abc.SocketStream, conn: ServerConnection, request: t.Request
+    ) -> None:
+        params: t.EventsSubscribeParams = request.params  # type: ignore[attr-defined]
+        entries: list[_Entry] = []
+        try:
+            for index, sub in enumerate(params.subscriptions):
+                entries.append(self._entry(request.id, index, sub))
+        except AnswerError as failure:
+            answer = ErrorResponse.of(failure.id or request.id, failure.code, failure.message)
+            await self._write(stream, conn.send(answer))
+            return
+        await self._write(
+            stream, conn.send(SuccessResponse(id=request.id, result=t.SubscriptionStartedReply()))
+        )
+        async with anyio.create_task_group() as tg:
+
+            async def pump() -> None:
+                try:
+                    while True:
+                        for entry in entries:
+                            line = entry.poll(self)
+                            if line is not None:
+                                with anyio.fail_after(WRITE_TIMEOUT):
+                                    await stream.send(conn.send(line))
+                        await anyio.sleep(self.poll_interval)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, TimeoutError):
+                    pass
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(pump)
+            await self._watch_client(stream, conn)
+            tg.cancel_scope.cancel()
+
+    def _entry(self, id: str, index: int, sub: Any) -> _Entry:
+        probe_id = f"{id}:sub:{index}:probe"
+        if isinstance(sub, t.PaneOutputMatchedSubscription):
+            test = self._matcher(sub.match, probe_id)
+            try:
+                pane = self._find_pane(sub.pane_id)
+            except AnswerError as failure:
+                raise AnswerError(failure.code, failure.message, id=probe_id) from None
+            return _OutputEntry(pane, sub, test)
+        if isinstance(sub, (t.PaneAgentStatusChangedSubscription, t.PaneScrollChangedSubscription)):
+            try:
+                pane = self._find_pane(sub.pane_id)
+            except AnswerError as failure:
+                raise AnswerError(failure.code, failure.message, id=probe_id) from None
+            if isinstance(sub, t.PaneScrollChangedSubscription):
+                return _ScrollEntry(pane)
+            return _StatusEntry(pane, sub.agent_status)
+        kind = str(sub.__struct_config__.tag).replace(".", "_")
+        return _LifecycleEntry(kind)
+
+
+class _Entry:
+    def poll(self, server: HerdrServer) -> LifecycleEvent | SubscriptionEvent | None:
+        raise NotImplementedError
+
+
+class _LifecycleEntry(_Entry):
+    """A plain subscription: replays the hub from sequence 0, one line per round (herdr)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.seq = 0
+
+    def poll(self, server: HerdrServer) -> LifecycleEvent | None:
+        found = server.hub.after(self.seq, self.kind)
+        if found is None:
+            return None
+        self.seq, event = found
+        return event
+
+
+class _StatusEntry(_Entry):
+    def __init__(self, pane: Pane, wanted: str | None) -> None:
+        self.pane = pane
+        self.wanted = wanted
+        self.last: tuple[str, str | None] | None = (
+            None if wanted is not None else (pane.agent_status, pane.agent)
+        )
+
+    def poll(self, server: HerdrServer) -> SubscriptionEvent | None:
+        pane = self.pane
+        current = (pane.agent_status, pane.agent)
+        if current == self.last or pane.closed:
+            return None
+        self.last = current
+        if self.wanted is not None and pane.agent_status != self.wanted:
+            return None
+        data = t.PaneAgentStatusChangedEvent(
+            pane_id=pane.id,
+            workspace_id=pane.workspace.id,
+            agent_status=pane.agent_status,
+            agent=pane.agent,
+        )
+        return SubscriptionEvent(event="pane.agent_status_changed", data=data)
+
+
+class _ScrollEntry(_Entry):
+    """Reference panes have no scrollback viewport, so the scroll snapshot never changes."""
+
+    def __init__(self, pane: Pane) -> None:
+        self.pane = pane
+
+    def poll(self, server: HerdrServer) -> None:
+        return None
+
+
+class _OutputEntry(_Entry):
+    """Edge-triggered: fires when a match appears, re-arms after a poll without one."""
+
+    def __init__(
+        self, pane: Pane, sub: t.PaneOutputMatchedSubscription, test: Callable[[str], bool]
+    ) -> None:
+        self.pane = pane
+        self.sub = sub
+        self.test = test
+        self.armed = True
+
+    def poll(self, server: HerdrServer) -> SubscriptionEvent | None:
+        if self.pane.closed:
+            return None
+        matched, read = server._match_read(self.pane, self.sub.source, self.sub.lines, self.test)
+        if matched is None:
+            self.armed = True
+            return None
+        if not self.armed:
+            return None
+        self.armed = False
+        data = t.PaneOutputMatchedEvent(pane_id=self.pane.id, matched_line=matched, read=read)
+        return SubscriptionEvent(event="pane.output_matched", data=data)
+
+
+def _is_closed(pane: Pane) -> bool:
+    """Read ``pane.closed`` afresh (another task may have closed it across an await)."""
+    return pane.closed
+
+
+def _divide(
+    rect: t.PaneLayoutRect, direction: str, ratio: float
+) -> tuple[t.PaneLayoutRect, t.PaneLayoutRect]:
+    if direction == "right":
+        first = max(1, min(rect.width - 1, round(rect.width * ratio)))
+        return (
+            t.PaneLayoutRect(x=rect.x, y=rect.y, width=first, height=rect.height),
+            t.PaneLayoutRect(
+                x=rect.x + first, y=rect.y, width=rect.width - first, height=rect.height
+            ),
+        )
+    first = max(1, min(rect.height - 1, round(rect.height * ratio)))
+    return (
+        t.PaneLayoutRect(x=rect.x, y=rect.y, width=rect.width, height=first),
+        t.PaneLayoutRect(x=rect.x, y=rect.y + first, width=rect.width, height=rect.height - first),
+    )
+
+
+def _replace(node: Split | Pane | None, old: Pane, new: Split | Pane) -> Split | Pane:
+    if node is old or node is None:
+        return new
+    if isinstance(node, Split):
+        node.first = _replace(node.first, old, new)
+        node.second = _replace(node.second, old, new)
+    return node
+
+
+def _remove(node: Split | Pane, pane: Pane) -> Split | Pane | None:
+    if node is pane:
+        return None
+    if isinstance(node, Split):
+        first = _remove(node.first, pane)
+        second = _remove(node.second, pane)
+        if first is None:
+            return second
+        if second is None:
+            return first
+        node.first, node.second = first, second
+    return node

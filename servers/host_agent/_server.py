@@ -1,0 +1,736 @@
+"""The reference shed-host-agent: both sockets, driven by the sans-IO core.
+
+This is a thin anyio shell. The core decides everything (framing, the
+handshake, who the consumer is, how approvals end); the shell owns the
+sockets, tasks, clocks and ids:
+
+* the status socket writes one compact LiveStatus line per connection
+  (5 s write deadline) and closes, reading nothing;
+* the approval channel gives each connection 2 s for its hello, closes
+  silently on anything else, acks, promotes (superseding the previous
+  consumer, which gets its notice and is closed within about 6 s), replays
+  ``replay_events``, pings every 10 s and writes every frame through a
+  bounded queue (256 frames); what is queued goes out in one write, and each
+  write has the 5 s deadline (a batch is held to the per-frame bound). A full queue or
+  a failed write drops the connection and fails its approvals closed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import anyio.abc
+from anyio.abc import SocketAttribute
+
+from shedproto import __version__
+from shedproto.hostagent import (
+    GATED_NAMESPACES,
+    HELLO_TIMEOUT,
+    NS_AWS,
+    NS_SSH,
+    PING_INTERVAL,
+    WRITE_TIMEOUT,
+    AgentConfig,
+    AgentConnection,
+    AgentState,
+    ApprovalRegistry,
+    ApprovalResponse,
+    AuditRecord,
+    ConnectionClosed,
+    CredentialGet,
+    CredentialResponse,
+    Decision,
+    EventRing,
+    Hello,
+    HelloAck,
+    LiveStatus,
+    Outcome,
+    Ping,
+    PingDue,
+    RcHubStatus,
+    ServerHealth,
+    TokenGet,
+    TokenResponse,
+    approval_socket_path,
+    build_live_status,
+    decide_by_policy,
+    denial_audit,
+    effective_policy,
+    encode_audit_line,
+    encode_frame,
+    encode_live_status,
+    format_timestamp,
+    gate_namespaces,
+    status_socket_path,
+)
+from shedproto.servers import BindError, UnixServer
+
+__all__ = [
+    "DEFAULT_DETAILS",
+    "CredentialMinter",
+    "HostAgentServer",
+    "MintError",
+    "MintedCredential",
+    "POLICIES",
+]
+
+log = logging.getLogger("shedproto.servers.host_agent")
+
+POLICIES = ("deny-all", "approve-all", "shed-desktop")
+"""The policies :meth:`HostAgentServer.set_policy` accepts."""
+
+DEFAULT_DETAILS: Mapping[str, str] = {
+    NS_SSH: "SSH sign request",
+    NS_AWS: "AWS credentials request",
+}
+"""The agent's fixed ``approval_request.detail`` texts (docker's names the registry URL)."""
+
+WRITE_QUEUE = 256
+"""Frames a consumer may have queued before it counts as a dead transport."""
+SUPERSEDE_FLUSH = 6.0
+"""Seconds a superseded consumer gets to receive its notice before it is closed."""
+RECEIVE_CHUNK = 65536
+
+NO_TOKEN_MINTER = "control-token minting is not available"
+NO_CREDENTIAL_MINTER = "control-credential minting is not available"
+
+
+class MintError(Exception):
+    """Raised by a :data:`CredentialMinter`; its message becomes the reply's ``error``."""
+
+
+@dataclass(frozen=True)
+class MintedCredential:
+    """What a minter returns: a token (``auth_mode`` ``token``) or a certificate (``mtls``)."""
+
+    auth_mode: str = "token"
+    token: str = ""
+    client_cert: str = ""
+    cert_serial: str = ""
+    expires_at: str = ""
+
+
+CredentialMinter = Callable[[str, str], Awaitable[MintedCredential]]
+"""``await minter(server, csr)``: mint a control credential (``csr`` ``""`` when absent)."""
+
+
+class _Ids:
+    """Random version-4 UUID strings, drawing entropy from ``os.urandom`` in blocks.
+
+    ``str(uuid.uuid4())`` costs a syscall and an object per id; this keeps the
+    same format and randomness at a fraction of the cost on the fan-out path.
+    """
+
+    BLOCK = 4096
+
+    def __init__(self) -> None:
+        self._hex = ""
+        self._at = 0
+
+    def __call__(self) -> str:
+        if self._at >= len(self._hex):
+            self._hex = os.urandom(self.BLOCK).hex()
+            self._at = 0
+        h = self._hex[self._at : self._at + 32]
+        self._at += 32
+        variant = "89ab"[int(h[16], 16) & 3]
+        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{variant}{h[17:20]}-{h[20:32]}"
+
+
+_new_id = _Ids()
+
+
+def _now_ts() -> str:
+    return format_timestamp(time.time())
+
+
+def _only_bind_error(exc: BaseException) -> BindError | None:
+    """Unwrap anyio's exception groups around a lone bind refusal."""
+    while not isinstance(exc, BindError):
+        inner: Sequence[BaseException] = getattr(exc, "exceptions", ())
+        if len(inner) != 1:
+            return None
+        exc = inner[0]
+    return exc
+
+
+class _Waiter:
+    __slots__ = ("decision", "event")
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+        self.decision: Decision | None = None
+
+
+class _Consumer:
+    """One handshaken approval connection and its outbound queue."""
+
+    def __init__(
+        self, key: int, conn: AgentConnection, hello: Hello, stream: anyio.abc.SocketStream
+    ) -> None:
+        self.key = key
+        self.conn = conn
+        self.hello = hello
+        self.stream = stream
+        self.scope = anyio.CancelScope()
+        self.hung_up = False
+        self.outbox, self.inbox = anyio.create_memory_object_stream[bytes | None](WRITE_QUEUE)
+
+    def enqueue(self, data: bytes) -> bool:
+        """Queue ``data``; a full or closed queue drops the connection (returns False)."""
+        try:
+            self.outbox.send_nowait(data)
+        except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self.hangup()
+            return False
+        return True
+
+    def hangup(self) -> None:
+        """End the connection by shutting the socket down; the reader then sees EOF.
+
+        Shutting down instead of cancelling the reader avoids cancelling a
+        receive at the moment data arrives (an asyncio-backend race in anyio).
+        """
+        if self.hung_up:
+            return
+        self.hung_up = True
+        try:
+            raw = self.stream.extra(SocketAttribute.raw_socket)
+        except anyio.TypedAttributeLookupError:  # not a socket (a test double): cancel instead
+            self.scope.cancel()
+            return
+        with contextlib.suppress(OSError):  # already disconnected: the reader sees EOF anyway
+            raw.shutdown(socket.SHUT_RDWR)
+
+    def finish(self, flush: float) -> None:
+        """Close after what is queued is written, at the latest ``flush`` seconds from now."""
+        self.scope.deadline = min(self.scope.deadline, anyio.current_time() + flush)
+        try:
+            self.outbox.send_nowait(None)
+        except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self.hangup()
+
+
+class HostAgentServer:
+    """A stand-in for shed-host-agent serving both sockets in ``socket_dir``.
+
+    Start it with ``await task_group.start(server.serve)`` (it returns the
+    server once both sockets listen) and stop it with :meth:`shutdown`;
+    both socket files are removed. Drive it from tests with
+    :meth:`set_policy`, :attr:`approval_timeout`, :meth:`set_servers`,
+    :meth:`emit_audit`/:meth:`audit` and :meth:`request_approval`.
+    """
+
+    def __init__(
+        self,
+        socket_dir: str | os.PathLike[str],
+        *,
+        config: AgentConfig | None = None,
+        config_path: str = "",
+        version: str = __version__,
+        hello_timeout: float = HELLO_TIMEOUT,
+        ping_interval: float = PING_INTERVAL,
+        write_timeout: float = WRITE_TIMEOUT,
+        audit_log: str | os.PathLike[str] | None = None,
+        minter: CredentialMinter | None = None,
+        grace: float = 1.0,
+    ) -> None:
+        config = config or AgentConfig()
+        self.socket_dir = Path(socket_dir)
+        self.status_path = Path(status_socket_path(os.fspath(self.socket_dir)))
+        self.approval_path = Path(approval_socket_path(os.fspath(self.socket_dir)))
+        self.config_path = config_path
+        self.version = version
+        self.hello_timeout = hello_timeout
+        self.ping_interval = ping_interval
+        self.write_timeout = write_timeout
+        self.audit_log = Path(audit_log) if audit_log is not None else None
+        self.minter = minter
+        self.policies: dict[str, str] = {ns: config.policies.get(ns, "") for ns in GATED_NAMESPACES}
+        self.registry = ApprovalRegistry(timeout=config.approval_timeout)
+        self.ring = EventRing()
+        self.audit_records: deque[AuditRecord] = deque(maxlen=1000)
+        """The most recent audit records (newest last), for tests to inspect."""
+        self.rc_hub = RcHubStatus(state="disabled")
+        self.servers: tuple[ServerHealth, ...] = ()
+        self.started_at = ""
+        self._consumers: dict[Hashable, _Consumer] = {}
+        self._waiters: dict[str, _Waiter] = {}
+        self._next_key = 0
+        self._consumer_changed = anyio.Event()
+        self._status_server = UnixServer(self.status_path, self._serve_status, grace=grace)
+        self._approval_server = UnixServer(self.approval_path, self._serve_approval, grace=grace)
+        self._stopping = False
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def serve(
+        self, *, task_status: anyio.abc.TaskStatus[HostAgentServer] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Bind the status socket, then the approval socket, and serve until shut down.
+
+        Raises:
+            BindError: a socket path was refused (a live agent, a non-socket
+                file, a path too long); nothing is left bound.
+
+        """
+        self.started_at = _now_ts()
+        try:
+            async with anyio.create_task_group() as tg:
+                await tg.start(self._status_server.serve)
+                try:
+                    await tg.start(self._approval_server.serve)
+                except BaseException:
+                    self._status_server.shutdown()
+                    raise
+                task_status.started(self)
+        except Exception as exc:
+            bind_error = _only_bind_error(exc)
+            if bind_error is None:
+                raise
+            raise bind_error from None
+
+    def shutdown(self) -> None:
+        """Stop both sockets, close every consumer and fail pending approvals closed.
+
+        Safe to call more than once and before :meth:`serve` started.
+        """
+        self._stopping = True
+        for consumer in list(self._consumers.values()):
+            consumer.hangup()
+        self._status_server.shutdown()
+        self._approval_server.shutdown()
+
+    # ------------------------------------------------------------------ policy API
+
+    @property
+    def approval_timeout(self) -> float:
+        """Seconds an approval may wait for the consumer (advertised in ``request_timeout_ms``)."""
+        return self.registry.timeout
+
+    @approval_timeout.setter
+    def approval_timeout(self, seconds: float) -> None:
+        if not seconds > 0:
+            raise ValueError(f"approval timeout must be positive, got {seconds}")
+        self.registry.timeout = seconds
+
+    def set_policy(self, namespace: str, policy: str) -> None:
+        """Set the approval policy of ``namespace`` (one of :data:`POLICIES`).
+
+        Raises:
+            ValueError: an unknown namespace or policy.
+
+        """
+        if namespace not in GATED_NAMESPACES:
+            raise ValueError(f"unknown namespace {namespace!r}; expected one of {GATED_NAMESPACES}")
+        if policy not in POLICIES:
+            raise ValueError(f"unknown policy {policy!r}; expected one of {POLICIES}")
+        self.policies[namespace] = policy
+
+    def set_servers(self, servers: Iterable[ServerHealth]) -> None:
+        """Replace the watched servers that status reports (sorted on output)."""
+        self.servers = tuple(servers)
+
+    @property
+    def consumer(self) -> Hello | None:
+        """The active consumer's hello, or ``None`` when no consumer is connected."""
+        key = self.registry.consumer
+        if key is None:
+            return None
+        consumer = self._consumers.get(key)
+        return consumer.hello if consumer is not None else None
+
+    async def wait_for_consumer(self, *, client_name: str | None = None) -> Hello:
+        """Wait until a consumer (named ``client_name``, if given) is active; return its hello."""
+        while True:
+            hello = self.consumer
+            if hello is not None and (client_name is None or hello.client.name == client_name):
+                return hello
+            changed = self._consumer_changed
+            await changed.wait()
+
+    def status(self) -> LiveStatus:
+        """Take a LiveStatus snapshot now (what the status socket writes)."""
+        hello = self.consumer
+        return build_live_status(
+            version=self.version,
+            pid=os.getpid(),
+            started_at=self.started_at or _now_ts(),
+            written_at=_now_ts(),
+            config_path=self.config_path,
+            policies=self.policies,
+            socket_path=os.fspath(self.approval_path),
+            consumer_name=hello.client.name if hello is not None else None,
+            consumer_version=hello.client.version if hello is not None else "",
+            rc_hub=self.rc_hub,
+            servers=self.servers,
+        )
+
+    # ------------------------------------------------------------------ events and audit
+
+    def emit_audit(self, record: AuditRecord) -> bytes:
+        """Record ``record``: append it to the audit log, ring it and fan it out as an ``event``.
+
+        The JSONL audit line (when ``audit_log`` is set) is appended
+        synchronously: one small local write, as the real agent does first.
+
+        Returns the serialized event frame (what the ring replays). Never raises
+        for a dead consumer (it is dropped instead), nor for a full writer queue
+        (256 frames: the consumer counts as dead and is dropped, as in the real
+        agent).
+
+        Raises:
+            OSError: the audit log (``audit_log``) could not be written; the
+                event is then neither ringed nor sent.
+
+        """
+        self.audit_records.append(record)
+        if self.audit_log is not None:
+            with self.audit_log.open("ab") as handle:
+                handle.write(encode_audit_line(record))
+        line = encode_frame(record.to_event(_new_id()))
+        self.ring.append(line)
+        consumer = self._active()
+        if consumer is not None and consumer.conn.state is AgentState.ACTIVE:
+            consumer.enqueue(consumer.conn.forward((line,)))
+        return line
+
+    def audit(
+        self,
+        namespace: str,
+        op: str,
+        shed: str,
+        result: str,
+        *,
+        detail: str = "",
+        code: str = "",
+        reason: str = "",
+        server: str = "",
+        decision: Decision | None = None,
+    ) -> bytes:
+        """Emit the audit record of an operation; ``decision`` fills ``approval``/``decided_by``.
+
+        Without a decision, ``approval`` is the namespace's effective policy
+        (``none`` for an ungated namespace such as ``egress``).
+        """
+        if decision is not None:
+            approval = decision.policy
+        elif namespace in GATED_NAMESPACES:
+            approval = effective_policy(self.policies[namespace])
+        else:
+            approval = ""
+        return self.emit_audit(
+            AuditRecord(
+                ts=_now_ts(),
+                server=server,
+                shed=shed,
+                ns=namespace,
+                op=op,
+                result=result,
+                detail=detail,
+                code=code,
+                reason=reason,
+                approval=approval,
+                decided_by=(decision.decided_by or "") if decision else "",
+                scope=decision.scope if decision else "",
+                ttl=decision.ttl if decision else "",
+            )
+        )
+
+    # ------------------------------------------------------------------ approvals
+
+    async def request_approval(
+        self,
+        namespace: str,
+        op: str,
+        shed: str,
+        *,
+        server: str = "",
+        detail: str | None = None,
+        audit_denial: bool = True,
+    ) -> Decision:
+        """Gate one credential operation the way the real agent does; always fails closed.
+
+        ``approve-all``/``deny-all`` decide at once; ``shed-desktop`` asks the
+        active consumer (denied at once without one) and waits up to
+        :attr:`approval_timeout`. A denial is audited as the real agent
+        audits it (``result: denied``) unless ``audit_denial`` is false; an
+        approval is left for the caller to audit with the operation's result
+        (:meth:`audit` with ``decision=``). If the caller is cancelled, the
+        request is withdrawn. Never raises for consumer misbehaviour.
+
+        Raises:
+            ValueError: ``namespace`` has no approval policy (``egress``, a typo).
+            OSError: the audit log (``audit_log``) could not be written.
+
+        """
+        if namespace not in GATED_NAMESPACES:
+            raise ValueError(f"{namespace!r} has no approval policy")
+        decision = decide_by_policy(self.policies[namespace])
+        if decision is None:
+            decision = await self._ask_consumer(
+                namespace,
+                op,
+                shed,
+                server,
+                DEFAULT_DETAILS.get(namespace, "") if detail is None else detail,
+            )
+        if not decision.approved and audit_denial:
+            self.emit_audit(
+                denial_audit(
+                    decision, ts=_now_ts(), namespace=namespace, op=op, shed=shed, server=server
+                )
+            )
+        return decision
+
+    async def _ask_consumer(
+        self, namespace: str, op: str, shed: str, server: str, detail: str
+    ) -> Decision:
+        request_id = _new_id()
+        opened = self.registry.open(
+            request_id=request_id,
+            namespace=namespace,
+            op=op,
+            shed=shed,
+            detail=detail,
+            server=server,
+            now=anyio.current_time(),
+            wall=time.time(),
+        )
+        if isinstance(opened, Decision):
+            return opened
+        waiter = _Waiter()
+        self._waiters[request_id] = waiter
+        try:
+            consumer = self._consumers.get(opened.connection)
+            if consumer is None or consumer.conn.state is not AgentState.ACTIVE:
+                self._drop(opened.connection)  # it is going away: fail closed now
+            elif not consumer.enqueue(consumer.conn.send(opened.frame)):
+                self._drop(consumer.key)
+            with anyio.move_on_after(max(0.0, opened.deadline - anyio.current_time())):
+                if waiter.decision is None:
+                    await waiter.event.wait()
+            if waiter.decision is None:
+                self._deliver_all(self.registry.expire(max(anyio.current_time(), opened.deadline)))
+        finally:
+            self._waiters.pop(request_id, None)
+            if waiter.decision is None:
+                self.registry.cancel(request_id)  # withdrawn: the caller went away
+        if waiter.decision is None:  # pragma: no cover - expire() above always settles it
+            return Decision(approved=False, outcome=Outcome.TIMEOUT, policy="shed-desktop")
+        return waiter.decision
+
+    def _deliver_all(self, decisions: Iterable[Decision]) -> None:
+        for decision in decisions:
+            waiter = self._waiters.get(decision.request_id or "")
+            if waiter is not None and waiter.decision is None:
+                waiter.decision = decision
+                waiter.event.set()
+
+    @property
+    def pending_approvals(self) -> int:
+        """How many approvals await the consumer right now."""
+        return self.registry.pending
+
+    def _active(self) -> _Consumer | None:
+        key = self.registry.consumer
+        return None if key is None else self._consumers.get(key)
+
+    def _notify_consumer_change(self) -> None:
+        self._consumer_changed.set()
+        self._consumer_changed = anyio.Event()
+
+    # ------------------------------------------------------------------ status socket
+
+    async def _serve_status(self, stream: anyio.abc.SocketStream) -> None:
+        data = encode_live_status(self.status())
+        with anyio.move_on_after(self.write_timeout):
+            await stream.send(data)
+
+    # ------------------------------------------------------------------ approval socket
+
+    async def _serve_approval(self, stream: anyio.abc.SocketStream) -> None:
+        conn = AgentConnection(
+            accepted_at=anyio.current_time(),
+            hello_timeout=self.hello_timeout,
+            ping_interval=self.ping_interval,
+        )
+        hello: Hello | None = None
+        backlog: list[object] = []
+        with anyio.move_on_after(self.hello_timeout):
+            while hello is None and not conn.closed:
+                data = await self._receive(stream)
+                for event in conn.receive_data(data):
+                    if isinstance(event, Hello):
+                        hello = event
+                    elif hello is not None:
+                        backlog.append(event)
+        if hello is None or conn.closed or self._stopping:
+            conn.handle_timeout(anyio.current_time())
+            return  # silent close: no frame, no consumer change
+        ack = HelloAck.accepted_ack(
+            id=_new_id(),
+            ts=_now_ts(),
+            version=self.version,
+            gate_namespaces=gate_namespaces(self.policies),
+            request_timeout_ms=self.registry.request_timeout_ms,
+        )
+        try:
+            with anyio.fail_after(self.write_timeout):
+                await stream.send(conn.accept(ack, now=anyio.current_time()))
+        except (TimeoutError, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return  # never promoted
+        self._next_key += 1
+        consumer = _Consumer(self._next_key, conn, hello, stream)
+        self._consumers[consumer.key] = consumer
+        try:
+            self._promote(consumer)
+            consumer.enqueue(conn.forward(self.ring.replay(hello.replay_events)))
+            with consumer.scope:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._writer, consumer)
+                    tg.start_soon(self._pinger, consumer)
+                    await self._reader(consumer, tg, backlog)
+                    tg.cancel_scope.cancel()
+        finally:
+            self._drop(consumer.key)
+            del self._consumers[consumer.key]
+            consumer.outbox.close()
+            conn.close()
+
+    def _drop(self, key: Hashable) -> None:
+        """Demote ``key`` now: no longer the consumer, its approvals denied. Idempotent."""
+        was_consumer = self.registry.consumer == key
+        self._deliver_all(self.registry.demote(key))
+        if was_consumer:
+            self._notify_consumer_change()
+
+    def _promote(self, consumer: _Consumer) -> None:
+        promotion = self.registry.promote(consumer.key)
+        self._deliver_all(promotion.failed)
+        if promotion.superseded is not None:
+            old = self._consumers.get(promotion.superseded)
+            if old is not None and old.conn.state is AgentState.ACTIVE:
+                old.enqueue(old.conn.supersede(HelloAck.superseded_ack(id=_new_id(), ts=_now_ts())))
+                old.finish(SUPERSEDE_FLUSH)
+        self._notify_consumer_change()
+
+    @staticmethod
+    async def _receive(stream: anyio.abc.ByteStream) -> bytes:
+        try:
+            return await stream.receive(RECEIVE_CHUNK)
+        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            return b""
+
+    async def _reader(
+        self, consumer: _Consumer, tg: anyio.abc.TaskGroup, backlog: list[object]
+    ) -> None:
+        events = backlog
+        while True:
+            for event in events:
+                if isinstance(event, ConnectionClosed):
+                    self._drop(consumer.key)
+                    return
+                if isinstance(event, ApprovalResponse):
+                    decision = self.registry.resolve(consumer.key, event)
+                    if decision is not None:
+                        self._deliver_all((decision,))
+                elif isinstance(event, (TokenGet, CredentialGet)):
+                    tg.start_soon(self._answer_credential, consumer, event)
+                # pong: liveness only; skipped lines: nothing to do
+            data = await self._receive(consumer.stream)
+            events = list(consumer.conn.receive_data(data))
+            if not data and not events:
+                self._drop(consumer.key)
+                return
+
+    async def _writer(self, consumer: _Consumer) -> None:
+        inbox = consumer.inbox
+        try:
+            async with inbox:
+                async for first in inbox:
+                    # Frames queued meanwhile go out in the same write, under one deadline.
+                    batch = [first]
+                    while batch[-1] is not None:
+                        try:
+                            batch.append(inbox.receive_nowait())
+                        except anyio.WouldBlock:
+                            break
+                    done = batch[-1] is None
+                    data = b"".join(frame for frame in batch if frame)
+                    if data:
+                        with anyio.fail_after(self.write_timeout):
+                            await consumer.stream.send(data)
+                    if done:
+                        break
+        except (TimeoutError, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass  # a failed write drops the consumer
+        consumer.hangup()
+
+    async def _pinger(self, consumer: _Consumer) -> None:
+        conn = consumer.conn
+        while (deadline := conn.next_deadline()) is not None:
+            await anyio.sleep_until(deadline)
+            for event in conn.handle_timeout(anyio.current_time()):
+                if isinstance(event, PingDue) and conn.state is AgentState.ACTIVE:
+                    consumer.enqueue(conn.send(Ping(id=_new_id(), ts=_now_ts())))
+
+    async def _answer_credential(
+        self, consumer: _Consumer, request: TokenGet | CredentialGet
+    ) -> None:
+        minted: MintedCredential | None = None
+        error = ""
+        if self.minter is None:
+            error = NO_TOKEN_MINTER if isinstance(request, TokenGet) else NO_CREDENTIAL_MINTER
+        else:
+            try:
+                csr = request.csr if isinstance(request, CredentialGet) else ""
+                minted = await self.minter(request.server, csr)
+            except MintError as exc:
+                error = str(exc)
+            except Exception as exc:  # a broken minter must not take the channel down
+                log.exception("credential minter failed for %r", request.server)
+                error = f"minting failed: {exc}"
+        reply: TokenResponse | CredentialResponse
+        if isinstance(request, TokenGet):
+            if minted is not None and minted.auth_mode == "mtls":
+                error = (
+                    f'server "{request.server}" issues client certificates (auth.mode: mtls); '
+                    "this shed-desktop is too old to use one \u2014 upgrade the app"
+                )
+                minted = None
+            reply = TokenResponse(
+                id=_new_id(),
+                ts=_now_ts(),
+                in_reply_to=request.id,
+                server=request.server,
+                token=minted.token if minted else "",
+                expires_at=minted.expires_at if minted else "",
+                error=error,
+            )
+        else:
+            mtls = minted is not None and minted.auth_mode == "mtls"
+            reply = CredentialResponse(
+                id=_new_id(),
+                ts=_now_ts(),
+                in_reply_to=request.id,
+                server=request.server,
+                auth_mode=minted.auth_mode if minted else "",
+                token=minted.token if minted and not mtls else "",
+                client_cert=minted.client_cert if minted and mtls else "",
+                cert_serial=minted.cert_serial if minted and mtls else "",
+                expires_at=minted.expires_at if minted else "",
+                error=error,
+            )
+        # delivered only if this connection is still the active consumer
+        if self.registry.consumer == consumer.key and consumer.conn.state is AgentState.ACTIVE:
+            consumer.enqueue(consumer.conn.send(reply))

@@ -1,0 +1,304 @@
+r"""The command ledger's pure state: file format, validation and operations.
+
+The ledger file is UTF-8 JSON written as ``JSON.stringify(value, null, 2) +
+"\n"``::
+
+    {
+      "schema": "commonfabric.agent-connector.command-ledger",
+      "generation": 12,
+      "receipts": { "<key>": { ...receipt... } },
+      "pendingPublicationCommandIds": ["<key>"]
+    }
+
+Receipts are keyed by command identity (the command id for the owner's
+queue, ``producer + "\x00" + id`` for a producer's queue), both sorted in
+``localeCompare`` order. :class:`LedgerState` is immutable: every operation
+returns the next state with ``generation + 1``, which the file layer writes
+durably before it adopts it (``servers.connector.ledger``). A missing file is
+the empty ledger, generation 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from shedproto import ErrorCode, LocalProtocolError
+
+from ._collation import locale_sorted
+from ._errors import LedgerError, LedgerExhaustedError, ReceiptError
+from ._identity import split_command_identity
+from ._receipts import Receipt, orphaned_in_flight, parse_command_receipt
+
+__all__ = ["LEDGER_SCHEMA", "MAX_SAFE_INTEGER", "LedgerState", "parse_ledger", "parse_ledger_value"]
+
+LEDGER_SCHEMA = "commonfabric.agent-connector.command-ledger"
+"""The ledger file's schema string; older formats are rejected, not migrated."""
+MAX_SAFE_INTEGER = 2**53 - 1
+"""JavaScript's ``Number.MAX_SAFE_INTEGER``: the last generation a ledger can reach."""
+
+_DECODER = msgspec.json.Decoder()
+_ENCODER = msgspec.json.Encoder()
+_CONTEXT = "command ledger receipt"
+
+
+class LedgerState:
+    """One committed ledger generation: receipts by identity and the identities pending publication.
+
+    Immutable; operations return a new state. Lookups never raise.
+    """
+
+    __slots__ = ("_pending", "_receipts", "generation")
+
+    def __init__(
+        self,
+        generation: int = 0,
+        receipts: Mapping[str, Receipt] | None = None,
+        pending: frozenset[str] = frozenset(),
+    ) -> None:
+        self.generation = generation
+        self._receipts: dict[str, Receipt] = dict(receipts or {})
+        self._pending = pending
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LedgerState):
+            return NotImplemented
+        return (
+            self.generation == other.generation
+            and self._receipts == other._receipts
+            and self._pending == other._pending
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"LedgerState(generation={self.generation}, receipts={len(self._receipts)}, "
+            f"pending={len(self._pending)})"
+        )
+
+    # --- reads -------------------------------------------------------------------------------
+
+    def get(self, command_id: str, producer: str | None = None) -> Receipt | None:
+        """Return the receipt of the command ``(producer, command_id)``, or ``None``."""
+        key = command_id if producer is None else f"{producer}\x00{command_id}"
+        return self._receipts.get(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._receipts
+
+    def __len__(self) -> int:
+        return len(self._receipts)
+
+    @property
+    def receipts(self) -> Mapping[str, Receipt]:
+        """Every receipt by identity (a read-only view)."""
+        return _ReadOnly(self._receipts)
+
+    @property
+    def pending_identities(self) -> frozenset[str]:
+        """Identities whose current receipt has not been published yet."""
+        return self._pending
+
+    def pending_publication_count(self) -> int:
+        """How many receipts wait for publication."""
+        return len(self._pending)
+
+    def pending_receipts(self) -> list[Receipt]:
+        """Return the receipts pending publication, in ``localeCompare`` order of identity."""
+        return [self._receipts[key] for key in locale_sorted(self._pending)]
+
+    # --- transitions -------------------------------------------------------------------------
+
+    def _next_generation(self) -> int:
+        if self.generation >= MAX_SAFE_INTEGER:
+            raise LedgerExhaustedError
+        return self.generation + 1
+
+    def put(self, receipt: Receipt) -> LedgerState:
+        """Return the state with ``receipt`` stored (replacing any) and marked pending.
+
+        Raises:
+            LocalProtocolError: ``receipt`` fails ledger validation (the
+                message is ``command ledger receipt ...``); ``INVALID_ARGUMENT``.
+            LedgerExhaustedError: the generation cannot grow.
+
+        """
+        generation = self._next_generation()
+        try:
+            stored = parse_command_receipt(
+                receipt.commandId,
+                msgspec.to_builtins(receipt),
+                _CONTEXT,
+                producer=receipt.producer,
+            )
+        except ReceiptError as exc:
+            raise LocalProtocolError(ErrorCode.INVALID_ARGUMENT, exc.message) from None
+        key = stored.identity
+        receipts = dict(self._receipts)
+        receipts[key] = stored
+        return LedgerState(generation, receipts, self._pending | {key})
+
+    def mark_published(self, key: str) -> LedgerState | None:
+        """Return the state with ``key`` no longer pending, or ``None`` if it was not pending.
+
+        Raises:
+            LedgerExhaustedError: the generation cannot grow.
+
+        """
+        if key not in self._pending:
+            return None
+        return LedgerState(self._next_generation(), self._receipts, self._pending - {key})
+
+    def recover(self, *, now: str) -> LedgerState:
+        """Return the state with every ``in-flight`` receipt made ``unknown`` (orphaned-in-flight).
+
+        Recovered receipts become pending. The generation always rises, even
+        when nothing changed (the real ledger always persists here).
+
+        Raises:
+            LedgerExhaustedError: the generation cannot grow.
+
+        """
+        generation = self._next_generation()
+        receipts = dict(self._receipts)
+        pending = set(self._pending)
+        for key, receipt in self._receipts.items():
+            if receipt.status == "in-flight":
+                receipts[key] = orphaned_in_flight(receipt, completed_at=now)
+                pending.add(key)
+        return LedgerState(generation, receipts, frozenset(pending))
+
+    # --- the file ----------------------------------------------------------------------------
+
+    def to_builtins(self) -> dict[str, Any]:
+        """Return the file's JSON value, receipt keys in the order ``JSON.stringify`` writes them.
+
+        That is ``localeCompare`` order, except that JavaScript objects always
+        list array-index keys (``"0"``, ``"42"``) first, in numeric order.
+        """
+        return {
+            "schema": LEDGER_SCHEMA,
+            "generation": self.generation,
+            "receipts": {
+                key: msgspec.to_builtins(receipt)
+                for key, receipt in self._ordered_receipts().items()
+            },
+            "pendingPublicationCommandIds": locale_sorted(self._pending),
+        }
+
+    def _ordered_receipts(self) -> dict[str, Receipt]:
+        ordered = locale_sorted(list(self._receipts))
+        indexes = [key for key in ordered if key[:1].isdigit() and _is_array_index(key)]
+        if indexes:
+            index_set = set(indexes)
+            ordered = sorted(indexes, key=int) + [k for k in ordered if k not in index_set]
+        return {key: self._receipts[key] for key in ordered}
+
+    def encode(self) -> bytes:
+        r"""Return the exact file bytes: ``JSON.stringify(value, null, 2) + "\n"``."""
+        value = {
+            "schema": LEDGER_SCHEMA,
+            "generation": self.generation,
+            "receipts": self._ordered_receipts(),  # Structs encode directly, in field order
+            "pendingPublicationCommandIds": locale_sorted(self._pending),
+        }
+        return msgspec.json.format(_ENCODER.encode(value), indent=2) + b"\n"
+
+
+class _ReadOnly(Mapping[str, Receipt]):
+    __slots__ = ("_data",)
+
+    def __init__(self, data: dict[str, Receipt]) -> None:
+        self._data = data
+
+    def __getitem__(self, key: str) -> Receipt:
+        return self._data[key]
+
+    def __iter__(self) -> Any:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+def _is_array_index(key: str) -> bool:
+    """Whether JavaScript treats ``key`` as an array index (ordered first in objects)."""
+    if not key.isascii() or not key.isdigit() or (len(key) > 1 and key[0] == "0"):
+        return False
+    return int(key) < 2**32 - 1
+
+
+def _safe_generation(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and 0 <= value <= MAX_SAFE_INTEGER:
+        return value
+    return None
+
+
+def parse_ledger(data: bytes) -> LedgerState:
+    """Parse and validate ledger file bytes.
+
+    Raises:
+        LedgerError: ``MALFORMED_FRAME`` when the bytes are not JSON;
+            otherwise ``SCHEMA_VIOLATION`` with the real message
+            (``command ledger must contain an object``, ``command ledger
+            schema must be ...``, ``command ledger generation must be a
+            non-negative safe integer``, ``command ledger receipts must be an
+            object``, ``command ledger pendingPublicationCommandIds must be a
+            string array``, ``... must not contain duplicates``, ``command
+            ledger pending receipt is missing: <id>``, or a receipt's
+            ``command ledger receipt ...`` message).
+
+    """
+    try:
+        value = _DECODER.decode(data)
+    except RecursionError:
+        raise LedgerError(
+            ErrorCode.MALFORMED_FRAME, "command ledger is not valid JSON: nested too deeply"
+        ) from None
+    except msgspec.DecodeError as exc:
+        raise LedgerError(
+            ErrorCode.MALFORMED_FRAME, f"command ledger is not valid JSON: {exc}"
+        ) from None
+    return parse_ledger_value(value)
+
+
+def _fail(message: str) -> LedgerError:
+    return LedgerError(ErrorCode.SCHEMA_VIOLATION, message)
+
+
+def parse_ledger_value(value: Any) -> LedgerState:
+    """Validate an already-decoded ledger value; see :func:`parse_ledger` for the errors."""
+    if not isinstance(value, dict):
+        raise _fail("command ledger must contain an object")
+    if value.get("schema") != LEDGER_SCHEMA:
+        raise _fail(f"command ledger schema must be {LEDGER_SCHEMA}")
+    generation = _safe_generation(value.get("generation"))
+    if generation is None:
+        raise _fail("command ledger generation must be a non-negative safe integer")
+    raw_receipts = value.get("receipts")
+    if not isinstance(raw_receipts, dict):
+        raise _fail("command ledger receipts must be an object")
+    raw_pending = value.get("pendingPublicationCommandIds")
+    if not isinstance(raw_pending, list) or not all(isinstance(k, str) for k in raw_pending):
+        raise _fail("command ledger pendingPublicationCommandIds must be a string array")
+    receipts: dict[str, Receipt] = {}
+    for key, raw in raw_receipts.items():
+        producer, command_id = split_command_identity(key)
+        try:
+            receipts[key] = parse_command_receipt(command_id, raw, _CONTEXT, producer=producer)
+        except ReceiptError as exc:
+            raise _fail(exc.message) from None
+    pending = frozenset(raw_pending)
+    if len(pending) != len(raw_pending):
+        raise _fail("command ledger pendingPublicationCommandIds must not contain duplicates")
+    for key in raw_pending:
+        if key not in receipts:
+            raise _fail(f"command ledger pending receipt is missing: {key}")
+    return LedgerState(generation, receipts, pending)

@@ -1,0 +1,332 @@
+"""Connection objects (h11 style): bytes in, events out; events in, bytes out.
+
+:class:`ServerConnection` reads request lines in one dialect and yields
+:class:`RequestReceived` (envelope, op, gate and params all valid),
+:class:`RequestRejected` (with the exact reply line) or
+:class:`ConnectionEnded`. Answers are owed strictly in order, one per request
+(pipelined requests included): :meth:`ServerConnection.send` refuses an
+answer for any request but the oldest unanswered one.
+
+:class:`ClientConnection` numbers requests ``"1"``, ``"2"``, ... (valid in
+both dialects), frames responses of any size up to ``max_response_bytes`` and
+pairs each with its request in order.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import msgspec
+
+from shedproto import (
+    ErrorCode,
+    FrameQueue,
+    FramingError,
+    FramingPolicy,
+    LocalProtocolError,
+    RemoteProtocolError,
+)
+
+from ._catalogue import OpShape
+from ._codes import DesktopCode
+from ._dialect import Dialect
+from ._envelope import (
+    ANSWER_WITHOUT_ID,
+    EnvelopeRejection,
+    Response,
+    parse_request,
+    parse_response,
+    render_error,
+    render_ok,
+    request_line,
+)
+from ._errors import DesktopError
+from ._ops import Params
+from ._params import validate_request
+from ._state import SERVER_TRANSITIONS, ConnInput, ConnState, transition
+
+__all__ = [
+    "MAX_RESPONSE_BYTES",
+    "Answer",
+    "ClientConnection",
+    "ConnectionEnded",
+    "Failure",
+    "Reply",
+    "RequestReceived",
+    "RequestRejected",
+    "ServerConnection",
+    "ServerEvent",
+]
+
+MAX_RESPONSE_BYTES = 256 * 1024 * 1024
+"""The client's default response-line cap: screenshots travel as base64 in one line."""
+
+TAURI_TOO_LARGE = "request exceeds 1 MiB"
+
+
+class RequestReceived(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """A valid request: answer it with :class:`Answer` or :class:`Failure`.
+
+    ``raw_params`` is the params value as received (some rules look at
+    mistyped values the decoder dropped); ``shape`` is its catalogue entry.
+    """
+
+    id: Any
+    op: str
+    params: Params
+    raw_params: Any
+    shape: OpShape
+
+
+class RequestRejected(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """A request refused before any op ran; send ``reply`` as is (its answer, in order)."""
+
+    code: str
+    message: str
+    reply: bytes
+
+
+class ConnectionEnded(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """The read side is over: ``reason`` ``"eof"`` or ``"frame_too_large"``.
+
+    Send ``reply`` (Tauri's id-less ``frame_too_large`` line) if it is not
+    ``None``, after every answer still owed, then close.
+    """
+
+    reason: str
+    reply: bytes | None = None
+
+
+ServerEvent = RequestReceived | RequestRejected | ConnectionEnded
+
+
+class Answer(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """A success answer to the request with ``id``."""
+
+    id: Any
+    result: Any
+
+
+class Failure(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """A failure answer to the request with ``id``."""
+
+    id: Any
+    code: str
+    message: str
+
+    @classmethod
+    def from_error(cls, request_id: Any, error: DesktopError) -> Failure:
+        """Build the failure answering ``error``."""
+        return cls(id=request_id, code=error.code, message=error.message)
+
+
+class ServerConnection:
+    """The server side of one control-socket connection in ``dialect``.
+
+    ``test_mode`` drives the test-mode gates. Not thread-safe; one per connection.
+    """
+
+    def __init__(self, dialect: Dialect, *, test_mode: bool = False) -> None:
+        self.dialect = dialect
+        self.test_mode = test_mode
+        self.state = ConnState.OPEN
+        self._frames = FrameQueue(dialect.policy)
+        self._owed: deque[Any] = deque()
+
+    @property
+    def owed(self) -> int:
+        """How many received requests are still unanswered."""
+        return len(self._owed)
+
+    def receive_data(self, data: bytes) -> list[ServerEvent]:
+        """Feed bytes from the peer (``b""`` = EOF) and return the events they complete.
+
+        Never raises for peer misbehaviour: that becomes a
+        :class:`RequestRejected` or :class:`ConnectionEnded` event.
+
+        Raises:
+            LocalProtocolError: data after the read side ended.
+
+        """
+        if self.state is not ConnState.OPEN:
+            raise LocalProtocolError(
+                ErrorCode.UNEXPECTED_EVENT, f"receive_data in state {self.state.value}"
+            )
+        self._frames.feed(data)
+        events: list[ServerEvent] = []
+        while True:
+            try:
+                line = self._frames.next_frame()
+            except FramingError:
+                self.state = transition(SERVER_TRANSITIONS, self.state, ConnInput.OVERSIZE)
+                reply = None
+                if self.dialect is Dialect.TAURI:
+                    reply = render_error(
+                        Dialect.TAURI,
+                        ANSWER_WITHOUT_ID,
+                        DesktopCode.FRAME_TOO_LARGE.value,
+                        TAURI_TOO_LARGE,
+                    )
+                events.append(ConnectionEnded(reason="frame_too_large", reply=reply))
+                return events
+            if line is None:
+                break
+            event = self._request(line)
+            if event is not None:
+                events.append(event)
+        if self._frames.eof:
+            self.state = transition(SERVER_TRANSITIONS, self.state, ConnInput.EOF)
+            events.append(ConnectionEnded(reason="eof"))
+        return events
+
+    def _request(self, line: bytes) -> RequestReceived | RequestRejected | None:
+        parsed = parse_request(self.dialect, line)
+        if parsed is None:
+            return None
+        if isinstance(parsed, EnvelopeRejection):
+            return RequestRejected(code=parsed.code, message=parsed.message, reply=parsed.reply)
+        try:
+            shape, params = validate_request(
+                self.dialect, parsed.op, parsed.params, test_mode=self.test_mode
+            )
+        except DesktopError as exc:
+            return RequestRejected(
+                code=exc.code,
+                message=exc.message,
+                reply=render_error(self.dialect, parsed.id, exc.code, exc.message),
+            )
+        self._owed.append(parsed.id)
+        return RequestReceived(
+            id=parsed.id, op=parsed.op, params=params, raw_params=parsed.params, shape=shape
+        )
+
+    def send(self, event: Answer | Failure) -> bytes:
+        """Return the line answering the oldest unanswered request.
+
+        Raises:
+            LocalProtocolError: nothing is owed, or ``event.id`` is not the
+                oldest unanswered request's id (the state is unchanged).
+            TypeError: the result cannot be encoded (the state is unchanged).
+
+        """
+        if not self._owed:
+            raise LocalProtocolError(ErrorCode.UNEXPECTED_EVENT, "no request is awaiting an answer")
+        expected = self._owed[0]
+        if event.id != expected or type(event.id) is not type(expected):
+            raise LocalProtocolError(
+                ErrorCode.UNEXPECTED_EVENT,
+                f"answers go in order: the next answer is for id {expected!r}, not {event.id!r}",
+            )
+        if isinstance(event, Answer):
+            line = render_ok(self.dialect, event.id, event.result)
+        else:
+            line = render_error(self.dialect, event.id, event.code, event.message)
+        self._owed.popleft()
+        return line
+
+
+class Reply(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """A response paired with its request: ``op``, the id sent, and ok/result/error."""
+
+    request_id: str
+    op: str
+    response: Response
+
+    @property
+    def ok(self) -> bool:
+        """Whether the server answered success."""
+        return self.response.ok
+
+    def result(self) -> Any:
+        """Return the result (``{}`` for a null result, as the harness does).
+
+        Raises:
+            DesktopError: the server answered a failure.
+
+        """
+        if not self.response.ok:
+            error = self.response.error
+            assert error is not None
+            raise DesktopError(error.code, error.message, request_id=self.response.id)
+        result = self.response.result
+        return {} if result is None else result
+
+
+class ClientConnection:
+    """The client side: numbered requests out, paired replies in, strictly in order."""
+
+    def __init__(self, *, max_response_bytes: int = MAX_RESPONSE_BYTES, first_id: int = 1) -> None:
+        self._frames = FrameQueue(FramingPolicy(max_frame_bytes=max_response_bytes))
+        self._next_id = first_id
+        self._pending: deque[tuple[str, str]] = deque()
+
+    @property
+    def pending(self) -> int:
+        """Requests sent and not yet answered."""
+        return len(self._pending)
+
+    def send_request(self, op: str, params: Any = None) -> tuple[str, bytes]:
+        """Return ``(id, line)`` for a request; ``params`` ``None`` sends ``{}``.
+
+        Raises:
+            TypeError: ``params`` cannot be encoded (no id is consumed).
+
+        """
+        request_id = str(self._next_id)
+        line = request_line(request_id, op, {} if params is None else params)
+        self._next_id += 1
+        self._pending.append((request_id, op))
+        return request_id, line
+
+    def receive_data(self, data: bytes) -> list[Reply]:
+        """Feed bytes from the server (``b""`` = EOF) and return the replies they complete.
+
+        A reply without an ``id`` (Tauri's bad-JSON and ``frame_too_large``
+        answers) belongs to the oldest pending request.
+
+        Raises:
+            RemoteProtocolError: an unparseable response, one nobody asked for,
+                one whose id is not the oldest pending request's, or EOF while
+                requests are pending (``CONNECTION_CLOSED``).
+            FramingError: a response line over ``max_response_bytes``.
+
+        """
+        self._frames.feed(data)
+        replies: list[Reply] = []
+        while (line := self._frames.next_frame()) is not None:
+            replies.append(self.receive_line(line))
+        if self._frames.eof and self._pending:
+            raise RemoteProtocolError(
+                ErrorCode.CONNECTION_CLOSED,
+                f"the server closed the connection with {len(self._pending)} request(s) unanswered",
+            )
+        return replies
+
+    def receive_line(self, line: bytes) -> Reply:
+        """Pair one complete response line (without its LF) with the oldest pending request.
+
+        For shells whose transport already frames lines.
+
+        Raises:
+            RemoteProtocolError: as :meth:`receive_data`; nothing pending is consumed.
+
+        """
+        response = parse_response(line)
+        if not self._pending:
+            raise RemoteProtocolError(
+                ErrorCode.UNEXPECTED_EVENT, "a response arrived with no request pending"
+            )
+        request_id, op = self._pending[0]
+        if response.has_id and response.id != request_id:
+            raise RemoteProtocolError(
+                ErrorCode.UNEXPECTED_EVENT,
+                f"response id {response.id!r} does not answer request {request_id!r}",
+                path="$.id",
+            )
+        self._pending.popleft()
+        return Reply(request_id=request_id, op=op, response=response)
+
+    def abandon(self) -> None:
+        """Forget every pending request (after a timeout, before closing the connection)."""
+        self._pending.clear()

@@ -1,0 +1,1077 @@
+"""Params and result Structs of every op in the catalogue (digest §3).
+
+Params Structs are strict (the mac server rejects unknown keys; the Tauri
+reader drops them before conversion, see :mod:`._params`). A field with no
+default is required. Result Structs are lenient so that a client reading a
+newer server's answer ignores fields it does not know. Where the two servers
+answer different shapes the Struct names carry ``Mac``/``Tauri``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shedproto import LenientFrame, StrictFrame
+
+__all__ = [
+    "Params",
+    "Result",
+    "NoParams",
+    "Empty",
+    # core / UI
+    "IdentifyParams",
+    "MacIdentify",
+    "TauriIdentify",
+    "UiNavigateParams",
+    "TauriUiNavigateParams",
+    "PaneResult",
+    "UiSetSshApprovalParams",
+    "SshPrefs",
+    "UiOpenMenuParams",
+    "OpenResult",
+    "WindowState",
+    "UiSetAppearanceParams",
+    "StyleResult",
+    "ModalResult",
+    "BadgesResult",
+    "NullablePane",
+    "HostFailure",
+    "MacHost",
+    "HostList",
+    "HostAuth",
+    "HostsAuth",
+    "ShedsListParams",
+    "MacShedsList",
+    "TauriShedsList",
+    "UsageList",
+    "ImagesList",
+    "WindowMetrics",
+    "ScreenshotParams",
+    "MacScreenshot",
+    "TauriScreenshot",
+    "TrayDump",
+    "EnabledResult",
+    "LoginItemSetParams",
+    "PrefsSetTerminalParams",
+    "PrefsSetProviderParams",
+    "PrefsRemoveShedRuleParams",
+    "AnyObject",
+    "BrokerSetModeParams",
+    "BrokerMode",
+    "EgressShowParams",
+    # lifecycle
+    "ShedActionParams",
+    "CreateStartParams",
+    "CreateStarted",
+    "CreateIdParams",
+    "CreateProgress",
+    "MacTerminalParams",
+    "TauriTerminalParams",
+    "TerminalCommand",
+    "PresetsResult",
+    # sessions
+    "RcListParams",
+    "MacRcList",
+    "TauriRcList",
+    "MacRcLaunchParams",
+    "TauriRcLaunchParams",
+    "RcKillParams",
+    "MacRcInjectParams",
+    "TauriRcInjectParams",
+    "CrazeStatus",
+    "MachineRow",
+    "MachinesList",
+    "MachineKillParams",
+    "RoostLaunchParams",
+    "RoostRunParams",
+    "RoostRunResult",
+    "MachineParams",
+    "CapabilitiesResult",
+    "MachineAddParams",
+    "RoostTargetParams",
+    "RoostProbe",
+    "RoostBootstrapParams",
+    "CrazeOptions",
+    "CrazeCreateOptions",
+    "CrazeCreateParams",
+    "CrazeCreateResult",
+    "CrazeOpenTerminalParams",
+    "CrazeTerminal",
+    "LaneParams",
+    "LaneOpenResult",
+    "LaneMessages",
+    "LaneApprovals",
+    "LaneSendParams",
+    "LaneAnswerParams",
+    "LaneSettings",
+    "LaneSetParams",
+    # approvals
+    "ApprovalsList",
+    "ApprovalDecideParams",
+    "ActivityListParams",
+    "ActivityEntries",
+    "LogPath",
+    "PolicyRule",
+    "PolicyList",
+    "PolicySetParams",
+    "NotificationsList",
+    "NotificationInvokeParams",
+    # dumps and doors
+    "DashboardEmpty",
+    "DashboardDump",
+    "AgentsDump",
+    "EgressProfiles",
+    "MachinesDump",
+    "SidebarDump",
+    "ShedRoostDump",
+    "ConsentDump",
+    "LaunchDump",
+    "ToastDump",
+    "LaneDump",
+    "LaneSettingsDump",
+    "CrazeCreateDump",
+    "ReportHistoryParams",
+    "ReportHistory",
+    "UiShowLaneParams",
+    "UiShowCrazeCreateParams",
+    "UiFillLaunchParams",
+    "UiShowRoostConsentParams",
+    "UiFillCrazeCreateParams",
+    "UiPickLaneSettingParams",
+    "UiHoldLaneViewParams",
+]
+
+Row = dict[str, Any]
+
+
+class Params(StrictFrame, frozen=True, kw_only=True):
+    """Base of every params Struct: frozen, keyword-only, unknown keys rejected."""
+
+
+class Result(LenientFrame, frozen=True, kw_only=True):
+    """Base of every result Struct: frozen, keyword-only, unknown keys ignored on read."""
+
+
+class NoParams(Params, frozen=True, kw_only=True):
+    """An op that takes no parameters (mac: any key is ``unknown-field``)."""
+
+
+class Empty(Result, frozen=True, kw_only=True):
+    """The ``{}`` result."""
+
+
+class AnyObject(Result, frozen=True, kw_only=True):
+    """A result whose shape the digest leaves open: some JSON object (read it raw)."""
+
+
+# --- core, UI and window -------------------------------------------------------
+
+
+class IdentifyParams(Params, frozen=True, kw_only=True):
+    """``identify``: mac allows these two keys; Tauri ignores params."""
+
+    client_name: str | None = None
+    client_version: str | None = None
+
+
+class MacIdentify(Result, omit_defaults=True, frozen=True, kw_only=True):
+    """mac ``identify``: ``mock_base_url`` is omitted when unset."""
+
+    socket_path: str
+    pid: int
+    app_label: str
+    app_id: str
+    ui_version: str
+    protocol_version: int
+    test_mode: bool
+    mock_base_url: str | None = None
+    core: str
+
+
+class TauriIdentify(Result, frozen=True, kw_only=True):
+    """Tauri ``identify``: ``mock_base_url`` is ``null`` when unset; ``broker_mode`` optional."""
+
+    socket_path: str
+    pid: int
+    core: str = "rust"
+    platform: str = "tauri"
+    test_mode: bool
+    mock_base_url: str | None = None
+    broker_mode: str | None = None
+
+
+class UiNavigateParams(Params, frozen=True, kw_only=True):
+    """mac ``ui.navigate``: ``pane`` is required."""
+
+    pane: str
+
+
+class TauriUiNavigateParams(Params, frozen=True, kw_only=True):
+    """Tauri ``ui.navigate``: a missing ``pane`` reads as ``""`` (then ``unknown pane: ""``)."""
+
+    pane: str | None = None
+
+
+class PaneResult(Result, frozen=True, kw_only=True):
+    """``{pane}``."""
+
+    pane: str
+
+
+class NullablePane(Result, frozen=True, kw_only=True):
+    """``ui.current_pane``: null before the frontend's first report."""
+
+    pane: str | None = None
+
+
+class UiSetSshApprovalParams(Params, frozen=True, kw_only=True):
+    """``ui.set_ssh_approval`` (the code's ``policy``, not the doc's ``scope``)."""
+
+    method: str | None = None
+    policy: str | None = None
+    ttl: str | None = None
+
+
+class SshPrefs(Result, frozen=True, kw_only=True):
+    """``ui.ssh_prefs``."""
+
+    method: str
+    policy: str
+    ttl: str | None = None
+
+
+class UiOpenMenuParams(Params, frozen=True, kw_only=True):
+    """``ui.open_menu``."""
+
+    open: bool
+
+
+class OpenResult(Result, frozen=True, kw_only=True):
+    """``{open}``."""
+
+    open: bool
+
+
+class WindowState(Result, frozen=True, kw_only=True):
+    """``ui.window_state``."""
+
+    visible: bool
+    activation_policy: str
+
+
+class UiSetAppearanceParams(Params, frozen=True, kw_only=True):
+    """``ui.set_appearance``: ``light`` or ``dark``."""
+
+    mode: str
+
+
+class StyleResult(Result, frozen=True, kw_only=True):
+    """``ui.computed_style``."""
+
+    style: Any = None
+
+
+class ModalResult(Result, frozen=True, kw_only=True):
+    """``ui.modal``."""
+
+    modal: Any = None
+
+
+class BadgesResult(Result, frozen=True, kw_only=True):
+    """``ui.badges``."""
+
+    badges: Any = None
+
+
+class HostFailure(Result, frozen=True, kw_only=True):
+    """A host whose sheds could not be listed (``kind``: ``agent_upgrade_required``|``other``)."""
+
+    server: str
+    kind: str
+    summary: str
+    detail: str
+
+
+class MacHost(Result, omit_defaults=True, frozen=True, kw_only=True):
+    """One ``host.list`` entry (mac); ``failure`` only when the probe failed."""
+
+    name: str
+    host: str
+    http_port: int
+    ssh_port: int
+    reachable: bool
+    backend: str | None = None
+    version: str | None = None
+    last_error: str | None = None
+    failure: HostFailure | None = None
+
+
+class HostList(Result, frozen=True, kw_only=True):
+    """``host.list``."""
+
+    hosts: list[MacHost]
+
+
+class HostAuth(Result, frozen=True, kw_only=True):
+    """One ``hosts.auth`` entry."""
+
+    name: str
+    auth_mode: str
+    learned: bool
+
+
+class HostsAuth(Result, frozen=True, kw_only=True):
+    """``hosts.auth``."""
+
+    hosts: list[HostAuth]
+
+
+class ShedsListParams(Params, frozen=True, kw_only=True):
+    """``sheds.list``: mac filters by ``host``; Tauri ignores it."""
+
+    host: str | None = None
+
+
+class MacShedsList(Result, frozen=True, kw_only=True):
+    """mac ``sheds.list``."""
+
+    sheds: list[Row]
+
+
+class TauriShedsList(Result, frozen=True, kw_only=True):
+    """Tauri ``sheds.list`` / ``sheds.refresh``: ``host_errors`` is always present."""
+
+    sheds: list[Row]
+    host_errors: list[HostFailure]
+
+
+class UsageList(Result, frozen=True, kw_only=True):
+    """``system.df``."""
+
+    usage: list[Row]
+
+
+class ImagesList(Result, frozen=True, kw_only=True):
+    """``images.list``."""
+
+    images: list[Row]
+
+
+class WindowMetrics(Result, frozen=True, kw_only=True):
+    """``app.window_metrics``."""
+
+    window_width: int
+    window_height: int
+    sidebar_width: int
+    visible_pane: str
+
+
+class ScreenshotParams(Params, frozen=True, kw_only=True):
+    """mac ``app.screenshot``: ``surface`` window|menu, ``scale`` 1 or 2."""
+
+    surface: str | None = None
+    scale: int | None = None
+
+
+class MacScreenshot(Result, frozen=True, kw_only=True):
+    """mac ``app.screenshot``."""
+
+    png: str
+    width: int
+    height: int
+    scale: int
+    surface: str
+
+
+class TauriScreenshot(Result, frozen=True, kw_only=True):
+    """Tauri ``app.screenshot``."""
+
+    png: str
+    width: int
+    height: int
+
+
+class TrayDump(Result, frozen=True, kw_only=True):
+    """``tray.dump``."""
+
+    present: bool
+    items: list[Any]
+    popover: Any = None
+    popover_visible: bool = False
+    popover_height: int | None = None
+
+
+class EnabledResult(Result, frozen=True, kw_only=True):
+    """``{enabled}``."""
+
+    enabled: bool
+
+
+class LoginItemSetParams(Params, frozen=True, kw_only=True):
+    """``loginitem.set``."""
+
+    enabled: bool
+
+
+class PrefsSetTerminalParams(Params, frozen=True, kw_only=True):
+    """``prefs.set_terminal``."""
+
+    preset: str
+    template: str | None = None
+
+
+class PrefsSetProviderParams(Params, frozen=True, kw_only=True):
+    """``prefs.set_provider`` (serde-typed on Tauri)."""
+
+    namespace: str
+    decision: str
+
+
+class PrefsRemoveShedRuleParams(Params, frozen=True, kw_only=True):
+    """``prefs.remove_shed_rule``."""
+
+    server: str
+    shed: str
+
+
+class BrokerSetModeParams(Params, frozen=True, kw_only=True):
+    """``broker.set_mode``."""
+
+    mode: str
+
+
+class BrokerMode(Result, frozen=True, kw_only=True):
+    """``broker.mode`` / ``broker.set_mode``."""
+
+    pref: str
+    effective: str
+    restart_required: bool
+
+
+class EgressShowParams(Params, frozen=True, kw_only=True):
+    """``egress.show``: ``tab`` activity|profiles."""
+
+    tab: str | None = None
+    profile: str | None = None
+    host: str | None = None
+
+
+# --- lifecycle, create, terminal ----------------------------------------------
+
+
+class ShedActionParams(Params, frozen=True, kw_only=True):
+    """``shed.start`` / ``.stop`` / ``.reset`` / ``.delete``."""
+
+    name: str
+    host: str | None = None
+
+
+class CreateStartParams(Params, frozen=True, kw_only=True):
+    """``create.start``."""
+
+    name: str
+    host: str | None = None
+    repo: str | None = None
+    local_dir: str | None = None
+    image: str | None = None
+    backend: str | None = None
+    cpus: int | None = None
+    memory_mb: int | None = None
+    no_provision: bool | None = None
+
+
+class CreateStarted(Result, frozen=True, kw_only=True):
+    """``{create_id}``."""
+
+    create_id: str
+
+
+class CreateIdParams(Params, frozen=True, kw_only=True):
+    """``create.status`` / ``create.cancel``."""
+
+    create_id: str
+
+
+class CreateProgress(Result, omit_defaults=True, frozen=True, kw_only=True):
+    """``create.status``: Tauri answers ``{state: "unknown"}`` for an unknown id."""
+
+    state: str
+    create_id: str | None = None
+    name: str | None = None
+    step: str | None = None
+    error: str | None = None
+
+
+class MacTerminalParams(Params, frozen=True, kw_only=True):
+    """mac ``terminal.preview`` / ``terminal.open``."""
+
+    shed: str
+    host: str | None = None
+    session: str | None = None
+
+
+class TauriTerminalParams(Params, frozen=True, kw_only=True):
+    """Tauri ``terminal.preview`` / ``terminal.open``; any non-null ``machine`` is refused."""
+
+    shed: str
+    host: str | None = None
+    session: str | None = None
+    preset: str | None = None
+    template: str | None = None
+    machine: Any = None
+
+
+class TerminalCommand(Result, frozen=True, kw_only=True):
+    """``terminal.preview`` / ``terminal.open``."""
+
+    argv: list[str]
+    command: str
+    preset: str
+    invocation: str
+
+
+class PresetsResult(Result, frozen=True, kw_only=True):
+    """``terminal.presets``."""
+
+    presets: list[Row]
+
+
+# --- sessions -----------------------------------------------------------------
+
+
+class RcListParams(Params, frozen=True, kw_only=True):
+    """``rc.list``."""
+
+    host: str | None = None
+    shed: str | None = None
+
+
+class MacRcList(Result, frozen=True, kw_only=True):
+    """mac ``rc.list``."""
+
+    sessions: list[Row]
+
+
+class TauriRcList(Result, frozen=True, kw_only=True):
+    """Tauri ``rc.list``: ``capabilities`` keyed by origin."""
+
+    sessions: list[Row]
+    capabilities: dict[str, Any]
+    machines: list[Row]
+
+
+class MacRcLaunchParams(Params, frozen=True, kw_only=True):
+    """mac ``rc.launch``: ``kind`` defaults; ``permission_mode`` is ``unknown-field``."""
+
+    shed: str
+    host: str | None = None
+    kind: str | None = None
+    display_name: str | None = None
+    workdir: str | None = None
+    initial_prompt: str | None = None
+
+
+class TauriRcLaunchParams(Params, frozen=True, kw_only=True):
+    """Tauri ``rc.launch``: ``kind`` is required."""
+
+    shed: str
+    host: str | None = None
+    kind: str
+    display_name: str | None = None
+    workdir: str | None = None
+    initial_prompt: str | None = None
+    permission_mode: str | None = None
+
+
+class RcKillParams(Params, frozen=True, kw_only=True):
+    """``rc.kill``."""
+
+    shed: str
+    slug: str
+    host: str | None = None
+
+
+class MacRcInjectParams(Params, frozen=True, kw_only=True):
+    """mac ``rc.inject_test``."""
+
+    shed: str
+    slug: str
+    host: str | None = None
+    kind: str | None = None
+    state: str | None = None
+    display_name: str | None = None
+    workdir: str | None = None
+    url: str | None = None
+    managed: bool | None = None
+    rc_id: str | None = None
+    created_by: str | None = None
+    created_at: str | None = None
+    target_label: str | None = None
+
+
+class TauriRcInjectParams(Params, frozen=True, kw_only=True):
+    """Tauri ``rc.inject_test`` (test mode only)."""
+
+    shed: str
+    slug: str
+    host: str | None = None
+    kind: str | None = None
+    display_name: str | None = None
+    workdir: str | None = None
+    lifecycle: str | None = None
+    attention: bool | None = None
+
+
+class CrazeStatus(Result, omit_defaults=True, frozen=True, kw_only=True):
+    """A host's craze source state as carried by machine rows."""
+
+    state: str
+    cause: str | None = None
+    create: bool
+    create_options: bool
+
+
+class MachineRow(Result, omit_defaults=True, frozen=True, kw_only=True):
+    """One ``machines.list`` entry: unreachable is a state, ``detail`` verbatim."""
+
+    name: str
+    origin: str
+    reachable: bool
+    connected_once: bool
+    roost_watched: bool
+    sessions: int
+    detail: str | None = None
+    craze: CrazeStatus | None = None
+
+
+class MachinesList(Result, frozen=True, kw_only=True):
+    """``machines.list``."""
+
+    machines: list[MachineRow]
+
+
+class MachineKillParams(Params, frozen=True, kw_only=True):
+    """``machine.kill``."""
+
+    machine: str
+    slug: str
+
+
+class RoostLaunchParams(Params, frozen=True, kw_only=True):
+    """``roost.launch`` / ``machine.launch``: ``target`` (grammar) or ``machine``; ``kind``."""
+
+    target: str | None = None
+    machine: str | None = None
+    kind: str
+    workdir: str | None = None
+    display_name: str | None = None
+    permission_mode: str | None = None
+    initial_prompt: str | None = None
+
+
+class RoostRunParams(Params, frozen=True, kw_only=True):
+    """``roost.run``: ``command`` is split on ASCII whitespace (:func:`split_argv`)."""
+
+    target: str | None = None
+    machine: str | None = None
+    command: str
+    workdir: str | None = None
+
+
+class RoostRunResult(Result, frozen=True, kw_only=True):
+    """``roost.run``: the tab, not a row."""
+
+    origin: str
+    machine: str
+    slug: str
+    cwd: str | None
+    argv: list[str]
+
+
+class MachineParams(Params, frozen=True, kw_only=True):
+    """Ops addressed by ``machine`` alone."""
+
+    machine: str
+
+
+class CapabilitiesResult(Result, frozen=True, kw_only=True):
+    """``machine.capabilities``."""
+
+    capabilities: dict[str, Any]
+
+
+class MachineAddParams(Params, frozen=True, kw_only=True):
+    """``machine.add``."""
+
+    name: str
+    host: str | None = None
+    user: str | None = None
+    ssh_port: int | None = None
+
+
+class RoostTargetParams(Params, frozen=True, kw_only=True):
+    """``roost.probe`` / ``roost.preview``."""
+
+    target: str
+
+
+class RoostProbe(Result, omit_defaults=True, frozen=True, kw_only=True):
+    """``roost.probe`` / ``roost.preview``."""
+
+    target: str
+    probe: dict[str, Any]
+    plan: dict[str, Any]
+    source: dict[str, Any] | None = None
+    actionable: bool | None = None
+    client_label: str | None = None
+
+
+class RoostBootstrapParams(Params, frozen=True, kw_only=True):
+    """``roost.bootstrap``: ``consent`` missing means false."""
+
+    target: str
+    fingerprint: str
+    consent: bool | None = None
+
+
+class CrazeOptions(Result, omit_defaults=True, frozen=True, kw_only=True):
+    """The ``options`` of ``craze.create_options``."""
+
+    providers: list[Row]
+    recent_dirs: list[str]
+    default_provider: str | None = None
+
+
+class CrazeCreateOptions(Result, frozen=True, kw_only=True):
+    """``craze.create_options``."""
+
+    machine: str
+    options: CrazeOptions
+
+
+class CrazeCreateParams(Params, frozen=True, kw_only=True):
+    """``craze.create``: optional strings are strict (a non-string is refused, never absent)."""
+
+    machine: str
+    cwd: str | None = None
+    provider: str | None = None
+    prompt: str | None = None
+    request_id: str | None = None
+
+
+class CrazeCreateResult(Result, frozen=True, kw_only=True):
+    """``craze.create``."""
+
+    session: Row
+    host_id: str
+    ended: bool
+    prompt: str | None
+    prompt_error: str | None
+    request_id: str
+
+
+class CrazeOpenTerminalParams(Params, frozen=True, kw_only=True):
+    """``craze.open_terminal``: ``session_id`` is 12 lowercase hex digits."""
+
+    machine: str
+    session_id: str
+
+
+class CrazeTerminal(Result, frozen=True, kw_only=True):
+    """``craze.open_terminal``."""
+
+    origin: str
+    machine: str
+    session_id: str
+    tab_id: str
+    cwd: str | None
+    argv: list[str]
+
+
+class LaneParams(Params, frozen=True, kw_only=True):
+    """Every ``lane.*`` op: all three required."""
+
+    machine: str
+    kind: str
+    session_id: str
+
+
+class LaneOpenResult(Result, frozen=True, kw_only=True):
+    """``lane.open``."""
+
+    session: Row | None
+
+
+class LaneMessages(Result, frozen=True, kw_only=True):
+    """``lane.messages``."""
+
+    messages: list[Row]
+    activity: Any = None
+    generation: int = 0
+    stale: Any = None
+    ended: bool = False
+    capabilities: Any = None
+    settings: Any = None
+    session: Row | None = None
+
+
+class LaneApprovals(Result, frozen=True, kw_only=True):
+    """``lane.approvals``."""
+
+    approvals: list[Row]
+
+
+class LaneSendParams(Params, frozen=True, kw_only=True):
+    """``lane.send``: ``mode`` queue|interject."""
+
+    machine: str
+    kind: str
+    session_id: str
+    text: str
+    mode: str | None = None
+
+
+class LaneAnswerParams(Params, frozen=True, kw_only=True):
+    """``lane.answer``."""
+
+    machine: str
+    kind: str
+    session_id: str
+    approval_id: str
+    answer: dict[str, Any]
+
+
+class LaneSettings(Result, frozen=True, kw_only=True):
+    """``lane.settings``."""
+
+    settings: Any = None
+
+
+class LaneSetParams(Params, frozen=True, kw_only=True):
+    """``lane.set``."""
+
+    machine: str
+    kind: str
+    session_id: str
+    change: dict[str, Any]
+
+
+# --- approvals ------------------------------------------------------------------
+
+
+class ApprovalsList(Result, frozen=True, kw_only=True):
+    """``approvals.list``."""
+
+    approvals: list[Row]
+
+
+class ApprovalDecideParams(Params, frozen=True, kw_only=True):
+    """``approval.decide``: decision approve|deny; scope per-request|per-session|per-shed."""
+
+    id: str
+    decision: str
+    scope: str | None = None
+    ttl: str | None = None
+    persist: bool = False
+
+
+class ActivityListParams(Params, frozen=True, kw_only=True):
+    """``activity.list``: ``limit`` defaults to 200."""
+
+    limit: int | None = None
+
+
+class ActivityEntries(Result, frozen=True, kw_only=True):
+    """``activity.list``."""
+
+    entries: list[Row]
+
+
+class LogPath(Result, frozen=True, kw_only=True):
+    """``activity.log_path``."""
+
+    path: str
+
+
+class PolicyRule(Result, frozen=True, kw_only=True):
+    """One saved per-(server, shed) rule: ``action`` always-allow or always-deny."""
+
+    server: str
+    shed: str
+    action: str
+
+
+class PolicyList(Result, frozen=True, kw_only=True):
+    """``policy.list``."""
+
+    rules: list[PolicyRule]
+
+
+class PolicySetParams(Params, frozen=True, kw_only=True):
+    """``policy.set`` (test mode only)."""
+
+    rules: list[dict[str, Any]]
+
+
+class NotificationsList(Result, frozen=True, kw_only=True):
+    """``notifications.list``."""
+
+    notifications: list[Row]
+
+
+class NotificationInvokeParams(Params, frozen=True, kw_only=True):
+    """``notification.invoke``: action approve|deny."""
+
+    id: str
+    action: str
+
+
+# --- UI-truth dumps and doors (Tauri) -------------------------------------------
+
+
+class DashboardEmpty(Result, frozen=True, kw_only=True):
+    """The rendered empty state of the Sheds pane."""
+
+    title: str
+    body: str
+
+
+class DashboardDump(Result, frozen=True, kw_only=True):
+    """``dashboard.dump``: rendered rows, held failures, empty state (null when rows render)."""
+
+    rows: list[Row]
+    host_errors: list[HostFailure]
+    empty: DashboardEmpty | None = None
+
+
+class AgentsDump(Result, frozen=True, kw_only=True):
+    """``agents.dump``."""
+
+    sessions: Any = None
+    empty: Any = None
+
+
+class EgressProfiles(Result, frozen=True, kw_only=True):
+    """``egress.profiles``."""
+
+    egress: Any = None
+
+
+class MachinesDump(Result, frozen=True, kw_only=True):
+    """``machines.dump``."""
+
+    machines: Any = None
+
+
+class SidebarDump(Result, frozen=True, kw_only=True):
+    """``sidebar.dump``."""
+
+    servers: list[Row]
+    machines: list[Row]
+
+
+class ShedRoostDump(Result, frozen=True, kw_only=True):
+    """``shed_roost.dump``."""
+
+    sheds: Any = None
+
+
+class ConsentDump(Result, frozen=True, kw_only=True):
+    """``roost_consent.dump``."""
+
+    consent: Any = None
+
+
+class LaunchDump(Result, frozen=True, kw_only=True):
+    """``launch.dump``."""
+
+    launch: Any = None
+
+
+class ToastDump(Result, frozen=True, kw_only=True):
+    """``toast.dump``."""
+
+    toast: Any = None
+
+
+class LaneDump(Result, frozen=True, kw_only=True):
+    """``lane.dump``."""
+
+    lane: Any = None
+
+
+class LaneSettingsDump(Result, frozen=True, kw_only=True):
+    """``lane_settings.dump``."""
+
+    lane_settings: Any = None
+
+
+class CrazeCreateDump(Result, frozen=True, kw_only=True):
+    """``craze_create.dump``."""
+
+    craze_create: Any = None
+
+
+class ReportHistoryParams(Params, frozen=True, kw_only=True):
+    """``ui.report_history`` (test mode only)."""
+
+    clear: bool | None = None
+
+
+class ReportHistory(Result, frozen=True, kw_only=True):
+    """``ui.report_history``."""
+
+    reports: list[Row]
+    dropped: int
+
+
+class UiShowLaneParams(Params, frozen=True, kw_only=True):
+    """``ui.show_lane`` / ``ui.show_lane_settings``."""
+
+    machine: str
+    kind: str
+    session_id: str
+
+
+class UiShowCrazeCreateParams(Params, frozen=True, kw_only=True):
+    """``ui.show_craze_create``."""
+
+    machine: str
+
+
+class UiFillLaunchParams(Params, frozen=True, kw_only=True):
+    """``ui.fill_launch`` (test mode only; strict strings)."""
+
+    mode: str | None = None
+    target: str | None = None
+    command: str | None = None
+    workdir: str | None = None
+    name: str | None = None
+
+
+class UiShowRoostConsentParams(Params, frozen=True, kw_only=True):
+    """``ui.show_roost_consent`` (test mode only)."""
+
+    target: str
+
+
+class UiFillCrazeCreateParams(Params, frozen=True, kw_only=True):
+    """``ui.fill_craze_create`` (test mode only; strict)."""
+
+    provider: str | None = None
+    cwd: str | None = None
+    prompt: str | None = None
+    recent: int | None = None
+
+
+class UiPickLaneSettingParams(Params, frozen=True, kw_only=True):
+    """``ui.pick_lane_setting`` (test mode only; strict)."""
+
+    row: str
+    value: str
+
+
+class UiHoldLaneViewParams(Params, frozen=True, kw_only=True):
+    """``ui.hold_lane_view`` (test mode only): ``hold`` must be a boolean."""
+
+    hold: bool

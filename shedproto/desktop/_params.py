@@ -1,0 +1,231 @@
+"""Op lookup, the test-mode gate and params decoding, per dialect.
+
+Order (both servers): unknown op, then the test-mode gate, then params. The
+gate comes before any param check, so a ``ui.show_roost_consent`` without a
+``target`` is ``not_enabled`` outside test mode and ``bad_request`` inside it.
+Tauri's ``terminal.open`` checks its ``machine`` refusal before its
+refused-in-test-mode gate.
+
+mac: keys outside the op's allow-list are ``unknown-field`` (``unknown params:
+a, b``, sorted) when ``params`` is an object; then the Struct is decoded
+strictly and any mismatch is ``invalid-param``.
+
+Tauri: unknown keys are dropped; ``params`` that is not an object reads as
+``{}``. A required string that is absent or not a string is ``bad_request``
+``missing '<key>'``; a mistyped optional is absent (lenient ops), refused as
+``'<key>' must be a string`` (strict ops) or refused with a serde-style
+message (serde-typed ops).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from ._catalogue import Gate, OpShape, TauriTyping, lookup
+from ._codes import DesktopCode
+from ._dialect import Dialect
+from ._errors import DesktopError
+from ._ops import Params
+from ._swift import swift_mismatch, swift_missing, swift_null, swift_type
+
+__all__ = ["check_gate", "decode_params", "resolve_op", "validate_request"]
+
+_FIELDS: dict[type[Params], tuple[msgspec.structs.FieldInfo, ...]] = {}
+_ALLOWED: dict[type[Params], frozenset[str]] = {}
+
+
+def _fields(params: type[Params]) -> tuple[msgspec.structs.FieldInfo, ...]:
+    found = _FIELDS.get(params)
+    if found is None:
+        found = _FIELDS[params] = msgspec.structs.fields(params)
+        _ALLOWED[params] = frozenset(f.encode_name for f in found)
+    return found
+
+
+def _allowed(params: type[Params]) -> frozenset[str]:
+    found = _ALLOWED.get(params)
+    if found is None:
+        _fields(params)
+        found = _ALLOWED[params]
+    return found
+
+
+def resolve_op(dialect: Dialect, op: str) -> OpShape:
+    """Return ``op``'s shape in ``dialect``.
+
+    Raises:
+        DesktopError: ``unknown-op`` ``no such op: X`` (mac) or ``unknown_op``
+            ``unknown op: X`` (Tauri).
+
+    """
+    shape = lookup(op, dialect)
+    if shape is None:
+        message = f"no such op: {op}" if dialect is Dialect.MAC else f"unknown op: {op}"
+        raise DesktopError(dialect.unknown_op, message)
+    return shape
+
+
+def check_gate(dialect: Dialect, op: str, shape: OpShape, params: Any, *, test_mode: bool) -> None:
+    """Apply the op's test-mode gate.
+
+    Raises:
+        DesktopError: ``not-enabled``/``not_enabled`` for a test-only op outside
+            test mode, or the op's own refusal for a refused-in-test op in test mode.
+
+    """
+    if shape.gate is Gate.TEST_ONLY and not test_mode:
+        if dialect is Dialect.MAC:
+            message = f"{op} requires SHED_DESKTOP_TEST_MODE=1"
+        else:
+            message = f"{op} requires test mode"
+        raise DesktopError(dialect.not_enabled, message)
+    if shape.gate is Gate.REFUSED_IN_TEST and test_mode:
+        if op == "terminal.open" and dialect is Dialect.TAURI:
+            _tauri_machine_refusal(params)
+        assert shape.refusal is not None
+        code, message = shape.refusal
+        raise DesktopError(code, message)
+
+
+def _tauri_machine_refusal(params: Any) -> None:
+    if isinstance(params, dict) and params.get("machine") is not None:
+        raise DesktopError(
+            DesktopCode.NOT_ENABLED_T, "terminal unavailable: attach is native-remote"
+        )
+
+
+def _serde_type(annotation: Any) -> str:
+    text = str(annotation)
+    for name, label in (("str", "a string"), ("bool", "a boolean"), ("int", "an integer")):
+        if text.startswith(name) or f"'{name}'" in text:
+            return label
+    if "list" in text:
+        return "a sequence"
+    if "dict" in text:
+        return "a map"
+    return "a value"
+
+
+def _serde_found(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean `{'true' if value else 'false'}`"
+    if isinstance(value, int):
+        return f"integer `{value}`"
+    if isinstance(value, float):
+        return f"floating point `{value}`"
+    if isinstance(value, str):
+        return f'string "{value}"'
+    return "sequence" if isinstance(value, list) else "map"
+
+
+def _decode_mac(op: str, shape: OpShape, params: Any) -> Params:
+    if isinstance(params, dict):
+        allowed = _allowed(shape.params)
+        unknown = [] if params.keys() <= allowed else sorted(set(params) - allowed)
+        if unknown:
+            raise DesktopError(DesktopCode.UNKNOWN_FIELD, f"unknown params: {', '.join(unknown)}")
+    try:
+        return msgspec.convert(params, shape.params, strict=True)
+    except msgspec.ValidationError as exc:
+        message = _swift_params_error(shape.params, params) or f"{op}: {exc}"
+        raise DesktopError(DesktopCode.INVALID_PARAM, message) from None
+
+
+def _swift_params_error(params_type: type[Params], params: Any) -> str | None:
+    """Word the first failure as the Swift decoder does (fields in declaration order)."""
+    if not isinstance(params, dict):
+        return swift_mismatch(
+            "Swift.Dictionary<Swift.String, Any>", "Dictionary<String, Any>", params, []
+        )
+    for info in _fields(params_type):
+        key = info.encode_name
+        names = swift_type(info.type)
+        if names is None:
+            return None  # a nested shape: fall back to msgspec's wording
+        if key not in params:
+            if info.required:
+                return swift_missing(key, [])
+            continue
+        value = params[key]
+        if value is None:
+            if info.required:
+                return swift_null(*names, [key])
+            continue
+        try:
+            msgspec.convert(value, info.type, strict=True)
+        except msgspec.ValidationError:
+            return swift_mismatch(*names, value, [key])
+    return None
+
+
+def _decode_tauri(shape: OpShape, params: Any) -> Params:
+    source = params if isinstance(params, dict) else {}
+    allowed = _allowed(shape.params)
+    present = {k: v for k, v in source.items() if k in allowed and v is not None}
+    try:  # fast path: everything present is well typed
+        return msgspec.convert(present, shape.params, strict=True)
+    except msgspec.ValidationError:
+        pass  # find the first offending field the way the Rust reader does
+    kept: dict[str, Any] = {}
+    for info in _fields(shape.params):
+        key = info.encode_name
+        value = source.get(key)
+        required = info.required
+        if value is None:
+            if required:
+                if shape.typing is TauriTyping.SERDE:
+                    raise DesktopError(DesktopCode.BAD_REQUEST, f"missing field `{key}`")
+                raise DesktopError(
+                    DesktopCode.BAD_REQUEST, shape.missing.get(key, f"missing '{key}'")
+                )
+            continue
+        try:
+            msgspec.convert(value, info.type, strict=True)
+        except msgspec.ValidationError:
+            if shape.typing is TauriTyping.SERDE:
+                raise DesktopError(
+                    DesktopCode.BAD_REQUEST,
+                    f"invalid type: {_serde_found(value)}, expected {_serde_type(info.type)}",
+                ) from None
+            if required:
+                raise DesktopError(
+                    DesktopCode.BAD_REQUEST, shape.missing.get(key, f"missing '{key}'")
+                ) from None
+            if shape.typing is TauriTyping.STRICT:
+                expected = "a string" if _serde_type(info.type) == "a string" else "a number"
+                message = shape.missing.get(key, f"'{key}' must be {expected}")
+                raise DesktopError(DesktopCode.BAD_REQUEST, message) from None
+            continue
+        kept[key] = value
+    return msgspec.convert(kept, shape.params, strict=True)
+
+
+def decode_params(dialect: Dialect, op: str, shape: OpShape, params: Any) -> Params:
+    """Decode raw ``params`` into ``shape.params`` by ``dialect``'s rules (module docstring).
+
+    Raises:
+        DesktopError: ``unknown-field`` / ``invalid-param`` (mac) or
+            ``bad_request`` (Tauri).
+
+    """
+    if dialect is Dialect.MAC:
+        return _decode_mac(op, shape, params)
+    return _decode_tauri(shape, params)
+
+
+def validate_request(
+    dialect: Dialect, op: str, params: Any, *, test_mode: bool
+) -> tuple[OpShape, Params]:
+    """Resolve ``op``, apply the gate, then decode ``params``: the servers' order.
+
+    Raises:
+        DesktopError: the first refusal, coded for ``dialect``.
+
+    """
+    shape = resolve_op(dialect, op)
+    check_gate(dialect, op, shape, params, test_mode=test_mode)
+    return shape, decode_params(dialect, op, shape, params)

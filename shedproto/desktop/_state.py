@@ -1,0 +1,149 @@
+"""Every state machine of the desktop core, as transition tables (h11's rule 1).
+
+* :data:`SERVER_TRANSITIONS`: a server connection's read side.
+* :data:`ATTEMPT_TRANSITIONS`: the app's ``craze.create`` attempt (send, one
+  retry under the same id, then ``outcome_unknown``).
+* :data:`TICKET_TRANSITIONS`: the client's request-id lifecycle (keep the id
+  only while the outcome is unknown).
+
+Anything not in a table is an error; :func:`transition` raises it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import Enum
+from typing import TypeVar
+
+from shedproto import ErrorCode, LocalProtocolError
+
+__all__ = [
+    "ATTEMPT_TRANSITIONS",
+    "SERVER_TRANSITIONS",
+    "TICKET_TRANSITIONS",
+    "AttemptInput",
+    "AttemptState",
+    "ConnInput",
+    "ConnState",
+    "TicketInput",
+    "TicketState",
+    "transition",
+]
+
+
+class ConnState(Enum):
+    """A server connection's read side."""
+
+    OPEN = "open"
+    """Reading requests."""
+    PEER_CLOSED = "peer_closed"
+    """The client sent EOF; requests already read are still answered."""
+    CLOSED = "closed"
+    """An over-cap frame ended the connection; answers already owed are still sent."""
+
+
+class ConnInput(Enum):
+    """What the peer did."""
+
+    DATA = "data"
+    EOF = "eof"
+    OVERSIZE = "oversize"
+
+
+SERVER_TRANSITIONS: Mapping[tuple[ConnState, ConnInput], ConnState] = {
+    (ConnState.OPEN, ConnInput.DATA): ConnState.OPEN,
+    (ConnState.OPEN, ConnInput.EOF): ConnState.PEER_CLOSED,
+    (ConnState.OPEN, ConnInput.OVERSIZE): ConnState.CLOSED,
+}
+
+
+class AttemptState(Enum):
+    """The app's ``craze.create`` attempt against the hub."""
+
+    SEND = "send"
+    """First send under the request id."""
+    RETRY = "retry"
+    """The answer was lost once; resent exactly once under the same id."""
+    OK = "ok"
+    """A session came back (possibly replayed)."""
+    REFUSED = "refused"
+    """A definite refusal came back (possibly replayed)."""
+    OUTCOME_UNKNOWN = "outcome_unknown"
+    """Lost twice: the create may have run."""
+
+
+class AttemptInput(Enum):
+    """What the hub did."""
+
+    SESSION = "session"
+    REFUSAL = "refusal"
+    LOST = "lost"
+    """The connection dropped, or the 120 s deadline passed without an answer."""
+
+
+ATTEMPT_TRANSITIONS: Mapping[tuple[AttemptState, AttemptInput], AttemptState] = {
+    (AttemptState.SEND, AttemptInput.SESSION): AttemptState.OK,
+    (AttemptState.SEND, AttemptInput.REFUSAL): AttemptState.REFUSED,
+    (AttemptState.SEND, AttemptInput.LOST): AttemptState.RETRY,
+    (AttemptState.RETRY, AttemptInput.SESSION): AttemptState.OK,
+    (AttemptState.RETRY, AttemptInput.REFUSAL): AttemptState.REFUSED,
+    (AttemptState.RETRY, AttemptInput.LOST): AttemptState.OUTCOME_UNKNOWN,
+}
+
+
+class TicketState(Enum):
+    """The client's request-id lifecycle for one create form."""
+
+    FORM_CLEAN = "form_clean"
+    """No id; the next submit mints one."""
+    IN_FLIGHT = "in_flight"
+    """A create under the id is running."""
+    CREATED = "created"
+    """A session came back; the id is discarded."""
+    REFUSED = "refused"
+    """A definite refusal came back; the id is discarded."""
+    UNKNOWN = "unknown"
+    """``outcome_unknown``: the id is kept for "Try again"."""
+
+
+class TicketInput(Enum):
+    """What the caller or the server did."""
+
+    SUBMIT = "submit"
+    OK = "ok"
+    REFUSED = "refused"
+    OUTCOME_UNKNOWN = "outcome_unknown"
+    EDIT = "edit"
+
+
+TICKET_TRANSITIONS: Mapping[tuple[TicketState, TicketInput], TicketState] = {
+    (TicketState.FORM_CLEAN, TicketInput.SUBMIT): TicketState.IN_FLIGHT,
+    (TicketState.CREATED, TicketInput.SUBMIT): TicketState.IN_FLIGHT,
+    (TicketState.REFUSED, TicketInput.SUBMIT): TicketState.IN_FLIGHT,
+    (TicketState.UNKNOWN, TicketInput.SUBMIT): TicketState.IN_FLIGHT,
+    (TicketState.IN_FLIGHT, TicketInput.OK): TicketState.CREATED,
+    (TicketState.IN_FLIGHT, TicketInput.REFUSED): TicketState.REFUSED,
+    (TicketState.IN_FLIGHT, TicketInput.OUTCOME_UNKNOWN): TicketState.UNKNOWN,
+    (TicketState.FORM_CLEAN, TicketInput.EDIT): TicketState.FORM_CLEAN,
+    (TicketState.CREATED, TicketInput.EDIT): TicketState.FORM_CLEAN,
+    (TicketState.REFUSED, TicketInput.EDIT): TicketState.FORM_CLEAN,
+    (TicketState.UNKNOWN, TicketInput.EDIT): TicketState.FORM_CLEAN,
+}
+
+S = TypeVar("S", bound=Enum)
+I = TypeVar("I", bound=Enum)  # noqa: E741
+
+
+def transition(table: Mapping[tuple[S, I], S], state: S, event: I) -> S:
+    """Return the state after ``event`` in ``state`` according to ``table``.
+
+    Raises:
+        LocalProtocolError: ``UNEXPECTED_EVENT`` when the pair is not in the table.
+
+    """
+    try:
+        return table[state, event]
+    except KeyError:
+        raise LocalProtocolError(
+            ErrorCode.UNEXPECTED_EVENT, f"{event.value} is not allowed in state {state.value}"
+        ) from None

@@ -1,0 +1,220 @@
+"""The JSON envelope around requests, answers and pushed stream lines.
+
+=========  ===========================================================
+request    ``{"id": str, "method": ..., "params": {...}}`` (params required)
+success    ``{"id": ..., "result": {"type": ..., ...}}``
+error      ``{"id": ..., "error": {"code": ..., "message": ...}}``
+event      ``{"event": "<snake_case kind>", "data": {"type": ..., ...}}``
+sub event  ``{"event": "pane.output_matched", "data": {...}}`` (data untagged)
+=========  ===========================================================
+
+Unknown fields are ignored everywhere, as herdr and its clients ignore them.
+Decoders are built once per protocol (:func:`request_decoder`,
+:func:`response_decoder`).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Generic, TypeVar
+
+import msgspec
+
+from shedproto._codec import LenientFrame, decode_frame, decoder_for, encode, encode_line
+from shedproto._errors import ErrorCode, RemoteProtocolError
+
+from . import types as t
+from ._codes import HerdrErrorCode
+from ._versions import require_supported
+
+__all__ = [
+    "ErrorResponse",
+    "LifecycleEvent",
+    "Response",
+    "SubscriptionEvent",
+    "SuccessResponse",
+    "decode_request",
+    "decode_response",
+    "decode_stream_line",
+    "encode_request",
+    "invalid_request_reply",
+    "request_decoder",
+    "response_decoder",
+]
+
+R = TypeVar("R")
+
+
+class SuccessResponse(LenientFrame, Generic[R], frozen=True, kw_only=True):
+    """A success answer: ``{"id": ..., "result": {"type": ..., ...}}``."""
+
+    id: str
+    result: R
+
+
+class ErrorResponse(LenientFrame, frozen=True, kw_only=True):
+    """An error answer: ``{"id": ..., "error": {"code": ..., "message": ...}}``."""
+
+    id: str
+    error: t.ErrorBody
+
+    @classmethod
+    def of(cls, id: str, code: str | HerdrErrorCode, message: str) -> ErrorResponse:
+        """Build an error answer; ``code`` may be a :class:`HerdrErrorCode` or any string."""
+        wire = code.value if isinstance(code, HerdrErrorCode) else code
+        return cls(id=id, error=t.ErrorBody(code=wire, message=message))
+
+
+Response = SuccessResponse[Any] | ErrorResponse
+"""Either answer to a request."""
+
+
+LifecycleEvent = t.EventEnvelope
+"""A pushed lifecycle event: ``{"event": "workspace_created", "data": {"type": ...}}``."""
+
+
+class SubscriptionEvent(LenientFrame, frozen=True, kw_only=True):
+    """A pushed subscription event (``pane.output_matched`` and siblings); data is untagged."""
+
+    event: t.SubscriptionEventKind
+    data: t.PaneOutputMatchedEvent | t.PaneAgentStatusChangedEvent | t.PaneScrollChangedEvent
+
+
+class _ResponseEnvelope(LenientFrame, Generic[R], frozen=True, kw_only=True):
+    id: str
+    result: R | msgspec.UnsetType = msgspec.UNSET
+    error: t.ErrorBody | msgspec.UnsetType = msgspec.UNSET
+
+
+class _StreamLine(LenientFrame, frozen=True, kw_only=True):
+    event: str
+    data: msgspec.Raw
+
+
+_SUBSCRIPTION_DATA: dict[str, Any] = {
+    "pane.output_matched": t.PaneOutputMatchedEvent,
+    "pane.agent_status_changed": t.PaneAgentStatusChangedEvent,
+    "pane.scroll_changed": t.PaneScrollChangedEvent,
+}
+
+
+def _result_union(protocol: int) -> Any:
+    require_supported(protocol)
+    return t.ResponseResultP20 if protocol == 20 else t.ResponseResult
+
+
+def _request_union(protocol: int) -> Any:
+    require_supported(protocol)
+    return t.AnyRequestP20 if protocol == 20 else t.AnyRequest
+
+
+@functools.cache
+def request_decoder(protocol: int) -> msgspec.json.Decoder[Any]:
+    """Return the cached decoder of one request line for ``protocol``.
+
+    Raises:
+        VersionMismatchError: ``protocol`` is not supported.
+
+    """
+    return decoder_for(_request_union(protocol))
+
+
+@functools.cache
+def response_decoder(protocol: int) -> msgspec.json.Decoder[Any]:
+    """Return the cached decoder of one answer line for ``protocol``.
+
+    Raises:
+        VersionMismatchError: ``protocol`` is not supported.
+
+    """
+    return decoder_for(_ResponseEnvelope[_result_union(protocol)])  # type: ignore[misc]
+
+
+def encode_request(request: t.Request) -> bytes:
+    """Encode ``request`` as one line in herdr's key order: ``id``, ``method``, ``params``.
+
+    (herdr's own client serializes ``Request { id, #[serde(flatten)] method }``,
+    so ``id`` comes first; msgspec would put the tag first.)
+    """
+    method = request.__struct_config__.tag
+    return b"".join(
+        (
+            b'{"id":',
+            encode(request.id),
+            b',"method":',
+            encode(method),
+            b',"params":',
+            encode(request.params),  # type: ignore[attr-defined]
+            b"}\n",
+        )
+    )
+
+
+def invalid_request_reply(message: str) -> bytes:
+    """Return herdr's answer to a request line it could not parse (id is always ``""``)."""
+    reply = ErrorResponse.of("", HerdrErrorCode.INVALID_REQUEST, f"invalid request: {message}")
+    return encode_line(reply)
+
+
+def decode_request(line: bytes, protocol: int) -> t.Request:
+    """Decode one request line (without its newline) for ``protocol``.
+
+    Raises:
+        RemoteProtocolError: ``MALFORMED_FRAME`` (not JSON), ``UNKNOWN_TYPE``
+            (an unknown method) or ``SCHEMA_VIOLATION`` (missing ``params``, a
+            non-string id, bad params); its ``reply_hint`` is herdr's
+            ``invalid_request`` answer with id ``""``.
+
+    """
+    try:
+        request: t.Request = request_decoder(protocol).decode(line)
+    except msgspec.DecodeError as exc:
+        text = str(exc)
+        message = text.split(" - at `", 1)[0]
+        hint = invalid_request_reply(text)
+        path = text.rsplit(" - at `", 1)[1].rstrip("`") if " - at `" in text else None
+        if isinstance(exc, msgspec.ValidationError):
+            code = ErrorCode.UNKNOWN_TYPE if path == "$.method" else ErrorCode.SCHEMA_VIOLATION
+        else:
+            code = ErrorCode.MALFORMED_FRAME
+        raise RemoteProtocolError(code, message, path=path, reply_hint=hint) from None
+    return request
+
+
+def decode_response(line: bytes, protocol: int) -> SuccessResponse[Any] | ErrorResponse:
+    """Decode one answer line for ``protocol``.
+
+    Raises:
+        RemoteProtocolError: not JSON, a wrong shape, or neither ``result`` nor ``error``.
+
+    """
+    envelope = decode_frame(response_decoder(protocol), line)
+    if not isinstance(envelope.error, msgspec.UnsetType):
+        return ErrorResponse(id=envelope.id, error=envelope.error)
+    if isinstance(envelope.result, msgspec.UnsetType):
+        raise RemoteProtocolError(
+            ErrorCode.SCHEMA_VIOLATION, "answer has neither `result` nor `error`"
+        )
+    return SuccessResponse(id=envelope.id, result=envelope.result)
+
+
+def decode_stream_line(line: bytes) -> LifecycleEvent | SubscriptionEvent:
+    """Decode one pushed line of an ``events.subscribe`` stream.
+
+    Raises:
+        RemoteProtocolError: not JSON, an unknown event kind, or a wrong payload.
+
+    """
+    raw = decode_frame(decoder_for(_StreamLine), line)
+    data_type = _SUBSCRIPTION_DATA.get(raw.event)
+    if data_type is not None:
+        data = decode_frame(decoder_for(data_type), raw.data)
+        return SubscriptionEvent(event=raw.event, data=data)
+    event: LifecycleEvent = decode_frame(decoder_for(LifecycleEvent), line)
+    if event.event != event.data.__struct_config__.tag:
+        raise RemoteProtocolError(
+            ErrorCode.SCHEMA_VIOLATION,
+            f"event {event.event!r} carries data of type {event.data.__struct_config__.tag!r}",
+            path="$.data.type",
+        )
+    return event

@@ -1,0 +1,286 @@
+"""shed-host-agent, sans-IO: the status socket (LiveStatus schema 1) and the approval channel v2.
+
+What is here (all pure: no sockets, clocks, environment or files):
+
+* :func:`socket_dir` and the socket paths, from (env, platform, home);
+* :class:`LiveStatus` with exact encoding and lenient decoding, the
+  ``status`` text rendering (:func:`render_status`), its argument rules and
+  messages;
+* the approval-channel frames (both directions) and their codec;
+* :class:`AgentConnection` and :class:`ConsumerConnection`, h11-style;
+* :class:`ApprovalRegistry` (who the consumer is, what is pending, how each
+  approval ends), :class:`EventRing` and the audit records;
+* :func:`parse_config`, the approval keys of ``extensions.yaml``.
+
+Decisions where the spec is ambiguous or the versions differ:
+
+1. ``decided_by`` on fail-closed follows the real code (the Rust unit
+   ``disconnect_fails_inflight_approval``), not its doc comments: absent for
+   no consumer and timeout, ``"user"`` for disconnect and supersede.
+2. Inbound ``v`` is never read (it is not even a Struct field); outbound
+   frames get ``"v":2`` spliced in front of the tag, which gives the real
+   key order ``v, type, id, ts``.
+3. Unknown fields are ignored in both directions (both real peers do);
+   missing fields are zero-filled like Go/serde defaults. A missing
+   ``decision`` is therefore ``""``, which denies at once.
+4. On the agent side an *empty* first line is "not hello" (the real readers
+   hand it to the JSON decoder, which fails); empty lines after the
+   handshake are skipped.
+5. The 1 MiB cap counts the newline, as the real agent's does: a line body
+   of 1,048,575 bytes passes, one more byte disconnects. A CR before the LF
+   counts toward the body.
+6. Lines that arrive in the same chunk as the hello are delivered after it
+   and handled after the ack (the real read loop starts after promotion).
+7. The consumer side uses the same framing; a frame it does not expect in
+   its state (anything before the accepted ack, anything after being
+   superseded) is a :class:`LineSkipped`, never an error.
+8. ``hello_ack.namespaces``/``gate_namespaces``: an empty tuple is stored as
+   ``None`` so that it encodes as ``null``, as the real agent writes it.
+9. The RC hub text line for an ``addr`` is not pinned by any golden; it is
+   rendered ``RC hub:   <state> (<addr>)``. Only ``disabled`` is confirmed.
+10. LiveStatus ``policies`` keys are always sorted on encode (a BTreeMap in
+    the real agent), whatever order the mapping was built in.
+11. ``approval_request.expires_at`` is whole seconds: ``floor(now) + timeout``,
+    truncated, as Go's RFC 3339 formatting does.
+12. A policy other than the three (``biometrics``, which needs Touch ID)
+    denies in the reference agent: fail closed. An unknown policy name in
+    the config is a :class:`ConfigError`; a non-positive or invalid
+    ``approval_timeout`` too (the Go validation), before anything is bound.
+13. The denial audit record carries ``code: APPROVAL_DENIED`` only for
+    docker (per the spec's table); ssh and aws denials carry no code, as the
+    golden shows for ssh.
+14. ``credential.get``: the consumer refuses to send it unless the accepted
+    ack advertises ``credential.get`` (the fixtures' ``unsupported`` state),
+    and refuses a CSR over 16384 bytes or with private-key markers.
+15. ``credential.response`` is mapped to a token, a certificate or a refusal
+    by :func:`classify_credential`, following the fixtures' rules (error
+    first, then server, mode, expiry, arm shape and size caps).
+"""
+
+from __future__ import annotations
+
+from ._approvals import (
+    ApprovalRegistry,
+    AuditRecord,
+    Decision,
+    EventRing,
+    Outcome,
+    PendingApproval,
+    Promotion,
+    decide_by_policy,
+    denial_audit,
+    encode_audit_line,
+)
+from ._config import AgentConfig, ConfigError, parse_config, parse_go_duration
+from ._connection import (
+    AGENT_FRAMING,
+    MAX_CSR_BYTES,
+    AgentConnection,
+    AgentConnectionEvent,
+    CloseReason,
+    ConnectionClosed,
+    ConsumerConnection,
+    ConsumerConnectionEvent,
+    LineSkipped,
+    PingDue,
+    validate_csr,
+)
+from ._constants import (
+    AGENT_CAPABILITIES,
+    APPROVAL_METHOD,
+    APPROVAL_SOCKET_NAME,
+    DEFAULT_APPROVAL_TIMEOUT,
+    GATED_NAMESPACES,
+    HELLO_TIMEOUT,
+    MAX_LINE_BYTES,
+    NAMESPACES,
+    NS_AWS,
+    NS_DOCKER,
+    NS_EGRESS,
+    NS_SSH,
+    PING_INTERVAL,
+    POLICY_APPROVE_ALL,
+    POLICY_DENY_ALL,
+    POLICY_SHED_DESKTOP,
+    PROTOCOL_VERSION,
+    REPLAY_RING_SIZE,
+    STATUS_CONNECT_TIMEOUT,
+    STATUS_READ_TIMEOUT,
+    STATUS_SCHEMA,
+    STATUS_SOCKET_NAME,
+    WRITE_TIMEOUT,
+)
+from ._credentials import (
+    CREDENTIAL_LIMITS,
+    CertificateCredential,
+    CredentialRefused,
+    TokenCredential,
+    classify_credential,
+    parse_timestamp,
+)
+from ._frames import (
+    AgentFrame,
+    AgentInfo,
+    ApprovalRequest,
+    ApprovalResponse,
+    ClientInfo,
+    ConsumerFrame,
+    CredentialGet,
+    CredentialResponse,
+    Event,
+    Hello,
+    HelloAck,
+    Ping,
+    Pong,
+    TokenGet,
+    TokenResponse,
+    decode_agent_frame,
+    decode_consumer_frame,
+    encode_frame,
+)
+from ._paths import SOCKET_DIR_ENV, approval_socket_path, socket_dir, status_socket_path
+from ._render import (
+    StatusArgs,
+    StatusUsageError,
+    go_quote,
+    not_running_message,
+    parse_status_args,
+    render_status,
+    tabwrite,
+)
+from ._state import (
+    AGENT_TRANSITIONS,
+    CONSUMER_TRANSITIONS,
+    AgentInput,
+    AgentState,
+    ConsumerInput,
+    ConsumerState,
+)
+from ._status import (
+    ApprovalChannelStatus,
+    LiveStatus,
+    NamespaceHealth,
+    RcHubStatus,
+    ServerHealth,
+    StatusSchemaError,
+    build_live_status,
+    decode_live_status,
+    effective_policy,
+    encode_live_status,
+    gate_namespaces,
+    pretty_live_status,
+)
+from ._time import format_timestamp
+
+__all__ = [
+    # paths
+    "SOCKET_DIR_ENV",
+    "socket_dir",
+    "status_socket_path",
+    "approval_socket_path",
+    # constants
+    "PROTOCOL_VERSION",
+    "STATUS_SCHEMA",
+    "STATUS_SOCKET_NAME",
+    "APPROVAL_SOCKET_NAME",
+    "NS_SSH",
+    "NS_AWS",
+    "NS_DOCKER",
+    "NS_EGRESS",
+    "NAMESPACES",
+    "GATED_NAMESPACES",
+    "POLICY_DENY_ALL",
+    "POLICY_APPROVE_ALL",
+    "POLICY_SHED_DESKTOP",
+    "APPROVAL_METHOD",
+    "AGENT_CAPABILITIES",
+    "HELLO_TIMEOUT",
+    "PING_INTERVAL",
+    "WRITE_TIMEOUT",
+    "DEFAULT_APPROVAL_TIMEOUT",
+    "MAX_LINE_BYTES",
+    "REPLAY_RING_SIZE",
+    "STATUS_CONNECT_TIMEOUT",
+    "STATUS_READ_TIMEOUT",
+    # status
+    "LiveStatus",
+    "ApprovalChannelStatus",
+    "RcHubStatus",
+    "ServerHealth",
+    "NamespaceHealth",
+    "StatusSchemaError",
+    "build_live_status",
+    "encode_live_status",
+    "pretty_live_status",
+    "decode_live_status",
+    "effective_policy",
+    "gate_namespaces",
+    "render_status",
+    "tabwrite",
+    "not_running_message",
+    "go_quote",
+    "StatusArgs",
+    "StatusUsageError",
+    "parse_status_args",
+    "format_timestamp",
+    # frames
+    "Hello",
+    "ClientInfo",
+    "ApprovalResponse",
+    "Pong",
+    "TokenGet",
+    "CredentialGet",
+    "HelloAck",
+    "AgentInfo",
+    "ApprovalRequest",
+    "Event",
+    "Ping",
+    "TokenResponse",
+    "CredentialResponse",
+    "ConsumerFrame",
+    "AgentFrame",
+    "encode_frame",
+    "decode_consumer_frame",
+    "decode_agent_frame",
+    # connections
+    "AGENT_FRAMING",
+    "AgentConnection",
+    "ConsumerConnection",
+    "AgentConnectionEvent",
+    "ConsumerConnectionEvent",
+    "ConnectionClosed",
+    "CloseReason",
+    "LineSkipped",
+    "PingDue",
+    "MAX_CSR_BYTES",
+    "validate_csr",
+    "AgentState",
+    "AgentInput",
+    "ConsumerState",
+    "ConsumerInput",
+    "AGENT_TRANSITIONS",
+    "CONSUMER_TRANSITIONS",
+    # approvals
+    "ApprovalRegistry",
+    "PendingApproval",
+    "Promotion",
+    "Decision",
+    "Outcome",
+    "decide_by_policy",
+    "EventRing",
+    "AuditRecord",
+    "denial_audit",
+    "encode_audit_line",
+    # credentials (client side)
+    "CREDENTIAL_LIMITS",
+    "TokenCredential",
+    "CertificateCredential",
+    "CredentialRefused",
+    "classify_credential",
+    "parse_timestamp",
+    # config
+    "AgentConfig",
+    "ConfigError",
+    "parse_config",
+    "parse_go_duration",
+]

@@ -1,0 +1,47 @@
+"""Helpers for the desktop tests: drive a core ServerConnection with a canned answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shedproto.desktop import (
+    Answer,
+    ConnectionEnded,
+    Dialect,
+    RequestReceived,
+    RequestRejected,
+    ServerConnection,
+)
+
+
+def serve_bytes(
+    dialect: Dialect,
+    data: bytes,
+    *,
+    test_mode: bool = False,
+    result: Any = None,
+    chunk: int | None = None,
+    eof: bool = True,
+) -> bytes:
+    """Feed ``data`` (in ``chunk``-byte pieces) to a server core; answer every valid request
+    with ``result`` (default ``{"op": <op>}``) and return every byte the server would write.
+    """
+    conn = ServerConnection(dialect, test_mode=test_mode)
+    out = bytearray()
+    pieces = [data] if chunk is None else [data[i : i + chunk] for i in range(0, len(data), chunk)]
+    if eof:
+        pieces.append(b"")
+    for piece in pieces:
+        if not piece and not eof:
+            continue
+        for event in conn.receive_data(piece):
+            if isinstance(event, RequestReceived):
+                answer = {"op": event.op} if result is None else result
+                out += conn.send(Answer(id=event.id, result=answer))
+            elif isinstance(event, RequestRejected):
+                out += event.reply
+            elif isinstance(event, ConnectionEnded):
+                if event.reply is not None:
+                    out += event.reply
+                return bytes(out)
+    return bytes(out)

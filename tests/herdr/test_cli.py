@@ -1,0 +1,126 @@
+"""``shedproto herdr ...`` against the reference server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from shedproto.clients.cli import main
+from shedproto.servers.herdr import HerdrServer
+
+
+async def _cli(argv: list[str]) -> int:
+    return await anyio.to_thread.run_sync(main, argv)
+
+
+async def test_ping_call_and_subscribe(
+    herdr_server: HerdrServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sock = str(herdr_server.path)
+    with anyio.fail_after(30):
+        assert await _cli(["herdr", "ping", "--socket", sock, "--json"]) == 0
+        report = json.loads(capsys.readouterr().out)
+        assert (report["protocol"], report["compatible"], report["version"]) == (21, True, "0.8.0")
+
+        assert await _cli(["herdr", "ping", "--socket", sock]) == 0
+        assert "protocol 21 (compatible" in capsys.readouterr().out
+
+        assert (
+            await _cli(
+                [
+                    "herdr",
+                    "call",
+                    "workspace.create",
+                    "--socket",
+                    sock,
+                    "--params",
+                    '{"label":"cli"}',
+                ]
+            )
+            == 0
+        )
+        created = json.loads(capsys.readouterr().out)
+        assert created["type"] == "workspace_created"
+        assert created["workspace"]["label"] == "cli"
+
+        assert (
+            await _cli(
+                ["herdr", "subscribe", "workspace.created", "--socket", sock, "--count", "1"]
+            )
+            == 0
+        )
+        line = json.loads(capsys.readouterr().out.splitlines()[0])
+        assert line["event"] == "workspace_created"
+
+        assert (
+            await _cli(
+                ["herdr", "call", "pane.get", "--socket", sock, "--params", '{"pane_id":"w9:p9"}']
+            )
+            == 1
+        )
+        assert "pane_not_found" in capsys.readouterr().err
+
+        assert await _cli(["herdr", "call", "ping", "--socket", sock, "--params", "[1]"]) == 2
+        assert (
+            await _cli(
+                ["herdr", "call", "pane.read", "--socket", sock, "--params", '{"pane_id":1}']
+            )
+            == 2
+        )
+        err = capsys.readouterr().err
+        assert "must be a JSON object" in err
+
+        assert await _cli(["herdr", "call", "ping", "--socket", sock + ".missing", "--json"]) == 1
+        assert json.loads(capsys.readouterr().err)["error"]["code"] == "connect_failed"
+
+
+async def test_group_without_command_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert await _cli(["herdr"]) == 2
+    assert "subscribe" in capsys.readouterr().out
+
+
+def _spawn(sock: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    argv = ["herdr", "serve", "--socket", str(sock), "--protocol", "20", "--json"]
+    return subprocess.Popen(
+        [sys.executable, "-m", "shedproto.clients.cli", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+
+
+async def test_serve_command(short_socket_dir: Path) -> None:
+    sock = short_socket_dir / "served.sock"
+    env = {**os.environ, "SHELL": "/bin/sh"}
+    process = await anyio.to_thread.run_sync(_spawn, sock, env)
+    try:
+        with anyio.fail_after(30):
+            assert process.stdout is not None
+            document = ""
+            while not document.endswith("}\n"):
+                line = await anyio.to_thread.run_sync(process.stdout.readline)
+                assert line, "serve exited before reporting readiness"
+                document += line.decode()
+            assert json.loads(document)["protocol"] == 20
+            from shedproto.clients.herdr import AsyncHerdrClient
+
+            status = await AsyncHerdrClient.for_socket(sock, protocol=20).runtime_status()
+            assert status.protocol == 20
+            process.send_signal(signal.SIGINT)
+            code = await anyio.to_thread.run_sync(process.wait)
+            assert code == 0
+            assert not sock.exists()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()

@@ -1,0 +1,281 @@
+"""Pure rules: socket paths, ids, keys, versions, subscription names, the screen model."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from shedproto import ErrorCode, LocalProtocolError, herdr
+from shedproto.herdr import types as t
+from shedproto.herdr._screen import PaneScreen, strip_ansi
+
+HOME = {"HOME": "/home/u"}
+
+
+# ---------------------------------------------------------------- paths
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"XDG_CONFIG_HOME": "/x"}, "/x/herdr"),
+        ({"XDG_CONFIG_HOME": "", "HOME": "/home/u"}, "herdr"),  # empty counts as set
+        (HOME, "/home/u/.config/herdr"),
+        ({}, "/tmp/herdr"),
+    ],
+)
+def test_config_dir(env: dict[str, str], expected: str) -> None:
+    assert herdr.config_dir(env) == expected
+    assert herdr.config_dir(env, platform="darwin") == expected  # never ~/Library
+
+
+def test_config_dir_debug_build_and_windows() -> None:
+    assert herdr.config_dir(HOME, debug_build=True) == "/home/u/.config/herdr-dev"
+    assert herdr.config_dir({"APPDATA": "C:\\A"}, platform="win32") == "C:\\A\\herdr"
+    assert (
+        herdr.config_dir({"USERPROFILE": "C:\\U"}, platform="win32")
+        == "C:\\U\\AppData\\Roaming\\herdr"
+    )
+    assert herdr.config_dir({}, platform="win32", temp_dir="C:\\T") == "C:\\T\\herdr"
+
+
+@pytest.mark.parametrize(
+    ("env", "session", "expected"),
+    [
+        (HOME, None, "/home/u/.config/herdr/herdr.sock"),
+        ({**HOME, "HERDR_SOCKET_PATH": "/run/h.sock"}, None, "/run/h.sock"),
+        ({**HOME, "HERDR_SOCKET_PATH": ""}, None, ""),  # empty still counts as set
+        ({**HOME, "HERDR_SESSION": "work"}, None, "/home/u/.config/herdr/sessions/work/herdr.sock"),
+        ({**HOME, "HERDR_SESSION": "default"}, None, "/home/u/.config/herdr/herdr.sock"),
+        (
+            {**HOME, "HERDR_SESSION": "../x"},
+            None,
+            "/home/u/.config/herdr/herdr.sock",
+        ),  # invalid: ignored
+        (
+            {**HOME, "HERDR_SOCKET_PATH": "/run/h.sock", "HERDR_SESSION": "work"},
+            None,
+            "/run/h.sock",
+        ),
+        (
+            {**HOME, "HERDR_SOCKET_PATH": "/run/h.sock"},
+            "dev",
+            "/home/u/.config/herdr/sessions/dev/herdr.sock",
+        ),
+        ({**HOME, "HERDR_SESSION": "work"}, "default", "/home/u/.config/herdr/herdr.sock"),
+    ],
+)
+def test_api_socket_path(env: dict[str, str], session: str | None, expected: str) -> None:
+    assert herdr.api_socket_path(env, session=session) == expected
+
+
+@pytest.mark.parametrize(
+    ("api", "client"),
+    [
+        ("/tmp/test-herdr.sock", "/tmp/test-herdr-client.sock"),
+        ("/tmp/custom-api", "/tmp/custom-api-client.sock"),
+        ("/tmp/a.b.sock", "/tmp/a.b-client.sock"),
+        ("/tmp/x.json", "/tmp/x-client.sock"),
+        ("/tmp/.hidden", "/tmp/.hidden-client.sock"),
+        ("/tmp/x.sock/", "/tmp/x-client.sock"),
+        ("x.sock", "x-client.sock"),
+        ("/x.sock", "/x-client.sock"),
+        ("/", "herdr-client.sock"),
+        ("", "herdr-client.sock"),
+        ("/tmp/..", "/tmp/herdr-client.sock"),
+    ],
+)
+def test_client_socket_derivation(api: str, client: str) -> None:
+    assert herdr.derive_client_socket_path(api) == client
+
+
+def test_client_socket_path_precedence() -> None:
+    both = {**HOME, "HERDR_SOCKET_PATH": "/r/a.sock", "HERDR_CLIENT_SOCKET_PATH": "/r/legacy.sock"}
+    assert herdr.client_socket_path(both) == "/r/a-client.sock"
+    legacy = {**HOME, "HERDR_CLIENT_SOCKET_PATH": "/r/legacy.sock"}
+    assert herdr.client_socket_path(legacy) == "/r/legacy.sock"
+    assert herdr.client_socket_path(HOME) == "/home/u/.config/herdr/herdr-client.sock"
+    assert (
+        herdr.client_socket_path(both, session="s1")
+        == "/home/u/.config/herdr/sessions/s1/herdr-client.sock"
+    )
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "a/b", "a b", "é", "x" * 65])
+def test_invalid_session_names(name: str) -> None:
+    with pytest.raises(LocalProtocolError) as info:
+        herdr.validate_session_name(name)
+    assert info.value.code is ErrorCode.INVALID_ARGUMENT
+    with pytest.raises(LocalProtocolError):
+        herdr.api_socket_path(HOME, session=name)
+
+
+@pytest.mark.parametrize("name", ["a", "A.b_c-9", "x" * 64, "..."])
+def test_valid_session_names(name: str) -> None:
+    herdr.validate_session_name(name)
+    assert herdr.normalize_session_name(name) == name
+    assert herdr.normalize_session_name("default") is None
+
+
+# ---------------------------------------------------------------- ids
+def test_public_numbers() -> None:
+    assert [herdr.encode_public_number(n) for n in (1, 9, 10, 31, 32, 33, 1056)] == [
+        "1", "9", "A", "Z", "0", "11", "00",
+    ]  # fmt: skip
+    assert herdr.workspace_id(1) == "w1"
+    assert herdr.tab_id("w1", 1) == "w1:t1"
+    assert herdr.pane_id("wA", 2) == "wA:p2"
+    assert herdr.decode_public_number("I") is None
+    assert herdr.decode_public_number("") == 0
+    with pytest.raises(ValueError, match="negative"):
+        herdr.encode_public_number(-1)
+
+
+@given(st.integers(min_value=1, max_value=10**12))
+def test_public_numbers_round_trip(n: int) -> None:
+    assert herdr.decode_public_number(herdr.encode_public_number(n)) == n
+
+
+def test_id_refs_parse_legacy_forms() -> None:
+    assert herdr.parse_workspace_ref("w_3").index == 2
+    assert herdr.parse_workspace_ref("2").index == 1
+    assert herdr.parse_workspace_ref("w1").index is None
+    tab = herdr.parse_tab_ref("w1:t2")
+    assert tab is not None
+    assert (tab.workspace.id, tab.number) == ("w1", 2)
+    legacy_tab = herdr.parse_tab_ref("t_w1_2")
+    assert legacy_tab is not None
+    assert legacy_tab.index == 1
+    position = herdr.parse_tab_ref("w1:3")
+    assert position is not None
+    assert position.index == 2
+    assert herdr.parse_tab_ref("w1") is None
+    pane = herdr.parse_pane_ref("w1:pA")
+    assert pane is not None
+    assert pane.number == 10
+    dash = herdr.parse_pane_ref("w1-4")
+    assert dash is not None
+    assert dash.number == 4
+    assert herdr.parse_pane_ref("w1:pI") is None
+
+
+# ---------------------------------------------------------------- keys
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("enter", b"\r"),
+        ("Return", b"\r"),
+        ("esc", b"\x1b"),
+        ("tab", b"\t"),
+        ("shift+tab", b"\x1b[Z"),
+        ("backspace", b"\x7f"),
+        ("ctrl+c", b"\x03"),
+        ("C-c", b"\x03"),
+        ("ctrl+[", b"\x1b"),
+        ("ctrl+space", b"\x00"),
+        ("alt+x", b"\x1bx"),
+        ("up", b"\x1b[A"),
+        ("ctrl+up", b"\x1b[1;5A"),
+        ("shift+alt+left", b"\x1b[1;4D"),
+        ("f1", b"\x1bOP"),
+        ("f5", b"\x1b[15~"),
+        ("ctrl+f5", b"\x1b[15;5~"),
+        ("shift+f2", b"\x1b[1;2Q"),
+        ("minus", b"-"),
+        ("+", b"+"),
+        ("plus", b"+"),
+        ("A", b"A"),
+        ("shift+a", b"A"),
+        ("space", b" "),
+        ("é", "é".encode()),
+    ],
+)
+def test_key_bytes(key: str, expected: bytes) -> None:
+    assert herdr.encode_keys([key]) == expected
+
+
+@pytest.mark.parametrize("key", ["not-a-key", "ctrl+", "home", "ctrl+a+b", "", "fx", "f256"])
+def test_unknown_keys(key: str) -> None:
+    with pytest.raises(herdr.UnsupportedKeyError) as info:
+        herdr.encode_keys(["enter", key])
+    assert str(info.value) == f"unsupported key {key}"
+    assert info.value.key == key
+
+
+# ---------------------------------------------------------------- versions
+def test_supported_protocols() -> None:
+    assert herdr.SUPPORTED_PROTOCOLS == (20, 21)
+    assert herdr.DEFAULT_PROTOCOL == 21
+
+
+def test_exact_rule_names_both_versions() -> None:
+    herdr.check_exact(21, 21)
+    with pytest.raises(herdr.VersionMismatchError) as newer:
+        herdr.check_exact(21, 20)
+    assert (newer.value.ours, newer.value.theirs) == (21, 20)
+    assert "21" in str(newer.value)
+    assert "20" in str(newer.value)
+    assert "restart the Herdr server" in newer.value.message
+    with pytest.raises(herdr.VersionMismatchError) as older:
+        herdr.check_exact(20, 22)
+    assert older.value.code is ErrorCode.VERSION_UNSUPPORTED
+    assert "upgrade the Herdr client" in older.value.message
+
+
+def test_looser_per_method_check() -> None:
+    ok = herdr.check_methods(21, 20, ["ping", "workspace.create", "pane.read"])
+    assert (ok.ours, ok.theirs, ok.exact) == (21, 20, False)
+    with pytest.raises(herdr.VersionMismatchError) as info:
+        herdr.check_methods(21, 20, ["ping", "workspace.close"])
+    assert info.value.methods == ("workspace.close",)
+    with pytest.raises(herdr.VersionMismatchError):
+        herdr.check_methods(21, 22, ["ping"])
+    assert "pane.graphics.info" in herdr.differing_methods(20, 21)
+    assert herdr.differing_methods(21, 21) == ()
+
+
+# ---------------------------------------------------------------- subscriptions
+def test_subscription_names() -> None:
+    assert herdr.LIFECYCLE_SUBSCRIPTIONS["workspace.created"] == "workspace_created"
+    assert herdr.LIFECYCLE_SUBSCRIPTIONS["pane.agent_detected"] == "pane_agent_detected"
+    assert "pane.output_changed" not in herdr.LIFECYCLE_SUBSCRIPTIONS
+    assert len(herdr.LIFECYCLE_SUBSCRIPTIONS) == 24
+    assert herdr.event_kind(t.TabCreatedSubscription()) == "tab_created"
+    matched = t.PaneOutputMatchedSubscription(
+        pane_id="w1:p1", source="recent", match=t.SubstringOutputMatch(value="x")
+    )
+    assert herdr.event_kind(matched) == "pane.output_matched"
+    assert herdr.is_parameterized(matched)
+    assert not herdr.is_parameterized(t.TabCreatedSubscription())
+
+
+# ---------------------------------------------------------------- screen
+def test_screen_sources() -> None:
+    screen = PaneScreen(cols=10, rows=3)
+    screen.feed(b"one\r\ntwo\r\n\x1b[31mthree\x1b[0m\r\nabc\rX\r\n0123456789abc\r\n")
+    visible = screen.read("visible")
+    assert visible.text.split("\n") == ["three", "Xbc", "0123456789abc"]
+    recent = screen.read("recent", lines=2)
+    assert recent.text == "0123456789\nabc"
+    assert recent.truncated
+    assert screen.read("recent_unwrapped", lines=1).text == "0123456789abc"
+    assert "\x1b[31m" in screen.read("recent_unwrapped", ansi=True).text
+    assert screen.read("recent", lines=5000).truncated is False
+
+
+def test_screen_handles_split_sequences_and_clear() -> None:
+    screen = PaneScreen()
+    for piece in (b"\xe2", b"\x82\xac ok\x1b[", b"32mgreen\x1b[0", b"m\n"):
+        screen.feed(piece)
+    assert screen.read("recent_unwrapped").text == "€ okgreen"
+    screen.feed(b"\x1b[2J\x1b[Hfresh")
+    assert screen.read("visible").text == "fresh"
+    assert strip_ansi("\x1b]0;title\x07a\x1b[1mb") == "ab"
+
+
+@given(st.lists(st.binary(max_size=40), max_size=10))
+def test_screen_never_raises(chunks: list[bytes]) -> None:
+    screen = PaneScreen(cols=5, rows=2)
+    for chunk in chunks:
+        screen.feed(chunk)
+    for source in ("visible", "recent", "recent_unwrapped", "detection"):
+        assert isinstance(screen.read(source, lines=3).text, str)
