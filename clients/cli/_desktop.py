@@ -18,6 +18,7 @@ from typing import Any
 
 import msgspec
 
+from ._demo import DemoStep
 from ._output import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, emit, fail, json_flag
 
 __all__ = ["desktop_step", "parse_call_args", "register"]
@@ -201,15 +202,13 @@ def _serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def desktop_step(socket_dir: Path) -> Any:
+async def desktop_step(socket_dir: Path) -> DemoStep:
     """Run the ``shedproto demo`` step: both dialects, envelopes, roost.run, craze replay."""
     import anyio
 
     from shedproto.clients.desktop import AsyncDesktopClient
     from shedproto.desktop import CreateTicket, DesktopError, Dialect
     from shedproto.servers.desktop import CrazeSource, DesktopModel, DesktopServer
-
-    from ._demo import DemoStep
 
     lines: list[str] = []
     ok = True

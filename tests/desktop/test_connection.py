@@ -20,7 +20,9 @@ from shedproto.desktop import (
     ConnState,
     DesktopError,
     Dialect,
+    EnvelopeRejection,
     Failure,
+    Request,
     RequestReceived,
     RequestRejected,
     ServerConnection,
@@ -264,3 +266,74 @@ def test_trailing_partial_line_waits_for_more(dialect: Dialect) -> None:
     events = conn.receive_data(b'ow_window"}\n')
     assert isinstance(events[0], RequestReceived)
     assert events[0].id == "2"
+
+
+def _reference_tauri(line: bytes) -> tuple[Any, str, Any] | None:
+    """The Rust reader, spelled out over a plain dict (the fast path must agree)."""
+    import msgspec
+
+    text = line.decode("utf-8", "replace").strip(
+        "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+        "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+    )
+    if not text:
+        return None
+    try:
+        obj = msgspec.json.decode(text.encode())
+    except (msgspec.DecodeError, RecursionError):
+        return ("<bad json>", "", None)
+    if not isinstance(obj, dict):
+        return (None, "", {})
+    op = obj.get("op")
+    return (obj.get("id"), op if isinstance(op, str) else "", obj.get("params", {}))
+
+
+def _reference_mac_ok(line: bytes) -> tuple[str, str, Any] | None:
+    import msgspec
+
+    try:
+        obj = msgspec.json.decode(line)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    if not isinstance(obj, dict) or set(obj) - {"id", "op", "params"}:
+        return None
+    raw_id, op = obj.get("id"), obj.get("op")
+    if not isinstance(raw_id, str) or not isinstance(op, str):
+        return None
+    from shedproto.desktop import canonical_mac_id
+
+    request_id = canonical_mac_id(raw_id)
+    if request_id is None:
+        return None
+    params = obj.get("params")
+    return (request_id, op, {} if params is None else params)
+
+
+envelopes = (
+    st.dictionaries(st.sampled_from(["id", "op", "params", "extra"]), json_values, max_size=4)
+    | json_values
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=envelopes, pad=st.sampled_from([b"", b" ", b"\t", b"\r", "\u00a0".encode()]))
+def test_fast_envelope_paths_agree_with_the_plain_reading(value: Any, pad: bytes) -> None:
+    import msgspec
+
+    line = pad + msgspec.json.encode(value) + pad
+    tauri = parse_request(Dialect.TAURI, line)
+    expected = _reference_tauri(line)
+    if expected is None:
+        assert tauri is None
+    elif expected[0] == "<bad json>":
+        assert isinstance(tauri, EnvelopeRejection)
+    else:
+        assert isinstance(tauri, Request)
+        assert (tauri.id, tauri.op, tauri.params) == expected
+    mac = parse_request(Dialect.MAC, msgspec.json.encode(value))
+    mac_expected = _reference_mac_ok(msgspec.json.encode(value))
+    if mac_expected is None:
+        assert isinstance(mac, EnvelopeRejection)
+    else:
+        assert isinstance(mac, Request)
+        assert (mac.id, mac.op, mac.params) == mac_expected

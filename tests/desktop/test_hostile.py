@@ -15,9 +15,6 @@ from shedproto.servers.desktop import DesktopServer
 
 from .test_server import raw_exchange, running
 
-# Explicit: conftest's late anyio marking drops @parametrize params of async tests.
-pytestmark = pytest.mark.anyio
-
 MIB = 1 << 20
 TOO_LARGE = b'{"error":{"code":"frame_too_large","message":"request exceeds 1 MiB"},"ok":false}\n'
 

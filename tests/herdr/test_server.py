@@ -500,9 +500,13 @@ async def test_pane_read_formats(herdr_server: HerdrServer) -> None:
         client = AsyncHerdrClient.for_socket(herdr_server.path)
         pane = (await client.workspace_create()).root_pane.pane_id
         await client.pane_send_text(pane, "printf '\\033[31mRED\\033[0m\\n'\r")
-        await client.pane_wait_for_output(
-            pane, "recent", t.RegexOutputMatch(value="(^|# )RED$"), timeout_ms=10_000
-        )
+        try:
+            await client.pane_wait_for_output(
+                pane, "recent", t.RegexOutputMatch(value="(^|# )RED$"), timeout_ms=10_000
+            )
+        except herdr.HerdrApiError:
+            screen = await client.pane_read(pane, "recent_unwrapped", format="ansi")
+            pytest.fail(f"no RED line; the pane shows {screen.read.text!r}")
         ansi = await client.pane_read(pane, "recent_unwrapped", format="ansi", lines=5000)
         assert "\x1b[31mRED" in ansi.read.text
         plain = await client.pane_read(pane, "visible")
