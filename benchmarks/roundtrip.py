@@ -40,10 +40,12 @@ async def _raw_echo(stream: anyio.abc.SocketStream) -> None:
 
 
 async def _raw_run(path: str, count: int) -> float:
+    """Serve one raw echo connection; the run ends when the client closes (no cancellation)."""
     listener = await anyio.create_unix_listener(path)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(listener.serve, _raw_echo)
-        stream = await anyio.connect_unix(path)
+        async with listener:
+            stream = await anyio.connect_unix(path)
+            tg.start_soon(_raw_echo, await listener.accept())
         reader = BufferedByteReceiveStream(stream)
         start = time.perf_counter()
         for _ in range(count):
@@ -51,8 +53,6 @@ async def _raw_run(path: str, count: int) -> float:
             await reader.receive_until(b"\n", 1 << 20)
         elapsed = time.perf_counter() - start
         await stream.aclose()
-        tg.cancel_scope.cancel()
-    await listener.aclose()
     os.unlink(path)
     return elapsed
 
