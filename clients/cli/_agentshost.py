@@ -20,6 +20,7 @@ from typing import Any
 
 import msgspec
 
+from ._demo import DemoStep
 from ._output import EXIT_OK, EXIT_USAGE, emit, fail, json_flag
 
 __all__ = ["register"]
@@ -185,11 +186,10 @@ DEMO_CONFIG = """{
 """
 
 
-async def demo_step(work_dir: Path) -> Any:
+async def demo_step(work_dir: Path) -> DemoStep:
     """Run the connector demo: config, commands, receipts, durable ledger and locks in ``work_dir``.
 
-    Returns a ``DemoStep``; raises only for unexpected errors (the demo
-    reports those as a failed step).
+    Raises only for unexpected errors (the demo reports those as a failed step).
     """
     from shedproto.connector import (
         Command,
@@ -203,8 +203,6 @@ async def demo_step(work_dir: Path) -> Any:
         terminal_receipt,
     )
     from shedproto.servers.connector import CommandLedger, LockHeldError, acquire_host_locks
-
-    from ._demo import DemoStep
 
     lines: list[str] = []
     config = load_agents_host_config_text(DEMO_CONFIG, str(work_dir / "agents.jsonc"))
