@@ -21,6 +21,8 @@ SUITES: dict[str, str] = {
     "desktop": "benchmarks.desktop",
     "connector": "benchmarks.connector",
     "herdr": "benchmarks.herdr",
+    "drivers": "benchmarks.drivers",
+    "agentshost": "benchmarks.agentshost",
 }
 """Suite name -> module exposing ``cases(quick: bool) -> list[Case]``."""
 

@@ -23,6 +23,7 @@ SCHEMA_PROVIDERS: tuple[str, ...] = (
     "shedproto.hostagent._schemas:json_schemas",
     "shedproto.desktop:catalogue_schemas",
     "shedproto.connector:connector_schemas",
+    "shedproto.agentshost:api_schemas",
 )
 """``"module:function"`` references, resolved lazily; each protocol adds its own."""
 

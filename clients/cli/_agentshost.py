@@ -20,6 +20,7 @@ from typing import Any
 
 import msgspec
 
+from ._agentshost_host import register_host_commands
 from ._demo import DemoStep
 from ._output import EXIT_OK, EXIT_USAGE, emit, fail, json_flag
 
@@ -27,7 +28,8 @@ __all__ = ["register"]
 
 
 def register(subparsers: Any) -> None:
-    """Add the agents-host commands to the group's sub-parsers."""
+    """Add the agents-host commands to the group's sub-parsers (the host's own included)."""
+    register_host_commands(subparsers)
     check = subparsers.add_parser(
         "check-config",
         parents=[json_flag()],

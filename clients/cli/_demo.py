@@ -70,6 +70,8 @@ DEMO_STEPS: list[tuple[str, str]] = [
     ("desktop-control", "shedproto.clients.cli._desktop:desktop_step"),
     ("herdr", "shedproto.clients.cli._herdr:demo_step"),
     ("connector", "shedproto.clients.cli._agentshost:demo_step"),
+    ("agents-host", "shedproto.clients.cli._agentshost_host:demo_step"),
+    ("drivers", "shedproto.servers.drivers.demo:demo_step"),
 ]
 """The demo's steps in order: (name, ``"module:function"`` resolved when the demo runs).
 

@@ -25,6 +25,16 @@ Fixtures:
   that selects them. ``command_ledger``: an empty durable command ledger
   (:class:`shedproto.servers.connector.CommandLedger`) inside them.
 
+* ``claude_projects``: a private Claude config directory whose ``write``
+  adds transcripts in Claude Code's real layout
+  (``projects/<encoded cwd>/<uuid>.jsonl``), for the ``claude-agent-sdk``
+  driver's ``configDir``.
+
+* ``agents_host``: a running reference agents-host (socket API, SQLite
+  target) with one ``echo`` source served by the in-memory ``EchoDriver``;
+  yields a ``RunningAgentsHost`` (``socket``, ``owner_did``, ``driver``);
+  async tests only. ``make_command`` builds commands for it.
+
 Protocol issues add their reference-server fixtures here.
 """
 
@@ -37,13 +47,21 @@ from pathlib import Path
 
 import pytest
 
+from ._agentshost import EchoDriver, RunningAgentsHost, agents_host, make_command
 from ._connector import agents_host_dirs, command_ledger
 from ._desktop import desktop_server, desktop_server_factory, running_desktop_server
+from ._drivers import ClaudeProjects, claude_projects
 from ._herdr import herdr_server
 from ._hostagent import host_agent_server
 
 __all__ = [
+    "ClaudeProjects",
+    "EchoDriver",
+    "RunningAgentsHost",
+    "agents_host",
+    "make_command",
     "agents_host_dirs",
+    "claude_projects",
     "command_ledger",
     "desktop_server",
     "desktop_server_factory",

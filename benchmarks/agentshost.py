@@ -1,0 +1,173 @@
+"""agents-host: commands per second end to end, and how the cost splits between ledger and target.
+
+* **End to end** (candidate): N prompt commands submitted over the socket API
+  to an in-process host with the no-op :class:`~shedproto.testing._agentshost.EchoDriver`,
+  until every terminal receipt is published. Baseline: the durable ledger
+  writes those N commands need on their own (claim, mark published,
+  terminal, mark published). The ratio is the ledger's share of the
+  end-to-end time (1.0 = the host costs nothing beyond its ledger).
+* **Target** (candidate): the SQLite target publishing the 2N receipts (and
+  their index rows) of N commands. Baseline: the same ledger writes. The
+  ratio says how many times cheaper than the ledger the target is.
+
+Targets are informational floors: e2e >= 0.3 (the ledger is at least a third
+of the cost), target >= 1.0 (publishing is cheaper than the durable claim).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+
+from shedproto._codec import encode_line
+from shedproto.agentshost import decode_reply
+from shedproto.clients.agents_host import AgentsHostClient
+from shedproto.connector import (
+    AgentsHostCliOptions,
+    Receipt,
+    in_flight_receipt,
+    parse_agents_host_config,
+    terminal_receipt,
+)
+from shedproto.servers.agents_host import HostRun, SqliteTarget, run_host
+from shedproto.servers.connector import CommandLedger
+from shedproto.testing._agentshost import EchoDriver, make_command
+
+from ._harness import Case, timed
+
+OWNER = "did:key:z6MkBenchOwner"
+
+
+def _private_dir() -> Path:
+    path = Path(tempfile.mkdtemp(prefix="sp-ah-", dir="/tmp"))
+    os.chmod(path, 0o700)
+    return path
+
+
+def _receipts(count: int) -> list[tuple[Receipt, Receipt]]:
+    pairs: list[tuple[Receipt, Receipt]] = []
+    for i in range(count):
+        claim = in_flight_receipt(
+            owner_did=OWNER,
+            command_id=f"c{i:05d}",
+            source_id="echo",
+            native_session_id=f"s{i % 20:02d}",
+            claimed_at="2026-01-01T00:00:00.000Z",
+        )
+        done = terminal_receipt(claim, status="succeeded", completed_at="2026-01-01T00:00:01.000Z")
+        pairs.append((claim, done))
+    return pairs
+
+
+def _ledger_only(count: int) -> None:
+    root = _private_dir()
+    try:
+        ledger = CommandLedger.open(root / "state" / "ledger.json")
+        for claim, done in _receipts(count):
+            ledger.put(claim)
+            ledger.mark_published(claim.commandId)
+            ledger.put(done)
+            ledger.mark_published(claim.commandId)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _target_only(count: int) -> None:
+    root = _private_dir()
+    try:
+        target = SqliteTarget.open_path(str(root / "t.sqlite3"), owner_did=OWNER, space="did:s")
+        for claim, done in _receipts(count):
+            target.publish_receipt(claim, now="2026-01-01T00:00:00.000Z")
+            target.publish_receipt(done, now="2026-01-01T00:00:01.000Z")
+        target.close()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+async def _end_to_end(count: int) -> None:
+    root = _private_dir()
+    try:
+        (root / "id.key").write_bytes(b"k")
+        run = HostRun(
+            cli=AgentsHostCliOptions(
+                config_path=str(root / "c.jsonc"),
+                api_url="http://localhost:8000",
+                identity_path=str(root / "id.key"),
+                space="did:key:bench",
+            ),
+            config=parse_agents_host_config(
+                {
+                    "schema": "commonfabric.agents-host.config",
+                    "ownerDid": OWNER,
+                    "collectionIntervalMs": 0,
+                    "sources": [{"id": "echo", "driver": "acp", "enabled": True, "command": ["x"]}],
+                }
+            ),
+            env={"XDG_STATE_HOME": str(root / "s"), "CF_AGENTS_HOST_LOCK_DIR": str(root / "l")},
+            socket_path=str(root / "h.sock"),
+            driver_factory=EchoDriver,
+            out=lambda line: None,
+            err=lambda line: None,
+            handle_signals=False,
+        )
+        payload = b"".join(
+            encode_line(
+                {
+                    "id": i,
+                    "op": "submit",
+                    "command": make_command(OWNER, f"c{i}", session=f"s{i % 20}"),
+                }
+            )
+            for i in range(count)
+        )
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run_host, run)
+            await run.ready.wait()
+            async with await AgentsHostClient.connect(root / "h.sock") as client:
+                await client.subscribe(("receipts",))
+                done = 0
+                async with anyio.create_task_group() as io:
+                    io.start_soon(client.transport.send, payload)
+                    while done < count:
+                        reply = decode_reply(await client.transport.receive_frame())
+                        if reply.event is not None and reply.data["status"] != "in-flight":
+                            done += 1
+            run.stop_requested.set()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def cases(quick: bool) -> list[Case]:
+    """Return the agents-host cases (``quick``: 50 commands instead of 300)."""
+    count = 50 if quick else 300
+
+    def end_to_end() -> float:
+        start = time.perf_counter()
+        anyio.run(_end_to_end, count)
+        return time.perf_counter() - start
+
+    return [
+        Case(
+            name=f"agents-host: {count} commands end to end (no-op driver) vs their ledger writes",
+            baseline=timed(lambda: _ledger_only(count)),
+            candidate=end_to_end,
+            target=0.3,
+            units=count,
+            unit="command",
+            repeat=3,
+        ),
+        Case(
+            name=f"agents-host: SQLite target, {2 * count} receipts vs the ledger writes",
+            baseline=timed(lambda: _ledger_only(count)),
+            candidate=timed(lambda: _target_only(count)),
+            target=1.0,
+            units=count,
+            unit="command",
+            repeat=3,
+        ),
+    ]

@@ -1,0 +1,288 @@
+"""The agents-host socket API server (protocol: :mod:`shedproto.agentshost._api`).
+
+One task per connection (:class:`~shedproto.servers._unix.UnixServer`).
+Requests are answered in order. ``submit`` validates the command with the
+connector's own validator and appends it to the queue: the socket never
+bypasses the queue, so deduplication across restarts stays the ledger's
+(spec 8.2). A subscribed connection gets events from a bounded buffer of
+:data:`EVENT_BUFFER` lines; a subscriber that falls that far behind is
+disconnected rather than allowed to grow the host's memory.
+
+Deadlines: a connection that sends nothing for :data:`IDLE_TIMEOUT` seconds
+is closed unless it subscribed; each write must finish within
+:data:`WRITE_TIMEOUT` seconds.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import anyio
+import anyio.abc
+import msgspec
+
+from shedproto import FrameQueue, FramingError, RemoteProtocolError
+from shedproto.agentshost import (
+    API_FRAMING,
+    ApiRequest,
+    CollectRequest,
+    CollectResult,
+    HealthRequest,
+    HealthResult,
+    ReceiptRequest,
+    ReceiptResult,
+    ReceiptsRequest,
+    ReceiptsResult,
+    SessionRequest,
+    SessionResult,
+    SessionsRequest,
+    SessionsResult,
+    SubmitRequest,
+    SubmitResult,
+    SubscribeRequest,
+    SubscribeResult,
+    decode_request,
+    encode_error,
+    encode_event,
+    encode_result,
+)
+from shedproto.connector import (
+    TERMINAL_STATUSES,
+    Command,
+    InvalidCommand,
+    Receipt,
+    check_command_owner,
+    decode_command,
+)
+from shedproto.servers._idle import IdleDeadline
+from shedproto.servers._unix import UnixServer
+
+from .host import AgentsHost
+from .target import receipt_link
+
+__all__ = [
+    "EVENT_BUFFER",
+    "IDLE_TIMEOUT",
+    "SOCKET_NAME",
+    "WRITE_TIMEOUT",
+    "api_server",
+    "serve_api_connection",
+]
+
+SOCKET_NAME = "agents-host.sock"
+"""The socket's file name inside the lock (runtime) directory."""
+IDLE_TIMEOUT = 300.0
+"""Seconds an unsubscribed connection may stay silent."""
+WRITE_TIMEOUT = 10.0
+"""Seconds one reply or event write may take."""
+EVENT_BUFFER = 4096
+"""Events buffered per subscriber before it is disconnected."""
+RECEIVE_CHUNK = 65536
+
+
+class _Connection:
+    def __init__(self, stream: anyio.abc.ByteStream, host: AgentsHost) -> None:
+        self.stream = stream
+        self.host = host
+        self.lock = anyio.Lock()
+        self.subscribed = False
+        self.unsubscribe: list[Any] = []
+
+    async def write(self, data: bytes) -> None:
+        async with self.lock:
+            with anyio.fail_after(WRITE_TIMEOUT):
+                await self.stream.send(data)
+
+
+async def serve_api_connection(stream: anyio.abc.ByteStream, host: AgentsHost) -> None:
+    """Serve one API connection until EOF, idle timeout or a framing error."""
+    connection = _Connection(stream, host)
+    frames = FrameQueue(API_FRAMING)
+    idle = IdleDeadline(IDLE_TIMEOUT)
+    try:
+        async with anyio.create_task_group() as tasks:
+            with idle.scope:
+                while True:
+                    try:
+                        frame = frames.next_frame()
+                    except FramingError as exc:
+                        await connection.write(encode_error(None, "frame-too-large", exc.message))
+                        break
+                    if frame is None:
+                        if frames.eof:
+                            break
+                        try:
+                            data = await stream.receive(RECEIVE_CHUNK)
+                        except (anyio.EndOfStream, anyio.BrokenResourceError):
+                            data = b""
+                        if not connection.subscribed:
+                            idle.touch()
+                        else:
+                            idle.scope.deadline = float("inf")
+                        frames.feed(data)
+                        continue
+                    await _answer(connection, frame, tasks)
+            tasks.cancel_scope.cancel()
+    finally:
+        for remove in connection.unsubscribe:
+            remove()
+
+
+async def _answer(connection: _Connection, frame: bytes, tasks: anyio.abc.TaskGroup) -> None:
+    try:
+        request = decode_request(frame)
+    except RemoteProtocolError as exc:
+        if exc.reply_hint is not None:
+            await connection.write(exc.reply_hint)
+        return
+    if isinstance(request, SubmitRequest) and request.wait:
+        tasks.start_soon(_answer_submit_and_wait, connection, request)
+        return
+    await connection.write(await _dispatch(connection, request, tasks))
+
+
+async def _dispatch(
+    connection: _Connection, request: ApiRequest, tasks: anyio.abc.TaskGroup
+) -> bytes:
+    host = connection.host
+    target = host.target
+    try:
+        if isinstance(request, SubmitRequest):
+            queued = _queue(host, request)
+            if isinstance(queued, bytes):
+                return queued
+            return encode_result(request.id, queued)
+        if isinstance(request, ReceiptRequest):
+            receipt = target.read_receipt(request.commandId.strip(), request.producer)
+            return encode_result(request.id, ReceiptResult(receipt=receipt))
+        if isinstance(request, ReceiptsRequest):
+            receipts = target.list_receipts(limit=request.limit, producer=request.producer)
+            return encode_result(request.id, ReceiptsResult(receipts=tuple(receipts)))
+        if isinstance(request, HealthRequest):
+            return encode_result(request.id, HealthResult(health=target.read_health()))
+        if isinstance(request, SessionsRequest):
+            return encode_result(
+                request.id, SessionsResult(index=target.read_index(request.bucket))
+            )
+        if isinstance(request, SessionRequest):
+            row = target.published_sessions().get(request.key)
+            body = target.read_manifest(request.key)
+            manifest = None if body is None else msgspec.json.decode(body)
+            return encode_result(request.id, SessionResult(session=row, manifest=manifest))
+        if isinstance(request, CollectRequest):
+            outcome = host.request_collection("socket")
+            return encode_result(request.id, CollectResult(outcome=outcome))
+        return _subscribe(connection, request, tasks)
+    except Exception as exc:
+        return encode_error(request.id, "unavailable", str(exc) or type(exc).__name__)
+
+
+def _queue(host: AgentsHost, request: SubmitRequest) -> SubmitResult | bytes:
+    command = decode_command(request.command)
+    if isinstance(command, Command):
+        wrong_owner = check_command_owner(command, host.config.ownerDid)
+        if wrong_owner is not None:
+            command = wrong_owner
+    if isinstance(command, InvalidCommand):
+        return encode_error(request.id, "invalid-command", command.message)
+    producers = {p.id for p in host.config.commandProducers or ()}
+    if request.producer is not None and request.producer not in producers:
+        return encode_error(
+            request.id,
+            "unknown-producer",
+            f"command producer is not configured: {request.producer}",
+        )
+    worker = host.worker
+    if worker is None or not worker.accepting or not host.accept_commands:
+        return encode_error(request.id, "not-accepting", "the host is not accepting commands")
+    host.target.append_command(request.command, request.producer)
+    link = receipt_link(command.id, request.producer, host.target.space)
+    return SubmitResult(
+        commandId=command.id, producer=request.producer, queued=True, receiptPath=link.id
+    )
+
+
+async def _answer_submit_and_wait(connection: _Connection, request: SubmitRequest) -> None:
+    host = connection.host
+    done = anyio.Event()
+    found: list[Receipt] = []
+    command = decode_command(request.command)
+
+    def watch(kind: str, value: Any) -> None:
+        if (
+            kind == "receipt"
+            and isinstance(command, Command)
+            and value.commandId == command.id
+            and value.producer == request.producer
+            and value.status in TERMINAL_STATUSES
+        ):
+            found.append(value)
+            done.set()
+
+    remove = host.target.subscribe(watch)
+    try:
+        try:
+            queued = _queue(host, request)
+        except Exception as exc:
+            queued = encode_error(request.id, "unavailable", str(exc) or type(exc).__name__)
+        if isinstance(queued, bytes) or not isinstance(command, Command):
+            await connection.write(queued if isinstance(queued, bytes) else b"")
+            return
+        existing = host.target.read_receipt(command.id, request.producer)
+        if existing is not None and existing.status in TERMINAL_STATUSES:
+            found.append(existing)
+            done.set()
+        await done.wait()
+        link = receipt_link(command.id, request.producer, host.target.space)
+        result = SubmitResult(
+            commandId=command.id,
+            producer=request.producer,
+            queued=True,
+            receiptPath=link.id,
+            receipt=found[0],
+        )
+        await connection.write(encode_result(request.id, result))
+    finally:
+        remove()
+
+
+def _subscribe(
+    connection: _Connection, request: SubscribeRequest, tasks: anyio.abc.TaskGroup
+) -> bytes:
+    topics = set(request.topics)
+    kinds = {"receipt": "receipts", "health": "health", "sessions": "sessions"}
+    send, receive = anyio.create_memory_object_stream[bytes](EVENT_BUFFER)
+
+    def forward(kind: str, value: Any) -> None:
+        topic = kinds.get(kind)
+        if topic is None or topic not in topics:
+            return
+        try:
+            send.send_nowait(encode_event(kind, value))  # type: ignore[arg-type]
+        except anyio.WouldBlock:
+            send.close()
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
+
+    async def writer() -> None:
+        async with receive:
+            async for line in receive:
+                await connection.write(line)
+        # the buffer overflowed: drop the slow subscriber
+        await connection.stream.aclose()
+
+    connection.unsubscribe.append(connection.host.target.subscribe(forward))
+    connection.unsubscribe.append(send.close)
+    connection.subscribed = True
+    tasks.start_soon(writer)
+    return encode_result(request.id, SubscribeResult(topics=tuple(sorted(topics))))
+
+
+def api_server(path: str | os.PathLike[str], host: AgentsHost, *, grace: float = 2.0) -> UnixServer:
+    """Return the :class:`UnixServer` serving the API of ``host`` on ``path``."""
+
+    async def handler(stream: anyio.abc.SocketStream) -> None:
+        await serve_api_connection(stream, host)
+
+    return UnixServer(path, handler, grace=grace)

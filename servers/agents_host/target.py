@@ -1,0 +1,466 @@
+"""The local target: what Common Fabric stores for the real host, in one SQLite file.
+
+:class:`AgentsHostTarget` is the interface the host needs (connector
+``AgentFabricTarget``, spec sections 3.3, 5, 6 and 8.2); :class:`SqliteTarget`
+is the embedded default. The file is ``<stateDir>/target-<key>.agents-host.sqlite3``
+(the key is the connector's target key), created ``0600`` in the private
+state directory, in WAL mode with ``synchronous=NORMAL`` (a committed
+transaction survives a killed process; the command ledger, not the target,
+is the durable record of claims).
+
+Documents are stored as the exact JSON bytes the real host writes to its
+cells (msgspec encodings of the connector core's Structs), so a reader gets
+byte-compatible receipts, receipt index, health and session indexes.
+
+Tables: ``receipts`` (one row per command identity: the deterministic receipt
+location), ``documents`` (receipt index, health, the two session indexes),
+``manifests`` (a session's current manifest), ``commands`` (one append-only
+queue per producer, ``""`` for the owner's) and ``meta`` (the observation
+sequence). Each receipt and its index update commit in one transaction.
+
+Listeners registered with :meth:`SqliteTarget.subscribe` are called after
+each commit with ``(kind, value)``: ``("receipt", Receipt)``,
+``("health", Health)``, ``("sessions", SessionIndex)`` (the ``all`` index),
+``("command", (producer, seq))``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+import msgspec
+from typing_extensions import Self
+
+from shedproto.connector import (
+    Health,
+    IndexEntry,
+    Receipt,
+    ReceiptError,
+    ReceiptIndex,
+    ReceiptIndexError,
+    ReceiptLink,
+    SessionIndex,
+    command_identity,
+    parse_command_receipt,
+    parse_receipt_index,
+    update_receipt_index,
+)
+from shedproto.servers.connector import check_private, ensure_private_directory
+
+__all__ = [
+    "AgentsHostTarget",
+    "TargetStoreError",
+    "ChangeListener",
+    "SqliteTarget",
+    "receipt_link",
+    "target_file_name",
+]
+
+
+class TargetStoreError(Exception):
+    """The target store refused or failed an operation; nothing was written.
+
+    Raised for a receipt of another owner, a malformed stored receipt or
+    receipt index (left untouched), an unusable database file or a closed
+    target.
+    """
+
+
+ChangeListener = Callable[[str, Any], None]
+"""Called after a commit with ``(kind, value)``; see the module docstring."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS receipts (
+    identity TEXT PRIMARY KEY,
+    command_id TEXT NOT NULL,
+    producer TEXT NOT NULL,
+    updated_seq INTEGER NOT NULL,
+    body BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS documents (name TEXT PRIMARY KEY, body BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS manifests (key TEXT PRIMARY KEY, body BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS commands (
+    producer TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    body BLOB NOT NULL,
+    PRIMARY KEY (producer, seq)
+);
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+"""
+
+RECEIPT_INDEX_DOC = "receipt-index"
+HEALTH_DOC = "health"
+RECENT_INDEX_DOC = "index/recent"
+ALL_INDEX_DOC = "index/all"
+OBSERVATIONS_DOC = "index/observations"
+
+_ENCODER = msgspec.json.Encoder()
+
+
+def target_file_name(key: str) -> str:
+    """Return ``target-<key>.agents-host.sqlite3``."""
+    return f"target-{key}.agents-host.sqlite3"
+
+
+def receipt_link(command_id: str, producer: str | None, space: str) -> ReceiptLink:
+    """Return the deterministic receipt location ``receipts/<producer|_owner>/<sha256(id)>``."""
+    digest = hashlib.sha256(command_id.encode("utf-8", "surrogatepass")).hexdigest()
+    return ReceiptLink(id=f"receipts/{producer or '_owner'}/{digest}", space=space)
+
+
+class AgentsHostTarget(Protocol):
+    """What the host publishes and reads; failures raise ``TargetStoreError`` or ``OSError``."""
+
+    owner_did: str
+    space: str
+
+    def read_receipt(self, command_id: str, producer: str | None) -> Receipt | None:
+        """Return the published receipt of a command identity, or ``None``."""
+
+    def publish_receipt(self, receipt: Receipt, *, now: str) -> None:
+        """Write the receipt and its index row in one transaction."""
+
+    def read_receipt_index(self) -> ReceiptIndex | None:
+        """Return the bounded receipt index, or ``None`` before the first receipt."""
+
+    def list_receipts(self, *, limit: int, producer: str | None = None) -> list[Receipt]:
+        """Return up to ``limit`` receipts, most recently updated first."""
+
+    def publish_health(self, health: Health) -> None:
+        """Replace the health document."""
+
+    def read_health(self) -> Health | None:
+        """Return the health document, or ``None``."""
+
+    def next_observation(self) -> int:
+        """Allocate the next observation sequence number (durable, increasing)."""
+
+    def published_sessions(self) -> dict[str, IndexEntry]:
+        """Return the rows of the ``all`` index by key (``{}`` when none)."""
+
+    def publish_sessions(
+        self,
+        recent: SessionIndex,
+        all_index: SessionIndex,
+        manifests: dict[str, bytes],
+        observations: dict[str, int],
+    ) -> None:
+        """Write both indexes, the changed manifests and row observations in one transaction."""
+
+    def read_observations(self) -> dict[str, int]:
+        """Return the observation number that last wrote each session row."""
+
+    def read_index(self, bucket: str) -> SessionIndex | None:
+        """Return the ``recent`` or ``all`` index, or ``None``."""
+
+    def read_manifest(self, key: str) -> bytes | None:
+        """Return a session's manifest document, or ``None``."""
+
+    def append_command(self, value: Any, producer: str | None) -> int:
+        """Append one command (object or JSON string) to a queue; return its sequence."""
+
+    def read_commands(self, producer: str | None, after: int = 0) -> list[tuple[int, Any]]:
+        """Return ``(seq, value)`` of the queue's elements after ``after``."""
+
+    def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
+        """Register a change listener; returns its unsubscribe function."""
+
+    def close(self) -> None:
+        """Close the store; idempotent."""
+
+
+class SqliteTarget:
+    """The embedded SQLite target; see the module docstring.
+
+    Not thread-safe: call it from one thread (the host calls it from its
+    event loop; each call is one short transaction).
+
+    Raises (on :meth:`open`):
+        TargetStoreError: the file is not a usable target database.
+        PrivatePathError: the directory or file is not private to this user.
+
+    """
+
+    def __init__(self, db: sqlite3.Connection, path: str, *, owner_did: str, space: str) -> None:
+        self._db = db
+        self.path = path
+        self.owner_did = owner_did
+        self.space = space
+        self._listeners: list[ChangeListener] = []
+        self._closed = False
+
+    @classmethod
+    def open(cls, state_dir: str, key: str, *, owner_did: str, space: str) -> Self:
+        """Open (creating if needed) the target file for ``key`` below ``state_dir``."""
+        ensure_private_directory("agent host state directory", state_dir)
+        path = os.path.join(state_dir, target_file_name(key))
+        if not os.path.lexists(path):
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            os.close(fd)
+        check_private("agent host target file", "file", path, os.lstat(path))
+        return cls.open_path(path, owner_did=owner_did, space=space)
+
+    @classmethod
+    def open_path(cls, path: str, *, owner_did: str, space: str) -> Self:
+        """Open the target database at ``path`` without the private-path checks (tests)."""
+        try:
+            db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise TargetStoreError(f"agent host target is not usable: {path}: {exc}") from exc
+        return cls(db, path, owner_did=owner_did, space=space)
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        if self._closed:
+            raise TargetStoreError("agent host target is closed")
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    def _notify(self, kind: str, value: Any) -> None:
+        for listener in list(self._listeners):
+            listener(kind, value)
+
+    def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
+        """Register ``listener``; the returned function removes it (idempotent)."""
+        self._listeners.append(listener)
+
+        def remove() -> None:
+            with contextlib.suppress(ValueError):
+                self._listeners.remove(listener)
+
+        return remove
+
+    def _document(self, name: str) -> bytes | None:
+        row = self._db.execute("SELECT body FROM documents WHERE name = ?", (name,)).fetchone()
+        return None if row is None else bytes(row[0])
+
+    # -- receipts --------------------------------------------------------------------------
+
+    def link_for(self, command_id: str, producer: str | None) -> ReceiptLink:
+        """Return the receipt link the index must carry for a command identity."""
+        return receipt_link(command_id, producer, self.space)
+
+    def read_receipt(self, command_id: str, producer: str | None) -> Receipt | None:
+        """Return the stored receipt (validated), or ``None``.
+
+        Raises:
+            TargetStoreError: the stored receipt does not validate.
+
+        """
+        row = self._db.execute(
+            "SELECT body FROM receipts WHERE identity = ?",
+            (command_identity(command_id, producer),),
+        ).fetchone()
+        if row is None:
+            return None
+        try:
+            return parse_command_receipt(
+                command_id,
+                msgspec.json.decode(row[0]),
+                producer=producer,
+                owner_did=self.owner_did,
+            )
+        except (ValueError, ReceiptError, msgspec.DecodeError) as exc:
+            raise TargetStoreError(
+                f"stored command receipt is invalid: {command_id}: {exc}"
+            ) from exc
+
+    def publish_receipt(self, receipt: Receipt, *, now: str) -> None:
+        """Write ``receipt`` and its receipt-index row in one transaction.
+
+        Raises:
+            TargetStoreError: the receipt belongs to another owner, or the stored
+                index is malformed (nothing is written).
+
+        """
+        if receipt.ownerDid != self.owner_did:
+            raise TargetStoreError(f"command receipt belongs to another owner: {receipt.commandId}")
+        link = self.link_for(receipt.commandId, receipt.producer)
+        body = _ENCODER.encode(receipt)
+        identity = command_identity(receipt.commandId, receipt.producer)
+        with self._transaction() as db:
+            existing = self._document(RECEIPT_INDEX_DOC)
+            try:
+                index = update_receipt_index(
+                    None if existing is None else msgspec.json.decode(existing),
+                    receipt,
+                    link=link,
+                    now=now,
+                    link_for=self.link_for,
+                )
+            except (ValueError, ReceiptIndexError) as exc:
+                raise TargetStoreError(str(exc)) from exc
+            seq = self._bump(db, "receipt-seq")
+            db.execute(
+                "INSERT INTO receipts (identity, command_id, producer, updated_seq, body)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT(identity) DO UPDATE SET"
+                " updated_seq = excluded.updated_seq, body = excluded.body",
+                (identity, receipt.commandId, receipt.producer or "", seq, body),
+            )
+            db.execute(
+                "INSERT OR REPLACE INTO documents (name, body) VALUES (?, ?)",
+                (RECEIPT_INDEX_DOC, _ENCODER.encode(index)),
+            )
+        self._notify("receipt", receipt)
+
+    def read_receipt_index(self) -> ReceiptIndex | None:
+        """Return the receipt index, validated, or ``None``.
+
+        Raises:
+            TargetStoreError: the stored index is malformed.
+
+        """
+        body = self._document(RECEIPT_INDEX_DOC)
+        if body is None:
+            return None
+        try:
+            return parse_receipt_index(
+                msgspec.json.decode(body), owner_did=self.owner_did, link_for=self.link_for
+            )
+        except (ValueError, ReceiptIndexError) as exc:
+            raise TargetStoreError(str(exc)) from exc
+
+    def list_receipts(self, *, limit: int, producer: str | None = None) -> list[Receipt]:
+        """Return up to ``limit`` receipts, most recently written first.
+
+        ``producer`` ``None`` lists every queue; ``""`` is the owner's queue.
+        """
+        if producer is None:
+            rows = self._db.execute(
+                "SELECT body FROM receipts ORDER BY updated_seq DESC LIMIT ?", (limit,)
+            ).fetchall()
+        else:
+            rows = self._db.execute(
+                "SELECT body FROM receipts WHERE producer = ? ORDER BY updated_seq DESC LIMIT ?",
+                (producer, limit),
+            ).fetchall()
+        return [msgspec.json.decode(row[0], type=Receipt) for row in rows]
+
+    # -- health ----------------------------------------------------------------------------
+
+    def publish_health(self, health: Health) -> None:
+        """Replace the health document."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO documents (name, body) VALUES (?, ?)",
+                (HEALTH_DOC, _ENCODER.encode(health)),
+            )
+        self._notify("health", health)
+
+    def read_health(self) -> Health | None:
+        """Return the health document, or ``None``."""
+        body = self._document(HEALTH_DOC)
+        return None if body is None else msgspec.json.decode(body, type=Health)
+
+    # -- sessions --------------------------------------------------------------------------
+
+    def _bump(self, db: sqlite3.Connection, name: str) -> int:
+        db.execute(
+            "INSERT INTO meta (name, value) VALUES (?, 1)"
+            " ON CONFLICT(name) DO UPDATE SET value = value + 1",
+            (name,),
+        )
+        row = db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+        return int(row[0])
+
+    def next_observation(self) -> int:
+        """Allocate the next observation sequence number."""
+        with self._transaction() as db:
+            return self._bump(db, "observation")
+
+    def read_index(self, bucket: str) -> SessionIndex | None:
+        """Return the ``recent`` or ``all`` index, or ``None`` before the first collection."""
+        body = self._document(f"index/{bucket}")
+        return None if body is None else msgspec.json.decode(body, type=SessionIndex)
+
+    def published_sessions(self) -> dict[str, IndexEntry]:
+        """Return the ``all`` index rows by key."""
+        index = self.read_index("all")
+        return {} if index is None else {row.key: row for row in index.sessions}
+
+    def publish_sessions(
+        self,
+        recent: SessionIndex,
+        all_index: SessionIndex,
+        manifests: dict[str, bytes],
+        observations: dict[str, int],
+    ) -> None:
+        """Write the manifests, then both indexes and the observations, in one transaction."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO documents (name, body) VALUES (?, ?)",
+                (OBSERVATIONS_DOC, _ENCODER.encode(observations)),
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO manifests (key, body) VALUES (?, ?)",
+                list(manifests.items()),
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO documents (name, body) VALUES (?, ?)",
+                [
+                    (RECENT_INDEX_DOC, _ENCODER.encode(recent)),
+                    (ALL_INDEX_DOC, _ENCODER.encode(all_index)),
+                ],
+            )
+        self._notify("sessions", all_index)
+
+    def read_observations(self) -> dict[str, int]:
+        """Return the observation number that last wrote each session row."""
+        body = self._document(OBSERVATIONS_DOC)
+        return {} if body is None else msgspec.json.decode(body, type=dict[str, int])
+
+    def read_manifest(self, key: str) -> bytes | None:
+        """Return a session's manifest document bytes, or ``None``."""
+        row = self._db.execute("SELECT body FROM manifests WHERE key = ?", (key,)).fetchone()
+        return None if row is None else bytes(row[0])
+
+    # -- command queues --------------------------------------------------------------------
+
+    def append_command(self, value: Any, producer: str | None) -> int:
+        """Append ``value`` (an object or a JSON string) to the queue; return its sequence."""
+        queue = producer or ""
+        with self._transaction() as db:
+            row = db.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM commands WHERE producer = ?", (queue,)
+            ).fetchone()
+            seq = int(row[0]) + 1
+            db.execute(
+                "INSERT INTO commands (producer, seq, body) VALUES (?, ?, ?)",
+                (queue, seq, _ENCODER.encode(value)),
+            )
+        self._notify("command", (producer, seq))
+        return seq
+
+    def read_commands(self, producer: str | None, after: int = 0) -> list[tuple[int, Any]]:
+        """Return ``(seq, value)`` of the queue's elements with ``seq > after``."""
+        rows = self._db.execute(
+            "SELECT seq, body FROM commands WHERE producer = ? AND seq > ? ORDER BY seq",
+            (producer or "", after),
+        ).fetchall()
+        return [(int(seq), msgspec.json.decode(body)) for seq, body in rows]
+
+    def close(self) -> None:
+        """Close the database; idempotent."""
+        if not self._closed:
+            self._closed = True
+            self._db.close()
+
+
+def default_target_path(state_dir: str, key: str) -> Path:
+    """Return where :meth:`SqliteTarget.open` keeps the file for ``key``."""
+    return Path(state_dir) / target_file_name(key)

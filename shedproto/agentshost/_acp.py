@@ -1,0 +1,648 @@
+"""The client side of the Agent Client Protocol (ACP) as a sans-IO connection.
+
+:class:`AcpConnection` turns calls into bytes (``initialize``,
+``new_session``, ``prompt``, ``cancel``, ...) and bytes from the agent's
+stdout into events (:data:`AcpEvent`). It answers the agent's own requests
+itself and queues those answers for :meth:`AcpConnection.data_to_send`:
+
+* ``session/request_permission`` is answered by the :class:`PermissionPolicy`
+  (the connector's policy, the default, answers ``cancelled``);
+* any other agent-to-client method (``fs/*``, ``terminal/*``, ...) is
+  refused with JSON-RPC ``-32601`` because the client advertises none of
+  those capabilities.
+
+Version negotiation: the client offers :data:`PROTOCOL_VERSION`; the agent
+answers the version it will speak. A version this library does not speak
+closes the connection with ``VERSION_UNSUPPORTED`` (ACP: "the client should
+disconnect").
+
+Capabilities are learned at runtime: the ``initialize`` answer gives
+:class:`AgentFeatures` (``loadSession``, ``sessionCapabilities.list`` /
+``resume`` / ``close``); session answers and ``current_mode_update`` /
+``config_option_update`` notifications give each session's modes and
+configuration options (:class:`SessionControls`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, NoReturn
+
+import msgspec
+
+from shedproto._codec import encode_line
+from shedproto._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
+from shedproto._framing import FramingPolicy, LineBuffer
+
+from ._acp_state import AcpInput, AcpState, next_state
+from ._jsonrpc import (
+    METHOD_NOT_FOUND,
+    MessageKind,
+    RequestId,
+    RpcMessage,
+    classify,
+    decode_message,
+    error_response,
+    notification,
+    request,
+    result_response,
+)
+from ._transcript import SessionTranscript
+
+__all__ = [
+    "ACP_FRAMING",
+    "AcpProtocolError",
+    "CLIENT_NAME",
+    "PROTOCOL_VERSION",
+    "SUPPORTED_PROTOCOL_VERSIONS",
+    "AcpConnection",
+    "AcpEvent",
+    "AgentFeatures",
+    "ConnectionClosed",
+    "PermissionAnswered",
+    "PermissionPolicy",
+    "PeerRequestRefused",
+    "RequestFailed",
+    "RequestSucceeded",
+    "SessionControls",
+    "SessionUpdated",
+]
+
+PROTOCOL_VERSION = 1
+"""The ACP protocol version this client offers (the SDKs' current ``PROTOCOL_VERSION``)."""
+SUPPORTED_PROTOCOL_VERSIONS = frozenset({1})
+"""Versions an agent may answer with; anything else ends the connection."""
+CLIENT_NAME = "commonfabric-agents-connector"
+"""``clientInfo.name``, as the connector's ACP driver sends it."""
+ACP_FRAMING = FramingPolicy(max_frame_bytes=64 << 20)
+"""Agent output framing: 64 MiB lines (session loads can be large); over-cap is fatal."""
+
+
+class AcpProtocolError(RemoteProtocolError):
+    """The agent broke ACP; ``events`` holds what it sent correctly before that.
+
+    ``code``, ``message`` and ``path`` are those of the underlying error.
+    """
+
+    def __init__(self, cause: RemoteProtocolError, events: list[AcpEvent]) -> None:
+        super().__init__(cause.code, cause.message, path=cause.path)
+        self.events = events
+
+
+class PermissionPolicy(Enum):
+    """How ``session/request_permission`` is answered."""
+
+    CANCELLED = "cancelled"
+    """Answer ``{"outcome": {"outcome": "cancelled"}}`` (the connector's ACP driver)."""
+    ALLOW_ONCE = "allow-once"
+    """Select the first ``allow_once`` option, else ``allow_always``, else cancel."""
+    REJECT_ONCE = "reject-once"
+    """Select the first ``reject_once`` option, else ``reject_always``, else cancel."""
+
+
+_PREFERRED_KINDS: dict[PermissionPolicy, tuple[str, ...]] = {
+    PermissionPolicy.CANCELLED: (),
+    PermissionPolicy.ALLOW_ONCE: ("allow_once", "allow_always"),
+    PermissionPolicy.REJECT_ONCE: ("reject_once", "reject_always"),
+}
+
+
+def _permission_outcome(policy: PermissionPolicy, options: Any) -> dict[str, Any]:
+    if isinstance(options, list):
+        for kind in _PREFERRED_KINDS[policy]:
+            for option in options:
+                if (
+                    isinstance(option, dict)
+                    and option.get("kind") == kind
+                    and isinstance(option.get("optionId"), str)
+                ):
+                    return {"outcome": "selected", "optionId": option["optionId"]}
+    return {"outcome": "cancelled"}
+
+
+class AgentFeatures(msgspec.Struct, frozen=True, kw_only=True):
+    """What the agent advertised in its ``initialize`` answer."""
+
+    protocol_version: int
+    load_session: bool = False
+    list_sessions: bool = False
+    resume_session: bool = False
+    close_session: bool = False
+    agent_name: str | None = None
+    agent_version: str | None = None
+
+
+@dataclass
+class SessionControls:
+    """A session's modes and configuration options, as last advertised by the agent.
+
+    ``modes`` holds the mode ids; ``config_options`` maps option id to the
+    option object (``type``, ``currentValue``, ``options``...) as sent.
+    """
+
+    modes: tuple[str, ...] = ()
+    current_mode: str | None = None
+    config_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RequestSucceeded:
+    """A request this side sent was answered with ``result``."""
+
+    request_id: RequestId
+    method: str
+    result: Any
+    session_id: str | None
+
+
+@dataclass(frozen=True)
+class RequestFailed:
+    """A request this side sent was answered with a JSON-RPC error."""
+
+    request_id: RequestId
+    method: str
+    code: int
+    message: str
+    data: Any
+    session_id: str | None
+
+
+@dataclass(frozen=True)
+class SessionUpdated:
+    """A ``session/update`` notification; ``update`` is the object as sent."""
+
+    session_id: str
+    kind: str
+    update: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PermissionAnswered:
+    """The agent asked for permission; ``outcome`` was queued as the answer."""
+
+    request_id: RequestId
+    session_id: str | None
+    tool_call: Any
+    outcome: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PeerRequestRefused:
+    """The agent called a client method this side does not offer; ``-32601`` was queued."""
+
+    request_id: RequestId
+    method: str
+
+
+@dataclass(frozen=True)
+class ConnectionClosed:
+    """The agent's output ended; every pending request is failed before this event."""
+
+
+AcpEvent = (
+    RequestSucceeded
+    | RequestFailed
+    | SessionUpdated
+    | PermissionAnswered
+    | PeerRequestRefused
+    | ConnectionClosed
+)
+"""Everything :meth:`AcpConnection.receive_data` can return."""
+
+_CLOSED_CODE = -32000
+"""Code of the :class:`RequestFailed` synthesised for requests pending at EOF."""
+
+
+@dataclass(frozen=True)
+class _Pending:
+    method: str
+    session_id: str | None
+
+
+class AcpConnection:
+    """Client side of one ACP connection; see the module docstring.
+
+    Every ``send``-style method returns the bytes to write to the agent's
+    stdin and registers the request; the answer comes back from
+    :meth:`receive_data` as :class:`RequestSucceeded` or
+    :class:`RequestFailed` with the same ``request_id``.
+    """
+
+    def __init__(
+        self,
+        *,
+        client_name: str = CLIENT_NAME,
+        client_version: str = "0",
+        permission_policy: PermissionPolicy = PermissionPolicy.CANCELLED,
+        framing: FramingPolicy = ACP_FRAMING,
+    ) -> None:
+        self.client_name = client_name
+        self.client_version = client_version
+        self.permission_policy = permission_policy
+        self.state = AcpState.IDLE
+        self.features: AgentFeatures | None = None
+        self.sessions: dict[str, SessionControls] = {}
+        self.transcripts: dict[str, SessionTranscript] = {}
+        self._lines = LineBuffer(framing)
+        self._pending: dict[RequestId, _Pending] = {}
+        self._prompting: dict[str, RequestId] = {}
+        self._next_id = 0
+        self._outbox: list[bytes] = []
+
+    # ------------------------------------------------------------------ sending
+
+    def _advance(self, event: AcpInput) -> None:
+        target = next_state(self.state, event)
+        if target is None:
+            raise LocalProtocolError(
+                ErrorCode.UNEXPECTED_EVENT,
+                f"{event.value} is not allowed in state {self.state.value}",
+            )
+        self.state = target
+
+    def _request(
+        self, method: str, params: dict[str, Any], session_id: str | None
+    ) -> tuple[int, bytes]:
+        request_id = self._next_id
+        self._next_id += 1
+        self._pending[request_id] = _Pending(method, session_id)
+        return request_id, encode_line(request(request_id, method, params))
+
+    def initialize(self) -> tuple[int, bytes]:
+        """Start the handshake; returns ``(request_id, bytes)``.
+
+        Raises:
+            LocalProtocolError: ``UNEXPECTED_EVENT`` unless the connection is new.
+
+        """
+        self._advance(AcpInput.SEND_INITIALIZE)
+        return self._request(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL_VERSION,
+                "clientCapabilities": {
+                    "fs": {"readTextFile": False, "writeTextFile": False},
+                    "terminal": False,
+                },
+                "clientInfo": {"name": self.client_name, "version": self.client_version},
+            },
+            None,
+        )
+
+    def send_request(
+        self, method: str, params: dict[str, Any], *, session_id: str | None = None
+    ) -> tuple[int, bytes]:
+        """Send any request once ready; returns ``(request_id, bytes)``.
+
+        Raises:
+            LocalProtocolError: ``UNEXPECTED_EVENT`` before the handshake
+                completed or after the connection closed.
+
+        """
+        self._advance(AcpInput.SEND_REQUEST)
+        return self._request(method, params, session_id)
+
+    def new_session(self, cwd: str) -> tuple[int, bytes]:
+        """Request ``session/new`` in ``cwd`` (no MCP servers)."""
+        return self.send_request("session/new", {"cwd": cwd, "mcpServers": []})
+
+    def load_session(self, session_id: str, cwd: str) -> tuple[int, bytes]:
+        """Request ``session/load``; the replayed updates arrive as :class:`SessionUpdated`.
+
+        Raises:
+            LocalProtocolError: ``INVALID_ARGUMENT`` when the agent did not
+                advertise ``loadSession``; ``UNEXPECTED_EVENT`` when not ready.
+
+        """
+        self._require("load_session", "session/load")
+        self.transcripts[session_id] = SessionTranscript(session_id)
+        return self.send_request(
+            "session/load",
+            {"sessionId": session_id, "cwd": cwd, "mcpServers": []},
+            session_id=session_id,
+        )
+
+    def resume_session(self, session_id: str, cwd: str) -> tuple[int, bytes]:
+        """Request ``session/resume`` (no history replay).
+
+        Raises:
+            LocalProtocolError: ``INVALID_ARGUMENT`` when not advertised.
+
+        """
+        self._require("resume_session", "session/resume")
+        return self.send_request(
+            "session/resume",
+            {"sessionId": session_id, "cwd": cwd, "mcpServers": []},
+            session_id=session_id,
+        )
+
+    def list_sessions(self, cursor: str | None = None, cwd: str | None = None) -> tuple[int, bytes]:
+        """Request one page of ``session/list``.
+
+        Raises:
+            LocalProtocolError: ``INVALID_ARGUMENT`` when the agent did not
+                advertise ``sessionCapabilities.list``.
+
+        """
+        self._require("list_sessions", "session/list")
+        params: dict[str, Any] = {}
+        if cursor is not None:
+            params["cursor"] = cursor
+        if cwd is not None:
+            params["cwd"] = cwd
+        return self.send_request("session/list", params)
+
+    def prompt(self, session_id: str, text: str) -> tuple[int, bytes]:
+        """Send ``session/prompt`` with one text block.
+
+        Raises:
+            LocalProtocolError: ``UNEXPECTED_EVENT`` when a prompt of this
+                connection is already running in the session (ACP allows one
+                turn at a time) or the connection is not ready.
+
+        """
+        if session_id in self._prompting:
+            raise LocalProtocolError(
+                ErrorCode.UNEXPECTED_EVENT, f"a prompt is already running in session {session_id}"
+            )
+        request_id, data = self.send_request(
+            "session/prompt",
+            {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]},
+            session_id=session_id,
+        )
+        self._prompting[session_id] = request_id
+        self.transcripts.setdefault(session_id, SessionTranscript(session_id))
+        return request_id, data
+
+    def prompting(self, session_id: str) -> bool:
+        """Return whether a prompt sent by this connection is running in ``session_id``."""
+        return session_id in self._prompting
+
+    def cancel(self, session_id: str) -> bytes:
+        """Send the ``session/cancel`` notification for this connection's running prompt.
+
+        Raises:
+            LocalProtocolError: ``UNEXPECTED_EVENT`` when no prompt of this
+                connection runs in ``session_id`` (the connector cancels only
+                its own turns).
+
+        """
+        if session_id not in self._prompting:
+            raise LocalProtocolError(
+                ErrorCode.UNEXPECTED_EVENT, f"no prompt of this client runs in session {session_id}"
+            )
+        return encode_line(notification("session/cancel", {"sessionId": session_id}))
+
+    def set_mode(self, session_id: str, mode_id: str) -> tuple[int, bytes]:
+        """Request ``session/set_mode``."""
+        return self.send_request(
+            "session/set_mode", {"sessionId": session_id, "modeId": mode_id}, session_id=session_id
+        )
+
+    def set_config_option(self, session_id: str, key: str, value: Any) -> tuple[int, bytes]:
+        """Request ``session/set_config_option``."""
+        return self.send_request(
+            "session/set_config_option",
+            {"sessionId": session_id, "configId": key, "value": value},
+            session_id=session_id,
+        )
+
+    def _require(self, feature: str, method: str) -> None:
+        if self.features is None or not getattr(self.features, feature):
+            raise LocalProtocolError(
+                ErrorCode.INVALID_ARGUMENT, f"the agent does not support {method}"
+            )
+
+    def data_to_send(self) -> bytes:
+        """Return (and clear) the answers queued for the agent's own requests."""
+        data = b"".join(self._outbox)
+        self._outbox.clear()
+        return data
+
+    # ---------------------------------------------------------------- receiving
+
+    def receive_data(self, data: bytes) -> list[AcpEvent]:
+        """Feed bytes from the agent's stdout (``b""`` = EOF) and return the events.
+
+        Raises:
+            AcpProtocolError: the agent sent a line that is not JSON-RPC
+                2.0, a response to no pending request, an unsupported protocol
+                version, or an over-cap line. The connection is closed
+                afterwards (every pending request is failed by the
+                :class:`ConnectionClosed` that :meth:`receive_data` ``(b"")``
+                then returns); events decoded before the bad line are kept in
+                the error's ``events``.
+
+        """
+        events: list[AcpEvent] = []
+        try:
+            lines = self._lines.feed(data)
+        except RemoteProtocolError as exc:
+            for line in getattr(exc, "frames_before", ()):
+                events.extend(self._receive_line(line))
+            self._fail(exc, events)
+        for line in lines:
+            try:
+                events.extend(self._receive_line(line))
+            except RemoteProtocolError as exc:
+                self._fail(exc, events)
+        if not data:
+            events.extend(self._close())
+        return events
+
+    def _fail(self, exc: RemoteProtocolError, events: list[AcpEvent]) -> NoReturn:
+        self.state = AcpState.CLOSED
+        raise AcpProtocolError(exc, events) from exc
+
+    def _close(self) -> list[AcpEvent]:
+        self._advance(AcpInput.EOF)
+        events: list[AcpEvent] = [
+            RequestFailed(
+                request_id=request_id,
+                method=pending.method,
+                code=_CLOSED_CODE,
+                message="the agent closed the connection before answering",
+                data=None,
+                session_id=pending.session_id,
+            )
+            for request_id, pending in self._pending.items()
+        ]
+        self._pending.clear()
+        self._prompting.clear()
+        events.append(ConnectionClosed())
+        return events
+
+    def _receive_line(self, line: bytes) -> list[AcpEvent]:
+        message = decode_message(line)
+        if self.state is AcpState.CLOSED:
+            return []
+        kind = classify(message)
+        if kind is MessageKind.RESPONSE:
+            return [self._on_response(message)]
+        if kind is MessageKind.NOTIFICATION:
+            return self._on_notification(message)
+        return [self._on_request(message)]
+
+    def _on_response(self, message: RpcMessage) -> AcpEvent:
+        request_id = message.id
+        if request_id is None or isinstance(request_id, msgspec.UnsetType):
+            raise RemoteProtocolError(ErrorCode.SCHEMA_VIOLATION, "a response with a null id")
+        pending = self._pending.pop(request_id, None)
+        if pending is None:
+            raise RemoteProtocolError(
+                ErrorCode.UNEXPECTED_EVENT, f"response to unknown request id {request_id!r}"
+            )
+        if pending.method == "session/prompt" and pending.session_id is not None:
+            self._prompting.pop(pending.session_id, None)
+        if not isinstance(message.error, msgspec.UnsetType):
+            error = message.error
+            if pending.method == "initialize":
+                self._advance(AcpInput.INITIALIZE_REJECTED)
+            return RequestFailed(
+                request_id=request_id,
+                method=pending.method,
+                code=error.code,
+                message=error.message,
+                data=error.data,
+                session_id=pending.session_id,
+            )
+        result = message.result
+        if pending.method == "initialize":
+            self._on_initialized(result)
+        elif isinstance(result, dict):
+            self._learn_controls(pending, result)
+        return RequestSucceeded(
+            request_id=request_id,
+            method=pending.method,
+            result=result,
+            session_id=pending.session_id,
+        )
+
+    def _on_initialized(self, result: Any) -> None:
+        if not isinstance(result, dict) or not isinstance(result.get("protocolVersion"), int):
+            self.state = AcpState.CLOSED
+            raise RemoteProtocolError(
+                ErrorCode.SCHEMA_VIOLATION,
+                "initialize result needs an integer protocolVersion",
+                path="$.result.protocolVersion",
+            )
+        version = result["protocolVersion"]
+        if version not in SUPPORTED_PROTOCOL_VERSIONS:
+            self.state = AcpState.CLOSED
+            raise RemoteProtocolError(
+                ErrorCode.VERSION_UNSUPPORTED,
+                f"the agent speaks ACP protocol version {version}; this client supports "
+                + ", ".join(str(v) for v in sorted(SUPPORTED_PROTOCOL_VERSIONS)),
+            )
+        caps = _mapping(result.get("agentCapabilities"))
+        session_caps = _mapping(caps.get("sessionCapabilities"))
+        info = _mapping(result.get("agentInfo"))
+        self.features = AgentFeatures(
+            protocol_version=version,
+            load_session=caps.get("loadSession") is True,
+            list_sessions=isinstance(session_caps.get("list"), dict),
+            resume_session=isinstance(session_caps.get("resume"), dict),
+            close_session=isinstance(session_caps.get("close"), dict),
+            agent_name=info.get("name") if isinstance(info.get("name"), str) else None,
+            agent_version=info.get("version") if isinstance(info.get("version"), str) else None,
+        )
+        self._advance(AcpInput.INITIALIZE_ACCEPTED)
+
+    def _learn_controls(self, pending: _Pending, result: dict[str, Any]) -> None:
+        session_id = pending.session_id
+        if pending.method == "session/new":
+            new_id = result.get("sessionId")
+            if not isinstance(new_id, str):
+                return
+            session_id = new_id
+            self.transcripts.setdefault(session_id, SessionTranscript(session_id))
+        if session_id is None or pending.method not in (
+            "session/new",
+            "session/load",
+            "session/resume",
+        ):
+            return
+        controls = self.sessions.setdefault(session_id, SessionControls())
+        modes = result.get("modes")
+        if isinstance(modes, dict):
+            _apply_modes(controls, modes)
+        options = result.get("configOptions")
+        if isinstance(options, list):
+            _apply_config_options(controls, options)
+
+    def _on_notification(self, message: RpcMessage) -> list[AcpEvent]:
+        self._advance(AcpInput.PEER_MESSAGE)
+        if message.method != "session/update":
+            return []
+        params = _mapping(message.params)
+        session_id = params.get("sessionId")
+        update = params.get("update")
+        if not isinstance(session_id, str) or not isinstance(update, dict):
+            raise RemoteProtocolError(
+                ErrorCode.SCHEMA_VIOLATION,
+                "session/update needs a string sessionId and an update object",
+                path="$.params",
+            )
+        kind = update.get("sessionUpdate")
+        if not isinstance(kind, str):
+            raise RemoteProtocolError(
+                ErrorCode.SCHEMA_VIOLATION,
+                "session/update needs a string sessionUpdate",
+                path="$.params.update.sessionUpdate",
+            )
+        self.transcripts.setdefault(session_id, SessionTranscript(session_id)).record(update)
+        controls = self.sessions.get(session_id)
+        if controls is not None:
+            if kind == "current_mode_update" and isinstance(update.get("currentModeId"), str):
+                controls.current_mode = update["currentModeId"]
+            elif kind == "config_option_update" and isinstance(update.get("configOptions"), list):
+                _apply_config_options(controls, update["configOptions"])
+        return [SessionUpdated(session_id=session_id, kind=kind, update=update)]
+
+    def _on_request(self, message: RpcMessage) -> AcpEvent:
+        self._advance(AcpInput.PEER_MESSAGE)
+        request_id = message.id
+        assert not isinstance(request_id, msgspec.UnsetType)
+        if request_id is None:
+            raise RemoteProtocolError(ErrorCode.SCHEMA_VIOLATION, "a request with a null id")
+        if message.method == "session/request_permission":
+            params = _mapping(message.params)
+            outcome = _permission_outcome(self.permission_policy, params.get("options"))
+            self._outbox.append(encode_line(result_response(request_id, {"outcome": outcome})))
+            session_id = params.get("sessionId")
+            return PermissionAnswered(
+                request_id=request_id,
+                session_id=session_id if isinstance(session_id, str) else None,
+                tool_call=params.get("toolCall"),
+                outcome=outcome,
+            )
+        method = str(message.method)
+        self._outbox.append(
+            encode_line(error_response(request_id, METHOD_NOT_FOUND, f"Method not found: {method}"))
+        )
+        return PeerRequestRefused(request_id=request_id, method=method)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _apply_modes(controls: SessionControls, modes: dict[str, Any]) -> None:
+    available = modes.get("availableModes")
+    if isinstance(available, list):
+        controls.modes = tuple(
+            m["id"] for m in available if isinstance(m, dict) and isinstance(m.get("id"), str)
+        )
+    current = modes.get("currentModeId")
+    if isinstance(current, str):
+        controls.current_mode = current
+
+
+def _apply_config_options(controls: SessionControls, options: list[Any]) -> None:
+    controls.config_options = {
+        option["id"]: option
+        for option in options
+        if isinstance(option, dict) and isinstance(option.get("id"), str)
+    }

@@ -1,0 +1,70 @@
+"""The client side's connection state, as one transition table (h11's Rule 1).
+
+::
+
+    NEW --send initialize--> INITIALIZING --initialize result--> READY
+    INITIALIZING --initialize error--> ERROR
+    any --EOF--> CLOSED            any --protocol error--> ERROR
+
+Requests other than ``initialize`` may be sent only in ``READY``; anything not
+in the table raises :class:`~shedproto.LocalProtocolError` and leaves the
+state unchanged.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from shedproto._errors import ErrorCode, LocalProtocolError
+
+__all__ = ["CodexState", "CodexInput", "TRANSITIONS", "transition"]
+
+
+class CodexState(Enum):
+    """Where a :class:`CodexClientConnection` is in its life."""
+
+    NEW = "new"
+    INITIALIZING = "initializing"
+    READY = "ready"
+    CLOSED = "closed"
+    ERROR = "error"
+
+
+class CodexInput(Enum):
+    """What moves the state: something sent, received, or the end of the stream."""
+
+    SEND_INITIALIZE = "send_initialize"
+    INITIALIZE_RESULT = "initialize_result"
+    INITIALIZE_ERROR = "initialize_error"
+    SEND_REQUEST = "send_request"
+    EOF = "eof"
+    PROTOCOL_ERROR = "protocol_error"
+
+
+_S = CodexState
+_I = CodexInput
+
+TRANSITIONS: dict[tuple[CodexState, CodexInput], CodexState] = {
+    (_S.NEW, _I.SEND_INITIALIZE): _S.INITIALIZING,
+    (_S.INITIALIZING, _I.INITIALIZE_RESULT): _S.READY,
+    (_S.INITIALIZING, _I.INITIALIZE_ERROR): _S.ERROR,
+    (_S.READY, _I.SEND_REQUEST): _S.READY,
+    **{(state, _I.EOF): _S.CLOSED for state in (_S.NEW, _S.INITIALIZING, _S.READY)},
+    **{(state, _I.PROTOCOL_ERROR): _S.ERROR for state in (_S.NEW, _S.INITIALIZING, _S.READY)},
+}
+"""``(state, input) -> next state``; every pair not listed is a local protocol error."""
+
+
+def transition(state: CodexState, event: CodexInput) -> CodexState:
+    """Return the state after ``event``.
+
+    Raises:
+        LocalProtocolError: ``UNEXPECTED_EVENT``; ``(state, event)`` is not in the table.
+
+    """
+    try:
+        return TRANSITIONS[state, event]
+    except KeyError:
+        raise LocalProtocolError(
+            ErrorCode.UNEXPECTED_EVENT, f"{event.value} is not allowed in state {state.value}"
+        ) from None

@@ -1,0 +1,27 @@
+"""Run ``shedproto agents-host`` with this issue's commands registered."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from shedproto.clients.cli._agentshost_host import register_host_commands
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return a parser with the ``agents-host`` commands of this issue."""
+    parser = argparse.ArgumentParser(prog="shedproto agents-host")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    register_host_commands(commands)
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    """Parse ``argv`` and run the command."""
+    args = build_parser().parse_args(argv)
+    result: int = args.func(args)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,1 @@
+"""Scripted fake peers the drivers spawn, and local fake model APIs."""
