@@ -60,6 +60,7 @@ from shedproto.servers._unix import UnixServer
 
 from .host import AgentsHost
 from .target import receipt_link
+from .worker import CommandTaskError
 
 __all__ = [
     "EVENT_BUFFER",
@@ -207,6 +208,7 @@ async def _answer_submit_and_wait(connection: _Connection, request: SubmitReques
     host = connection.host
     done = anyio.Event()
     found: list[Receipt] = []
+    failed: list[CommandTaskError] = []
     command = decode_command(request.command)
 
     def watch(kind: str, value: Any) -> None:
@@ -220,7 +222,17 @@ async def _answer_submit_and_wait(connection: _Connection, request: SubmitReques
             found.append(value)
             done.set()
 
+    def watch_failures(error: CommandTaskError) -> None:
+        if (
+            isinstance(command, Command)
+            and error.command_id == command.id
+            and error.producer == request.producer
+        ):
+            failed.append(error)
+            done.set()
+
     remove = host.target.subscribe(watch)
+    remove_failure_watch = host.on_task_failure(watch_failures)
     try:
         try:
             queued = _queue(host, request)
@@ -234,6 +246,9 @@ async def _answer_submit_and_wait(connection: _Connection, request: SubmitReques
             found.append(existing)
             done.set()
         await done.wait()
+        if not found:  # the command ended without a receipt
+            await connection.write(encode_error(request.id, "command-task-failed", str(failed[0])))
+            return
         link = receipt_link(command.id, request.producer, host.target.space)
         result = SubmitResult(
             commandId=command.id,
@@ -245,6 +260,7 @@ async def _answer_submit_and_wait(connection: _Connection, request: SubmitReques
         await connection.write(encode_result(request.id, result))
     finally:
         remove()
+        remove_failure_watch()
 
 
 def _subscribe(

@@ -164,6 +164,7 @@ class AgentsHost:
         self.sync: SyncHealth | None = None
         self.worker: CommandWorker | None = None
         self.command_failures: dict[str, str] = {}
+        self._task_failure_listeners: list[Callable[[CommandTaskError], None]] = []
         self.last_command_error: str | None = None
         self._defer_health = defer_health_until_ready
         self._health_owned = not defer_health_until_ready
@@ -414,7 +415,24 @@ class AgentsHost:
             details={"producer": producer} if producer else None,
         )
 
+    def on_task_failure(self, listener: Callable[[CommandTaskError], None]) -> Callable[[], None]:
+        """Call ``listener`` for every command task failure (no receipt); returns its remover.
+
+        A task failure ends a command without a receipt (e.g. its id already
+        belongs to another session), so anything waiting for that receipt
+        needs this signal instead. Listeners must not raise.
+        """
+        self._task_failure_listeners.append(listener)
+
+        def remove() -> None:
+            with contextlib.suppress(ValueError):
+                self._task_failure_listeners.remove(listener)
+
+        return remove
+
     def _on_task_failure(self, error: CommandTaskError) -> None:
+        for listener in list(self._task_failure_listeners):
+            listener(error)
         self.command_failures[error.identity] = str(error)
         self.last_command_error = str(error)
         details: dict[str, Any] = {"commandId": error.command_id}

@@ -28,7 +28,9 @@ Error codes: ``parse-error`` (not JSON), ``invalid-request`` (wrong shape),
 ``unknown-op``, ``frame-too-large`` (then the connection closes),
 ``invalid-command`` (the command fails validation; it is not queued),
 ``unknown-producer``, ``not-accepting`` (the host is stopping or runs
-``--once``), ``unavailable`` (the target failed).
+``--once``), ``command-task-failed`` (a ``submit`` with ``wait`` whose command
+ended without a receipt, e.g. its id belongs to another session),
+``unavailable`` (the target failed).
 """
 
 from __future__ import annotations
@@ -90,6 +92,7 @@ ApiErrorCode = Literal[
     "invalid-command",
     "unknown-producer",
     "not-accepting",
+    "command-task-failed",
     "unavailable",
 ]
 """The wire error codes of this API."""

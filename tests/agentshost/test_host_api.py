@@ -20,7 +20,12 @@ from shedproto.clients.agents_host import (
     AgentsHostClient,
     BlockingAgentsHostClient,
 )
-from shedproto.connector import AgentsHostCliOptions, AgentSourceConfig, parse_agents_host_config
+from shedproto.connector import (
+    AgentsHostCliOptions,
+    AgentSourceConfig,
+    in_flight_receipt,
+    parse_agents_host_config,
+)
 from shedproto.servers.agents_host import HostRun, SqliteTarget, run_host
 from shedproto.testing._agentshost import EchoDriver, make_command
 from shedproto.testing._connector import AgentsHostDirs
@@ -326,3 +331,29 @@ async def test_startup_cancelled_by_a_signal_exits_0_without_health(
     assert reopened.read_health() is None  # startup never owned health: nothing published
     reopened.close()
     assert not any(line.startswith("Ready") for line in run.lines)  # type: ignore[attr-defined]
+
+
+async def test_submit_and_wait_answers_a_task_failure_instead_of_waiting(
+    agents_host_dirs: AgentsHostDirs, short_socket_dir: Path
+) -> None:
+    """Regression: a command ending without a receipt used to hold ``--wait`` until timeout."""
+    socket = short_socket_dir / "t.sock"
+    run = host_run(agents_host_dirs, socket)
+    async with running(run), await AgentsHostClient.connect(socket) as client:
+        assert run.host is not None
+        claimed_at = "2026-01-01T00:00:00.000Z"
+        run.host.target.publish_receipt(  # another host's claim, for another session
+            in_flight_receipt(
+                owner_did=OWNER,
+                command_id="c7",
+                source_id="echo",
+                native_session_id="elsewhere",
+                claimed_at=claimed_at,
+            ),
+            now=claimed_at,
+        )
+        with anyio.fail_after(10), pytest.raises(AgentsHostApiError) as failed:
+            await client.submit(make_command(OWNER, "c7", session="s1"), wait=True)
+        assert failed.value.code == "command-task-failed"
+        assert "belongs to another session: c7" in str(failed.value)
+        assert run.drivers["echo"].calls == []  # type: ignore[attr-defined]
