@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from types import TracebackType
 from typing import Any
@@ -52,7 +53,7 @@ class AsyncDesktopClient:
         error code (``unknown-op`` vs ``unknown_op``); ``None`` until then."""
         self._transport: AsyncLineTransport | None = None
         self._conn = ClientConnection()
-        self._lock = anyio.Lock()
+        self._lock = anyio.Lock(fast_acquire=True)
 
     @classmethod
     async def connect(
@@ -95,29 +96,40 @@ class AsyncDesktopClient:
             DesktopError: the server answered ``ok: false`` (``code``, ``message``).
             TimeoutError: no answer within ``timeout`` (default :attr:`timeout`);
                 the connection is dropped and the next call reconnects.
+                ``math.inf`` arms no deadline at all (each deadline costs an
+                anyio cancel scope per call): for callers that bound a batch
+                of calls with their own ``fail_after``.
             RemoteProtocolError: the server's answer is not a valid response.
             ConnectError: (re)connecting failed.
 
         """
         async with self._lock:
-            transport = await self._ensure()
-            request_id, line = self._conn.send_request(op, params)
+            transport = self._transport
+            if transport is None:
+                transport = await self._ensure()
+            _, line = self._conn.send_request(op, params)
+            limit = self.timeout if timeout is None else timeout
             try:
-                with anyio.fail_after(self.timeout if timeout is None else timeout):
+                if limit == math.inf:  # the caller brings its own deadline: no scope at all
                     await self._send(transport, line)
-                    while True:
+                    reply = self._conn.receive_line(await transport.receive_frame())
+                else:
+                    # One bare scope with a deadline: cheaper than fail_after's wrapper.
+                    with anyio.CancelScope(deadline=anyio.current_time() + limit) as scope:
+                        await self._send(transport, line)
                         reply = self._conn.receive_line(await transport.receive_frame())
-                        if reply.request_id == request_id:
-                            error = reply.response.error
-                            if error is not None:
-                                if self.dialect is None:
-                                    self.dialect = dialect_of_code(error.code)
-                                if not reply.response.has_id:  # Tauri closes after these
-                                    await self._drop()
-                            return reply.result()
+                    if scope.cancelled_caught:
+                        raise TimeoutError(f"{op}: no answer within {limit} s")
             except BaseException:
                 await self._drop()
                 raise
+            error = reply.response.error
+            if error is not None:
+                if self.dialect is None:
+                    self.dialect = dialect_of_code(error.code)
+                if not reply.response.has_id:  # Tauri closes after these
+                    await self._drop()
+            return reply.result()
 
     @staticmethod
     async def _send(transport: AsyncLineTransport, line: bytes) -> None:
@@ -185,8 +197,8 @@ class AsyncDesktopClient:
         machine: str | None = None,
         workdir: str | None = None,
         display_name: str | None = None,
-    ) -> dict[str, Any]:
-        """Call ``roost.launch``; returns the opened row.
+    ) -> o.SessionRow:
+        """Call ``roost.launch``; returns the opened tab's row.
 
         Raises:
             ValueError: neither ``target`` nor ``machine`` was given.
@@ -196,8 +208,7 @@ class AsyncDesktopClient:
         params = launch_params(
             kind, target=target, machine=machine, workdir=workdir, display_name=display_name
         )
-        result: dict[str, Any] = await self.call("roost.launch", params)
-        return result
+        return convert_result(await self.call("roost.launch", params), o.SessionRow, "roost.launch")
 
     async def craze_create(
         self,

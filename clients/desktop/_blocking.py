@@ -186,8 +186,8 @@ class DesktopClient:
         machine: str | None = None,
         workdir: str | None = None,
         display_name: str | None = None,
-    ) -> dict[str, Any]:
-        """Call ``roost.launch``; returns the opened row.
+    ) -> o.SessionRow:
+        """Call ``roost.launch``; returns the opened tab's row.
 
         Raises:
             ValueError: neither ``target`` nor ``machine`` was given.
@@ -197,8 +197,7 @@ class DesktopClient:
         params = launch_params(
             kind, target=target, machine=machine, workdir=workdir, display_name=display_name
         )
-        result: dict[str, Any] = self.call("roost.launch", params)
-        return result
+        return convert_result(self.call("roost.launch", params), o.SessionRow, "roost.launch")
 
     def craze_create(
         self,

@@ -32,7 +32,13 @@ Choices the real app leaves to its environment, made here:
 * deadlines: a connection idle for :data:`IDLE_TIMEOUT` seconds between
   requests is closed, and an answer that cannot be written within 30 s
   (a peer that stopped reading) ends the connection; the real servers have
-  neither, so both are generous.
+  neither, so both are generous. Both ride one sliding deadline per
+  connection: no timer is armed per request;
+* ``roost.bootstrap`` takes ``model.bootstrap_seconds`` (default 0) within
+  ``model.bootstraps.budget`` (600 s): later requests on its connection wait,
+  other connections are answered meanwhile and refused for the same host;
+* ``SHED_*_MOCK_UNREACHABLE_HOSTS`` (test mode only) makes the named servers
+  unreachable, also when they are seeded after the server started.
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ from ._model import (
     CrazeSource,
     DesktopModel,
     Host,
+    Lane,
     LaunchedTab,
     Machine,
     Session,
@@ -64,6 +71,7 @@ __all__ = [
     "CrazeFault",
     "Session",
     "LaunchedTab",
+    "Lane",
     "Approval",
     "DEFAULT_KINDS",
     "HOST_FAILURE_KINDS",

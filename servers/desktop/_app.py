@@ -9,7 +9,7 @@ in the op groups is the stand-in app's state changes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from shedproto.desktop import CATALOGUE, DesktopError, Dialect, LaunchPolicy, RequestReceived
@@ -23,6 +23,7 @@ from ._ops_ui_truth import UiTruthOps
 __all__ = ["DesktopApp"]
 
 Handler = Callable[[Any, Any], Any]
+AsyncHandler = Callable[[Any, Any], Awaitable[Any]]
 
 
 class DesktopApp(UiOps, ShedOps, ApprovalOps, UiTruthOps):
@@ -53,11 +54,17 @@ class DesktopApp(UiOps, ShedOps, ApprovalOps, UiTruthOps):
             launch_policy=launch_policy,
         )
         self._handlers: dict[str, Handler] = {}
+        self._async_handlers: dict[str, AsyncHandler] = {}
         for name, spec in CATALOGUE.items():
-            target = spec.alias_of or name
-            method = getattr(self, "op_" + target.replace(".", "_"), None)
+            target = (spec.alias_of or name).replace(".", "_")
+            method = getattr(self, "op_" + target, None)
             if method is not None:
                 self._handlers[name] = method
+            slow = getattr(self, "aop_" + target, None)
+            if slow is not None:
+                self._async_handlers[name] = slow
+        self.async_ops = frozenset(self._async_handlers)
+        """Ops whose served form takes time (``roost.bootstrap``): use :meth:`handle_async`."""
 
     def handle(self, event: RequestReceived) -> Any:
         """Run the op of a valid request and return its result.
@@ -74,6 +81,28 @@ class DesktopApp(UiOps, ShedOps, ApprovalOps, UiTruthOps):
         except DesktopError:
             raise
         except Exception as exc:  # a model bug must not kill the connection
-            raise DesktopError(
-                self.dialect.internal, f"reference server bug: {type(exc).__name__}: {exc}"
-            ) from exc
+            raise self._bug(exc) from exc
+
+    async def handle_async(self, event: RequestReceived) -> Any:
+        """Run the op of a valid request, waiting as the real app does (see :attr:`async_ops`).
+
+        Ops without a served form of their own run as :meth:`handle`.
+
+        Raises:
+            DesktopError: the op's refusal, coded for the dialect.
+
+        """
+        handler = self._async_handlers.get(event.op)
+        if handler is None:
+            return self.handle(event)
+        try:
+            return await handler(event.params, event.raw_params)
+        except DesktopError:
+            raise
+        except Exception as exc:
+            raise self._bug(exc) from exc
+
+    def _bug(self, exc: Exception) -> DesktopError:
+        return DesktopError(
+            self.dialect.internal, f"reference server bug: {type(exc).__name__}: {exc}"
+        )

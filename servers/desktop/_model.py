@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from shedproto.desktop import IDEMPOTENCY_WINDOW, IdempotencyLedger
+from shedproto.desktop import (
+    IDEMPOTENCY_WINDOW,
+    LANE_RECONNECT_WAIT,
+    BootstrapLedger,
+    IdempotencyLedger,
+    craze_host,
+)
 
 __all__ = [
     "DEFAULT_KINDS",
@@ -162,6 +168,41 @@ class Session:
         return row
 
 
+@dataclass
+class Lane:
+    """An agent lane the app holds open over a craze row (``lane.*``).
+
+    Seed it from a test to play the lane contract: ``reconnect_in`` seconds
+    until a dropped lane is back (``None``: live; ``math.inf``: never; verbs
+    wait up to 10 s, then are ``unavailable``); ``lost_answers`` verbs that
+    still apply but whose answers are lost (``outcome_unknown``); ``stale``
+    (why the lane is not live), ``ended``, ``capabilities`` and ``settings``
+    as ``lane.messages`` reports them.
+    """
+
+    session: dict[str, Any]
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    approvals: list[dict[str, Any]] = field(default_factory=list)
+    settings: dict[str, Any] | None = None
+    capabilities: dict[str, Any] | None = None
+    generation: int = 1
+    stale: str | None = None
+    ended: bool = False
+    reconnect_in: float | None = None
+    lost_answers: int = 0
+
+    def drop(self, reconnect_in: float, reason: str = "reconnecting") -> None:
+        """Drop the lane's connection: stale with ``reason`` until it is back."""
+        self.reconnect_in = reconnect_in
+        self.stale = reason
+
+    def reconnected(self) -> None:
+        """Bring the lane back: live again, on a new generation."""
+        self.reconnect_in = None
+        self.stale = None
+        self.generation += 1
+
+
 @dataclass(frozen=True)
 class LaunchedTab:
     """A roost ``tab.open`` the server performed (launch doors and ``roost.run``)."""
@@ -234,8 +275,11 @@ class DesktopModel:
         self.creates: dict[str, dict[str, Any]] = {}
         self.dumps: dict[str, Any] = {}
         self.ui: dict[str, Any] = {"pane": "sheds", "frontend_ready": True}
+        self.preferences_window: str | None = None
+        """The Preferences window: ``None`` (never opened), ``"visible"`` or
+        ``"hidden"`` (``prefs.close`` only hides it)."""
         self.prefs: dict[str, Any] = {
-            "terminal": {"preset": "default", "template": None},
+            "terminal": {"preset": "ghostty", "template": None},
             "ssh": {"method": "ssh-agent", "policy": "ask", "ttl": None},
             "appearance": "light",
             "login_item": False,
@@ -248,16 +292,49 @@ class DesktopModel:
         self.craze_requests: dict[str, dict[str, Any]] = {}
         """Request id -> the create answer of the session it started (live or not)."""
         self.held_request_ids: set[str] = set()
+        self.lanes: dict[str, Lane] = {}
+        """Open agent lanes by ``<origin>#<session_id>`` (see :meth:`lane`)."""
+        self.lane_reconnect_wait = LANE_RECONNECT_WAIT
+        """How long a lane verb waits for a reconnecting lane (shrink it in a test)."""
+        self.bootstraps = BootstrapLedger()
+        """Hosts with a ``roost.bootstrap`` running (set ``bootstraps.budget`` to
+        shrink the 600 s budget in a test)."""
+        self.bootstrap_seconds = 0.0
+        """How long the stand-in's install takes (``math.inf``: it hangs until the
+        budget answers ``action_failed``). Later requests on that connection wait;
+        other connections see ``already running`` for the same host."""
+        self._mock_unreachable: frozenset[str] = frozenset()
+        self._mock_detail = "connection refused"
         self._tab_counter = 0
         self._craze_counter = 0
 
     # --- seeding -----------------------------------------------------------
 
     def add_host(self, name: str, **fields: Any) -> Host:
-        """Add (or replace) shed server ``name``; ``fields`` set :class:`Host` attributes."""
+        """Add (or replace) shed server ``name``; ``fields`` set :class:`Host` attributes.
+
+        A name listed by :meth:`mock_unreachable` comes up unreachable.
+        """
         host = Host(name=name, **fields)
         self.hosts[name] = host
+        if name in self._mock_unreachable:
+            self._mark_mock_unreachable(name)
         return host
+
+    def mock_unreachable(self, names: Iterable[str], *, detail: str) -> None:
+        """Make the servers ``names`` unreachable now and whenever they are (re)added.
+
+        What ``SHED_*_MOCK_UNREACHABLE_HOSTS`` does in test mode: the app
+        points such a host at a dead address, so its listing fails with
+        ``detail`` (a ``host_errors`` entry of kind ``other``).
+        """
+        self._mock_unreachable = frozenset(names)
+        self._mock_detail = detail
+        for name in self._mock_unreachable & self.hosts.keys():
+            self._mark_mock_unreachable(name)
+
+    def _mark_mock_unreachable(self, name: str) -> None:
+        self.make_host_unreachable(name, summary=f"can't reach {name}", detail=self._mock_detail)
 
     def add_shed(self, server: str, name: str, **fields: Any) -> Shed:
         """Add a shed to server ``server`` (created if missing)."""
@@ -350,6 +427,15 @@ class DesktopModel:
         self.craze_next_refusal[machine] = (code, message)
 
     # --- inspection helpers --------------------------------------------------
+
+    def lane(self, machine: str, session_id: str) -> Lane:
+        """Return the lane ``lane.open`` opened on ``machine`` for ``session_id``.
+
+        Raises:
+            KeyError: no such lane is open.
+
+        """
+        return self.lanes[f"{craze_host(machine).origin}#{session_id}"]
 
     def sessions_for(self, origin: str) -> list[Session]:
         """Return the rows under ``origin``."""

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+
 from shedproto.desktop import (
-    DesktopCode,
     DesktopError,
     Dialect,
     HostId,
     LaunchPolicy,
     launch_fields,
     launch_target,
+    require_consent,
     run_command,
 )
 from shedproto.desktop import _ops as o
@@ -45,7 +47,7 @@ class SessionOps(AppBase):
     def op_machines_list(self, p: Any, raw: Any) -> Any:
         return o.MachinesList(machines=[self._machine_row(m) for m in self.model.machines.values()])
 
-    def _launch(self, host: HostId, kind: str, raw: Any) -> dict[str, Any]:
+    def _launch(self, host: HostId, kind: str, raw: Any) -> o.SessionRow:
         fields = launch_fields(
             self.dialect,
             kind=kind,
@@ -72,7 +74,7 @@ class SessionOps(AppBase):
             title=title,
         )
         self.model.sessions.append(session)
-        return session.row()
+        return o.SessionRow(**session.row())
 
     def op_rc_launch(self, p: Any, raw: Any) -> Any:
         if self.is_mac:
@@ -94,7 +96,7 @@ class SessionOps(AppBase):
                 workdir=fields.workdir,
             )
             self.model.sessions.append(session)
-            return session.row()
+            return o.SessionRow(**session.row())
         server = self._server(p.host)
         return self._launch(HostId(kind="shed", name=p.shed, server=server), p.kind, raw)
 
@@ -200,16 +202,44 @@ class SessionOps(AppBase):
             client_label="shed-desktop",
         )
 
-    def op_roost_bootstrap(self, p: o.RoostBootstrapParams, raw: Any) -> Any:
-        if not p.consent:
-            raise DesktopError(
-                DesktopCode.CONSENT_REQUIRED,
-                f"{p.target}: roost.bootstrap needs consent: true — nothing was changed",
-            )
+    def _bootstrap_checks(self, p: o.RoostBootstrapParams) -> o.RoostBootstrapResult | HostId:
+        """Consent, target and fingerprint: a refusal, a stage failure, or the host to install."""
+        require_consent(p.target, p.consent)
         host, probe = self._probe(p.target)
         if p.fingerprint != probe["fingerprint"]:
-            return {
-                "ok": False,
-                "error": {"stage": "fingerprint", "message": "the host changed since the probe"},
-            }
-        return {"ok": True, "target": host.origin, "installed": True}
+            return o.RoostBootstrapResult(
+                ok=False,
+                error=o.BootstrapStageError(
+                    stage="fingerprint", message="the host changed since the probe"
+                ),
+            )
+        return host
+
+    def op_roost_bootstrap(self, p: o.RoostBootstrapParams, raw: Any) -> Any:
+        """Install at once (the synchronous form, for ``DesktopApp.handle``).
+
+        It still refuses while a served bootstrap of the same host runs.
+        """
+        checked = self._bootstrap_checks(p)
+        if isinstance(checked, o.RoostBootstrapResult):
+            return checked
+        self.model.bootstraps.begin(checked.origin, 0.0)
+        self.model.bootstraps.end(checked.origin)
+        return o.RoostBootstrapResult(ok=True, target=checked.origin, installed=True)
+
+    async def aop_roost_bootstrap(self, p: o.RoostBootstrapParams, raw: Any) -> Any:
+        """Install over ``model.bootstrap_seconds`` (the served form), within the budget."""
+        checked = self._bootstrap_checks(p)
+        if isinstance(checked, o.RoostBootstrapResult):
+            return checked
+        ledger = self.model.bootstraps
+        origin = checked.origin
+        ledger.begin(origin, anyio.current_time())
+        try:
+            with anyio.move_on_after(ledger.remaining(origin, anyio.current_time())) as budget:
+                await anyio.sleep(self.model.bootstrap_seconds)
+            if budget.cancelled_caught:
+                raise ledger.over_budget(origin)
+        finally:
+            ledger.end(origin)
+        return o.RoostBootstrapResult(ok=True, target=origin, installed=True)

@@ -15,6 +15,14 @@ from ._base import AppBase
 __all__ = ["ShedOps"]
 
 
+TERMINAL_PRESETS = (
+    ("ghostty", "Ghostty", "opens a Ghostty window"),
+    ("roost", "roost", "opens a roost tab"),
+    ("custom", "Custom", "runs your command template"),
+)
+"""The presets the stand-in offers (``terminal.presets``); the first is ``prefs.get``'s default."""
+
+
 class ShedOps(AppBase):
     """Shed lifecycle, create and terminal ops."""
 
@@ -87,4 +95,9 @@ class ShedOps(AppBase):
         return self._terminal(p)
 
     def op_terminal_presets(self, p: Any, raw: Any) -> Any:
-        return o.PresetsResult(presets=[{"id": "default", "label": "Default terminal"}])
+        return o.PresetsResult(
+            presets=[
+                {"id": preset, "label": label, "detail": detail, "available": True}
+                for preset, label, detail in TERMINAL_PRESETS
+            ]
+        )

@@ -16,6 +16,8 @@ __all__ = ["UiOps"]
 
 MAC_PANES = ("sheds", "approvals", "agents", "activity", "egress", "system")
 TAURI_PANES = ("sheds", "machines", "approvals", "agents", "activity", "egress", "system")
+PREFERENCES_TITLE = "shed desktop \u2014 Preferences"
+"""The Preferences window's title (``prefs.dump``)."""
 
 
 class UiOps(AppBase):
@@ -45,13 +47,14 @@ class UiOps(AppBase):
     def op_ui_state(self, p: Any, raw: Any) -> Any:
         hosts = self.op_host_list(p, raw).hosts
         empty = self._empty_state()
-        return {
-            "pane": self.model.ui["pane"],
-            "hosts": hosts,
-            "sheds": self.model.shed_rows(),
-            "host_agent_connected": True,
-            "sheds_empty_state": "" if empty is None else empty.body,
-        }
+        return o.UiState(
+            pane=self.model.ui["pane"],
+            hosts=hosts,
+            sheds=self.model.shed_rows(),
+            host_agent_connected=True,
+            last_error=self.model.ui.get("last_error"),
+            sheds_empty_state="" if empty is None else empty.body,
+        )
 
     def op_ui_navigate(self, p: Any, raw: Any) -> Any:
         pane: str = p.pane or ""
@@ -217,17 +220,34 @@ class UiOps(AppBase):
         return o.Empty()
 
     def op_prefs_get(self, p: Any, raw: Any) -> Any:
-        return dict(self.model.prefs)
+        terminal = self.model.prefs["terminal"]
+        return o.TerminalPrefs(
+            terminal_preset=terminal["preset"], terminal_template=terminal["template"] or ""
+        )
 
     def op_prefs_dump(self, p: Any, raw: Any) -> Any:
-        return {"prefs": self.model.dumps.get("prefs.dump")}
+        window = self.model.preferences_window
+        return o.PrefsDump(
+            visible=window == "visible",
+            title=None if window is None else PREFERENCES_TITLE,
+            prefs=self.model.dumps.get("prefs.dump"),
+        )
+
+    def op_ui_open_preferences(self, p: Any, raw: Any) -> Any:
+        self.model.preferences_window = "visible"
+        return o.Empty()
+
+    def op_prefs_close(self, p: Any, raw: Any) -> Any:
+        if self.model.preferences_window is not None:
+            self.model.preferences_window = "hidden"  # closing only hides it
+        return o.Empty()
 
     def op_prefs_set_terminal(self, p: o.PrefsSetTerminalParams, raw: Any) -> Any:
         self.model.prefs["terminal"] = {"preset": p.preset, "template": p.template}
         return o.Empty()
 
     def op_prefs_provider_modes(self, p: Any, raw: Any) -> Any:
-        return {"modes": dict(self.model.prefs["provider_modes"])}
+        return dict(self.model.prefs["provider_modes"])
 
     def op_prefs_set_provider(self, p: o.PrefsSetProviderParams, raw: Any) -> Any:
         self.model.prefs["provider_modes"][p.namespace] = p.decision
@@ -259,7 +279,7 @@ class UiOps(AppBase):
         return {"enabled": not self.test_mode, "available": None}
 
     def op_updater_check(self, p: Any, raw: Any) -> Any:
-        return {"available": None}
+        return o.Empty()  # the enabled path fronts the app and presents the updater
 
     def op_egress_show(self, p: o.EgressShowParams, raw: Any) -> Any:
         if p.tab is not None and p.tab not in ("activity", "profiles"):

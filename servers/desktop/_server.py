@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.abc
 
 from shedproto.desktop import (
+    MOCK_UNREACHABLE_URL,
     Answer,
-    ConnectionEnded,
     DesktopError,
     Dialect,
     Failure,
@@ -21,8 +23,9 @@ from shedproto.desktop import (
     ServerConnection,
     env_test_mode,
     mock_base_url_from_env,
+    mock_unreachable_hosts,
 )
-from shedproto.servers import IdleDeadline, UnixServer
+from shedproto.servers import UnixServer
 
 from ._app import DesktopApp
 from ._model import DesktopModel
@@ -36,8 +39,20 @@ The real servers have no read deadline; a long one keeps persistent harness
 connections alive while still reclaiming abandoned ones.
 """
 SEND_TIMEOUT = 30.0
-"""Seconds an answer may take to drain to a client that stopped reading."""
+"""Seconds an answer may take to drain to a client that stopped reading.
+
+A connection's send deadline is ``min(send_timeout, idle_timeout)`` (plus up
+to a tenth as slack): both share one sliding deadline, so no timer is armed
+per request.
+"""
 RECEIVE_CHUNK = 65536
+MOCK_UNREACHABLE_DETAIL = {
+    Dialect.MAC: "Could not connect to the server.",
+    Dialect.TAURI: f"error sending request for url ({MOCK_UNREACHABLE_URL}/)",
+}
+"""The ``detail`` of a host made unreachable by ``SHED_*_MOCK_UNREACHABLE_HOSTS``:
+the mac app's URLSession wording and the Tauri app's reqwest wording for a
+refused connection (our choice of text; the apps print their HTTP clients' own)."""
 
 
 class DesktopServer:
@@ -45,7 +60,9 @@ class DesktopServer:
 
     ``test_mode`` ``None`` reads ``SHED_DESKTOP_TEST_MODE`` (mac) or
     ``SHED_TAURI_TEST_MODE`` (Tauri) from ``env`` (default ``os.environ``);
-    ``mock_base_url`` likewise, and mac's ``SHED_DESKTOP_RUST_CORE=0`` makes
+    ``mock_base_url`` likewise; in test mode only, ``SHED_*_MOCK_UNREACHABLE_HOSTS``
+    (comma-separated server names) makes those hosts unreachable; mac's
+    ``SHED_DESKTOP_RUST_CORE=0`` makes
     ``identify`` report ``core: "swift"``. Start with ``await tg.start(server.serve)``
     (returns the bound path); stop with :meth:`shutdown`.
     """
@@ -61,6 +78,7 @@ class DesktopServer:
         env: Mapping[str, str] | None = None,
         launch_policy: LaunchPolicy = LaunchPolicy.IGNORE_EXTRAS,
         idle_timeout: float = IDLE_TIMEOUT,
+        send_timeout: float = SEND_TIMEOUT,
         grace: float = 1.0,
     ) -> None:
         self.dialect = Dialect(dialect)
@@ -71,6 +89,9 @@ class DesktopServer:
         self.test_mode = env_test_mode(self.dialect, environ) if test_mode is None else test_mode
         if mock_base_url is None:
             mock_base_url = mock_base_url_from_env(self.dialect, environ)
+        unreachable = mock_unreachable_hosts(self.dialect, environ, test_mode=self.test_mode)
+        if unreachable:
+            self.model.mock_unreachable(unreachable, detail=MOCK_UNREACHABLE_DETAIL[self.dialect])
         self.path = Path(path)
         self.app = DesktopApp(
             self.model,
@@ -82,6 +103,7 @@ class DesktopServer:
             launch_policy=launch_policy,
         )
         self.idle_timeout = idle_timeout
+        self.send_timeout = send_timeout
         self.connections = 0
         """Connections currently open (for tests that check nothing leaked)."""
         self.served = 0
@@ -108,43 +130,106 @@ class DesktopServer:
 
         Peer misbehaviour never raises out of here: it is answered (or the
         connection closed) exactly as the dialect's real server does.
+
+        Deadlines cost no timer per request: one cancel scope per connection
+        "epoch" carries a sliding deadline ``step = min(send_timeout,
+        idle_timeout)`` (plus a tenth as slack) past the last read, moved only
+        when less than ``step`` remains. When it fires during a send, the
+        peer stopped reading: the connection ends. When it fires during a read,
+        the connection ends if it has been silent for ``idle_timeout`` (since
+        its last request, or since the answer to a slow op);
+        otherwise a new epoch starts (a cancelled read consumes nothing, and
+        the partial line stays buffered in the core).
         """
         conn = ServerConnection(self.dialect, test_mode=self.test_mode)
-        idle = IdleDeadline(self.idle_timeout)
+        clock = anyio.current_time
+        idle_timeout = self.idle_timeout
+        step = min(self.send_timeout, idle_timeout)
+        slack = step / 10
+        last_active = clock()
+        sending = False
         self.connections += 1
         try:
-            with idle.scope:
-                while True:
-                    try:
-                        data = await stream.receive(RECEIVE_CHUNK)
-                    except (anyio.EndOfStream, anyio.BrokenResourceError):
-                        data = b""
-                    idle.touch()
-                    out = bytearray()
-                    ended = False
-                    for event in conn.receive_data(data):
-                        if isinstance(event, RequestReceived):
-                            out += self._answer(conn, event)
-                        elif isinstance(event, RequestRejected):
-                            out += event.reply
-                        elif isinstance(event, ConnectionEnded):
-                            ended = True
-                            if event.reply is not None:
-                                out += event.reply
-                        self.served += not isinstance(event, ConnectionEnded)
-                    if out:
-                        with anyio.fail_after(SEND_TIMEOUT):
-                            await stream.send(bytes(out))
-                    if ended:
-                        return
+            while True:
+                scope = anyio.CancelScope(deadline=clock() + step + slack)
+                with scope:
+                    while True:
+                        try:
+                            data = await stream.receive(RECEIVE_CHUNK)
+                        except (anyio.EndOfStream, anyio.BrokenResourceError):
+                            data = b""
+                        last_active = now = clock()
+                        if scope.deadline - now < step:
+                            scope.deadline = now + step + slack
+                        out, ended = await self._process(conn, data, scope)
+                        if out:
+                            sending = True
+                            await stream.send(out)
+                            sending = False
+                            if clock() - now > step:  # a slow op: idle counts from its answer
+                                last_active = clock()
+                        if ended:
+                            return
+                # the epoch's deadline fired
+                if sending or clock() - last_active >= idle_timeout:
+                    return
         finally:
             self.connections -= 1
+
+    async def _process(
+        self, conn: ServerConnection, data: bytes, scope: anyio.CancelScope
+    ) -> tuple[bytes, bool]:
+        """Feed ``data`` to the core; return the bytes owed to the peer and whether to close.
+
+        Requests are answered strictly in order; an op that takes time
+        (:attr:`DesktopApp.async_ops`) holds back the requests behind it on
+        this connection only, as the real servers do. The connection's
+        deadline (``scope``) is lifted while such an op runs and re-armed after.
+        """
+        events = conn.receive_data(data)
+        if len(events) == 1:  # the common case: one request per read
+            event = events[0]
+            if isinstance(event, RequestReceived) and event.op not in self.app.async_ops:
+                self.served += 1
+                return self._answer(conn, event), False
+        out: list[bytes] = []
+        ended = False
+        for event in events:
+            if isinstance(event, RequestReceived):
+                if event.op in self.app.async_ops:
+                    scope.deadline = math.inf  # the op has its own budget
+                    try:
+                        out.append(await self._answer_async(conn, event))
+                    finally:
+                        step = min(self.send_timeout, self.idle_timeout)
+                        scope.deadline = anyio.current_time() + step * 1.1
+                else:
+                    out.append(self._answer(conn, event))
+            elif isinstance(event, RequestRejected):
+                out.append(event.reply)
+            else:
+                ended = True
+                if event.reply is not None:
+                    out.append(event.reply)
+                continue
+            self.served += 1
+        return b"".join(out), ended
+
+    async def _answer_async(self, conn: ServerConnection, event: RequestReceived) -> bytes:
+        try:
+            result = await self.app.handle_async(event)
+        except DesktopError as exc:
+            return conn.send(Failure.from_error(event.id, exc))
+        return self._encode(conn, event, result)
 
     def _answer(self, conn: ServerConnection, event: RequestReceived) -> bytes:
         try:
             result = self.app.handle(event)
         except DesktopError as exc:
             return conn.send(Failure.from_error(event.id, exc))
+        return self._encode(conn, event, result)
+
+    def _encode(self, conn: ServerConnection, event: RequestReceived, result: Any) -> bytes:
         try:
             return conn.send(Answer(id=event.id, result=result))
         except TypeError as exc:  # a result the model could not encode

@@ -56,10 +56,48 @@ Decisions where the digest is ambiguous or the versions differ:
   Tauri order elsewhere.
 * **Client framing** accepts response lines up to 256 MiB (screenshots are
   multi-MB base64); a reply with no ``id`` belongs to the oldest request.
+* **One-pass requests.** :class:`ServerConnection` decodes a well-formed
+  request to an ungated op in one msgspec pass (a tagged union on ``op`` whose
+  members carry the op's params Struct); everything else takes the general
+  path, which words every refusal. A differential test pins that both answer
+  alike. Such a request carries ``raw_params=None`` (nothing was dropped);
+  the launch doors, whose rules read the raw params, always take the general
+  path (:attr:`OpShape.reads_raw`).
+* **Typed results** follow the digest where it gives a shape and the Tauri
+  code where the digest says "various": ``prefs.get`` is ``{terminal_preset,
+  terminal_template}``, ``prefs.provider_modes`` the bare ``{namespace:
+  decision}`` map, ``prefs.dump`` ``{visible, title, prefs}`` (``prefs`` the
+  frontend's own snapshot, left open), launch doors answer a
+  :class:`~._ops.SessionRow`, ``roost.bootstrap`` a
+  :class:`~._ops.RoostBootstrapResult`, ``updater.check`` ``{}``. Only
+  ``broker.status`` and ``updater.status`` stay open objects: neither the
+  digest nor the code we read fixes their fields.
+* **roost.bootstrap** (:class:`BootstrapLedger`): one run per host (origin)
+  at a time, a second is ``action_failed`` "… is already running (started N s
+  ago)"; a run past the 600 s budget is ``action_failed`` "… did not finish
+  within 600 s". The codes follow the digest; the words are ours (the real
+  messages were not recovered). The budget counts from the start of the
+  install, after the consent and target checks.
+* **Agent lanes** (:func:`lane_verb_wait`, :func:`lane_answer_lost`): a
+  verb on a reconnecting lane waits up to 10 s, then is ``unavailable``
+  (never sent); a verb whose answer is lost (a drop, or no answer within
+  30 s) is ``outcome_unknown`` (it may have run, never resent). Codes per the
+  contract, words ours. The ``lane-event`` stream is a webview event, not
+  socket traffic (the socket has no push), so socket clients see a lane only
+  through ``lane.messages``: ``stale`` (the reason it is not live),
+  ``ended``, ``generation``, ``capabilities``/``settings`` (``null`` until
+  seeded).
+* **Mock-only environment.** ``SHED_*_MOCK_UNREACHABLE_HOSTS`` is read only in
+  test mode (:func:`mock_unreachable_hosts`), comma-separated, trimmed. The
+  other seams the digest lists (``SHED_DESKTOP_MOCK_CREDENTIAL_HOSTS``,
+  ``SHED_TAURI_CRAZE_PATH``, ``SHED_TAURI_MACHINE_HUB_PORTS``,
+  ``SHED_TAURI_SSH_BIN``) are not modelled: the digest names them without
+  saying what a socket client would observe.
 """
 
 from __future__ import annotations
 
+from ._bootstrap import BOOTSTRAP_BUDGET, BootstrapLedger, require_consent
 from ._catalogue import (
     CATALOGUE,
     Gate,
@@ -109,11 +147,20 @@ from ._envelope import (
     request_line,
 )
 from ._errors import DesktopError
+from ._lanes import (
+    LANE_RECONNECT_WAIT,
+    LANE_VERB_DEADLINE,
+    LANE_VERBS,
+    lane_answer_lost,
+    lane_verb_wait,
+)
 from ._params import check_gate, decode_params, resolve_op, validate_request
 from ._paths import (
+    MOCK_UNREACHABLE_URL,
     env_test_mode,
     mac_socket_path,
     mock_base_url_from_env,
+    mock_unreachable_hosts,
     resolve_client_socket,
     server_socket_path,
     tauri_socket_path,
@@ -194,6 +241,14 @@ __all__ = [
     "LaunchPolicy",
     "DEFAULT_MAC_KIND",
     # craze
+    "LANE_RECONNECT_WAIT",
+    "LANE_VERB_DEADLINE",
+    "LANE_VERBS",
+    "lane_answer_lost",
+    "lane_verb_wait",
+    "BOOTSTRAP_BUDGET",
+    "BootstrapLedger",
+    "require_consent",
     "IDEMPOTENCY_WINDOW",
     "REQUEST_ID_PATTERN",
     "CrazeCreateRequest",
@@ -207,6 +262,8 @@ __all__ = [
     "CreateTicket",
     "TicketState",
     # paths and environment
+    "MOCK_UNREACHABLE_URL",
+    "mock_unreachable_hosts",
     "mac_socket_path",
     "tauri_socket_path",
     "server_socket_path",

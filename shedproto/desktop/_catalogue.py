@@ -58,13 +58,18 @@ class OpShape:
     """One op as one dialect has it."""
 
     params: type[o.Params]
-    result: type[o.Result]
+    result: Any
+    """The result type: a :class:`~._ops.Result` Struct (or, for a result that
+    is itself an open map, the mapping type)."""
     gate: Gate = Gate.NONE
     typing: TauriTyping = TauriTyping.LENIENT
     missing: Mapping[str, str] = field(default_factory=dict)
     """Tauri messages that replace ``missing '<key>'`` for particular keys."""
     refusal: tuple[str, str] | None = None
     """For ``REFUSED_IN_TEST``: the (code, message) the dialect answers."""
+    reads_raw: bool = False
+    """The op's rules read the params as received (the launch doors look at
+    mistyped extras), so its requests always carry ``raw_params``."""
 
 
 @dataclass(frozen=True)
@@ -96,15 +101,15 @@ _SERDE = TauriTyping.SERDE
 _KIND = {"kind": "missing or invalid 'kind'"}
 
 
-def _both(params: type[o.Params], result: type[o.Result], **kw: Any) -> tuple[OpShape, OpShape]:
+def _both(params: type[o.Params], result: Any, **kw: Any) -> tuple[OpShape, OpShape]:
     return OpShape(params, result, **kw), OpShape(params, result, **kw)
 
 
-def _t(params: type[o.Params], result: type[o.Result], **kw: Any) -> tuple[None, OpShape]:
+def _t(params: type[o.Params], result: Any, **kw: Any) -> tuple[None, OpShape]:
     return None, OpShape(params, result, **kw)
 
 
-def _m(params: type[o.Params], result: type[o.Result], **kw: Any) -> tuple[OpShape, None]:
+def _m(params: type[o.Params], result: Any, **kw: Any) -> tuple[OpShape, None]:
     return OpShape(params, result, **kw), None
 
 
@@ -113,7 +118,7 @@ _TERMINAL_OPEN_REFUSAL = "terminal.open is disabled in test mode (use terminal.p
 _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     # 3.1 core, UI and window
     "identify": (OpShape(o.IdentifyParams, o.MacIdentify), OpShape(_NP, o.TauriIdentify)),
-    "ui.state": _m(_NP, o.AnyObject),
+    "ui.state": _m(_NP, o.UiState),
     "ui.navigate": (
         OpShape(o.UiNavigateParams, o.PaneResult),
         OpShape(o.TauriUiNavigateParams, o.PaneResult),
@@ -153,11 +158,11 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "tray.dump": _t(_NP, o.TrayDump),
     "loginitem.status": _t(_NP, o.EnabledResult),
     "loginitem.set": _t(o.LoginItemSetParams, _E, missing={"enabled": "missing 'enabled' (bool)"}),
-    "prefs.get": _t(_NP, o.AnyObject),
+    "prefs.get": _t(_NP, o.TerminalPrefs),
     "prefs.set_terminal": _t(o.PrefsSetTerminalParams, _E),
-    "prefs.provider_modes": _t(_NP, o.AnyObject),
+    "prefs.provider_modes": _t(_NP, o.ProviderModes),
     "prefs.set_provider": _t(o.PrefsSetProviderParams, _E, typing=_SERDE),
-    "prefs.dump": _t(_NP, o.AnyObject),
+    "prefs.dump": _t(_NP, o.PrefsDump),
     "prefs.close": _t(_NP, _E),
     "prefs.remove_shed_rule": _t(o.PrefsRemoveShedRuleParams, _E),
     "broker.status": _t(_NP, o.AnyObject),
@@ -166,7 +171,7 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "updater.status": _t(_NP, o.AnyObject),
     "updater.check": _t(
         _NP,
-        o.AnyObject,
+        _E,  # the enabled path fronts the app and presents the updater: {}
         gate=Gate.REFUSED_IN_TEST,
         refusal=("updater_disabled", "updater_disabled:test_mode"),
     ),
@@ -201,8 +206,8 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     # 3.3 sessions
     "rc.list": (OpShape(o.RcListParams, o.MacRcList), OpShape(o.RcListParams, o.TauriRcList)),
     "rc.launch": (
-        OpShape(o.MacRcLaunchParams, o.AnyObject),
-        OpShape(o.TauriRcLaunchParams, o.AnyObject, missing=_KIND),
+        OpShape(o.MacRcLaunchParams, o.SessionRow, reads_raw=True),
+        OpShape(o.TauriRcLaunchParams, o.SessionRow, missing=_KIND, reads_raw=True),
     ),
     "rc.kill": _both(o.RcKillParams, _E),
     "rc.inject_test": (
@@ -211,13 +216,13 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     ),
     "machines.list": _t(_NP, o.MachinesList),
     "machine.kill": _t(o.MachineKillParams, _E),
-    "roost.launch": _t(o.RoostLaunchParams, o.AnyObject, missing=_KIND),
+    "roost.launch": _t(o.RoostLaunchParams, o.SessionRow, missing=_KIND, reads_raw=True),
     "roost.run": _t(o.RoostRunParams, o.RoostRunResult),
     "machine.capabilities": _t(o.MachineParams, o.CapabilitiesResult),
     "machine.add": _t(o.MachineAddParams, _E),
     "roost.probe": _t(o.RoostTargetParams, o.RoostProbe),
     "roost.preview": _t(o.RoostTargetParams, o.RoostProbe),
-    "roost.bootstrap": _t(o.RoostBootstrapParams, o.AnyObject),
+    "roost.bootstrap": _t(o.RoostBootstrapParams, o.RoostBootstrapResult),
     "craze.create_options": _t(o.MachineParams, o.CrazeCreateOptions),
     "craze.create": _t(o.CrazeCreateParams, o.CrazeCreateResult, typing=_STRICT),
     "craze.open_terminal": _t(o.CrazeOpenTerminalParams, o.CrazeTerminal),

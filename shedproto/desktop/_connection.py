@@ -35,6 +35,7 @@ from ._envelope import (
     ANSWER_WITHOUT_ID,
     EnvelopeRejection,
     Response,
+    canonical_mac_id,
     parse_request,
     parse_response,
     render_error,
@@ -42,6 +43,7 @@ from ._envelope import (
     request_line,
 )
 from ._errors import DesktopError
+from ._fast import fast_decoder
 from ._ops import Params
 from ._params import validate_request
 from ._state import SERVER_TRANSITIONS, ConnInput, ConnState, transition
@@ -69,7 +71,11 @@ class RequestReceived(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A valid request: answer it with :class:`Answer` or :class:`Failure`.
 
     ``raw_params`` is the params value as received (some rules look at
-    mistyped values the decoder dropped); ``shape`` is its catalogue entry.
+    mistyped values the decoder dropped). It is always set for ops whose
+    rules read it (``shape.reads_raw``, the launch doors); a request decoded
+    by the one-pass fast path (well-typed params, nothing dropped) carries
+    ``None`` there instead, since ``params`` then says everything the request
+    said. ``shape`` is its catalogue entry.
     """
 
     id: Any
@@ -133,6 +139,7 @@ class ServerConnection:
         self.state = ConnState.OPEN
         self._frames = FrameQueue(dialect.policy)
         self._owed: deque[Any] = deque()
+        self._fast = fast_decoder(dialect)
 
     @property
     def owed(self) -> int:
@@ -181,6 +188,16 @@ class ServerConnection:
         return events
 
     def _request(self, line: bytes) -> RequestReceived | RequestRejected | None:
+        fast = self._fast.decode(line)
+        if fast is not None:
+            request_id, op, params, shape = fast
+            if self.dialect is Dialect.MAC:
+                request_id = canonical_mac_id(request_id)
+            if request_id is not None or self.dialect is Dialect.TAURI:
+                self._owed.append(request_id)
+                return RequestReceived(
+                    id=request_id, op=op, params=params, raw_params=None, shape=shape
+                )
         parsed = parse_request(self.dialect, line)
         if parsed is None:
             return None
@@ -210,19 +227,23 @@ class ServerConnection:
             TypeError: the result cannot be encoded (the state is unchanged).
 
         """
-        if not self._owed:
+        owed = self._owed
+        if not owed:
             raise LocalProtocolError(ErrorCode.UNEXPECTED_EVENT, "no request is awaiting an answer")
-        expected = self._owed[0]
-        if event.id != expected or type(event.id) is not type(expected):
+        expected = owed[0]
+        event_id = event.id
+        if event_id is not expected and (
+            event_id != expected or type(event_id) is not type(expected)
+        ):
             raise LocalProtocolError(
                 ErrorCode.UNEXPECTED_EVENT,
-                f"answers go in order: the next answer is for id {expected!r}, not {event.id!r}",
+                f"answers go in order: the next answer is for id {expected!r}, not {event_id!r}",
             )
         if isinstance(event, Answer):
-            line = render_ok(self.dialect, event.id, event.result)
+            line = render_ok(self.dialect, event_id, event.result)
         else:
-            line = render_error(self.dialect, event.id, event.code, event.message)
-        self._owed.popleft()
+            line = render_error(self.dialect, event_id, event.code, event.message)
+        owed.popleft()
         return line
 
 

@@ -203,6 +203,19 @@ class _TauriEnvelope(msgspec.Struct, gc=False):
     params: Any = msgspec.UNSET
 
 
+_NO_ID: Any = msgspec.UNSET
+
+
+class _WireResponse(msgspec.Struct, gc=False):
+    """The fast path for :func:`parse_response`: any well-formed response of either dialect."""
+
+    ok: bool
+    id: Any = msgspec.UNSET
+    result: Any = None
+    error: ErrorBody | None = None
+
+
+_RESPONSE = decoder_for(_WireResponse)
 _MAC_ENVELOPE = decoder_for(_MacEnvelope)
 _TAURI_ENVELOPE = decoder_for(_TauriEnvelope)
 
@@ -321,6 +334,23 @@ def parse_response(line: bytes) -> Response:
             bool, ``ok: false`` without an ``error`` object).
 
     """
+    try:  # the fast path: one typed pass for every well-formed response
+        wire = _RESPONSE.decode(line)
+    except (msgspec.DecodeError, RecursionError):
+        pass  # classify the failure (or accept a shape the typed pass is stricter on) below
+    else:
+        has_id = wire.id is not _NO_ID
+        request_id = wire.id if has_id else None
+        if wire.ok:
+            return Response(id=request_id, ok=True, result=wire.result, has_id=has_id)
+        if wire.error is not None:
+            return Response(
+                id=request_id, ok=False, result=wire.result, error=wire.error, has_id=has_id
+            )
+    return _parse_response_slowly(line)
+
+
+def _parse_response_slowly(line: bytes) -> Response:
     try:
         obj = _decode_any(line)
     except msgspec.DecodeError as exc:

@@ -56,6 +56,10 @@ __all__ = [
     "PrefsSetProviderParams",
     "PrefsRemoveShedRuleParams",
     "AnyObject",
+    "UiState",
+    "TerminalPrefs",
+    "ProviderModes",
+    "PrefsDump",
     "BrokerSetModeParams",
     "BrokerMode",
     "EgressShowParams",
@@ -91,6 +95,9 @@ __all__ = [
     "RoostTargetParams",
     "RoostProbe",
     "RoostBootstrapParams",
+    "BootstrapStageError",
+    "RoostBootstrapResult",
+    "SessionRow",
     "CrazeOptions",
     "CrazeCreateOptions",
     "CrazeCreateParams",
@@ -312,6 +319,22 @@ class HostList(Result, frozen=True, kw_only=True):
     hosts: list[MacHost]
 
 
+class UiState(Result, omit_defaults=True, frozen=True, kw_only=True):
+    """``ui.state`` (mac): the dashboard as the app holds it.
+
+    ``sheds`` are ``sheds.list`` rows; ``last_error`` is omitted when nil
+    (Swift's ``encodeIfPresent``); ``sheds_empty_state`` is the sentence the
+    Sheds pane's empty state renders (``""`` when there are sheds).
+    """
+
+    pane: str
+    hosts: list[MacHost]
+    sheds: list[Row]
+    host_agent_connected: bool
+    last_error: str | None = None
+    sheds_empty_state: str
+
+
 class HostAuth(Result, frozen=True, kw_only=True):
     """One ``hosts.auth`` entry."""
 
@@ -432,6 +455,40 @@ class PrefsRemoveShedRuleParams(Params, frozen=True, kw_only=True):
 
     server: str
     shed: str
+
+
+class TerminalPrefs(Result, frozen=True, kw_only=True):
+    """``prefs.get`` (Tauri): the persisted terminal preference.
+
+    ``terminal_preset`` is a preset id from ``terminal.presets``;
+    ``terminal_template`` is the custom command template (``""`` when unset).
+    """
+
+    terminal_preset: str
+    terminal_template: str
+
+
+ProviderModes = dict[str, str]
+"""``prefs.provider_modes`` (Tauri): ``{namespace: "approve"|"deny"}``.
+
+The result *is* the map (no wrapper key); its keys are provider namespaces
+(``aws``, ``docker``, ...), an open set, so it stays a mapping.
+"""
+
+
+class PrefsDump(Result, frozen=True, kw_only=True):
+    """``prefs.dump`` (Tauri UI truth): the Preferences window.
+
+    ``visible`` and ``title`` are the native window's state (``False`` and
+    ``None`` before the first open: the window is created lazily); ``prefs``
+    is the snapshot the window's frontend last reported (``{sections, values,
+    mode}`` in the real app; ``None`` before it reported). The snapshot is the
+    frontend's own document, so it stays an open object.
+    """
+
+    visible: bool
+    title: str | None
+    prefs: dict[str, Any] | None
 
 
 class BrokerSetModeParams(Params, frozen=True, kw_only=True):
@@ -732,6 +789,51 @@ class RoostBootstrapParams(Params, frozen=True, kw_only=True):
     target: str
     fingerprint: str
     consent: bool | None = None
+
+
+class BootstrapStageError(Result, frozen=True, kw_only=True):
+    """The failing stage of a ``roost.bootstrap`` (``fingerprint``, ``probe``, ...)."""
+
+    stage: str
+    message: str
+
+
+class RoostBootstrapResult(Result, omit_defaults=True, frozen=True, kw_only=True):
+    """``roost.bootstrap``'s result, which always rides an ``ok: true`` envelope.
+
+    Installed: ``{ok: true, target, installed: true}``. A stage failure
+    (a stale fingerprint included) is *not* an error envelope: ``{ok: false,
+    error: {stage, message}}``.
+    """
+
+    ok: bool
+    target: str | None = None
+    installed: bool | None = None
+    error: BootstrapStageError | None = None
+
+
+class SessionRow(Result, omit_defaults=True, frozen=True, kw_only=True):
+    """A session row (``host_row``) as the launch doors answer it.
+
+    ``rc.launch`` / ``roost.launch`` / ``machine.launch`` answer the row of
+    the tab they opened. ``shed`` is empty on a machine row; key rows by
+    ``origin``. Optional fields are omitted when unset. Lenient on read like
+    every result: a newer app's extra fields are ignored.
+    """
+
+    origin: str
+    origin_kind: str
+    source: str
+    slug: str
+    kind: str
+    shed: str
+    machine: str
+    stale: bool
+    attention: bool
+    display_name: str | None = None
+    workdir: str | None = None
+    lifecycle: str | None = None
+    title: str | None = None
 
 
 class CrazeOptions(Result, omit_defaults=True, frozen=True, kw_only=True):

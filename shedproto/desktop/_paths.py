@@ -10,8 +10,10 @@ from collections.abc import Mapping
 from ._dialect import Dialect
 
 __all__ = [
+    "MOCK_UNREACHABLE_URL",
     "mac_socket_path",
     "mock_base_url_from_env",
+    "mock_unreachable_hosts",
     "resolve_client_socket",
     "server_socket_path",
     "tauri_socket_path",
@@ -91,3 +93,26 @@ def mock_base_url_from_env(dialect: Dialect, env: Mapping[str, str]) -> str | No
     """Return the mock server URL ``identify`` reports (``SHED_*_MOCK_BASE_URL``), or ``None``."""
     key = "SHED_DESKTOP_MOCK_BASE_URL" if dialect is Dialect.MAC else "SHED_TAURI_MOCK_BASE_URL"
     return _env(env, key)
+
+
+MOCK_UNREACHABLE_URL = "http://127.0.0.1:1"
+"""Where the Tauri app points a host named in ``SHED_TAURI_MOCK_UNREACHABLE_HOSTS``."""
+
+
+def mock_unreachable_hosts(
+    dialect: Dialect, env: Mapping[str, str], *, test_mode: bool
+) -> frozenset[str]:
+    """Return the server names ``SHED_*_MOCK_UNREACHABLE_HOSTS`` makes unreachable.
+
+    The value is comma-separated; names are trimmed and empty entries dropped.
+    Like every mock-only seam it is read **only in test mode**: outside it the
+    answer is empty whatever the environment says. Never raises.
+    """
+    if not test_mode:
+        return frozenset()
+    key = (
+        "SHED_DESKTOP_MOCK_UNREACHABLE_HOSTS"
+        if dialect is Dialect.MAC
+        else "SHED_TAURI_MOCK_UNREACHABLE_HOSTS"
+    )
+    return frozenset(name.strip() for name in env.get(key, "").split(",") if name.strip())

@@ -133,25 +133,48 @@ async def test_silent_partial_line_does_not_block_others(short_socket_dir: Path)
 
 async def test_client_that_never_reads_is_cut_off(short_socket_dir: Path) -> None:
     """The server's send deadline bounds a peer that writes but never reads."""
-    from shedproto.servers.desktop import _server as shell
+    async with running(short_socket_dir, Dialect.MAC, send_timeout=0.5) as server:
+        cut_off = False
+        async with await anyio.connect_unix(server.path) as greedy:
+            line = b'{"id":"1","op":"app.screenshot"}\n' * 50
+            with anyio.fail_after(8):
+                try:
+                    while True:
+                        await greedy.send(line)
+                except (anyio.BrokenResourceError, OSError):
+                    cut_off = True
+        assert cut_off
+        await assert_alive(server)
+        await wait_for_no_connections(server)
 
-    async with running(short_socket_dir, Dialect.MAC) as server:
-        original = shell.SEND_TIMEOUT
-        shell.SEND_TIMEOUT = 0.5
-        try:
-            cut_off = False
-            async with await anyio.connect_unix(server.path) as greedy:
-                line = b'{"id":"1","op":"app.screenshot"}\n' * 50
-                with anyio.fail_after(8):
-                    try:
-                        while True:
-                            await greedy.send(line)
-                    except (anyio.BrokenResourceError, OSError):
-                        cut_off = True
-            assert cut_off
-            await assert_alive(server)
-        finally:
-            shell.SEND_TIMEOUT = original
+
+async def test_slow_request_survives_deadline_epochs(short_socket_dir: Path) -> None:
+    """A request trickling in slower than the send deadline but within idle is answered.
+
+    The per-connection deadline fires every ``send_timeout`` of silence; the
+    read it cancels consumes nothing and the partial line stays buffered.
+    """
+    async with running(short_socket_dir, Dialect.TAURI, send_timeout=0.1, idle_timeout=5.0) as (
+        server
+    ):
+        async with await anyio.connect_unix(server.path) as slow:
+            for piece in (b'{"id":7,"op":', b'"ui.navigate","params"', b':{"pane":"sheds"}}\n'):
+                await slow.send(piece)
+                await anyio.sleep(0.25)  # > send_timeout + slack: an epoch ends meanwhile
+            with anyio.fail_after(5):
+                answer = await slow.receive()
+        assert answer == b'{"id":7,"ok":true,"result":{"pane":"sheds"}}\n'
+        await wait_for_no_connections(server)
+
+
+async def test_idle_connection_is_closed(short_socket_dir: Path) -> None:
+    async with running(short_socket_dir, Dialect.MAC, send_timeout=0.05, idle_timeout=0.3) as (
+        server
+    ):
+        async with await anyio.connect_unix(server.path) as idle:
+            with anyio.fail_after(5):
+                with pytest.raises(anyio.EndOfStream):
+                    await idle.receive()
         await wait_for_no_connections(server)
 
 

@@ -214,9 +214,9 @@ async def test_launch_rules_over_the_wire(short_socket_dir: Path) -> None:
         row = await client.roost_launch(
             "codex", target="roost:prod/web", workdir="  ", display_name="T"
         )
-        assert row["origin"] == "roost:prod/web"
-        assert row["shed"] == "web"
-        assert "workdir" not in row  # blank is absent
+        assert row.origin == "roost:prod/web"
+        assert row.shed == "web"
+        assert row.workdir is None  # blank is absent
         assert model.launched_tabs[-1].cwd is None
         cases: list[tuple[dict[str, Any], str | None, str]] = [
             ({"machine": "mini"}, "bad_request", "missing or invalid 'kind'"),
@@ -265,7 +265,7 @@ async def test_refuse_extras_policy_server(short_socket_dir: Path) -> None:
             )
         assert model.launched_tabs == []
         row = await client.roost_launch("claude", machine="mini", display_name="  named ")
-        assert row["title"] == "applied"
+        assert row.title == "applied"
 
 
 async def test_craze_idempotency_over_the_wire(short_socket_dir: Path) -> None:
