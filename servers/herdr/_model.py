@@ -20,10 +20,11 @@ import anyio
 
 from shedproto.herdr import LifecycleEvent, pane_id, tab_id, workspace_id
 from shedproto.herdr import types as t
-from shedproto.herdr._screen import PaneScreen
+from shedproto.herdr._screen import stripped_terminal_title
 
 if TYPE_CHECKING:
     from ._pty import PtyProcess
+    from ._screen import PaneScreen
 
 __all__ = ["EventHub", "Pane", "Split", "Tab", "Workspace"]
 
@@ -112,8 +113,19 @@ class Pane:
             cwd=self.cwd,
             label=self.label,
             agent=self.agent,
+            terminal_title=self.screen.title or None,
+            terminal_title_stripped=stripped_terminal_title(self.screen.title),
             agent_status=self.agent_status,
+            scroll=self.scroll(),
             revision=0,
+        )
+
+    def scroll(self) -> t.PaneScrollInfo:
+        """Return the pane's scroll metrics: always at the bottom (no viewport scrolling)."""
+        return t.PaneScrollInfo(
+            offset_from_bottom=0,
+            max_offset_from_bottom=self.screen.scrollback_rows,
+            viewport_rows=self.screen.rows,
         )
 
     def agent_info(self, focused: bool) -> t.AgentInfo:
@@ -122,6 +134,8 @@ class Pane:
             terminal_id=self.terminal_id,
             name=self.agent_name,
             agent=self.agent,
+            terminal_title=self.screen.title or None,
+            terminal_title_stripped=stripped_terminal_title(self.screen.title),
             agent_status=self.agent_status,
             workspace_id=self.workspace.id,
             tab_id=self.tab.id,

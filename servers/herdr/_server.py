@@ -16,22 +16,32 @@ wait_for_output,report_agent,layout}``; ``agent.{start,list,get,wait,prompt}``;
 method; nothing is ever faked. A handler that fails unexpectedly answers
 ``internal_error``.
 
-Where this server knowingly differs from herdr: ``pane.scroll_changed``
-never fires (panes have no scrollback viewport); a subscribe request followed
-by more bytes in the same packet is closed without the acknowledgement
-herdr would still write; agent readiness is not detected (``agent.start``
-answers once the command line is typed, ``launch_pending`` stays false);
-``Tab``/``PaneInfo`` carry no titles or tokens; layout split ids are ``s<n>``.
+Pane screens are terminal emulators (:mod:`._screen`, pyte): ``pane.read``
+and ``pane.wait_for_output`` see what a user of the pane would see, full-screen
+programs and the alternate screen included; terminal queries (cursor
+position, device attributes) are answered to the program.
+
+Where this server knowingly differs from herdr: the viewport never scrolls
+(``offset_from_bottom`` is always 0; ``pane.scroll_changed`` fires when
+scrollback grows, on resize and on alternate-screen switches); agent readiness is not
+detected (``agent.start`` answers once the command line is typed,
+``launch_pending`` stays false, agent status comes only from
+``pane.report_agent``); ``PaneInfo``/``AgentInfo`` carry the program's terminal title (raw and
+stripped of an activity glyph) but no presentation ``title``, labels or tokens;
+layout split ids are ``s<n>``; soft-wrapped lines are not reflowed on resize;
+keys use the legacy encoding even when a program asks for the kitty protocol.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import itertools
 import logging
 import os
 import re
 import shlex
+import socket
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +49,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
 from shedproto import RemoteProtocolError
 from shedproto.herdr import (
@@ -59,12 +70,13 @@ from shedproto.herdr import (
     parse_workspace_ref,
 )
 from shedproto.herdr import types as t
-from shedproto.herdr._screen import PaneScreen
+from shedproto.herdr._screen import split_lines
 from shedproto.herdr._versions import require_supported
 from shedproto.servers._unix import UnixServer
 
 from ._model import EventHub, Pane, Split, Tab, Workspace, aggregate_status, new_workspace_id
 from ._pty import PtyProcess
+from ._screen import PaneScreen
 
 __all__ = [
     "AGENT_NAME_PATTERN",
@@ -89,6 +101,8 @@ POLL_INTERVAL = 0.1
 """herdr's subscription and output-wait polling period (seconds)."""
 WRITE_TIMEOUT = 5.0
 RECEIVE_CHUNK = 65536
+FEED_SLICE = 4096
+"""Bytes of pane output emulated between two event-loop checkpoints."""
 PROMPT_ENTER_DELAY = 0.05
 PROMPT_STALL_SECONDS = 5.0
 
@@ -119,6 +133,19 @@ class AnswerError(Exception):
 
 
 E = HerdrErrorCode
+
+_CLIENT_GONE: contextvars.ContextVar[bool] = contextvars.ContextVar("_CLIENT_GONE", default=False)
+"""Set while answering a wait whose client already sent the bytes that end it."""
+
+
+class _ClientLeftError(Exception):
+    """Raised at a socket probe point when the client is gone: the answer is dropped."""
+
+
+def _probe() -> None:
+    """Probe the socket as herdr does between rounds: raise if the client is gone."""
+    if _CLIENT_GONE.get():
+        raise _ClientLeftError
 
 
 @dataclass
@@ -271,8 +298,7 @@ class HerdrServer:
             return  # no complete line within the deadline: close silently, as herdr
         method = str(request.__struct_config__.tag)
         if method == "events.subscribe":
-            if not gone:
-                await self._subscribe(stream, conn, request)
+            await self._subscribe(stream, conn, request, gone=gone)
             return
         if conn.holds_connection:
             answer = await self._answer_unless_gone(stream, conn, request, gone)
@@ -292,7 +318,17 @@ class HerdrServer:
         gone: bool,
     ) -> SuccessResponse[Any] | ErrorResponse | None:
         if gone:
-            return None
+            # herdr already has the bytes that end the wait: it still answers
+            # whatever it decides before its first probe of the socket
+            # (validation errors, a status that already matches) and drops
+            # the rest; the handlers call _probe() where herdr probes.
+            token = _CLIENT_GONE.set(True)
+            try:
+                return await self._answer(request)
+            except _ClientLeftError:
+                return None
+            finally:
+                _CLIENT_GONE.reset(token)
         result: list[SuccessResponse[Any] | ErrorResponse] = []
         async with anyio.create_task_group() as tg:
 
@@ -335,6 +371,8 @@ class HerdrServer:
         except AnswerError as failure:
             failure_id = request.id if failure.id is None else failure.id
             return ErrorResponse.of(failure_id, failure.code, failure.message)
+        except _ClientLeftError:
+            raise
         except Exception as exc:  # a bug here must not cost the client its answer
             log.exception("%s failed", method)
             return ErrorResponse.of(request.id, E.INTERNAL_ERROR, f"{method} failed: {exc}")
@@ -567,7 +605,16 @@ class HerdrServer:
                 data = await pane.process.read()
                 if not data:
                     break
-                pane.screen.feed(data)
+                # pyte is pure Python: feed a burst in slices and let other
+                # connections run in between, so a chatty pane cannot stall the server
+                for start in range(0, len(data), FEED_SLICE):
+                    pane.screen.feed(data[start : start + FEED_SLICE])
+                    if len(data) > FEED_SLICE:
+                        await anyio.lowlevel.checkpoint()
+                replies = pane.screen.take_replies()
+                if replies:
+                    with contextlib.suppress(OSError):
+                        await pane.process.write(replies, timeout=self.input_timeout)
                 pane.notify_output()
         if pane.closed:
             return
@@ -582,7 +629,7 @@ class HerdrServer:
     def _resize(self, tab: Tab) -> None:
         for pane in tab.panes():
             cols, rows = self._pane_rect(pane)
-            pane.screen.cols, pane.screen.rows = cols, rows
+            pane.screen.resize(cols, rows)
             pane.process.resize(cols, rows)
 
     async def _close_pane(self, pane: Pane) -> None:
@@ -847,7 +894,8 @@ class HerdrServer:
 
     async def _pane_send_input(self, id: str, params: t.PaneSendInputParams) -> t.OkReply:
         pane = self._find_pane(params.pane_id)
-        await self._write_pane(pane, params.text.encode() + self._keys(params.keys))
+        keys = self._keys(params.keys)  # an unknown key fails before anything is written
+        await self._write_pane(pane, _paste(pane, params.text) + keys)
         return t.OkReply()
 
     def _read(self, pane: Pane, source: str, lines: int | None, fmt: str) -> t.PaneReadResult:
@@ -882,7 +930,7 @@ class HerdrServer:
     ) -> tuple[str | None, t.PaneReadResult]:
         source = "recent_unwrapped" if source == "recent" else source
         read = self._read(pane, source, lines, "text")
-        for line in read.text.split("\n"):
+        for line in split_lines(read.text):
             if test(line):
                 return line, read
         return None, read
@@ -895,6 +943,7 @@ class HerdrServer:
             None if params.timeout_ms is None else anyio.current_time() + params.timeout_ms / 1000
         )
         while True:
+            _probe()
             pane = self._find_pane(params.pane_id)
             matched, read = self._match_read(pane, params.source, params.lines, test)
             if matched is not None:
@@ -999,7 +1048,9 @@ class HerdrServer:
         argv = [params.kind, *params.args]
         line = shlex.join([command, *params.args])
         try:
-            await pane.process.write(line.encode() + b"\r")
+            await pane.process.write(_paste(pane, line))
+            await anyio.sleep(PROMPT_ENTER_DELAY)
+            await pane.process.write(b"\r")
         except OSError as exc:
             raise AnswerError(E.AGENT_START_INPUT_FAILED, f"pane {pane.id}: {exc}") from exc
         pane.agent = params.kind
@@ -1039,6 +1090,7 @@ class HerdrServer:
             moved = after_seq is None or pane.state_change_seq > after_seq
             if moved and pane.agent_status in wanted:
                 return
+            _probe()
             remaining = None if deadline is None else deadline - anyio.current_time()
             if remaining is not None and remaining <= 0:
                 raise AnswerError(E.TIMEOUT, "timed out waiting for agent status")
@@ -1059,12 +1111,13 @@ class HerdrServer:
             raise AnswerError(E.EMPTY_AGENT_PROMPT, "prompt text is empty")
         seq = pane.state_change_seq
         try:
-            await pane.process.write(params.text.encode())
+            await pane.process.write(_paste(pane, params.text))
             await anyio.sleep(PROMPT_ENTER_DELAY)
             await pane.process.write(b"\r")
         except OSError as exc:
             raise AnswerError(E.AGENT_PROMPT_FAILED, f"pane {pane.id}: {exc}") from exc
         if params.wait is not None:
+            _probe()
             timeout = params.wait.timeout_ms
             deadline = None if timeout is None else anyio.current_time() + timeout / 1000
             with anyio.move_on_after(PROMPT_STALL_SECONDS):
@@ -1108,6 +1161,7 @@ class HerdrServer:
                 return t.WaitMatchedReply(
                     event=LifecycleEvent(event="pane_agent_status_changed", data=data)
                 )
+            _probe()
             remaining = None if deadline is None else deadline - anyio.current_time()
             if remaining is not None and remaining <= 0:
                 raise AnswerError(E.TIMEOUT, "timed out waiting for event match")
@@ -1115,7 +1169,12 @@ class HerdrServer:
                 await pane.output.wait()
 
     async def _subscribe(
-        self, stream: anyio.abc.SocketStream, conn: ServerConnection, request: t.Request
+        self,
+        stream: anyio.abc.SocketStream,
+        conn: ServerConnection,
+        request: t.Request,
+        *,
+        gone: bool = False,
     ) -> None:
         params: t.EventsSubscribeParams = request.params  # type: ignore[attr-defined]
         entries: list[_Entry] = []
@@ -1129,17 +1188,26 @@ class HerdrServer:
         await self._write(
             stream, conn.send(SuccessResponse(id=request.id, result=t.SubscriptionStartedReply()))
         )
+        if gone:
+            return  # herdr probes the socket before its first round: the stream ends here
         async with anyio.create_task_group() as tg:
 
             async def pump() -> None:
                 try:
-                    while True:
+                    # herdr probes the socket before every round and before
+                    # every event line; a probe that sees data or EOF ends it
+                    while not _peer_gone(stream):
                         for entry in entries:
                             line = entry.poll(self)
                             if line is not None:
+                                if _peer_gone(stream):
+                                    break
                                 with anyio.fail_after(WRITE_TIMEOUT):
                                     await stream.send(conn.send(line))
-                        await anyio.sleep(self.poll_interval)
+                        else:
+                            await anyio.sleep(self.poll_interval)
+                            continue
+                        break
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError, TimeoutError):
                     pass
                 tg.cancel_scope.cancel()
@@ -1215,13 +1283,27 @@ class _StatusEntry(_Entry):
 
 
 class _ScrollEntry(_Entry):
-    """Reference panes have no scrollback viewport, so the scroll snapshot never changes."""
+    """Fires when the pane's scroll metrics differ from the last ones seen (no initial event).
+
+    The viewport never scrolls here, so changes come from scrollback growing,
+    resizes and alternate-screen switches.
+    """
 
     def __init__(self, pane: Pane) -> None:
         self.pane = pane
+        self.last = pane.scroll()
 
-    def poll(self, server: HerdrServer) -> None:
-        return None
+    def poll(self, server: HerdrServer) -> SubscriptionEvent | None:
+        if self.pane.closed:
+            return None
+        scroll = self.pane.scroll()
+        if scroll == self.last:
+            return None
+        self.last = scroll
+        data = t.PaneScrollChangedEvent(
+            pane_id=self.pane.id, workspace_id=self.pane.workspace.id, scroll=scroll
+        )
+        return SubscriptionEvent(event="pane.scroll_changed", data=data)
 
 
 class _OutputEntry(_Entry):
@@ -1247,6 +1329,27 @@ class _OutputEntry(_Entry):
         self.armed = False
         data = t.PaneOutputMatchedEvent(pane_id=self.pane.id, matched_line=matched, read=read)
         return SubscriptionEvent(event="pane.output_matched", data=data)
+
+
+def _peer_gone(stream: anyio.abc.SocketStream) -> bool:
+    """Peek one byte without blocking, as herdr's probe reads one: data or EOF mean gone."""
+    sock = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
+    if sock is None:
+        return False
+    try:
+        sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+    return True  # a byte to read, or b"" at end of stream
+
+
+def _paste(pane: Pane, text: str) -> bytes:
+    """``text`` as herdr types it: in bracketed paste when the pane's program enabled it."""
+    if text and pane.screen.bracketed_paste:
+        return b"\x1b[200~" + text.encode() + b"\x1b[201~"
+    return text.encode()
 
 
 def _is_closed(pane: Pane) -> bool:

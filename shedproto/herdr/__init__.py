@@ -1,4 +1,4 @@
-"""herdr's JSON socket API (protocols 20 and 21), sans-IO.
+r"""herdr's JSON socket API (protocols 20 and 21), sans-IO.
 
 herdr serves newline-delimited JSON on ``<config_dir>/herdr.sock``, one request
 per connection: the client writes ``{"id", "method", "params"}``, reads one
@@ -49,7 +49,14 @@ Decisions where the digest leaves room or the versions differ:
    packet) or a half-close end an ``events.subscribe`` stream and drop the
    answer of ``events.wait``/``agent.wait``/``agent.prompt``/
    ``pane.wait_for_output`` (:class:`ClientGone`); for every other method
-   herdr never reads them and the core ignores them.
+   herdr never reads them and the core ignores them. herdr only notices them
+   when it probes the socket (before every stream round and event line, and
+   before every wait poll), so what it writes before its first probe still
+   goes out: a subscription's probe error or its ``subscription_started``
+   acknowledgement (then the stream ends with no event), a wait's
+   validation error (``invalid_regex``, ``agent_not_found``, ...) or a status
+   that already matches. The server state ``LEAVING`` allows exactly that
+   one answer.
 7. **Validation depth.** Integer ranges and string patterns (``PopupSize``'s
    ``"80%"``) of the schema are enforced while decoding, as serde rejects
    them while parsing; token-map key patterns and sizes are not, because
@@ -59,6 +66,27 @@ Decisions where the digest leaves room or the versions differ:
    ``HERDR_SESSION`` values are ignored (``active_name()``).
 9. **Keys** are encoded with herdr's legacy (non-Kitty) keyboard encoding:
    what a shell pane receives.
+10. **Pane reads** follow herdr's terminal reads (libghostty there, pyte in
+    the reference server; see :mod:`shedproto.servers.herdr._screen`). Rows
+    lose trailing whitespace, trailing blank rows are dropped, and every row
+    ends with ``\n`` (an empty read is ``""``). ``visible`` is the screen;
+    with ``lines`` it keeps the last ``lines`` lines (``truncated`` when some
+    were left out). ``recent`` reads ``lines`` rows (default 80) ending at the
+    lower of the cursor row and the last non-blank row, reaching into
+    scrollback; on the alternate screen it reads that screen only.
+    ``recent_unwrapped`` reads the same rows but joins soft-wrapped ones into
+    logical lines (the same trailing ``\n`` rule; upstream's unwrapped text
+    formatter was not visible, so this is the chosen reading). ``recent*``
+    are ``truncated`` whenever the terminal holds more rows than ``lines``
+    (herdr compares row counts, blank rows included). ``detection`` is
+    ``recent`` over one screen of rows and is always text, also for
+    ``format: "ansi"``. ``strip_ansi`` has no effect.
+11. **Bracketed paste.** ``pane.send_input`` wraps non-empty ``text`` in
+    ``ESC[200~`` … ``ESC[201~`` when the pane's program enabled DECSET 2004,
+    then sends the keys (validated before anything is written);
+    ``agent.start`` and ``agent.prompt`` type their text the same way and
+    send Enter separately after a short delay; ``pane.send_text`` is always
+    verbatim.
 """
 
 from __future__ import annotations
@@ -109,6 +137,7 @@ from ._paths import (
     normalize_session_name,
     validate_session_name,
 )
+from ._screen import DEFAULT_RECENT_LINES, MAX_READ_LINES, split_lines, strip_ansi
 from ._state import TRANSITIONS, Role, State
 from ._subscriptions import (
     LIFECYCLE_SUBSCRIPTIONS,
@@ -192,4 +221,9 @@ __all__ = [
     "parse_key",
     "encode_keys",
     "UnsupportedKeyError",
+    # pane reads
+    "MAX_READ_LINES",
+    "DEFAULT_RECENT_LINES",
+    "split_lines",
+    "strip_ansi",
 ]

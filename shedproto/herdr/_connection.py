@@ -290,7 +290,7 @@ class ServerConnection(_Machine):
         """
         if self.state is State.IDLE:
             return self._receive_request(data)
-        if self.state in (State.AWAITING, State.STREAMING) and self.holds_connection:
+        if self.state in (State.AWAITING, State.LEAVING, State.STREAMING) and self.holds_connection:
             self._advance(Input.CLIENT_DATA if data else Input.EOF, local=False)
             return [ClientGone()]
         return []

@@ -1,37 +1,46 @@
-"""A small line-oriented terminal model for ``pane.read`` and output matching.
+r"""Pure helpers for ``pane.read``: line caps, the read window, text assembly, ANSI stripping.
 
-herdr runs a full terminal emulator per pane; the reference server needs only
-what ``pane.read`` returns: the text of the last lines, with or without ANSI
-styling. :class:`PaneScreen` is fed the PTY's output and keeps logical lines
-(split at LF) in two forms:
+The screen itself (a terminal emulator per pane) lives in the reference
+server (``shedproto.servers.herdr``), because the core stays free of
+third-party dependencies. What herdr does around the emulator is arithmetic,
+and it lives here so that clients and the server agree on it:
 
-* **text**: escape sequences removed; CR returns to column 0 and later
-  characters overwrite; BS moves left; ``ESC[K`` erases to the end of the
-  line; ``ESC[2J``/``ESC c`` clear everything seen so far (a ``clear``);
-* **ansi**: the raw line with its SGR/CSI sequences kept (CR/LF pairs folded).
-
-``visible`` is the last ``rows`` lines; ``recent`` wraps logical lines at
-``cols`` and returns the last ``lines`` rows (80 by default);
-``recent_unwrapped`` returns the last ``lines`` logical lines; ``detection``
-is ``visible``. This is a deliberate simplification (no cursor addressing or
-alternate screen), chosen over a terminal-emulator dependency because the
-project may not add runtime dependencies and shells and line-oriented
-programs are what the reference server runs.
+* ``lines`` is capped at :data:`MAX_READ_LINES`; ``recent`` and
+  ``recent_unwrapped`` default to :data:`DEFAULT_RECENT_LINES` rows;
+* a screen's text is its rows with trailing whitespace trimmed, trailing
+  blank rows dropped, joined with ``\\n`` and ended with one ``\\n`` unless
+  empty (:func:`join_rows`);
+* ``visible``/``detection`` with ``lines`` keep the last ``lines`` lines of
+  that text (:func:`limit_lines`);
+* ``recent*`` read a window of rows ending at the last non-blank row of the
+  screen or the cursor row, whichever is lower (:func:`recent_window`), and
+  are ``truncated`` whenever the terminal holds more rows than asked for.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_RECENT_LINES", "MAX_READ_LINES", "PaneScreen", "ReadOutcome", "strip_ansi"]
+__all__ = [
+    "DEFAULT_RECENT_LINES",
+    "MAX_READ_LINES",
+    "ReadOutcome",
+    "clamp_lines",
+    "join_rows",
+    "limit_lines",
+    "recent_window",
+    "split_lines",
+    "strip_ansi",
+    "stripped_terminal_title",
+    "trim_trailing_blank_rows",
+]
 
 MAX_READ_LINES = 1000
 """herdr caps ``lines`` at 1000."""
 DEFAULT_RECENT_LINES = 80
 """Rows ``recent`` sources return when ``lines`` is not given."""
-MAX_SCROLLBACK = 10_000
-"""Logical lines kept per pane."""
 
 _ESCAPE = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI
@@ -40,164 +49,109 @@ _ESCAPE = re.compile(
     r"|\x1b[()*+][0-9A-Za-z]"  # charset designation
     r"|\x1b[ -/]*[0-~]"  # other two-byte escapes
 )
-_PARTIAL_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*|[PX^_][^\x1b]*|[()*+])?$")
 
 
 def strip_ansi(text: str) -> str:
-    """Remove escape sequences from ``text`` (nothing else)."""
+    """Remove escape sequences from ``text`` (nothing else); never raises."""
     return _ESCAPE.sub("", text)
+
+
+_ACTIVITY_GLYPHS = frozenset("·✢✳✶✻✽")
+
+
+def stripped_terminal_title(title: str) -> str | None:
+    """Return ``title`` as herdr's ``terminal_title_stripped``: trimmed, one activity glyph off.
+
+    An agent's spinner (a braille cell or one of Claude Code's star glyphs)
+    is dropped when it stands alone at the start, followed by whitespace or
+    nothing. ``None`` for a title that ends up empty.
+    """
+    title = title.strip()
+    glyph = bool(title) and (title[0] in _ACTIVITY_GLYPHS or "\u2800" <= title[0] <= "\u28ff")
+    if glyph and (len(title) == 1 or title[1].isspace()):
+        title = title[1:].strip()
+    return title or None
 
 
 @dataclass(frozen=True)
 class ReadOutcome:
-    """What :meth:`PaneScreen.read` returns: the text and whether lines were left out."""
+    """What a pane screen read returns: the text and whether rows were left out."""
 
     text: str
     truncated: bool
-    lines: tuple[str, ...]
-    """The plain-text lines the read covered (for line-by-line matching)."""
 
 
-class _Line:
-    __slots__ = ("ansi", "cells", "col")
-
-    def __init__(self) -> None:
-        self.cells: list[str] = []
-        self.col = 0
-        self.ansi: list[str] = []
-
-    def put(self, ch: str) -> None:
-        if self.col < len(self.cells):
-            self.cells[self.col] = ch
-        else:
-            self.cells.extend(" " * (self.col - len(self.cells)))
-            self.cells.append(ch)
-        self.col += 1
-
-    @property
-    def text(self) -> str:
-        return "".join(self.cells).rstrip()
+def clamp_lines(lines: int | None) -> int | None:
+    """Return ``lines`` capped at :data:`MAX_READ_LINES` (None stays None, negatives become 0)."""
+    return None if lines is None else max(0, min(lines, MAX_READ_LINES))
 
 
-class PaneScreen:
-    """The text model of one pane; feed it output with :meth:`feed`. Never raises on input."""
+def trim_trailing_blank_rows(rows: list[str]) -> list[str]:
+    """Drop rows at the end of ``rows`` that are empty or whitespace only (in place; returned)."""
+    while rows and not rows[-1].strip():
+        rows.pop()
+    return rows
 
-    def __init__(self, *, cols: int = 80, rows: int = 24) -> None:
-        self.cols = cols
-        self.rows = rows
-        self._done: list[_Line] = []
-        self._current = _Line()
-        self._pending = ""
-        self._decoder_tail = b""
-        self.revision = 0
-        """Incremented on every :meth:`feed` that changed something."""
 
-    def feed(self, data: bytes) -> None:
-        """Apply PTY output ``data`` (any chunking; invalid UTF-8 becomes U+FFFD)."""
-        if not data:
-            return
-        raw = self._decoder_tail + data
-        cut = len(raw)
-        # keep an incomplete UTF-8 sequence at the end for the next chunk
-        for back in range(1, min(4, len(raw)) + 1):
-            byte = raw[-back]
-            if byte & 0xC0 == 0x80:
-                continue
-            if byte >= 0xC0:
-                need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
-                if back < need:
-                    cut = len(raw) - back
-            break
-        self._decoder_tail = raw[cut:]
-        text = self._pending + raw[:cut].decode("utf-8", "replace")
-        partial = _PARTIAL_ESCAPE.search(text)
-        if partial and len(text) - partial.start() < 4096:
-            self._pending = text[partial.start() :]
-            text = text[: partial.start()]
-        else:
-            self._pending = ""
-        self._apply(text)
-        self.revision += 1
+def join_rows(rows: Sequence[str]) -> str:
+    r"""Join ``rows`` with ``\\n`` and end the text with ``\\n`` unless it is empty (herdr)."""
+    text = "\n".join(rows)
+    return f"{text}\n" if text else text
 
-    def _apply(self, text: str) -> None:
-        position = 0
-        for match in _ESCAPE.finditer(text):
-            self._plain(text[position : match.start()])
-            self._escape(match.group())
-            position = match.end()
-        self._plain(text[position:])
 
-    def _escape(self, seq: str) -> None:
-        line = self._current
-        if seq in ("\x1b[2J", "\x1b[3J", "\x1bc"):
-            self._done.clear()
-            self._current = _Line()
-            return
-        if seq in ("\x1b[K", "\x1b[0K"):
-            del line.cells[line.col :]
-        elif seq == "\x1b[2K":
-            line.cells.clear()
-        line.ansi.append(seq)
+def split_lines(text: str) -> list[str]:
+    r"""Split ``text`` into lines at ``\\n`` without a final empty line (Rust's ``str::lines``)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
-    def _plain(self, text: str) -> None:
-        if not text:
-            return
-        line = self._current
-        for ch in text:
-            if ch == "\n":
-                self._done.append(line)
-                if len(self._done) > MAX_SCROLLBACK:
-                    del self._done[: len(self._done) - MAX_SCROLLBACK]
-                line = self._current = _Line()
-            elif ch == "\r":
-                line.col = 0
-            elif ch == "\b":
-                line.col = max(0, line.col - 1)
-            elif ch == "\t":
-                line.col = (line.col // 8 + 1) * 8
-            elif ch >= " ":
-                line.put(ch)
-                line.ansi.append(ch)
-            # other C0 controls (BEL, SO/SI, ...) draw nothing
 
-    def _logical(self) -> list[_Line]:
-        lines = list(self._done)
-        if self._current.cells or self._current.ansi:
-            lines.append(self._current)
-        return lines
+def limit_lines(text: str, limit: int | None) -> ReadOutcome:
+    """Keep the last ``limit`` lines of ``text`` (line endings kept); ``truncated`` if any left out.
 
-    def read(self, source: str, *, lines: int | None = None, ansi: bool = False) -> ReadOutcome:
-        """Return the text of ``source``: visible, recent, recent_unwrapped or detection.
+    ``None`` keeps everything. The count includes a final unterminated line.
+    """
+    if limit is None:
+        return ReadOutcome(text=text, truncated=False)
+    pieces = _split_inclusive(text)
+    kept = pieces[max(0, len(pieces) - limit) :] if limit else []
+    return ReadOutcome(text="".join(kept), truncated=len(pieces) > limit)
 
-        ``lines`` is clamped to :data:`MAX_READ_LINES`. Lines are joined with
-        newlines; trailing blank lines are dropped.
-        """
-        limit = None if lines is None else max(0, min(lines, MAX_READ_LINES))
-        logical = self._logical()
-        while logical and not logical[-1].text and not (ansi and logical[-1].ansi):
-            logical.pop()
-        plain_rows: list[str]
-        ansi_rows: list[str]
-        if source == "recent":
-            plain_rows, ansi_rows = [], []
-            for line in logical:
-                text = line.text or ""
-                chunks = [text[i : i + self.cols] for i in range(0, len(text), self.cols)] or [""]
-                plain_rows += chunks
-                ansi_rows += chunks if not ansi else ["".join(line.ansi)] + [""] * (len(chunks) - 1)
-            want = DEFAULT_RECENT_LINES if limit is None else limit
-        else:
-            plain_rows = [line.text for line in logical]
-            ansi_rows = ["".join(line.ansi) for line in logical]
-            if source == "recent_unwrapped":
-                want = DEFAULT_RECENT_LINES if limit is None else limit
-            else:  # visible / detection: the screen, or its last `lines` rows
-                screen = min(self.rows, len(plain_rows))
-                plain_rows = plain_rows[len(plain_rows) - screen :]
-                ansi_rows = ansi_rows[len(ansi_rows) - screen :]
-                want = len(plain_rows) if limit is None else limit
-        truncated = len(plain_rows) > want
-        start = len(plain_rows) - want if truncated else 0
-        chosen_plain = plain_rows[start:] if want else []
-        chosen = (ansi_rows if ansi else plain_rows)[start:] if want else []
-        return ReadOutcome(text="\n".join(chosen), truncated=truncated, lines=tuple(chosen_plain))
+
+def _split_inclusive(text: str) -> list[str]:
+    pieces = text.split("\n")
+    out = [piece + "\n" for piece in pieces[:-1]]
+    if pieces[-1]:
+        out.append(pieces[-1])
+    return out
+
+
+def recent_window(
+    *,
+    total_rows: int,
+    screen_rows: int,
+    cursor_row: int,
+    last_content_row: int | None,
+    lines: int,
+    alternate: bool,
+) -> range:
+    """Return the row indexes (into scrollback + screen) a ``recent`` read covers.
+
+    On the alternate screen that is the last ``lines`` rows. On the primary
+    screen the window ends at the lower of the cursor row and the last
+    non-blank screen row (or at the last row when the screen is blank) and
+    reaches back ``lines`` rows. ``cursor_row`` and ``last_content_row`` are
+    screen-relative. An empty range when there is nothing to read.
+    """
+    if total_rows <= 0 or lines <= 0 or screen_rows <= 0:
+        return range(0)
+    if alternate:
+        return range(max(0, total_rows - lines), total_rows)
+    viewport_start = max(0, total_rows - screen_rows)
+    cursor = min(viewport_start + cursor_row, total_rows - 1)
+    if last_content_row is None:
+        end = total_rows - 1
+    else:
+        end = max(viewport_start + last_content_row, cursor)
+    return range(max(0, end + 1 - lines), end + 1)

@@ -31,6 +31,10 @@ class State(Enum):
     """Client: request sent. Server: request received, answer not yet sent."""
     STREAMING = "streaming"
     """Subscription acknowledged; event lines flow from server to client."""
+    LEAVING = "leaving"
+    """Server: the client sent bytes (or half-closed) after its request line
+    before the answer. herdr only notices at its next socket probe, so one
+    answer or acknowledgement may still be written; no event may follow."""
     DONE = "done"
     """The one answer has passed; the connection only closes from here."""
     CLOSED = "closed"
@@ -62,8 +66,12 @@ TRANSITIONS: dict[tuple[Role, State, Input], State] = {
     (Role.SERVER, State.IDLE, Input.EOF): State.CLOSED,
     (Role.SERVER, State.AWAITING, Input.ANSWER): State.DONE,
     (Role.SERVER, State.AWAITING, Input.ACK): State.STREAMING,
-    (Role.SERVER, State.AWAITING, Input.CLIENT_DATA): State.CLOSED,
-    (Role.SERVER, State.AWAITING, Input.EOF): State.CLOSED,
+    (Role.SERVER, State.AWAITING, Input.CLIENT_DATA): State.LEAVING,
+    (Role.SERVER, State.AWAITING, Input.EOF): State.LEAVING,
+    (Role.SERVER, State.LEAVING, Input.ANSWER): State.CLOSED,
+    (Role.SERVER, State.LEAVING, Input.ACK): State.CLOSED,
+    (Role.SERVER, State.LEAVING, Input.CLIENT_DATA): State.LEAVING,
+    (Role.SERVER, State.LEAVING, Input.EOF): State.LEAVING,
     (Role.SERVER, State.STREAMING, Input.EVENT): State.STREAMING,
     (Role.SERVER, State.STREAMING, Input.CLIENT_DATA): State.CLOSED,
     (Role.SERVER, State.STREAMING, Input.EOF): State.CLOSED,
@@ -75,7 +83,10 @@ TRANSITIONS: dict[tuple[Role, State, Input], State] = {
 """(role, state, input) -> next state. A server's ``CLIENT_DATA`` while it
 works on an answer or streams means "the client is gone" (herdr's rule: any
 byte after the request line, or a half-close, ends a stream or drops a wait's
-answer)."""
+answer). herdr sees it only when it probes the socket, between stream rounds
+and wait polls, so while answering (``LEAVING``) the one answer or the
+subscription acknowledgement it writes before its first probe still goes
+out, and then the connection is over (``CLOSED``)."""
 
 
 def next_state(role: Role, state: State, event: Input) -> State | None:

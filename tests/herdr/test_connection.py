@@ -167,9 +167,26 @@ def test_trailing_bytes_end_a_subscription_but_not_an_ordinary_request() -> None
     events = server.receive_data(sub + b"x")
     assert isinstance(events[0], t.EventsSubscribeRequest)
     assert events[1] == herdr.ClientGone()
-    assert server.state is State.CLOSED
+    # herdr has not looked yet: it still writes the acknowledgement, then its
+    # first probe ends the stream, so no event may follow
+    assert server.state is State.LEAVING
+    ack = server.send(herdr.SuccessResponse(id="s", result=t.SubscriptionStartedReply()))
+    assert ack == b'{"id":"s","result":{"type":"subscription_started"}}\n'
+    assert server.state.value == "closed"
+    event = herdr.LifecycleEvent(
+        event="tab_closed", data=t.TabClosedEventData(tab_id="w1:t1", workspace_id="w1")
+    )
     with pytest.raises(LocalProtocolError):
-        server.send(herdr.SuccessResponse(id="s", result=t.SubscriptionStartedReply()))
+        server.send(event)
+
+    # a wait that is answered before the first probe (a validation error)
+    waiting = herdr.ServerConnection()
+    wait = b'{"id":"w","method":"agent.wait","params":{"target":"nope"}}\n'
+    assert waiting.receive_data(wait)[1:] == []
+    assert waiting.receive_data(b"") == [herdr.ClientGone()]
+    assert waiting.state is State.LEAVING
+    waiting.send(herdr.ErrorResponse.of("w", "agent_not_found", "agent nope not found"))
+    assert waiting.state.value == "closed"
 
     plain = herdr.ServerConnection()
     assert plain.receive_data(PING + PING) == [t.PingRequest(id="1", params=t.PingParams())]

@@ -8,7 +8,17 @@ from hypothesis import strategies as st
 
 from shedproto import ErrorCode, LocalProtocolError, herdr
 from shedproto.herdr import types as t
-from shedproto.herdr._screen import PaneScreen, strip_ansi
+from shedproto.herdr._screen import (
+    ReadOutcome,
+    clamp_lines,
+    join_rows,
+    limit_lines,
+    recent_window,
+    split_lines,
+    strip_ansi,
+    stripped_terminal_title,
+    trim_trailing_blank_rows,
+)
 
 HOME = {"HOME": "/home/u"}
 
@@ -248,34 +258,55 @@ def test_subscription_names() -> None:
     assert not herdr.is_parameterized(t.TabCreatedSubscription())
 
 
-# ---------------------------------------------------------------- screen
-def test_screen_sources() -> None:
-    screen = PaneScreen(cols=10, rows=3)
-    screen.feed(b"one\r\ntwo\r\n\x1b[31mthree\x1b[0m\r\nabc\rX\r\n0123456789abc\r\n")
-    visible = screen.read("visible")
-    assert visible.text.split("\n") == ["three", "Xbc", "0123456789abc"]
-    recent = screen.read("recent", lines=2)
-    assert recent.text == "0123456789\nabc"
-    assert recent.truncated
-    assert screen.read("recent_unwrapped", lines=1).text == "0123456789abc"
-    assert "\x1b[31m" in screen.read("recent_unwrapped", ansi=True).text
-    assert screen.read("recent", lines=5000).truncated is False
+# ---------------------------------------------------------------- read arithmetic
+def test_limit_lines_keeps_endings_and_reports_omissions() -> None:
+    assert limit_lines("one\ntwø\n三\n", 2) == ReadOutcome("twø\n三\n", True)
+    assert limit_lines("one\ntwo\nthree", 1) == ReadOutcome("three", True)
+    assert limit_lines("one\ntwo", 0) == ReadOutcome("", True)
+    assert limit_lines("", 2) == ReadOutcome("", False)
+    assert limit_lines("one\ntwo\n", None) == ReadOutcome("one\ntwo\n", False)
+    assert limit_lines("one\ntwo\n", 2) == ReadOutcome("one\ntwo\n", False)
 
 
-def test_screen_handles_split_sequences_and_clear() -> None:
-    screen = PaneScreen()
-    for piece in (b"\xe2", b"\x82\xac ok\x1b[", b"32mgreen\x1b[0", b"m\n"):
-        screen.feed(piece)
-    assert screen.read("recent_unwrapped").text == "€ okgreen"
-    screen.feed(b"\x1b[2J\x1b[Hfresh")
-    assert screen.read("visible").text == "fresh"
-    assert strip_ansi("\x1b]0;title\x07a\x1b[1mb") == "ab"
+def test_text_assembly_helpers() -> None:
+    assert join_rows(["a", "b"]) == "a\nb\n"
+    assert join_rows([]) == ""
+    assert trim_trailing_blank_rows(["a", "", "  ", "b", " ", ""]) == ["a", "", "  ", "b"]
+    assert split_lines("a\n\nb\n") == ["a", "", "b"]
+    assert split_lines("a\r\nb") == ["a", "b"]
+    assert split_lines("") == []
+    assert clamp_lines(5000) == 1000
+    assert clamp_lines(None) is None
+    assert strip_ansi("\x1b]0;title\x07a\x1b[1mb\x1bP+q\x1b\\c") == "abc"
 
 
-@given(st.lists(st.binary(max_size=40), max_size=10))
-def test_screen_never_raises(chunks: list[bytes]) -> None:
-    screen = PaneScreen(cols=5, rows=2)
-    for chunk in chunks:
-        screen.feed(chunk)
-    for source in ("visible", "recent", "recent_unwrapped", "detection"):
-        assert isinstance(screen.read(source, lines=3).text, str)
+def test_recent_window() -> None:
+    # primary: ends at the lower of cursor and last content row
+    window = recent_window(
+        total_rows=30, screen_rows=10, cursor_row=2, last_content_row=5, lines=4, alternate=False
+    )
+    assert window == range(22, 26)
+    window = recent_window(
+        total_rows=30, screen_rows=10, cursor_row=8, last_content_row=5, lines=100, alternate=False
+    )
+    assert window == range(29)
+    blank = recent_window(
+        total_rows=10, screen_rows=10, cursor_row=0, last_content_row=None, lines=3, alternate=False
+    )
+    assert blank == range(7, 10)
+    alternate = recent_window(
+        total_rows=10, screen_rows=10, cursor_row=0, last_content_row=1, lines=3, alternate=True
+    )
+    assert alternate == range(7, 10)
+    assert not recent_window(
+        total_rows=10, screen_rows=10, cursor_row=0, last_content_row=1, lines=0, alternate=False
+    )
+
+
+def test_stripped_terminal_title() -> None:
+    assert stripped_terminal_title("✳ Claude Code") == "Claude Code"
+    assert stripped_terminal_title("  ⠙   task  ") == "task"
+    assert stripped_terminal_title("✳") is None
+    assert stripped_terminal_title("✳task") == "✳task"  # the glyph must stand alone
+    assert stripped_terminal_title("vim ✳ x") == "vim ✳ x"
+    assert stripped_terminal_title("   ") is None
