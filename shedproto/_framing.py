@@ -148,6 +148,10 @@ class LineBuffer:
             chunk = self._skip_discarded(chunk)
             if not chunk:
                 return []
+        elif not self._tail and chunk[-1] == 0x0A and len(chunk) <= self._cap:
+            # The usual read: whole lines, nothing held, none of them can be over the cap.
+            self.bytes_scanned += len(chunk)
+            return self._cleaned(chunk[:-1].split(b"\n"), chunk)
         return self._split(chunk)
 
     def _skip_discarded(self, chunk: bytes) -> bytes:
@@ -186,7 +190,7 @@ class LineBuffer:
         else:
             lines = chunk[:last].split(b"\n")
             self.bytes_scanned += last
-        lines = self._checked(lines)
+        lines = self._checked(lines, chunk)
         rest = last + 1
         if size - rest > self._cap:
             self._over_cap_tail(lines)
@@ -194,10 +198,10 @@ class LineBuffer:
             self._tail += chunk[rest:]
         return lines
 
-    def _checked(self, lines: list[bytes]) -> list[bytes]:
-        """Apply the cap, CR stripping and the blank-line rule to complete lines."""
+    def _checked(self, lines: list[bytes], chunk: bytes) -> list[bytes]:
+        """Apply the cap, CR stripping and the blank-line rule to the lines ``chunk`` completed."""
         cap = self._cap
-        if max(map(len, lines)) > cap:
+        if len(lines[0]) + len(chunk) > cap and max(map(len, lines)) > cap:
             kept = []
             for line in lines:
                 if len(line) <= cap:
@@ -208,15 +212,20 @@ class LineBuffer:
                     raise FramingError(
                         ErrorCode.FRAME_TOO_LARGE,
                         f"frame of {len(line)} bytes exceeds the {cap}-byte limit",
-                        frames_before=tuple(self._cleaned(kept)),
+                        frames_before=tuple(self._cleaned(kept, chunk)),
                     )
                 self.frames_dropped += 1
             lines = kept
-        return self._cleaned(lines)
+        return self._cleaned(lines, chunk)
 
-    def _cleaned(self, lines: list[bytes]) -> list[bytes]:
+    def _cleaned(self, lines: list[bytes], chunk: bytes) -> list[bytes]:
+        """Strip a CR before each LF and drop blank lines, as the policy says.
+
+        Only a line that ends in CR needs work: the first line may end with a
+        CR held from the previous chunk, every other CR is inside ``chunk``.
+        """
         policy = self.policy
-        if policy.strip_cr:
+        if policy.strip_cr and lines and (b"\r" in chunk or lines[0].endswith(b"\r")):
             lines = [line[:-1] if line.endswith(b"\r") else line for line in lines]
         if policy.blank_lines is BlankLines.SKIP_EMPTY:
             if b"" in lines:
@@ -257,7 +266,7 @@ class LineBuffer:
                 ErrorCode.TRUNCATED_FRAME,
                 f"stream ended inside a frame ({len(tail)} bytes without a newline)",
             )
-        return self._cleaned([tail])
+        return self._cleaned([tail], tail)
 
 
 class FrameQueue:

@@ -260,3 +260,26 @@ def test_frame_queue_eof() -> None:
     assert (eof_before, queue.eof) == (False, True)
     assert queue.next_frame() == b"b"
     assert queue.next_frame() is None
+
+
+# -- the whole-lines fast path (nothing held, chunk ends in LF) ----------------------
+
+
+def test_fast_path_keeps_policy_semantics() -> None:
+    keep = LineBuffer(FramingPolicy(blank_lines=BlankLines.KEEP))
+    assert keep.feed(b"a\r\n\nb\n") == [b"a", b"", b"b"]
+    assert keep.feed(b"par") == []
+    assert keep.feed(b"tial\r\n") == [b"partial"]  # held tail: the general path
+    assert keep.feed(b"\n") == [b""]
+    assert LineBuffer().feed(b"a\r\n\nb\n") == [b"a", b"b"]
+    assert LineBuffer(FramingPolicy(strip_cr=False)).feed(b"a\r\n") == [b"a\r"]
+
+
+def test_fast_path_never_admits_an_over_cap_line() -> None:
+    at_cap = LineBuffer(FramingPolicy(max_frame_bytes=5))
+    assert at_cap.feed(b"12345\n") == [b"12345"]  # 6 bytes > cap: the general path
+    assert at_cap.feed(b"1234\n") == [b"1234"]  # 5 bytes <= cap: the fast path
+    over = LineBuffer(FramingPolicy(max_frame_bytes=4))
+    with pytest.raises(FramingError):
+        over.feed(b"12345\n")
+    assert at_cap.bytes_scanned == 11

@@ -9,10 +9,16 @@
         async for item in consumer:
             if isinstance(item, ApprovalRequest):
                 await consumer.approve(item, decided_by="user", scope="per-request")
+
+    with BlockingApprovalConsumer.connect(client_name="my-app") as consumer:  # no event loop
+        for item in consumer:
+            if isinstance(item, ApprovalRequest):
+                consumer.deny(item)
 """
 
 from __future__ import annotations
 
+from ._blocking import BlockingApprovalConsumer
 from ._consumer import ApprovalConsumer, ConsumerItem, SupersededError
 from ._status import (
     MAX_STATUS_BYTES,
@@ -26,6 +32,7 @@ from ._status import (
 __all__ = [
     "AgentNotRunningError",
     "ApprovalConsumer",
+    "BlockingApprovalConsumer",
     "ConsumerItem",
     "MAX_STATUS_BYTES",
     "StatusTimeoutError",

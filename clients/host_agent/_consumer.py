@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import os
+import socket
 import time
-import uuid
 from collections import deque
 from collections.abc import AsyncIterator
 from pathlib import Path
 from types import TracebackType
 
 import anyio
+from anyio.abc import SocketAttribute
 from typing_extensions import Self
 
 from shedproto import ErrorCode, RemoteProtocolError, __version__
@@ -26,6 +27,7 @@ from shedproto.hostagent import (
     Event,
     Hello,
     HelloAck,
+    IdSource,
     LineSkipped,
     Ping,
     Pong,
@@ -53,6 +55,9 @@ class SupersededError(Exception):
         self.ack = ack
 
 
+_new_id = IdSource(os.urandom)
+
+
 def _ts() -> str:
     return format_timestamp(time.time())
 
@@ -71,6 +76,12 @@ class ApprovalConsumer:
         self.transport = transport
         self.conn = conn
         self._send_lock = anyio.Lock()
+        self._slow_senders = 0
+        """Tasks writing (or waiting to write) through the stream; direct writes wait for none."""
+        try:
+            self._raw: socket.socket | None = transport.stream.extra(SocketAttribute.raw_socket)
+        except anyio.TypedAttributeLookupError:  # not a socket (a test double)
+            self._raw = None
         self._pending: deque[ConsumerItem] = deque()
         self.ack: HelloAck | None = None
         """The accepted ``hello_ack``."""
@@ -105,7 +116,7 @@ class ApprovalConsumer:
         self = cls(transport, ConsumerConnection())
         try:
             hello = Hello(
-                id=str(uuid.uuid4()),
+                id=_new_id(),
                 ts=_ts(),
                 client=ClientInfo(
                     name=client_name,
@@ -128,9 +139,32 @@ class ApprovalConsumer:
         return self
 
     async def _send(self, frame: ConsumerFrame) -> None:
-        async with self._send_lock:
-            data = self.conn.send(frame)
-            await self.transport.send(data)
+        """Encode and write ``frame``; straight to the socket when it takes it all at once.
+
+        anyio's stream ``send`` yields to the event loop on every call; a
+        line that fits the socket buffer needs no wait, so it is written
+        directly (no lock either: nothing can interleave with a synchronous
+        write). A remainder goes through the stream under the lock, and
+        while any task is on that path, later frames queue behind it.
+        """
+        data = self.conn.send(frame)
+        raw = self._raw
+        if raw is not None and not self._slow_senders:
+            try:
+                sent = raw.send(data)
+            except BlockingIOError:
+                sent = 0
+            except OSError as exc:
+                raise anyio.BrokenResourceError(f"the agent went away: {exc}") from exc
+            if sent == len(data):
+                return
+            data = data[sent:]
+        self._slow_senders += 1
+        try:
+            async with self._send_lock:
+                await self.transport.send(data)
+        finally:
+            self._slow_senders -= 1
 
     async def _pump(self) -> bool:
         """Read once and queue what arrived; answer pings. Return False at EOF."""
@@ -140,7 +174,9 @@ class ApprovalConsumer:
             data = b""
         open_ = True
         for event in self.conn.receive_data(data):
-            if isinstance(event, HelloAck):
+            if type(event) is Event or type(event) is ApprovalRequest:  # the common case first
+                self._pending.append(event)
+            elif isinstance(event, HelloAck):
                 if event.accepted:
                     self.ack = event
                 else:
@@ -200,7 +236,7 @@ class ApprovalConsumer:
         request_id = request if isinstance(request, str) else request.id
         await self._send(
             ApprovalResponse(
-                id=str(uuid.uuid4()),
+                id=_new_id(),
                 ts=_ts(),
                 request_id=request_id,
                 decision=decision,

@@ -11,6 +11,7 @@ What is here (all pure: no sockets, clocks, environment or files):
 * :class:`ApprovalRegistry` (who the consumer is, what is pending, how each
   approval ends), :class:`EventRing` and the audit records;
 * :func:`parse_config`, the approval keys of ``extensions.yaml``.
+* :class:`IdSource`, uuid4-format frame ids from caller-supplied entropy.
 
 Decisions where the spec is ambiguous or the versions differ:
 
@@ -138,6 +139,7 @@ from ._frames import (
     decode_consumer_frame,
     encode_frame,
 )
+from ._ids import IdSource
 from ._paths import SOCKET_DIR_ENV, approval_socket_path, socket_dir, status_socket_path
 from ._render import (
     StatusArgs,
@@ -173,6 +175,7 @@ from ._status import (
 from ._time import format_timestamp
 
 __all__ = [
+    "IdSource",
     # paths
     "SOCKET_DIR_ENV",
     "socket_dir",

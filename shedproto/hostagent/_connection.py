@@ -219,7 +219,7 @@ class AgentConnection:
             if state is AgentState.AWAITING_HELLO:
                 self._first_line(line, events)
                 continue
-            if not line.strip():
+            if not line or line.isspace():
                 if self._move(AgentInput.LINE):
                     events.append(
                         LineSkipped(RemoteProtocolError(ErrorCode.MALFORMED_FRAME, "empty line"))
@@ -442,7 +442,7 @@ class ConsumerConnection:
 
     def _handle_lines(self, lines: list[bytes], events: list[ConsumerConnectionEvent]) -> None:
         for line in lines:
-            if not line.strip():
+            if not line or line.isspace():
                 continue
             try:
                 frame = decode_agent_frame(line)

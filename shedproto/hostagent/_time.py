@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime, timezone
+from functools import lru_cache
 
 __all__ = ["format_timestamp"]
 
@@ -19,10 +20,16 @@ def format_timestamp(epoch_seconds: float) -> str:
     """
     if not math.isfinite(epoch_seconds):
         raise ValueError(f"not a finite time: {epoch_seconds!r}")
+    return _format_second(math.floor(epoch_seconds))
+
+
+@lru_cache(maxsize=64)
+def _format_second(second: int) -> str:
+    """Format one whole second; cached, since every frame of a second shares its text."""
     try:
-        moment = datetime.fromtimestamp(math.floor(epoch_seconds), tz=timezone.utc)
+        moment = datetime.fromtimestamp(second, tz=timezone.utc)
     except (OverflowError, OSError) as exc:
-        raise ValueError(f"time out of range: {epoch_seconds!r}") from exc
+        raise ValueError(f"time out of range: {second!r}") from exc
     return (
         f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
         f"T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}Z"
