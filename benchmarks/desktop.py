@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import atexit
 import math
-import os
 import shutil
 import tempfile
 import time
@@ -32,13 +31,13 @@ from pathlib import Path
 import anyio
 import anyio.abc
 import msgspec
-from anyio.streams.buffered import BufferedByteReceiveStream
 
 from shedproto.clients.desktop import DEFAULT_TIMEOUT, AsyncDesktopClient
 from shedproto.desktop import Answer, Dialect, RequestReceived, ServerConnection, request_line
 from shedproto.servers.desktop import DesktopServer
 
 from ._harness import Case
+from ._raw import echo_round_trips
 
 PARAMS = {"pane": "sheds"}
 
@@ -52,33 +51,8 @@ tenants (load average above 3 during development).
 LINE = request_line("1", "ui.navigate", PARAMS)
 
 
-async def _raw_echo(stream: anyio.abc.SocketStream) -> None:
-    reader = BufferedByteReceiveStream(stream)
-    async with stream:
-        try:
-            while True:
-                line = await reader.receive_until(b"\n", 1 << 20)
-                await stream.send(line + b"\n")
-        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError):
-            return
-
-
 async def _raw_run(path: str, count: int) -> float:
-    """Serve one raw echo connection; the run ends when the client closes (no cancellation)."""
-    listener = await anyio.create_unix_listener(path)
-    async with anyio.create_task_group() as tg:
-        async with listener:
-            stream = await anyio.connect_unix(path)
-            tg.start_soon(_raw_echo, await listener.accept())
-        reader = BufferedByteReceiveStream(stream)
-        start = _clock()
-        for _ in range(count):
-            await stream.send(LINE)
-            await reader.receive_until(b"\n", 1 << 20)
-        elapsed = _clock() - start
-        await stream.aclose()
-    os.unlink(path)
-    return elapsed
+    return await echo_round_trips(path, LINE, count, clock=_clock)
 
 
 async def _desktop_run(path: str, dialect: Dialect, count: int, timeout: float) -> float:

@@ -8,7 +8,6 @@ trips, the same 300-byte frame, asyncio backend. Target: ratio >= 0.90.
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import time
@@ -16,7 +15,6 @@ from pathlib import Path
 
 import anyio
 import anyio.abc
-from anyio.streams.buffered import BufferedByteReceiveStream
 
 from shedproto import encode_line
 from shedproto.clients import AsyncLineTransport
@@ -24,37 +22,9 @@ from shedproto.servers.echo import echo_server
 
 from ._frames import sample_frame
 from ._harness import Case
+from ._raw import echo_round_trips
 
 FRAME = encode_line(sample_frame(1))
-
-
-async def _raw_echo(stream: anyio.abc.SocketStream) -> None:
-    reader = BufferedByteReceiveStream(stream)
-    async with stream:
-        try:
-            while True:
-                line = await reader.receive_until(b"\n", 1 << 20)
-                await stream.send(line + b"\n")
-        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError):
-            return
-
-
-async def _raw_run(path: str, count: int) -> float:
-    """Serve one raw echo connection; the run ends when the client closes (no cancellation)."""
-    listener = await anyio.create_unix_listener(path)
-    async with anyio.create_task_group() as tg:
-        async with listener:
-            stream = await anyio.connect_unix(path)
-            tg.start_soon(_raw_echo, await listener.accept())
-        reader = BufferedByteReceiveStream(stream)
-        start = time.perf_counter()
-        for _ in range(count):
-            await stream.send(FRAME)
-            await reader.receive_until(b"\n", 1 << 20)
-        elapsed = time.perf_counter() - start
-        await stream.aclose()
-    os.unlink(path)
-    return elapsed
 
 
 async def _shell_run(path: str, count: int) -> float:
@@ -76,7 +46,7 @@ def cases(quick: bool) -> list[Case]:
     directory = Path(tempfile.mkdtemp(prefix="spbench-", dir="/tmp"))
 
     def baseline() -> float:
-        return anyio.run(_raw_run, str(directory / "raw.sock"), count)
+        return anyio.run(echo_round_trips, str(directory / "raw.sock"), FRAME, count)
 
     def candidate() -> float:
         return anyio.run(_shell_run, str(directory / "shell.sock"), count)

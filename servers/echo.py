@@ -13,7 +13,7 @@ import os
 import anyio
 import anyio.abc
 
-from shedproto import FrameQueue, FramingError, FramingPolicy
+from shedproto import FramingError, FramingPolicy, LineBuffer
 
 from ._idle import IdleDeadline
 from ._unix import UnixServer
@@ -37,27 +37,25 @@ async def serve_echo_connection(
     An over-cap frame closes the connection after the frames before it were
     echoed; nothing is raised to the caller for peer misbehaviour.
     """
-    frames = FrameQueue(policy)
+    lines = LineBuffer(policy)
     idle = IdleDeadline(IDLE_TIMEOUT)
     with idle.scope:
-        while not frames.eof:
+        while True:
             try:
                 data = await stream.receive(RECEIVE_CHUNK)
             except anyio.EndOfStream:
                 data = b""
             idle.touch()
-            frames.feed(data)
-            out = []
             try:
-                while (frame := frames.next_frame()) is not None:
-                    out.append(frame)
-            except FramingError:
-                if out:
-                    await stream.send(b"\n".join(out) + b"\n")
+                frames = lines.feed(data)
+            except FramingError as exc:  # echo what came before the bad frame, then hang up
+                if exc.frames_before:
+                    await stream.send(b"\n".join(exc.frames_before) + b"\n")
                 return
-            if out:
-                await stream.send(b"\n".join(out) + b"\n")
-
+            if frames:
+                await stream.send(b"\n".join(frames) + b"\n")
+            if not data:
+                return
 
 def echo_server(path: str | os.PathLike[str], *, grace: float = 1.0) -> UnixServer:
     """Return a :class:`UnixServer` that echoes frames on ``path``; start it with ``serve``."""
