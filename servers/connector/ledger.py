@@ -12,12 +12,33 @@ in the core, then writes it durably, in this order:
 
 The temporary file is removed if anything fails before the rename, and the
 in-memory state is then unchanged; temp files of writers killed before their
-rename are removed by the next :meth:`CommandLedger.open`. A crash at any point leaves either the
-previous or the new generation on disk, never a torn file. Mutations are
-serialised by a lock, so one ledger can be shared by threads (for example
-through ``anyio.to_thread``). The two-slot ``.previous`` scheme the real
-program uses on Windows is not implemented: this class needs an atomic
-``rename``.
+rename are removed by the next :meth:`CommandLedger.open`. A crash at any
+point leaves either the previous or the new generation on disk, never a torn
+file. The two-slot ``.previous`` scheme the real program uses on Windows is
+not implemented: this class needs an atomic ``rename``.
+
+**Group commit.** One ledger is shared by threads (the host calls it through
+``anyio.to_thread``). Mutations queue up in arrival order; the first caller
+to find no write in flight becomes the *leader*: it takes the whole queue,
+folds the changes in order onto the committed state, writes the result
+once, and wakes the others. Changes that arrive while a write is in flight
+wait for the next one, whose leader is one of their own callers. So:
+
+* every caller returns only after a durable write that holds its change
+  (or raises that write's error);
+* a failed write fails exactly the callers whose change it held, and leaves
+  the file and the in-memory state as they were for them; a change that is
+  invalid on its own (a receipt failing validation) fails only its caller
+  and never joins a write;
+* changes apply in arrival order, within a write and across writes (the later
+  ``put`` of a command wins);
+* **a generation is one durable write**: a write folding ``n`` changes
+  raises the generation by exactly 1, so generations on disk stay
+  consecutive (``generation + 1`` per committed write, as the spec says;
+  with one caller at a time that is one per mutation, as before);
+  ``recover`` always writes, a ``mark_published`` of a receipt that is not
+  pending writes nothing, and at ``MAX_SAFE_INTEGER`` every change fails
+  with ``command ledger generation is exhausted``.
 """
 
 from __future__ import annotations
@@ -154,6 +175,22 @@ def remove_stale_temp_files(path: str) -> int:
     return removed
 
 
+_Apply = Callable[[LedgerState], "LedgerState | None"]
+
+
+class _Change:
+    """One caller's queued mutation and, once its write is done, its outcome."""
+
+    __slots__ = ("apply", "done", "error", "result", "wants_result")
+
+    def __init__(self, apply: _Apply, *, wants_result: bool = False) -> None:
+        self.apply = apply
+        self.wants_result = wants_result
+        self.done = False
+        self.error: BaseException | None = None
+        self.result: list[Receipt] | None = None
+
+
 class CommandLedger:
     """One target's durable receipt ledger.
 
@@ -164,7 +201,9 @@ class CommandLedger:
     def __init__(self, path: str, state: LedgerState) -> None:
         self.path = path
         self._state = state
-        self._lock = threading.Lock()
+        self._cond = threading.Condition(threading.Lock())
+        self._queue: list[_Change] = []  # arrived, not yet taken by a leader
+        self._writing = False  # a leader owns the committed state and the file
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> CommandLedger:
@@ -227,36 +266,34 @@ class CommandLedger:
 
     # --- writes ------------------------------------------------------------------------------
 
-    def _commit(self, next_state: LedgerState) -> None:
-        def adopt() -> None:
-            self._state = next_state
-
-        write_file_durably(self.path, next_state.encode(), adopt)
-
     def put(self, receipt: Receipt) -> None:
         """Store ``receipt`` (replacing the command's previous one), mark it pending, persist.
 
+        Returns once a durable write holding this change is done; concurrent
+        calls share writes (see the module docstring).
+
         Raises:
-            LocalProtocolError: the receipt fails ledger validation.
+            LocalProtocolError: the receipt fails ledger validation (nothing
+                is written for it).
             LedgerExhaustedError: the generation cannot grow.
             OSError: the write failed (state unchanged if before the rename).
 
         """
-        with self._lock:
-            self._commit(self._state.put(receipt))
+        self._submit(_Change(lambda state: state.put(receipt)))
 
     def mark_published(self, command_id: str, producer: str | None = None) -> None:
         """Mark a command's receipt as published; a no-op (no write) if it was not pending.
+
+        "Pending" is judged at this call's place in the arrival order, so a
+        ``put`` of the command queued before it counts.
 
         Raises:
             LedgerExhaustedError: the generation cannot grow.
             OSError: the write failed.
 
         """
-        with self._lock:
-            next_state = self._state.mark_published(command_identity(command_id, producer))
-            if next_state is not None:
-                self._commit(next_state)
+        key = command_identity(command_id, producer)
+        self._submit(_Change(lambda state: state.mark_published(key)))
 
     def recover(self, *, now: str) -> list[Receipt]:
         """Make every ``in-flight`` receipt ``unknown``, persist, and return the pending receipts.
@@ -264,16 +301,97 @@ class CommandLedger:
         The recovered receipts carry ``orphaned-in-flight``.
 
         Always writes (the generation rises even when nothing changed), as the
-        real ledger does; the result is sorted by identity.
+        real ledger does; the result is sorted by identity and is the pending
+        set right after this change, in arrival order.
 
         Raises:
             LedgerExhaustedError: the generation cannot grow.
             OSError: the write failed.
 
         """
-        with self._lock:
-            self._commit(self._state.recover(now=now))
-            return self._state.pending_receipts()
+        change = _Change(lambda state: state.recover(now=now), wants_result=True)
+        self._submit(change)
+        return change.result or []  # set by every recover that did not raise
+
+    def _submit(self, change: _Change) -> None:
+        """Queue ``change``, lead writes while none is in flight, return when it is settled.
+
+        Raises the change's own error (validation) or its write's error.
+        """
+        with self._cond:
+            self._queue.append(change)
+            while not change.done:
+                if not self._writing:
+                    break
+                self._cond.wait()
+            else:
+                return self._outcome(change)
+            batch, self._queue = self._queue, []  # our change is in it
+            self._writing = True
+        try:
+            self._lead(batch)
+        finally:
+            with self._cond:
+                for settled in batch:
+                    settled.done = True
+                self._writing = False
+                self._cond.notify_all()
+        return self._outcome(change)
+
+    @staticmethod
+    def _outcome(change: _Change) -> None:
+        error = change.error
+        if error is not None:
+            try:
+                raise error
+            finally:
+                del error, change
+
+    def _lead(self, batch: list[_Change]) -> None:
+        """Fold ``batch`` onto the committed state in order, write it once, record each outcome.
+
+        Runs with ``_writing`` set and outside the condition's lock, so new
+        changes queue up meanwhile; only the leader reads the committed state
+        for writing and assigns it. Never raises: every error lands on the
+        changes it belongs to (the caller marks them all done).
+        """
+        base = self._state
+        working = base
+        members: list[_Change] = []  # the changes the write holds; they share its outcome
+        alone: set[int] = set()  # changes settled without the write (invalid, or a no-op)
+        try:
+            for index, change in enumerate(batch):
+                try:
+                    after = change.apply(working)
+                except Exception as exc:  # invalid on its own: fails alone, never joins
+                    change.error = exc
+                    alone.add(index)
+                    continue
+                if after is None:  # a no-op where it stands in the order
+                    if change.apply(base) is None:
+                        alone.add(index)  # and on the committed state: nothing depends
+                    else:  # a no-op only through an earlier change here: shares its fate
+                        members.append(change)
+                    continue
+                # keep the working generation at the committed one, so exhaustion is judged
+                # per write and the written state gets exactly one more generation
+                working = after.with_generation(base.generation)
+                if change.wants_result:
+                    change.result = working.pending_receipts()
+                members.append(change)
+            if members:
+                self._write(working.with_generation(base.generation + 1))
+        except BaseException as exc:  # the write failed (or, defensively, the fold did)
+            for index, change in enumerate(batch):
+                if index not in alone:
+                    change.error = exc
+                    change.result = None
+
+    def _write(self, next_state: LedgerState) -> None:
+        def adopt() -> None:
+            self._state = next_state
+
+        write_file_durably(self.path, next_state.encode(), adopt)
 
     def __repr__(self) -> str:
         return f"CommandLedger({Path(self.path).name!r}, generation={self.generation})"

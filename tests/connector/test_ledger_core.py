@@ -223,3 +223,78 @@ def test_stored_receipt_is_validated_copy() -> None:
     assert stored == parse_command_receipt(
         "c1", msgspec.to_builtins(stored), "command ledger receipt"
     )
+
+
+def whole_document(state: LedgerState) -> bytes:
+    """Reference file bytes: the whole value formatted at once, its key order built here."""
+    keys = locale_sorted(list(state.receipts))
+    indexes = [
+        k
+        for k in keys
+        if k.isascii() and k.isdigit() and (k == "0" or k[0] != "0") and int(k) < 2**32 - 1
+    ]
+    ordered = sorted(indexes, key=int) + [k for k in keys if k not in indexes]
+    value = {
+        "schema": "commonfabric.agent-connector.command-ledger",
+        "generation": state.generation,
+        "receipts": {k: state.receipts[k] for k in ordered},
+        "pendingPublicationCommandIds": locale_sorted(state.pending_identities),
+    }
+    return msgspec.json.format(msgspec.json.encode(value), indent=2) + b"\n"
+
+
+command_ids = st.one_of(
+    ids,
+    st.integers(min_value=0, max_value=2**32 + 5).map(str),
+    st.sampled_from(["0", "00", "007", "4294967294", "4294967295", "1e3", "-1"]),
+)
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("put"), command_ids, st.sampled_from([None, "wb", "zz"]), st.booleans()),
+        st.tuples(st.just("mark"), command_ids, st.sampled_from([None, "wb", "zz"])),
+        st.tuples(st.just("recover")),
+        st.tuples(st.just("stamp"), st.integers(min_value=0, max_value=MAX_SAFE_INTEGER - 30)),
+        st.tuples(st.just("encode")),
+        st.tuples(st.just("reparse")),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(operations)
+def test_incremental_encoding_is_byte_identical_to_whole_document(ops: list[Any]) -> None:
+    """The cached key order and receipt fragments never change a byte, whatever came before."""
+    state = LedgerState()
+    for op in ops:
+        if op[0] == "put":
+            _, command_id, producer, done = op
+            claim = _claim(command_id, producer)
+            state = state.put(
+                terminal_receipt(claim, status="succeeded", completed_at=NOW) if done else claim
+            )
+        elif op[0] == "mark":
+            state = state.mark_published(f"{op[2]}\x00{op[1]}" if op[2] else op[1]) or state
+        elif op[0] == "recover":
+            state = state.recover(now=NOW)
+        elif op[0] == "stamp":
+            stamped = state.with_generation(op[1])
+            assert stamped.generation == op[1]
+            assert stamped.receipts == state.receipts
+            assert stamped.pending_identities == state.pending_identities
+            state = stamped
+        elif op[0] == "encode":
+            state.encode()  # fills the caches the next states inherit
+        else:
+            state = parse_ledger(state.encode())  # a cold state: no caches
+        assert state.encode() == whole_document(state)
+    assert parse_ledger(state.encode()) == state
+
+
+def test_with_generation_bounds() -> None:
+    state = LedgerState().put(_claim("c1"))
+    assert state.with_generation(MAX_SAFE_INTEGER).generation == MAX_SAFE_INTEGER
+    with pytest.raises(LedgerExhaustedError):
+        state.with_generation(MAX_SAFE_INTEGER + 1)
+    with pytest.raises(ValueError, match="non-negative"):
+        state.with_generation(-1)
