@@ -27,6 +27,7 @@ from typing import Any
 
 import msgspec
 
+from ._demo import DemoStep
 from ._output import EXIT_FAILURE, EXIT_OK, emit, fail, json_flag
 
 __all__ = ["demo_step", "register_host_commands"]
@@ -289,15 +290,13 @@ def _sessions(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def demo_step(socket_dir: Path) -> Any:
+async def demo_step(socket_dir: Path) -> DemoStep:
     """Run a host with an ACP echo agent; submit start and prompt; show what it published."""
     import anyio
 
     from shedproto.clients.agents_host import AgentsHostClient
     from shedproto.connector import AgentsHostCliOptions, parse_agents_host_config
     from shedproto.servers.agents_host import HostRun, run_host
-
-    from ._demo import DemoStep
 
     owner = "did:key:z6MkDemoOwner"
     root = socket_dir / "agents-host"

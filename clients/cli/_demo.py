@@ -71,7 +71,7 @@ DEMO_STEPS: list[tuple[str, str]] = [
     ("herdr", "shedproto.clients.cli._herdr:demo_step"),
     ("connector", "shedproto.clients.cli._agentshost:demo_step"),
     ("agents-host", "shedproto.clients.cli._agentshost_host:demo_step"),
-    ("drivers", "shedproto.servers.drivers.demo:demo_step"),
+    ("drivers", "shedproto.clients.cli._drivers_demo:demo_step"),
 ]
 """The demo's steps in order: (name, ``"module:function"`` resolved when the demo runs).
 

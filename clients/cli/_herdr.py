@@ -19,10 +19,12 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from ._demo import DemoStep
 from ._output import EXIT_OK, EXIT_USAGE, emit, fail, json_flag
 
 __all__ = ["register"]
@@ -207,7 +209,7 @@ def _serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def demo_step(socket_dir: Any) -> Any:
+async def demo_step(socket_dir: Path) -> DemoStep:
     """Drive the herdr reference server end to end (the ``shedproto demo`` step).
 
     A workspace with a real shell, text in and output back, a split, an agent
@@ -221,8 +223,6 @@ async def demo_step(socket_dir: Any) -> Any:
     from shedproto.clients.herdr import AsyncHerdrClient
     from shedproto.herdr import types as t
     from shedproto.servers.herdr import HerdrServer
-
-    from ._demo import DemoStep
 
     lines: list[str] = []
     server = HerdrServer(

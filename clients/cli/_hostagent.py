@@ -36,6 +36,7 @@ import msgspec
 
 from shedproto import RemoteProtocolError
 
+from ._demo import DemoStep
 from ._output import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 
 __all__ = ["register", "serve_step"]
@@ -258,13 +259,11 @@ async def _run_agent(
                 break
 
 
-async def serve_step(socket_dir: Path) -> Any:
+async def serve_step(socket_dir: Path) -> DemoStep:
     """Run the ``shedproto demo`` step: serve, read status, approve, deny, fail closed."""
     from shedproto.clients.host_agent import ApprovalConsumer, read_status_async
     from shedproto.hostagent import AgentConfig, ApprovalRequest
     from shedproto.servers.host_agent import HostAgentServer
-
-    from ._demo import DemoStep
 
     config = AgentConfig(
         policies={

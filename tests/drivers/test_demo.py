@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shedproto.servers.drivers.demo import demo_step
+from shedproto.clients.cli._drivers_demo import demo_step
 
 
 async def test_demo_step_lists_and_reads(tmp_path: Path) -> None:

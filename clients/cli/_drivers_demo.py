@@ -11,17 +11,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
 from shedproto.connector import AgentSourceConfig
 from shedproto.drivers.claude import encode_project_name
+from shedproto.servers.drivers import ClaudeAgentSdkDriver
 
-from .claude import ClaudeAgentSdkDriver
-
-if TYPE_CHECKING:
-    from shedproto.clients.cli._demo import DemoStep
+from ._demo import DemoStep
 
 __all__ = ["demo_step", "write_demo_transcripts"]
 
@@ -99,8 +97,6 @@ def write_demo_transcripts(config_dir: Path, cwd: str) -> list[Path]:
 
 async def demo_step(directory: Path) -> DemoStep:
     """List and read the fixture sessions through the claude-agent-sdk driver."""
-    from shedproto.clients.cli._demo import DemoStep
-
     cwd = str(await anyio.Path(directory).resolve())
     config = directory / "claude-config"
     await anyio.to_thread.run_sync(write_demo_transcripts, config, cwd)
