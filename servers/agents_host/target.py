@@ -18,6 +18,15 @@ location), ``documents`` (receipt index, health, the two session indexes),
 queue per producer, ``""`` for the owner's) and ``meta`` (the observation
 sequence). Each receipt and its index update commit in one transaction.
 
+Publishing a receipt validates only the new index row, not the whole index:
+the target remembers the exact bytes of the last receipt index it validated
+or wrote (with the owner and space they were validated for) and the parsed
+index. When the stored bytes are exactly those, they are known to parse to
+that index; any other bytes (another writer, a rolled-back transaction, a
+hand edit) are fully validated again, and a malformed index still refuses
+the publish with nothing written. An index whose new row or header would not
+validate is not remembered, so the next publish rejects it as before.
+
 Listeners registered with :meth:`SqliteTarget.subscribe` are called after
 each commit with ``(kind, value)``: ``("receipt", Receipt)``,
 ``("health", Health)``, ``("sessions", SessionIndex)`` (the ``all`` index),
@@ -47,9 +56,10 @@ from shedproto.connector import (
     ReceiptLink,
     SessionIndex,
     command_identity,
+    extend_receipt_index,
     parse_command_receipt,
     parse_receipt_index,
-    update_receipt_index,
+    receipt_index_tail_valid,
 )
 from shedproto.servers.connector import check_private, ensure_private_directory
 
@@ -194,6 +204,9 @@ class SqliteTarget:
         self.space = space
         self._listeners: list[ChangeListener] = []
         self._closed = False
+        # (owner_did, space, stored bytes, the index they parse to); a pure memo of
+        # parse_receipt_index, so it can never be stale: other bytes miss it.
+        self._index_memo: tuple[str, str, bytes, ReceiptIndex] | None = None
 
     @classmethod
     def open(cls, state_dir: str, key: str, *, owner_did: str, space: str) -> Self:
@@ -296,15 +309,11 @@ class SqliteTarget:
         with self._transaction() as db:
             existing = self._document(RECEIPT_INDEX_DOC)
             try:
-                index = update_receipt_index(
-                    None if existing is None else msgspec.json.decode(existing),
-                    receipt,
-                    link=link,
-                    now=now,
-                    link_for=self.link_for,
-                )
+                current = None if existing is None else self._parse_index(existing)
+                index = extend_receipt_index(current, receipt, link=link, now=now)
             except (ValueError, ReceiptIndexError) as exc:
                 raise TargetStoreError(str(exc)) from exc
+            index_body = _ENCODER.encode(index)
             seq = self._bump(db, "receipt-seq")
             db.execute(
                 "INSERT INTO receipts (identity, command_id, producer, updated_seq, body)"
@@ -314,9 +323,32 @@ class SqliteTarget:
             )
             db.execute(
                 "INSERT OR REPLACE INTO documents (name, body) VALUES (?, ?)",
-                (RECEIPT_INDEX_DOC, _ENCODER.encode(index)),
+                (RECEIPT_INDEX_DOC, index_body),
             )
+        if receipt_index_tail_valid(index, owner_did=self.owner_did, link_for=self.link_for):
+            self._index_memo = (self.owner_did, self.space, index_body, index)
         self._notify("receipt", receipt)
+
+    def _parse_index(self, body: bytes) -> ReceiptIndex:
+        """Return the validated index stored as ``body``, from the memo when the bytes match.
+
+        Raises:
+            ReceiptIndexError, ValueError: ``body`` is not a valid receipt index.
+
+        """
+        memo = self._index_memo
+        if (
+            memo is not None
+            and memo[2] == body
+            and memo[0] == self.owner_did
+            and memo[1] == self.space
+        ):
+            return memo[3]
+        index = parse_receipt_index(
+            msgspec.json.decode(body), owner_did=self.owner_did, link_for=self.link_for
+        )
+        self._index_memo = (self.owner_did, self.space, body, index)
+        return index
 
     def read_receipt_index(self) -> ReceiptIndex | None:
         """Return the receipt index, validated, or ``None``.
@@ -329,9 +361,7 @@ class SqliteTarget:
         if body is None:
             return None
         try:
-            return parse_receipt_index(
-                msgspec.json.decode(body), owner_did=self.owner_did, link_for=self.link_for
-            )
+            return self._parse_index(body)
         except (ValueError, ReceiptIndexError) as exc:
             raise TargetStoreError(str(exc)) from exc
 

@@ -45,6 +45,7 @@ __all__ = [
     "ReceiptLink",
     "ReceiptStatus",
     "claim_publish_failed",
+    "extend_receipt_index",
     "in_flight_receipt",
     "js_number_values",
     "orphaned_in_flight",
@@ -52,6 +53,7 @@ __all__ = [
     "parse_command_receipt",
     "parse_receipt_index",
     "provider_call_failed",
+    "receipt_index_tail_valid",
     "source_unavailable",
     "terminal_receipt",
     "update_receipt_index",
@@ -451,27 +453,37 @@ def parse_receipt_index(
     parsed: list[ReceiptIndexRow] = []
     seen: set[str] = set()
     for i, raw in enumerate(rows):
-        try:
-            row = msgspec.convert(raw, ReceiptIndexRow)
-        except msgspec.ValidationError:
-            raise ReceiptIndexError(f"command receipt index row {i} is invalid") from None
-        if not is_iso_timestamp(row.updatedAt) or (
-            row.producer is not None and not is_producer_id(row.producer)
-        ):
-            raise ReceiptIndexError(f"command receipt index row {i} is invalid")
-        if row.ownerDid != owner_did:
-            raise ReceiptIndexError(
-                f"command receipt index row belongs to another owner: {row.commandId}"
-            )
+        row = _parse_index_row(raw, i, owner_did=owner_did)
         if row.identity in seen:
             raise ReceiptIndexError(f"command receipt index has a duplicate row: {row.commandId}")
         seen.add(row.identity)
-        if link_for is not None and row.receipt != link_for(row.commandId, row.producer):
-            raise ReceiptIndexError(
-                f"command receipt index row links the wrong receipt: {row.commandId}"
-            )
+        _check_index_link(row, link_for)
         parsed.append(row)
     return ReceiptIndex(ownerDid=owner_did, updatedAt=value["updatedAt"], receipts=tuple(parsed))
+
+
+def _parse_index_row(raw: Any, i: int, *, owner_did: str) -> ReceiptIndexRow:
+    """Convert and check one stored row (shape, timestamp, producer, owner); raise as parsed."""
+    try:
+        row = msgspec.convert(raw, ReceiptIndexRow)
+    except msgspec.ValidationError:
+        raise ReceiptIndexError(f"command receipt index row {i} is invalid") from None
+    if not is_iso_timestamp(row.updatedAt) or (
+        row.producer is not None and not is_producer_id(row.producer)
+    ):
+        raise ReceiptIndexError(f"command receipt index row {i} is invalid")
+    if row.ownerDid != owner_did:
+        raise ReceiptIndexError(
+            f"command receipt index row belongs to another owner: {row.commandId}"
+        )
+    return row
+
+
+def _check_index_link(row: ReceiptIndexRow, link_for: LinkFor | None) -> None:
+    if link_for is not None and row.receipt != link_for(row.commandId, row.producer):
+        raise ReceiptIndexError(
+            f"command receipt index row links the wrong receipt: {row.commandId}"
+        )
 
 
 def update_receipt_index(
@@ -492,13 +504,29 @@ def update_receipt_index(
         ReceiptIndexError: ``existing`` is malformed (see :func:`parse_receipt_index`).
 
     """
-    rows: list[ReceiptIndexRow] = []
-    if existing is not None:
-        rows = list(
-            parse_receipt_index(existing, owner_did=receipt.ownerDid, link_for=link_for).receipts
-        )
+    current = (
+        None
+        if existing is None
+        else parse_receipt_index(existing, owner_did=receipt.ownerDid, link_for=link_for)
+    )
+    return extend_receipt_index(current, receipt, link=link, now=now)
+
+
+def extend_receipt_index(
+    index: ReceiptIndex | None, receipt: Receipt, *, link: ReceiptLink, now: str
+) -> ReceiptIndex:
+    """Return ``index`` after publishing ``receipt``, trusting ``index`` as already validated.
+
+    The same replace-then-append and 200-row bound as :func:`update_receipt_index`
+    (which is :func:`parse_receipt_index` followed by this), without re-checking
+    the existing rows: ``index`` must come from :func:`parse_receipt_index` for
+    ``receipt.ownerDid`` (or be an index this function returned and
+    :func:`receipt_index_tail_valid` accepted). ``None`` starts a new index.
+    Never raises for a valid ``index``; the new row itself is not checked (see
+    :func:`receipt_index_tail_valid`).
+    """
     identity = receipt.identity
-    rows = [row for row in rows if row.identity != identity]
+    rows = [] if index is None else [row for row in index.receipts if row.identity != identity]
     rows.append(
         ReceiptIndexRow(
             commandId=receipt.commandId,
@@ -515,3 +543,40 @@ def update_receipt_index(
     return ReceiptIndex(
         ownerDid=receipt.ownerDid, updatedAt=now, receipts=tuple(rows[-RECEIPT_INDEX_LIMIT:])
     )
+
+
+def receipt_index_tail_valid(
+    index: ReceiptIndex, *, owner_did: str, link_for: LinkFor | None = None
+) -> bool:
+    """Whether an index from :func:`extend_receipt_index` of a validated index would parse back.
+
+    Checks only what :func:`extend_receipt_index` added: the header (schema,
+    owner, ``updatedAt`` timestamp, row count) and the last row, which is
+    encoded, decoded and checked exactly as :func:`parse_receipt_index` checks
+    a stored row (and must come back equal). The other rows are trusted (they
+    were validated before and are unique because the new row's identity was
+    removed from them). ``True`` means :func:`parse_receipt_index` of the
+    encoded index, with the same ``owner_did`` and ``link_for``, returns
+    ``index`` unchanged; ``False`` means a caller must not treat the encoded
+    index as validated. Never raises, except what ``link_for`` raises beyond
+    ``ValueError`` and ``TypeError``.
+    """
+    if (
+        index.schema != RECEIPT_INDEX_SCHEMA
+        or index.ownerDid != owner_did
+        or not is_iso_timestamp(index.updatedAt)
+        or len(index.receipts) > RECEIPT_INDEX_LIMIT
+    ):
+        return False
+    if not index.receipts:
+        return True
+    last = index.receipts[-1]
+    try:
+        encoded = msgspec.json.encode(last)
+        row = _parse_index_row(
+            msgspec.json.decode(encoded), len(index.receipts) - 1, owner_did=owner_did
+        )
+        _check_index_link(row, link_for)
+    except (ReceiptIndexError, msgspec.MsgspecError, ValueError, TypeError):
+        return False
+    return row == last and msgspec.json.encode(row) == encoded

@@ -21,8 +21,8 @@ from .conftest import OWNER
 from .test_host_api import host_run, running
 
 COMMANDS = int(os.environ.get("SHEDPROTO_AGENTSHOST_LOAD", "1000"))
-"""The issue's figure; about 12-20 s on a loaded 2-core machine since the ledger's group
-commit (``SHEDPROTO_AGENTSHOST_LOAD=200`` for a quicker local run)."""
+"""The issue's figure; about 7-8 s per backend on this 2-core machine (ledger group commit,
+target index validated one row at a time); ``SHEDPROTO_AGENTSHOST_LOAD=200`` for a quicker run."""
 SESSIONS = 20
 
 

@@ -18,12 +18,14 @@ from shedproto.connector import (
     ReceiptIndexError,
     ReceiptLink,
     claim_publish_failed,
+    extend_receipt_index,
     in_flight_receipt,
     orphaned_in_flight,
     orphaned_shared_claim,
     parse_command_receipt,
     parse_receipt_index,
     provider_call_failed,
+    receipt_index_tail_valid,
     source_unavailable,
     terminal_receipt,
     update_receipt_index,
@@ -310,3 +312,99 @@ def test_fuzz_receipt_only_typed_errors(changes: dict[str, Any]) -> None:
         assert exc.message
     else:
         assert parse_command_receipt("cmd-01", msgspec.to_builtins(parsed)) == parsed
+
+
+# --- extending a trusted index -----------------------------------------------------------------
+
+
+def _trusted_claim(command_id: str, producer: str | None = None, **overrides: Any) -> Receipt:
+    claim = in_flight_receipt(
+        owner_did=OWNER,
+        command_id=command_id,
+        source_id="codex",
+        native_session_id="s",
+        claimed_at="2026-07-20T00:00:00.000Z",
+        producer=producer,
+    )
+    return msgspec.structs.replace(claim, **overrides)
+
+
+def test_extend_matches_update_step_by_step() -> None:
+    value: Any = None
+    trusted = None
+    for i in range(RECEIPT_INDEX_LIMIT + 30):
+        command_id = f"c{i % (RECEIPT_INDEX_LIMIT + 10)}"  # wraps: republishes old identities
+        producer = "wb" if i % 7 == 0 else None
+        claim = _trusted_claim(command_id, producer)
+        now = f"2026-07-20T01:{i // 60 % 60:02d}:{i % 60:02d}.000Z"
+        link = _link(command_id, producer)
+        full = update_receipt_index(value, claim, link=link, now=now, link_for=_link)
+        fast = extend_receipt_index(trusted, claim, link=link, now=now)
+        assert fast == full
+        assert receipt_index_tail_valid(fast, owner_did=OWNER, link_for=_link)
+        value = msgspec.json.decode(msgspec.json.encode(full))
+        assert parse_receipt_index(value, owner_did=OWNER, link_for=_link) == fast
+        trusted = fast
+    assert trusted is not None
+    assert len(trusted.receipts) == RECEIPT_INDEX_LIMIT
+
+
+TAIL_INVALID: list[tuple[str, Receipt, str, str]] = [
+    ("bad now", _trusted_claim("c2"), "yesterday", "updatedAt must be an ISO timestamp"),
+    (
+        "bad claimedAt",
+        _trusted_claim("c2", claimedAt="yesterday"),
+        "2026-07-20T01:00:00.000Z",
+        "row 1 is invalid",
+    ),
+    ("bad producer", _trusted_claim("c2", "Not A Producer"), "2026-07-20T01:00:00.000Z", "row 1"),
+    (
+        "bad status",
+        _trusted_claim("c2", status="nope"),
+        "2026-07-20T01:00:00.000Z",
+        "row 1 is invalid",
+    ),
+    ("bad type", _trusted_claim("c2", sourceId=5), "2026-07-20T01:00:00.000Z", "row 1 is invalid"),
+    (
+        "other owner",
+        _trusted_claim("c2", ownerDid="did:key:other"),
+        "2026-07-20T01:00:00.000Z",
+        "command receipt index belongs to another owner",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "claim", "now", "message"), TAIL_INVALID)
+def test_tail_check_refuses_what_a_full_parse_refuses(
+    name: str, claim: Receipt, now: str, message: str
+) -> None:
+    first = _trusted_claim("c1")
+    base = extend_receipt_index(None, first, link=_link("c1", None), now="2026-07-20T00:00:00.000Z")
+    grown = extend_receipt_index(base, claim, link=_link(claim.commandId, claim.producer), now=now)
+    assert not receipt_index_tail_valid(grown, owner_did=OWNER, link_for=_link), name
+    with pytest.raises(ReceiptIndexError, match=message):
+        parse_receipt_index(
+            msgspec.json.decode(msgspec.json.encode(grown)), owner_did=OWNER, link_for=_link
+        )
+
+
+def test_tail_check_refuses_a_wrong_link_and_checks_only_the_tail() -> None:
+    base = extend_receipt_index(
+        None,
+        _trusted_claim("c1"),
+        link=ReceiptLink(id="elsewhere", space=SPACE),
+        now="2026-07-20T00:00:00.000Z",
+    )
+    assert not receipt_index_tail_valid(base, owner_did=OWNER, link_for=_link)
+    grown = extend_receipt_index(
+        base, _trusted_claim("c2"), link=_link("c2", None), now="2026-07-20T00:00:00.000Z"
+    )
+    # The first row is trusted, by contract: the check looks at the header and the new row only.
+    assert receipt_index_tail_valid(grown, owner_did=OWNER, link_for=_link)
+    assert not receipt_index_tail_valid(grown, owner_did="did:key:other", link_for=_link)
+    assert receipt_index_tail_valid(
+        msgspec.structs.replace(grown, receipts=()), owner_did=OWNER, link_for=_link
+    )
+    assert not receipt_index_tail_valid(
+        msgspec.structs.replace(grown, schema="x"), owner_did=OWNER, link_for=_link
+    )
