@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -191,19 +192,23 @@ def _serve(args: argparse.Namespace) -> int:
     server = HerdrServer(path, protocol=protocol, version=args.server_version, shell=shell)
 
     async def main() -> None:
-        async with anyio.create_task_group() as tg:
-            bound = await tg.start(server.serve)
-            emit(
-                args,
-                f"herdr reference server (protocol {protocol}) on {bound}; Ctrl-C stops it",
-                {"socket": str(bound), "protocol": protocol, "version": args.server_version},
-            )
-            sys.stdout.flush()
+        # SIGINT/SIGTERM end it gracefully (exit 0, socket removed); relying on
+        # KeyboardInterrupt would leave it wrapped in an exception group on 3.10.
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async with anyio.create_task_group() as tg:
+                bound = await tg.start(server.serve)
+                emit(
+                    args,
+                    f"herdr reference server (protocol {protocol}) on {bound}; Ctrl-C stops it",
+                    {"socket": str(bound), "protocol": protocol, "version": args.server_version},
+                )
+                sys.stdout.flush()
+                async for _ in signals:
+                    server.shutdown()
+                    break
 
     try:
         anyio.run(main)
-    except KeyboardInterrupt:
-        return EXIT_OK
     except BindError as exc:
         return fail(args, "bind_failed", str(exc))
     return EXIT_OK

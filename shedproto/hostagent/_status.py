@@ -122,10 +122,15 @@ def gate_namespaces(policies: Mapping[str, str]) -> tuple[str, ...]:
 
     ``policies`` maps namespace names to raw policies; missing ones are empty.
     """
+    # From a list, not a generator: msgspec's omit_defaults compares an empty
+    # tuple with the `()` default by identity, and Python 3.10 builds a distinct
+    # empty tuple from an exhausted generator.
     return tuple(
-        ns
-        for ns in GATED_NAMESPACES
-        if effective_policy(policies.get(ns, "")) == POLICY_SHED_DESKTOP
+        [
+            ns
+            for ns in GATED_NAMESPACES
+            if effective_policy(policies.get(ns, "")) == POLICY_SHED_DESKTOP
+        ]
     )
 
 
