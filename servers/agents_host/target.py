@@ -224,10 +224,14 @@ class SqliteTarget:
         """Open the target database at ``path`` without the private-path checks (tests)."""
         try:
             db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        except sqlite3.DatabaseError as exc:
+            raise TargetStoreError(f"agent host target is not usable: {path}: {exc}") from exc
+        try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
+            db.close()
             raise TargetStoreError(f"agent host target is not usable: {path}: {exc}") from exc
         return cls(db, path, owner_did=owner_did, space=space)
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+import pytest
 
 from shedproto.connector import Receipt, iso_from_epoch_ms
 from shedproto.servers.agents_host import SqliteTarget
@@ -34,6 +36,20 @@ class FlakyTarget(SqliteTarget):
         super().publish_receipt(receipt, now=now)
 
 
+_OPENED: list[SqliteTarget] = []
+"""Targets opened by the current test; closed at its teardown."""
+
+
 def open_target(path: Path) -> FlakyTarget:
-    """Open a flaky (by default healthy) target file at ``path``."""
-    return FlakyTarget.open_path(str(path), owner_did=OWNER, space="did:key:space")
+    """Open a flaky (by default healthy) target file at ``path``; closed after the test."""
+    target = FlakyTarget.open_path(str(path), owner_did=OWNER, space="did:key:space")
+    _OPENED.append(target)
+    return target
+
+
+@pytest.fixture(autouse=True)
+def _close_opened_targets() -> Iterator[None]:
+    """Close every target a test opened (Python 3.13 warns about unclosed SQLite handles)."""
+    yield
+    while _OPENED:
+        _OPENED.pop().close()

@@ -74,6 +74,7 @@ async def worker_for(
                 await worker.drain()
             finally:
                 await driver.stop()
+                target.close()
 
 
 def final(receipts: list[Receipt], command_id: str) -> Receipt:
