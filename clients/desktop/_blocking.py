@@ -18,6 +18,7 @@ from shedproto.desktop import (
     Dialect,
 )
 from shedproto.desktop import _ops as o
+from shedproto.desktop._params import params_dict
 
 from ._common import (
     DEFAULT_TIMEOUT,
@@ -220,11 +221,11 @@ class DesktopClient:
         """
         ticket = CreateTicket() if ticket is None else ticket
         request_id = ticket.submit(os.urandom(8))
-        params: dict[str, Any] = {"machine": machine, "cwd": cwd, "request_id": request_id}
-        if provider is not None:
-            params["provider"] = provider
-        if prompt is not None:
-            params["prompt"] = prompt
+        params = params_dict(
+            o.CrazeCreateParams(
+                machine=machine, cwd=cwd, provider=provider, prompt=prompt, request_id=request_id
+            )
+        )
         try:
             result = self.call("craze.create", params)
         except DesktopError as exc:
@@ -251,11 +252,11 @@ class DesktopClient:
             DesktopError: ``invalid-param``/``bad_request``, or an unknown approval.
 
         """
-        params: dict[str, Any] = {"id": approval_id, "decision": decision, "persist": persist}
-        if scope is not None:
-            params["scope"] = scope
-        if ttl is not None:
-            params["ttl"] = ttl
+        params = params_dict(
+            o.ApprovalDecideParams(
+                id=approval_id, decision=decision, scope=scope, ttl=ttl, persist=persist
+            )
+        )
         self.call("approval.decide", params)
 
     def dashboard_dump(self) -> o.DashboardDump:

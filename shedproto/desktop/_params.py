@@ -30,7 +30,7 @@ from ._errors import DesktopError
 from ._ops import Params
 from ._swift import swift_mismatch, swift_missing, swift_null, swift_type
 
-__all__ = ["check_gate", "decode_params", "resolve_op", "validate_request"]
+__all__ = ["check_gate", "decode_params", "params_dict", "resolve_op", "validate_request"]
 
 _FIELDS: dict[type[Params], tuple[msgspec.structs.FieldInfo, ...]] = {}
 _ALLOWED: dict[type[Params], frozenset[str]] = {}
@@ -229,3 +229,12 @@ def validate_request(
     shape = resolve_op(dialect, op)
     check_gate(dialect, op, shape, params, test_mode=test_mode)
     return shape, decode_params(dialect, op, shape, params)
+
+
+def params_dict(params: Params) -> dict[str, Any]:
+    """Return the wire mapping of a typed params Struct, for a client request.
+
+    Fields that are ``None`` are left out (absent, not ``null``), as both apps
+    expect of optional params. Never raises.
+    """
+    return {k: v for k, v in msgspec.structs.asdict(params).items() if v is not None}

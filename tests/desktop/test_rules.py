@@ -235,3 +235,13 @@ def test_test_mode_env_is_exactly_one() -> None:
     assert not env_test_mode(Dialect.TAURI, {"SHED_TAURI_TEST_MODE": "true"})
     assert not env_test_mode(Dialect.TAURI, {"SHED_DESKTOP_TEST_MODE": "1"})
     assert env_test_mode(Dialect.MAC, {"SHED_DESKTOP_TEST_MODE": "1"})
+
+
+def test_params_dict_leaves_none_out_and_keeps_false() -> None:
+    from shedproto.desktop import _ops as ops
+    from shedproto.desktop._params import params_dict
+
+    params = ops.ApprovalDecideParams(id="a1", decision="deny", ttl=None, persist=False)
+    assert params_dict(params) == {"id": "a1", "decision": "deny", "persist": False}
+    create = ops.CrazeCreateParams(machine="m", cwd="/src", request_id="r-1")
+    assert params_dict(create) == {"machine": "m", "cwd": "/src", "request_id": "r-1"}
