@@ -219,6 +219,11 @@ def _serve(args: argparse.Namespace) -> int:
         except (OSError, UnicodeDecodeError, ConfigError) as exc:
             sys.stderr.write(f"shedproto: error: config {config_path}: {exc}\n")
             return EXIT_FAILURE
+        for line in config.skipped:  # tolerated like the real agent does, but never silently
+            sys.stderr.write(
+                f"shedproto: warning: config {config_path} line {line.line}: "
+                f"skipped, not understood: {line.text}\n"
+            )
     directory = args.socket_dir if args.socket_dir is not None else default_socket_dir()
     audit_log = None
     if config.logging_enabled and config.logging_path:
