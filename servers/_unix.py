@@ -45,6 +45,8 @@ from pathlib import Path
 import anyio
 import anyio.abc
 
+from shedproto._unix_paths import max_socket_path_bytes as _max_socket_path_bytes
+
 from ._dirs import create_directories
 
 __all__ = [
@@ -97,7 +99,7 @@ class SocketInUseError(BindError):
 
 def max_socket_path_bytes(platform: str = sys.platform) -> int:
     """Return the longest usable AF_UNIX path in bytes on ``platform`` (without the NUL)."""
-    return 103 if platform == "darwin" or platform.startswith(("freebsd", "openbsd")) else 107
+    return _max_socket_path_bytes(platform)
 
 
 @dataclass(frozen=True)
