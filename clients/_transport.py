@@ -55,10 +55,16 @@ class AsyncLineTransport:
     """
 
     def __init__(
-        self, stream: anyio.abc.ByteStream, *, policy: FramingPolicy = DEFAULT_POLICY
+        self,
+        stream: anyio.abc.ByteStream,
+        *,
+        policy: FramingPolicy = DEFAULT_POLICY,
+        path: str | None = None,
     ) -> None:
         self.stream = stream
         self.frames = FrameQueue(policy)
+        self.path = path
+        """The socket path :meth:`connect` used (``None`` for a stream from elsewhere)."""
 
     @classmethod
     async def connect(
@@ -80,7 +86,7 @@ class AsyncLineTransport:
                 stream = await anyio.connect_unix(target)
         except (OSError, TimeoutError) as exc:
             raise unreachable(target, exc) from exc
-        return cls(stream, policy=policy)
+        return cls(stream, policy=policy, path=target)
 
     async def send(self, frame: bytes) -> None:
         """Write ``frame`` (already newline-terminated) in full.
@@ -145,9 +151,17 @@ class AsyncLineTransport:
 class BlockingLineTransport:
     """The blocking twin of :class:`AsyncLineTransport`, over a plain socket."""
 
-    def __init__(self, sock: socket.socket, *, policy: FramingPolicy = DEFAULT_POLICY) -> None:
+    def __init__(
+        self,
+        sock: socket.socket,
+        *,
+        policy: FramingPolicy = DEFAULT_POLICY,
+        path: str | None = None,
+    ) -> None:
         self.sock = sock
         self.frames = FrameQueue(policy)
+        self.path = path
+        """The socket path :meth:`connect` used (``None`` for a socket from elsewhere)."""
 
     @classmethod
     def connect(
@@ -171,7 +185,7 @@ class BlockingLineTransport:
         except OSError as exc:
             sock.close()
             raise unreachable(target, exc) from exc
-        return cls(sock, policy=policy)
+        return cls(sock, policy=policy, path=target)
 
     def send(self, frame: bytes) -> None:
         """Write ``frame`` in full (no deadline beyond the socket's).

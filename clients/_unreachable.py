@@ -89,7 +89,8 @@ class UnreachableSocketError(ConnectError):
         says = _SAYS.get(reason, detail)
         if detail and reason in _SAYS:
             says = f"{says} ({detail})"
-        self.message = f"cannot connect to {path}: {says}"
+        verb = "talk to" if reason is ConnectReason.OTHER_PROTOCOL else "connect to"
+        self.message = f"cannot {verb} {path}: {says}"
         super().__init__(code or _ERRNO.get(reason, errno.EIO), self.message)
         self.filename = path
 
@@ -141,5 +142,9 @@ def unreachable(path: str, exc: BaseException) -> UnreachableSocketError:
 
 
 def other_protocol(path: str, detail: str) -> UnreachableSocketError:
-    """Return the error for a server at ``path`` that speaks another protocol (``detail``: how)."""
+    """Return the error for a server at ``path`` that speaks another protocol.
+
+    For a connection's *first* reply that this protocol never sends (or a
+    close without one); ``detail`` says what was wrong with it.
+    """
     return UnreachableSocketError(path, ConnectReason.OTHER_PROTOCOL, detail)
