@@ -7,16 +7,10 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-import anyio
 import pytest
 
-from shedproto.connector import AgentsHostCliOptions, parse_agents_host_config
 from shedproto.servers._dirs import create_directories
-from shedproto.servers.agents_host import HostRun, run_host
 from shedproto.servers.connector import PrivatePathError, ensure_private_directory
-from shedproto.testing import EchoDriver
-from shedproto.testing._agentshost import AGENTS_HOST_OWNER
-from shedproto.testing._connector import AgentsHostDirs
 
 
 def mode(path: Path) -> int:
@@ -74,45 +68,3 @@ def test_create_directories_refuses_a_file_in_the_way(short_socket_dir: Path) ->
     with pytest.raises(NotADirectoryError):
         create_directories(short_socket_dir / "file" / "sub")
     assert sorted(p.name for p in short_socket_dir.iterdir()) == ["file"]
-
-
-async def test_failed_agents_host_run_leaves_the_socket_folder_alone(
-    agents_host_dirs: AgentsHostDirs,
-) -> None:
-    """``agents-host run --socket <file>`` used to chmod the file's folder 0700, then fail."""
-    folder = agents_host_dirs.root / "shared"
-    folder.mkdir()
-    os.chmod(folder, 0o1777)
-    in_the_way = folder / "notes.txt"
-    in_the_way.write_text("precious")
-    before = (os.stat(folder).st_mode, os.stat(folder).st_mtime_ns)
-    identity = agents_host_dirs.root / "operator.key"
-    identity.write_bytes(b"k")
-    errors: list[str] = []
-    run = HostRun(
-        cli=AgentsHostCliOptions(
-            config_path=str(agents_host_dirs.root / "agents.jsonc"),
-            api_url="http://localhost:8000",
-            identity_path=str(identity),
-            space="did:key:z6MkSpace",
-        ),
-        config=parse_agents_host_config(
-            {
-                "schema": "commonfabric.agents-host.config",
-                "ownerDid": AGENTS_HOST_OWNER,
-                "collectionIntervalMs": 0,
-                "sources": [{"id": "echo", "driver": "acp", "enabled": True, "command": ["x"]}],
-            }
-        ),
-        env=agents_host_dirs.env,
-        socket_path=str(in_the_way),
-        driver_factory=EchoDriver,
-        out=lambda line: None,
-        err=errors.append,
-        handle_signals=False,
-    )
-    with anyio.fail_after(30):
-        assert await run_host(run) == 1
-    assert any(str(in_the_way) in line for line in errors), errors
-    assert (os.stat(folder).st_mode, os.stat(folder).st_mtime_ns) == before
-    assert in_the_way.read_text() == "precious"

@@ -132,22 +132,27 @@ async def test_host_agent_approval_socket_survives_a_hang_up(
     assert json.loads(await still_answers(path, HELLO))["type"] == "hello_ack"
 
 
+async def survives(
+    path: Path, request: bytes, ended: Ended, caplog: pytest.LogCaptureFixture
+) -> dict[str, object]:
+    """Hang up owing 3000 replies to ``request``, then return the answer to one more."""
+    await hang_up(path, request * 3000, ended, caplog)
+    answer: dict[str, object] = json.loads(await still_answers(path, request))
+    return answer
+
+
 async def test_desktop_server_survives_a_hang_up_owed_replies(
     desktop_server: RunningDesktopServer, ended: Ended, caplog: pytest.LogCaptureFixture
 ) -> None:
-    path = Path(desktop_server.path)
     request = b'{"id":"1","op":"identify"}\n'
-    await hang_up(path, request * 3000, ended, caplog)
-    assert json.loads(await still_answers(path, request))["id"] == "1"
+    assert (await survives(Path(desktop_server.path), request, ended, caplog))["id"] == "1"
 
 
 async def test_herdr_server_survives_a_hang_up_owed_replies(
     herdr_server: HerdrServer, ended: Ended, caplog: pytest.LogCaptureFixture
 ) -> None:
-    path = Path(herdr_server.path)
     request = b'{"id":"1","method":"ping","params":{}}\n'
-    await hang_up(path, request * 3000, ended, caplog)
-    assert json.loads(await still_answers(path, request))["id"] == "1"
+    assert (await survives(Path(herdr_server.path), request, ended, caplog))["id"] == "1"
 
 
 async def test_agents_host_api_survives_a_hang_up_owed_replies(
