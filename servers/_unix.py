@@ -173,7 +173,10 @@ def _clear_path(path: Path, probe_timeout: float) -> None:
 
 
 def _claim_dedicated_dir(directory: Path, dir_mode: int) -> int | None:
-    """Chmod our own socket directory to ``dir_mode``; return its previous mode if changed."""
+    """Chmod our own socket directory to ``dir_mode``; return its previous mode if changed.
+
+    A sticky directory, another user's, or a failing chmod is logged and left as it is.
+    """
     st = os.stat(directory)
     if st.st_mode & stat.S_ISVTX or st.st_uid != os.geteuid():
         log.warning(
@@ -185,7 +188,11 @@ def _claim_dedicated_dir(directory: Path, dir_mode: int) -> int | None:
     previous = stat.S_IMODE(st.st_mode)
     if previous == dir_mode:
         return None
-    os.chmod(directory, dir_mode)
+    try:
+        os.chmod(directory, dir_mode)
+    except OSError as exc:  # not fatal, as in shed-host-agent: the bind decides
+        log.warning("could not chmod %s to %o: %s", directory, dir_mode, exc.strerror)
+        return None
     return previous
 
 
@@ -226,18 +233,20 @@ def bind_unix_socket(
     _clear_path(target, probe_timeout)
     created = create_directories(target.parent, dir_mode)
     previous_mode: int | None = None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock: socket.socket | None = None
     bound = False
     try:
         if dedicated_dir and not created.paths:
             previous_mode = _claim_dedicated_dir(target.parent, dir_mode)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.bind(os.fspath(target))
         bound = True
         os.chmod(target, socket_mode)
         sock.listen(backlog)
         st = os.lstat(target)
     except BaseException:
-        sock.close()
+        if sock is not None:
+            sock.close()
         if bound:
             with contextlib.suppress(OSError):
                 os.unlink(target)

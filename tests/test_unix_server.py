@@ -483,3 +483,23 @@ def test_bind_error_says_what_is_in_the_way(short_socket_dir: Path) -> None:
     (short_socket_dir / "d.sock").mkdir()
     with pytest.raises(BindError, match="non-socket directory"):
         bind_unix_socket(short_socket_dir / "d.sock")
+
+
+def test_dedicated_dir_chmod_failure_is_not_fatal(
+    short_socket_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    parent = shared_dir(short_socket_dir, dir_mode=0o777)
+    real_chmod = os.chmod
+
+    def chmod(path: object, mode: int, **kwargs: object) -> None:
+        if Path(str(path)) == parent:
+            raise OSError(errno.EROFS, "Read-only file system")
+        real_chmod(path, mode)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "chmod", chmod)
+    bound = bind_unix_socket(parent / "s.sock", dedicated_dir=True)
+    monkeypatch.undo()
+    bound.sock.close()
+    bound.unlink_if_ours()
+    assert mode(parent) == 0o777
+    assert "could not chmod" in caplog.text
