@@ -8,5 +8,12 @@ sub-modules and are built on :class:`AsyncLineTransport` and
 from __future__ import annotations
 
 from ._transport import AsyncLineTransport, BlockingLineTransport, ConnectError
+from ._unreachable import ConnectReason, UnreachableSocketError
 
-__all__ = ["AsyncLineTransport", "BlockingLineTransport", "ConnectError"]
+__all__ = [
+    "AsyncLineTransport",
+    "BlockingLineTransport",
+    "ConnectError",
+    "ConnectReason",
+    "UnreachableSocketError",
+]

@@ -3,9 +3,11 @@
 Both forms share one core, :class:`shedproto.FrameQueue`, so they frame,
 cap and report errors identically:
 
-* connecting has a timeout; failure raises :class:`ConnectError` (an
-  ``OSError`` that keeps the errno: ``ENOENT`` for a missing socket,
-  ``ECONNREFUSED`` for a dead one);
+* connecting has a timeout; failure raises
+  :class:`~shedproto.clients.UnreachableSocketError` (a :class:`ConnectError`,
+  an ``OSError`` that keeps the errno) whose one-line message names the path
+  once and says what is there: nothing, a directory, a regular file, a socket
+  nobody listens on, no permission (its ``reason``);
 * ``receive_frame`` returns one frame without its newline, within a deadline
   (``TimeoutError`` when it passes), and raises
   :class:`~shedproto.RemoteProtocolError` (``CONNECTION_CLOSED``) when the
@@ -16,7 +18,6 @@ The blocking form is a plain socket loop, not a wrapped event loop.
 
 from __future__ import annotations
 
-import errno
 import os
 import socket
 import time
@@ -29,22 +30,14 @@ from typing_extensions import Self
 from shedproto import ErrorCode, FrameQueue, FramingPolicy, RemoteProtocolError
 from shedproto._framing import DEFAULT_POLICY
 
-__all__ = ["AsyncLineTransport", "BlockingLineTransport", "ConnectError", "RECEIVE_CHUNK"]
+from ._unreachable import ConnectError, unreachable
+
+__all__ = ["RECEIVE_CHUNK", "AsyncLineTransport", "BlockingLineTransport", "ConnectError"]
 
 RECEIVE_CHUNK = 65536
 """Bytes asked of the socket per receive call."""
 
 DEFAULT_CONNECT_TIMEOUT = 5.0
-
-
-class ConnectError(OSError):
-    """The socket could not be reached; ``errno`` and ``filename`` say why and where."""
-
-
-def _connect_error(path: str, exc: BaseException) -> ConnectError:
-    code = exc.errno if isinstance(exc, OSError) and exc.errno else errno.ETIMEDOUT
-    reason = os.strerror(code)
-    return ConnectError(code, f"cannot connect to {path}: {reason}", path)
 
 
 def _closed_error() -> RemoteProtocolError:
@@ -62,10 +55,16 @@ class AsyncLineTransport:
     """
 
     def __init__(
-        self, stream: anyio.abc.ByteStream, *, policy: FramingPolicy = DEFAULT_POLICY
+        self,
+        stream: anyio.abc.ByteStream,
+        *,
+        policy: FramingPolicy = DEFAULT_POLICY,
+        path: str | None = None,
     ) -> None:
         self.stream = stream
         self.frames = FrameQueue(policy)
+        self.path = path
+        """The socket path :meth:`connect` used (``None`` for a stream from elsewhere)."""
 
     @classmethod
     async def connect(
@@ -78,7 +77,7 @@ class AsyncLineTransport:
         """Connect to the Unix socket at ``path`` within ``timeout`` seconds.
 
         Raises:
-            ConnectError: the socket is missing, refuses, or did not answer in time.
+            UnreachableSocketError: connecting failed; ``reason`` says what is at the path.
 
         """
         target = os.fspath(path)
@@ -86,8 +85,8 @@ class AsyncLineTransport:
             with anyio.fail_after(timeout):
                 stream = await anyio.connect_unix(target)
         except (OSError, TimeoutError) as exc:
-            raise _connect_error(target, exc) from exc
-        return cls(stream, policy=policy)
+            raise unreachable(target, exc) from exc
+        return cls(stream, policy=policy, path=target)
 
     async def send(self, frame: bytes) -> None:
         """Write ``frame`` (already newline-terminated) in full.
@@ -152,9 +151,17 @@ class AsyncLineTransport:
 class BlockingLineTransport:
     """The blocking twin of :class:`AsyncLineTransport`, over a plain socket."""
 
-    def __init__(self, sock: socket.socket, *, policy: FramingPolicy = DEFAULT_POLICY) -> None:
+    def __init__(
+        self,
+        sock: socket.socket,
+        *,
+        policy: FramingPolicy = DEFAULT_POLICY,
+        path: str | None = None,
+    ) -> None:
         self.sock = sock
         self.frames = FrameQueue(policy)
+        self.path = path
+        """The socket path :meth:`connect` used (``None`` for a socket from elsewhere)."""
 
     @classmethod
     def connect(
@@ -167,7 +174,7 @@ class BlockingLineTransport:
         """Connect to the Unix socket at ``path`` within ``timeout`` seconds.
 
         Raises:
-            ConnectError: the socket is missing, refuses, or did not answer in time.
+            UnreachableSocketError: connecting failed; ``reason`` says what is at the path.
 
         """
         target = os.fspath(path)
@@ -177,8 +184,8 @@ class BlockingLineTransport:
             sock.connect(target)
         except OSError as exc:
             sock.close()
-            raise _connect_error(target, exc) from exc
-        return cls(sock, policy=policy)
+            raise unreachable(target, exc) from exc
+        return cls(sock, policy=policy, path=target)
 
     def send(self, frame: bytes) -> None:
         """Write ``frame`` in full (no deadline beyond the socket's).

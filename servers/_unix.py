@@ -4,20 +4,29 @@ The ceremony (what shed-host-agent and herdr do before they listen):
 
 1. The path must fit ``sockaddr_un.sun_path`` (107 bytes on Linux, 103 on
    macOS, plus the NUL); longer paths raise :class:`SocketPathTooLongError`.
-2. The parent directory is created if needed and ``chmod 0700``, even when it
-   already existed with looser bits.
-3. Whatever is at the path is inspected. A non-socket file is never deleted:
+2. Whatever is at the path is inspected. A non-socket file is never deleted:
    :class:`NotASocketError`. A socket that accepts a connection within
    ``probe_timeout`` (500 ms) belongs to a live server: :class:`SocketInUseError`.
    A socket nobody answers on is stale and removed.
+3. Missing parent directories are created ``0700``. An existing directory
+   keeps its mode (``/tmp``, a user's folder), except with ``dedicated_dir``:
+   shed-host-agent re-chmods its own socket directory to ``0700`` even when it
+   already existed, and only :class:`~shedproto.servers.host_agent.HostAgentServer`
+   asks for that. Even then a sticky directory or one owned by another user
+   is left alone: it is shared, not the program's own.
 4. The socket is bound, ``chmod 0600`` and listened on. Its (device, inode)
    pair is remembered so that shutdown unlinks the file only if it is still
    ours, never a successor's.
 
+When any step fails nothing on disk has changed: the directories this call
+created are removed again and a re-chmodded directory gets its mode back.
+
 :class:`UnixServer` runs one task per connection under a task group, signals
 readiness through ``task_status.started()``, and shuts down gracefully: stop
 accepting, give open connections ``grace`` seconds, then shut their sockets
-down (their handlers see end-of-stream) and cancel whatever still runs.
+down (their handlers see end-of-stream) and cancel whatever still runs. A
+peer that hangs up (even while it is still owed replies) is normal: at most
+one debug line, never a traceback.
 """
 
 from __future__ import annotations
@@ -36,6 +45,10 @@ from pathlib import Path
 import anyio
 import anyio.abc
 
+from shedproto._unix_paths import max_socket_path_bytes as _max_socket_path_bytes
+
+from ._dirs import create_directories
+
 __all__ = [
     "BindError",
     "BoundSocket",
@@ -45,6 +58,7 @@ __all__ = [
     "SocketPathTooLongError",
     "UnixServer",
     "bind_unix_socket",
+    "is_hangup",
     "max_socket_path_bytes",
 ]
 
@@ -85,7 +99,7 @@ class SocketInUseError(BindError):
 
 def max_socket_path_bytes(platform: str = sys.platform) -> int:
     """Return the longest usable AF_UNIX path in bytes on ``platform`` (without the NUL)."""
-    return 103 if platform == "darwin" or platform.startswith(("freebsd", "openbsd")) else 107
+    return _max_socket_path_bytes(platform)
 
 
 @dataclass(frozen=True)
@@ -131,6 +145,14 @@ def _probe_live(path: Path, timeout: float) -> bool:
         probe.close()
 
 
+def _describe(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "directory"
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    return "file" if stat.S_ISREG(mode) else "file (not a socket)"
+
+
 def _clear_path(path: Path, probe_timeout: float) -> None:
     try:
         st = os.lstat(path)
@@ -138,7 +160,9 @@ def _clear_path(path: Path, probe_timeout: float) -> None:
         return
     if not stat.S_ISSOCK(st.st_mode):
         raise NotASocketError(
-            errno.EEXIST, f"refusing to replace non-socket file {path}", os.fspath(path)
+            errno.EEXIST,
+            f"refusing to replace non-socket {_describe(st.st_mode)} {path}",
+            os.fspath(path),
         )
     if _probe_live(path, probe_timeout):
         raise SocketInUseError(
@@ -148,6 +172,30 @@ def _clear_path(path: Path, probe_timeout: float) -> None:
         os.unlink(path)
 
 
+def _claim_dedicated_dir(directory: Path, dir_mode: int) -> int | None:
+    """Chmod our own socket directory to ``dir_mode``; return its previous mode if changed.
+
+    A sticky directory, another user's, or a failing chmod is logged and left as it is.
+    """
+    st = os.stat(directory)
+    if st.st_mode & stat.S_ISVTX or st.st_uid != os.geteuid():
+        log.warning(
+            "leaving the mode of %s alone: a sticky or another user's directory is not "
+            "this program's own socket directory",
+            directory,
+        )
+        return None
+    previous = stat.S_IMODE(st.st_mode)
+    if previous == dir_mode:
+        return None
+    try:
+        os.chmod(directory, dir_mode)
+    except OSError as exc:  # not fatal, as in shed-host-agent: the bind decides
+        log.warning("could not chmod %s to %o: %s", directory, dir_mode, exc.strerror)
+        return None
+    return previous
+
+
 def bind_unix_socket(
     path: str | os.PathLike[str],
     *,
@@ -155,17 +203,22 @@ def bind_unix_socket(
     probe_timeout: float = PROBE_TIMEOUT,
     dir_mode: int = 0o700,
     socket_mode: int = 0o600,
+    dedicated_dir: bool = False,
 ) -> BoundSocket:
     """Run the bind ceremony (module docstring) and return the listening socket.
 
-    This blocks for up to ``probe_timeout`` when a socket already exists; call
-    it from a worker thread in async code (``UnixServer`` does).
+    ``dedicated_dir=True`` declares the parent directory this program's own
+    socket directory, re-chmodded to ``dir_mode`` even if it already existed
+    (only shed-host-agent does this). This blocks for up to ``probe_timeout``
+    when a socket already exists; call it from a worker thread in async code
+    (``UnixServer`` does).
 
     Raises:
         SocketPathTooLongError: the path exceeds the AF_UNIX limit.
         NotASocketError: a non-socket file is at the path (it is not touched).
         SocketInUseError: a live server answers on the path.
-        OSError: the directory or socket could not be created.
+        OSError: the directory or socket could not be created (for example
+            ``PermissionError``); nothing on disk was changed.
 
     """
     target = Path(path)
@@ -177,19 +230,55 @@ def bind_unix_socket(
             f"socket path is {len(encoded)} bytes; AF_UNIX allows at most {limit}",
             os.fspath(target),
         )
-    target.parent.mkdir(mode=dir_mode, parents=True, exist_ok=True)
-    os.chmod(target.parent, dir_mode)
     _clear_path(target, probe_timeout)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    created = create_directories(target.parent, dir_mode)
+    previous_mode: int | None = None
+    sock: socket.socket | None = None
+    bound = False
     try:
+        if dedicated_dir and not created.paths:
+            previous_mode = _claim_dedicated_dir(target.parent, dir_mode)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.bind(os.fspath(target))
+        bound = True
         os.chmod(target, socket_mode)
         sock.listen(backlog)
         st = os.lstat(target)
     except BaseException:
-        sock.close()
+        if sock is not None:
+            sock.close()
+        if bound:
+            with contextlib.suppress(OSError):
+                os.unlink(target)
+        if previous_mode is not None:
+            with contextlib.suppress(OSError):
+                os.chmod(target.parent, previous_mode)
+        created.undo()
         raise
     return BoundSocket(sock=sock, path=target, device=st.st_dev, inode=st.st_ino)
+
+
+_HANGUPS = (
+    anyio.BrokenResourceError,
+    anyio.ClosedResourceError,
+    anyio.EndOfStream,
+    ConnectionError,  # ConnectionResetError, BrokenPipeError, ConnectionAbortedError
+)
+
+
+def is_hangup(exc: BaseException) -> bool:
+    """Tell whether ``exc`` only says the peer went away (also inside exception groups).
+
+    A group counts when every exception in it (recursively) is a hang-up.
+    """
+    if isinstance(exc, _HANGUPS):
+        return True
+    members = getattr(exc, "exceptions", None)  # BaseExceptionGroup (the backport on 3.10)
+    return (
+        isinstance(members, tuple)
+        and bool(members)
+        and all(isinstance(member, BaseException) and is_hangup(member) for member in members)
+    )
 
 
 class UnixServer:
@@ -197,7 +286,8 @@ class UnixServer:
 
     Use ``await task_group.start(server.serve)`` for readiness (it returns the
     bound path), then :meth:`shutdown` (or cancel the scope) to stop. A handler
-    that raises is logged and its connection closed; the server stays up.
+    that raises is logged with its traceback and its connection closed; the
+    server stays up. A hang-up (:func:`is_hangup`) is logged at debug level only.
     """
 
     def __init__(
@@ -207,11 +297,14 @@ class UnixServer:
         *,
         grace: float = 5.0,
         backlog: int = 128,
+        dedicated_dir: bool = False,
     ) -> None:
         self.path = Path(path)
         self.handler = handler
         self.grace = grace
         self.backlog = backlog
+        self.dedicated_dir = dedicated_dir
+        """Passed to :func:`bind_unix_socket`: re-chmod the existing parent (host-agent only)."""
         self._accepting: anyio.CancelScope | None = None
         self._stop_requested = False
         self._open: set[anyio.abc.SocketStream] = set()
@@ -236,7 +329,9 @@ class UnixServer:
 
         """
         bound = await anyio.to_thread.run_sync(
-            lambda: bind_unix_socket(self.path, backlog=self.backlog)
+            lambda: bind_unix_socket(
+                self.path, backlog=self.backlog, dedicated_dir=self.dedicated_dir
+            )
         )
         try:
             listener = await anyio.abc.SocketListener.from_socket(bound.sock)
@@ -297,10 +392,11 @@ class UnixServer:
         try:
             async with stream:
                 await self.handler(stream)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream):
-            pass  # the peer went away; nothing to report
-        except Exception:
-            log.exception("connection handler failed on %s", self.path)
+        except Exception as exc:
+            if is_hangup(exc):
+                log.debug("peer hung up on %s (%s)", self.path, type(exc).__name__)
+            else:
+                log.exception("connection handler failed on %s", self.path)
         finally:
             self._open.discard(stream)
             if not self._open and self._drained is not None:

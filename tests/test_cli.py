@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from shedproto import __version__, json_schemas
+from shedproto import __version__
 from shedproto.clients.cli import main
 from shedproto.clients.cli._groups import GROUPS
 
@@ -56,23 +56,6 @@ def test_demo_json_reports_every_step(capsys: pytest.CaptureFixture[str]) -> Non
     names = [step["name"] for step in report["steps"]]
     assert names[0] == "framing"
     assert all(step["ok"] for step in report["steps"])
-
-
-def test_schemas_export_then_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    target = tmp_path / "schemas"
-    assert main(["schemas", "export", "--dir", str(target)]) == 0
-    assert sorted(p.name for p in target.iterdir()) == sorted(json_schemas())
-    assert main(["schemas", "export", "--check", "--dir", str(target)]) == 0
-    capsys.readouterr()
-
-    (target / "shedproto-error.json").write_text("{}\n")
-    (target / "old.json").write_text("{}\n")
-    assert main(["schemas", "export", "--check", "--json", "--dir", str(target)]) == 1
-    report = json.loads(capsys.readouterr().out)
-    assert report == {"ok": False, "changed": ["shedproto-error.json"], "stale": ["old.json"]}
-
-    assert main(["schemas", "export", "--dir", str(target)]) == 0
-    assert main(["schemas", "export", "--check", "--dir", str(target)]) == 0
 
 
 def test_checked_in_schemas_are_current() -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import errno
+import os
+import pwd
 import socket
 import threading
 from collections.abc import Iterator
@@ -13,7 +15,13 @@ import anyio.abc
 import pytest
 
 from shedproto import ErrorCode, FramingError, FramingPolicy, RemoteProtocolError
-from shedproto.clients import AsyncLineTransport, BlockingLineTransport, ConnectError
+from shedproto.clients import (
+    AsyncLineTransport,
+    BlockingLineTransport,
+    ConnectError,
+    ConnectReason,
+    UnreachableSocketError,
+)
 from shedproto.servers import UnixServer
 
 
@@ -131,3 +139,127 @@ def test_blocking_peer_closing_mid_frame_is_connection_closed() -> None:
         with pytest.raises(RemoteProtocolError) as info:
             transport.receive_frame(timeout=5)
         assert info.value.code is ErrorCode.CONNECTION_CLOSED
+
+
+# -- connection errors say what is at the path (issue 11, item 8) ----------------------------
+
+NOBODY = pwd.getpwnam("nobody").pw_uid
+
+WHAT_IS_THERE = {
+    "nothing": (ConnectReason.NOTHING, "nothing is there"),
+    "missing parent": (ConnectReason.NOTHING, "nothing is there"),
+    "directory": (ConnectReason.DIRECTORY, "it is a directory, not a socket"),
+    "regular file": (ConnectReason.REGULAR_FILE, "it is a regular file, not a socket"),
+    "fifo": (ConnectReason.NOT_A_SOCKET, "it is not a socket"),
+    "stale socket": (
+        ConnectReason.NOT_LISTENING,
+        "a socket is there but no server is listening on it",
+    ),
+}
+
+
+def make_obstacle(directory: Path, kind: str) -> Path:
+    """Put ``kind`` at a path in ``directory`` and return the path."""
+    path = directory / "x.sock"
+    if kind == "missing parent":
+        return directory / "no-such-dir" / "x.sock"
+    if kind == "directory":
+        path.mkdir()
+    elif kind == "regular file":
+        path.write_text("data")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "stale socket":
+        stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        stale.bind(str(path))
+        stale.close()
+    return path
+
+
+def assert_one_clear_line(error: UnreachableSocketError, path: Path, kind: str) -> None:
+    reason, says = WHAT_IS_THERE[kind]
+    assert error.reason is reason
+    assert error.path == str(path)
+    assert str(error) == f"cannot connect to {path}: {says}"
+    assert str(error).count(str(path)) == 1  # was "[Errno 111] ... {path}: ...: '{path}'"
+    assert "\n" not in str(error)
+    assert isinstance(error, ConnectError)
+    assert error.errno is not None
+    assert error.filename == str(path)
+
+
+@pytest.mark.parametrize("kind", sorted(WHAT_IS_THERE))
+def test_blocking_connect_error_says_what_is_there(short_socket_dir: Path, kind: str) -> None:
+    path = make_obstacle(short_socket_dir, kind)
+    with pytest.raises(UnreachableSocketError) as info:
+        BlockingLineTransport.connect(path, timeout=1)
+    assert_one_clear_line(info.value, path, kind)
+
+
+@pytest.mark.parametrize("kind", sorted(WHAT_IS_THERE))
+async def test_async_connect_error_says_what_is_there(short_socket_dir: Path, kind: str) -> None:
+    path = make_obstacle(short_socket_dir, kind)
+    with pytest.raises(UnreachableSocketError) as info:
+        await AsyncLineTransport.connect(path, timeout=1)
+    assert_one_clear_line(info.value, path, kind)
+
+
+async def test_connect_error_for_an_over_long_path(short_socket_dir: Path) -> None:
+    path = short_socket_dir / ("x" * 200)
+    with pytest.raises(UnreachableSocketError) as blocking:
+        BlockingLineTransport.connect(path, timeout=1)
+    with pytest.raises(UnreachableSocketError) as asynchronous:
+        await AsyncLineTransport.connect(path, timeout=1)
+    for error in (blocking.value, asynchronous.value):
+        assert error.reason is ConnectReason.PATH_TOO_LONG
+        size = len(os.fsencode(path))
+        assert str(error) == (
+            f"cannot connect to {path}: the path is {size} bytes; "
+            "a Unix socket path may have at most 107"
+        )
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user (seteuid)")
+def test_connect_error_for_permission_denied(short_socket_dir: Path) -> None:
+    os.chmod(short_socket_dir, 0o755)
+    path = short_socket_dir / "private.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    os.chmod(path, 0o600)
+    listener.listen()
+    os.seteuid(NOBODY)
+    try:
+        with pytest.raises(UnreachableSocketError) as info:
+            BlockingLineTransport.connect(path, timeout=1)
+    finally:
+        os.seteuid(0)
+        listener.close()
+    assert info.value.reason is ConnectReason.PERMISSION_DENIED
+    assert str(info.value) == f"cannot connect to {path}: permission denied"
+    assert info.value.errno == errno.EACCES
+
+
+def connect_until_refused(path: Path) -> tuple[list[socket.socket], UnreachableSocketError]:
+    """Connect until the backlog is full and a connect times out; return both."""
+    held: list[socket.socket] = []
+    for _ in range(8):
+        try:
+            transport = BlockingLineTransport.connect(path, timeout=0.2)
+        except UnreachableSocketError as exc:
+            return held, exc
+        held.append(transport.sock)
+    raise AssertionError("the server accepted every connection")
+
+
+def test_connect_error_for_a_server_that_does_not_accept(short_socket_dir: Path) -> None:
+    path = short_socket_dir / "busy.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(0)  # a backlog of one, never accepted
+    held, error = connect_until_refused(path)
+    for sock in [*held, listener]:
+        sock.close()
+    assert error.reason is ConnectReason.TIMEOUT
+    assert str(error) == (
+        f"cannot connect to {path}: the server did not accept the connection in time"
+    )

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import pwd
 import socket
 import stat
+from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import anyio
 import anyio.abc
@@ -13,10 +18,12 @@ import pytest
 
 from shedproto.clients import AsyncLineTransport, BlockingLineTransport, ConnectError
 from shedproto.servers import (
+    BindError,
     NotASocketError,
     SocketInUseError,
     SocketPathTooLongError,
     UnixServer,
+    _unix,
     bind_unix_socket,
     max_socket_path_bytes,
 )
@@ -46,11 +53,11 @@ def test_creates_parent_0700_and_socket_0600(short_socket_dir: Path) -> None:
     assert not path.exists()
 
 
-def test_rechmods_a_preexisting_0777_directory(short_socket_dir: Path) -> None:
+def test_dedicated_dir_rechmods_a_preexisting_0777_directory(short_socket_dir: Path) -> None:
     parent = short_socket_dir / "loose"
     parent.mkdir()
     os.chmod(parent, 0o777)
-    bound = bind_unix_socket(parent / "s.sock")
+    bound = bind_unix_socket(parent / "s.sock", dedicated_dir=True)
     try:
         assert mode(parent) == 0o700
     finally:
@@ -288,3 +295,211 @@ async def test_grace_expiry_ends_reading_handlers_with_end_of_stream(
             server.shutdown()
     assert ended_cleanly.is_set()  # woken by the socket shutdown, not cancelled mid-read
     await transport.aclose()
+
+
+# -- the bind ceremony never changes what it did not create (issue 11, item 1) ---------------
+
+Snapshot = dict[str, tuple[int, int, int]]
+
+
+def snapshot(directory: Path) -> Snapshot:
+    """Mode, mtime and size of ``directory`` and of everything directly in it."""
+    entries = [directory, *sorted(directory.iterdir())]
+    return {
+        entry.name if entry != directory else ".": (
+            os.lstat(entry).st_mode,
+            os.lstat(entry).st_mtime_ns,
+            os.lstat(entry).st_size,
+        )
+        for entry in entries
+    }
+
+
+def shared_dir(root: Path, name: str = "shared", dir_mode: int = 0o1777) -> Path:
+    """A directory like ``/tmp`` (sticky, world-writable) that the ceremony must leave alone."""
+    directory = root / name
+    directory.mkdir()
+    os.chmod(directory, dir_mode)
+    return directory
+
+
+NOBODY = pwd.getpwnam("nobody").pw_uid
+
+requires_root = pytest.mark.skipif(
+    os.geteuid() != 0, reason="needs root to own a directory as another user (chown)"
+)
+
+
+def read_only_dir(root: Path) -> Path:
+    """A directory this process may read but not write (as root: ``nobody`` will act)."""
+    os.chmod(root, 0o711)  # let nobody reach it
+    return shared_dir(root, "readonly", 0o755 if os.geteuid() == 0 else 0o555)
+
+
+@contextlib.contextmanager
+def without_write_access() -> Iterator[None]:
+    """Run the body without root's override of mode bits (as ``nobody``)."""
+    if os.geteuid() != 0:
+        yield
+        return
+    os.seteuid(NOBODY)
+    try:
+        yield
+    finally:
+        os.seteuid(0)
+
+
+@pytest.mark.parametrize("dir_mode", [0o1777, 0o755, 0o777, 0o750], ids=oct)
+def test_existing_directory_keeps_its_mode(short_socket_dir: Path, dir_mode: int) -> None:
+    parent = shared_dir(short_socket_dir, dir_mode=dir_mode)
+    bound = bind_unix_socket(parent / "s.sock")
+    try:
+        assert mode(parent) == dir_mode  # was forced to 0700 before
+        assert mode(parent / "s.sock") == 0o600
+    finally:
+        bound.sock.close()
+        bound.unlink_if_ours()
+
+
+def test_dedicated_dir_leaves_a_sticky_directory_alone(short_socket_dir: Path) -> None:
+    parent = shared_dir(short_socket_dir)
+    bound = bind_unix_socket(parent / "s.sock", dedicated_dir=True)
+    bound.sock.close()
+    bound.unlink_if_ours()
+    assert mode(parent) == 0o1777
+
+
+@requires_root
+@pytest.mark.parametrize("dedicated", [False, True])
+def test_directory_owned_by_another_user_keeps_mode_and_owner(
+    short_socket_dir: Path, dedicated: bool
+) -> None:
+    parent = shared_dir(short_socket_dir, dir_mode=0o755)
+    os.chown(parent, NOBODY, -1)
+    bound = bind_unix_socket(parent / "s.sock", dedicated_dir=dedicated)
+    bound.sock.close()
+    bound.unlink_if_ours()
+    assert mode(parent) == 0o755
+    assert os.stat(parent).st_uid == NOBODY
+
+
+def test_missing_parents_are_all_created_0700(short_socket_dir: Path) -> None:
+    old_umask = os.umask(0o022)
+    try:
+        bound = bind_unix_socket(short_socket_dir / "a" / "b" / "c" / "s.sock")
+    finally:
+        os.umask(old_umask)
+    bound.sock.close()
+    bound.unlink_if_ours()
+    for directory in ("a", "a/b", "a/b/c"):
+        assert mode(short_socket_dir / directory) == 0o700, directory
+
+
+FAILURES: dict[str, type[OSError]] = {
+    "live socket": SocketInUseError,
+    "regular file": NotASocketError,
+    "directory": NotASocketError,
+    "over-long path": SocketPathTooLongError,
+    "no permission": PermissionError,
+}
+
+
+@pytest.mark.parametrize("case", sorted(FAILURES))
+def test_failed_bind_changes_nothing_on_disk(short_socket_dir: Path, case: str) -> None:
+    if case == "no permission":
+        parent = read_only_dir(short_socket_dir)
+    else:
+        parent = shared_dir(short_socket_dir)
+    path = parent / "s.sock"
+    keep: list[socket.socket] = []
+    if case == "live socket":
+        live = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        live.bind(str(path))
+        live.listen()
+        keep.append(live)
+    elif case == "regular file":
+        path.write_text("precious")
+    elif case == "directory":
+        path.mkdir()
+        (path / "inside").write_text("precious")
+    elif case == "over-long path":
+        path = parent / "new" / ("x" * max_socket_path_bytes())
+    elif case == "no permission":
+        path = parent / "sub" / "s.sock"
+    before = snapshot(parent)
+    inside_before = snapshot(path) if case == "directory" else None
+    try:
+        as_nobody = without_write_access() if case == "no permission" else contextlib.nullcontext()
+        with as_nobody, pytest.raises(FAILURES[case]):
+            bind_unix_socket(path)
+        assert snapshot(parent) == before
+        if inside_before is not None:
+            assert snapshot(path) == inside_before
+        if case == "regular file":
+            assert path.read_text() == "precious"
+    finally:
+        for sock in keep:
+            sock.close()
+
+
+class RefusingSocket(socket.socket):
+    """A socket whose bind fails the way a full disk makes it fail (after the dirs exist)."""
+
+    def bind(self, address: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+@contextlib.contextmanager
+def refusing() -> Iterator[None]:
+    """Make the ceremony's ``bind`` fail inside the body."""
+    fake = SimpleNamespace(
+        socket=RefusingSocket, AF_UNIX=socket.AF_UNIX, SOCK_STREAM=socket.SOCK_STREAM
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_unix, "socket", fake)
+        yield
+
+
+def test_failed_bind_removes_only_the_directories_it_created(short_socket_dir: Path) -> None:
+    parent = shared_dir(short_socket_dir)
+    (parent / "existing").mkdir()
+    before = snapshot(parent)
+    with refusing(), pytest.raises(OSError, match="No space"):
+        bind_unix_socket(parent / "existing" / "new" / "deeper" / "s.sock")
+    with refusing(), pytest.raises(OSError, match="No space"):
+        bind_unix_socket(parent / "fresh" / "s.sock")
+    assert sorted(p.name for p in (parent / "existing").iterdir()) == []
+    assert snapshot(parent) == before
+
+
+def test_failed_dedicated_bind_restores_the_directory_mode(short_socket_dir: Path) -> None:
+    parent = shared_dir(short_socket_dir, dir_mode=0o777)
+    with refusing(), pytest.raises(OSError, match="No space"):
+        bind_unix_socket(parent / "s.sock", dedicated_dir=True)
+    assert mode(parent) == 0o777
+
+
+def test_bind_error_says_what_is_in_the_way(short_socket_dir: Path) -> None:
+    (short_socket_dir / "d.sock").mkdir()
+    with pytest.raises(BindError, match="non-socket directory"):
+        bind_unix_socket(short_socket_dir / "d.sock")
+
+
+def test_dedicated_dir_chmod_failure_is_not_fatal(
+    short_socket_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    parent = shared_dir(short_socket_dir, dir_mode=0o777)
+    real_chmod = os.chmod
+
+    def chmod(path: object, mode: int, **kwargs: object) -> None:
+        if Path(str(path)) == parent:
+            raise OSError(errno.EROFS, "Read-only file system")
+        real_chmod(path, mode)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "chmod", chmod)
+    bound = bind_unix_socket(parent / "s.sock", dedicated_dir=True)
+    monkeypatch.undo()
+    bound.sock.close()
+    bound.unlink_if_ours()
+    assert mode(parent) == 0o777
+    assert "could not chmod" in caplog.text

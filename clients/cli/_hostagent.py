@@ -162,16 +162,15 @@ def _describe(item: Any) -> str:
 async def _watch_async(args: argparse.Namespace) -> int:
     from shedproto.clients import ConnectError
     from shedproto.clients.host_agent import ApprovalConsumer, SupersededError, default_socket_dir
-    from shedproto.hostagent import ApprovalRequest, approval_socket_path, encode_frame
+    from shedproto.hostagent import ApprovalRequest, encode_frame
 
     directory = default_socket_dir()
     try:
         consumer = await ApprovalConsumer.connect(
             directory, client_name=args.client_name, replay_events=args.replay
         )
-    except ConnectError:
-        path = approval_socket_path(os.fspath(directory))
-        sys.stderr.write(f"shedproto: error: nothing is listening at {path}\n")
+    except ConnectError as exc:  # one line: the path and what is there
+        sys.stderr.write(f"shedproto: error: {exc}\n")
         return EXIT_FAILURE
     except (TimeoutError, RemoteProtocolError) as exc:
         sys.stderr.write(f"shedproto: error: no hello_ack from the agent: {exc}\n")
@@ -219,6 +218,11 @@ def _serve(args: argparse.Namespace) -> int:
         except (OSError, UnicodeDecodeError, ConfigError) as exc:
             sys.stderr.write(f"shedproto: error: config {config_path}: {exc}\n")
             return EXIT_FAILURE
+        for line in config.skipped:  # tolerated like the real agent does, but never silently
+            sys.stderr.write(
+                f"shedproto: warning: config {config_path} line {line.line}: "
+                f"skipped, not understood: {line.text}\n"
+            )
     directory = args.socket_dir if args.socket_dir is not None else default_socket_dir()
     audit_log = None
     if config.logging_enabled and config.logging_path:

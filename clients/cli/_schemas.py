@@ -1,15 +1,21 @@
-"""``shedproto schemas export [--check] [--dir DIR]``: write or verify ``schemas/*.json``."""
+"""``shedproto schemas export [--check] [--dir DIR]``: write or verify ``schemas/*.json``.
+
+The export writes and removes only the files it owns (the registry's names
+and its manifest, :mod:`shedproto._schema_registry`); anything else in the
+directory is never read, rewritten or deleted.
+"""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from shedproto import json_schemas
-from shedproto._schema_registry import render_schema
+from shedproto._schema_registry import MANIFEST_NAME, ExportPlan, plan_export
 
-from ._output import EXIT_FAILURE, EXIT_OK, emit, json_flag
+from ._output import EXIT_FAILURE, EXIT_OK, emit, fail, json_flag
 
 __all__ = ["register"]
 
@@ -28,28 +34,69 @@ def register(subparsers: Any) -> None:
     export.set_defaults(func=_export)
 
 
+def _read(target: Path) -> Callable[[str], bytes | None]:
+    def read(name: str) -> bytes | None:
+        try:
+            return (target / name).read_bytes()
+        except FileNotFoundError:
+            return None
+
+    return read
+
+
 def _export(args: argparse.Namespace) -> int:
     target: Path = args.dir
-    wanted = {name: render_schema(schema) for name, schema in json_schemas().items()}
-    present = {p.name: p.read_bytes() for p in target.glob("*.json")} if target.is_dir() else {}
-    stale = sorted(name for name in present if name not in wanted)
-    changed = sorted(name for name, body in wanted.items() if present.get(name) != body)
+    schemas = json_schemas()
+    if args.check and not any((target / name).is_file() for name in schemas):
+        return fail(
+            args,
+            "not_found",
+            f"no schemas in {target}: run shedproto schemas export --dir {target}",
+        )
+    try:
+        plan = plan_export(schemas, _read(target) if target.is_dir() else lambda name: None)
+    except OSError as exc:
+        return fail(args, "io_error", f"cannot read schemas in {target}: {exc.strerror}")
     if args.check:
-        ok = not stale and not changed
-        lines = [f"schemas in {target} are up to date ({len(wanted)} files)"] if ok else []
-        lines += [f"differs: {name}" for name in changed] + [f"stale: {name}" for name in stale]
-        if not ok:
-            lines.append("run: shedproto schemas export")
-        emit(args, "\n".join(lines), {"ok": ok, "changed": changed, "stale": stale})
-        return EXIT_OK if ok else EXIT_FAILURE
-    target.mkdir(parents=True, exist_ok=True)
-    for name in changed:
-        (target / name).write_bytes(wanted[name])
-    for name in stale:
-        (target / name).unlink()
+        return _report_check(args, target, plan, len(schemas))
+    written = sorted({*plan.missing, *plan.changed})
+    try:
+        if written:
+            target.mkdir(parents=True, exist_ok=True)
+        for name in written:
+            (target / name).write_bytes(plan.files[name])
+        for name in plan.stale:
+            (target / name).unlink(missing_ok=True)
+    except OSError as exc:
+        return fail(args, "io_error", f"cannot write schemas to {target}: {exc.strerror}")
+    written_schemas = [name for name in written if name != MANIFEST_NAME]
+    text = (
+        f"wrote {len(written_schemas)} and removed {len(plan.stale)} of {len(schemas)} "
+        f"schemas in {target}"
+    )
+    if MANIFEST_NAME in written:
+        text += f" (updated {MANIFEST_NAME})"
     emit(
         args,
-        f"wrote {len(changed)} and removed {len(stale)} of {len(wanted)} schemas in {target}",
-        {"written": changed, "removed": stale, "total": len(wanted)},
+        text,
+        {"written": written_schemas, "removed": list(plan.stale), "total": len(schemas)},
     )
     return EXIT_OK
+
+
+def _report_check(args: argparse.Namespace, target: Path, plan: ExportPlan, total: int) -> int:
+    ok = plan.up_to_date
+    lines = [f"schemas in {target} are up to date ({total} files)"] if ok else []
+    lines += [f"missing: {name}" for name in plan.missing]
+    lines += [f"differs: {name}" for name in plan.changed]
+    lines += [f"stale: {name}" for name in plan.stale]
+    if not ok:
+        lines.append(f"run: shedproto schemas export --dir {target}")
+    data = {
+        "ok": ok,
+        "missing": list(plan.missing),
+        "changed": list(plan.changed),
+        "stale": list(plan.stale),
+    }
+    emit(args, "\n".join(lines), data)
+    return EXIT_OK if ok else EXIT_FAILURE

@@ -12,6 +12,7 @@ import stat
 import sys
 
 from shedproto.connector import PathKind, private_path_problem
+from shedproto.servers._dirs import create_directories
 
 __all__ = ["PrivatePathError", "check_private", "current_uid", "ensure_private_directory"]
 
@@ -57,5 +58,6 @@ def ensure_private_directory(label: str, path: str) -> None:
         OSError: it could not be created.
 
     """
-    os.makedirs(path, mode=0o700, exist_ok=True)
+    if not os.path.lexists(path):
+        create_directories(path, 0o700)  # every missing level 0700, as ``mkdir -p -m 0700``
     check_private(label, "directory", path, os.lstat(path))

@@ -308,8 +308,13 @@ class HostAgentServer:
         self._waiters: dict[str, _Waiter] = {}
         self._next_key = 0
         self._consumer_changed = anyio.Event()
-        self._status_server = UnixServer(self.status_path, self._serve_status, grace=grace)
-        self._approval_server = UnixServer(self.approval_path, self._serve_approval, grace=grace)
+        # The socket directory is the agent's own: re-chmodded 0700 like the real agent does.
+        self._status_server = UnixServer(
+            self.status_path, self._serve_status, grace=grace, dedicated_dir=True
+        )
+        self._approval_server = UnixServer(
+            self.approval_path, self._serve_approval, grace=grace, dedicated_dir=True
+        )
         self._stopping = False
         self._expiry_scope: anyio.CancelScope | None = None
         """The expiry task's current sleep (``None`` when the task is not running)."""

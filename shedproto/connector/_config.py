@@ -366,15 +366,16 @@ def load_agents_host_config_text(data: bytes | str, path: str) -> AgentsHostConf
 
     Raises:
         ConfigFileError: ``configuration file is not valid JSONC: <path>``
-            (``MALFORMED_FRAME``).
+            (``MALFORMED_FRAME``), the spec's exact line, then a second line
+            ``line L, column C: <what>``.
         ConfigError: the value failed validation.
 
     """
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
     try:
         value = parse_jsonc(text)
-    except JsoncSyntaxError:
+    except JsoncSyntaxError as exc:
         raise ConfigFileError(
-            ErrorCode.MALFORMED_FRAME, f"configuration file is not valid JSONC: {path}"
+            ErrorCode.MALFORMED_FRAME, f"configuration file is not valid JSONC: {path}\n{exc}"
         ) from None
     return parse_agents_host_config(value)

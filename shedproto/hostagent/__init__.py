@@ -72,7 +72,7 @@ from ._approvals import (
     denial_audit,
     encode_audit_line,
 )
-from ._config import AgentConfig, ConfigError, parse_config, parse_go_duration
+from ._config import AgentConfig, ConfigError, SkippedLine, parse_config, parse_go_duration
 from ._connection import (
     AGENT_FRAMING,
     MAX_CSR_BYTES,
@@ -284,6 +284,7 @@ __all__ = [
     # config
     "AgentConfig",
     "ConfigError",
+    "SkippedLine",
     "parse_config",
     "parse_go_duration",
 ]

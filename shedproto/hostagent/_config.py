@@ -16,7 +16,13 @@ JSON instead. The keys used:
 ``logging.path``            the audit log file; ``~/`` is expanded by the caller
 ======================  ==========================================================
 
-Unknown keys are ignored, as the real agent ignores them.
+Unknown keys are ignored, as the real agent ignores them. Lines the reader
+skips (a sequence item, a flow collection such as ``ssh: [1, 2``, a block
+scalar, an anchor, alias or tag, anything that is not ``key: value``) are
+tolerated like the real agent tolerates them, but reported in
+:attr:`AgentConfig.skipped` (line number and text) so a caller can warn about
+each one; the lines nested under a skipped item are part of it and not
+reported again.
 """
 
 from __future__ import annotations
@@ -29,13 +35,21 @@ import msgspec
 
 from ._constants import DEFAULT_APPROVAL_TIMEOUT, NS_AWS, NS_DOCKER, NS_SSH
 
-__all__ = ["AgentConfig", "ConfigError", "parse_config", "parse_go_duration"]
+__all__ = ["AgentConfig", "ConfigError", "SkippedLine", "parse_config", "parse_go_duration"]
 
 KNOWN_POLICIES = frozenset({"", "deny-all", "approve-all", "shed-desktop", "biometrics"})
 
 
 class ConfigError(ValueError):
     """The configuration text is invalid; the message names the key and the problem."""
+
+
+@dataclass(frozen=True)
+class SkippedLine:
+    """A config line the tolerant reader ignored: its 1-based number and its text."""
+
+    line: int
+    text: str
 
 
 @dataclass(frozen=True)
@@ -52,6 +66,8 @@ class AgentConfig:
     approval_timeout: float = DEFAULT_APPROVAL_TIMEOUT
     logging_enabled: bool = True
     logging_path: str = ""
+    skipped: tuple[SkippedLine, ...] = ()
+    """Lines of the YAML text that were skipped, in order (never any for JSON)."""
 
 
 _UNITS = {
@@ -117,12 +133,13 @@ def _strip_comment(line: str) -> str:
     return line
 
 
-def _read_yaml_lite(text: str) -> dict[tuple[str, ...], str]:
-    """Map each scalar's key path to its string value; everything else is skipped."""
+def _read_yaml_lite(text: str) -> tuple[dict[tuple[str, ...], str], list[SkippedLine]]:
+    """Map each scalar's key path to its string value; also return the skipped lines."""
     scalars: dict[tuple[str, ...], str] = {}
+    skipped: list[SkippedLine] = []
     stack: list[tuple[int, tuple[str, ...]]] = []  # (indent, path) of open mappings
     skip_deeper_than: int | None = None
-    for raw in text.splitlines():
+    for number, raw in enumerate(text.splitlines(), start=1):
         line = _strip_comment(raw).rstrip()
         if not line.strip() or line.strip() in ("---", "..."):
             continue
@@ -137,9 +154,11 @@ def _read_yaml_lite(text: str) -> dict[tuple[str, ...], str]:
         parent = stack[-1][1] if stack else ()
         if content.startswith("-") and (len(content) == 1 or content[1] == " "):
             skip_deeper_than = indent  # a sequence item and everything nested in it
+            skipped.append(SkippedLine(number, raw.strip()))
             continue
         key, colon, value = content.partition(":")
         if not colon or (value and not value.startswith(" ")):
+            skipped.append(SkippedLine(number, raw.strip()))
             continue  # not a mapping entry this reader understands
         path = (*parent, _unquote(key.strip()))
         value = value.strip()
@@ -147,9 +166,12 @@ def _read_yaml_lite(text: str) -> dict[tuple[str, ...], str]:
             stack.append((indent, path))
         elif value[0] in "|>":
             skip_deeper_than = indent
+            skipped.append(SkippedLine(number, raw.strip()))
         elif value[0] not in "[{&*!":
             scalars[path] = _unquote(value)
-    return scalars
+        else:
+            skipped.append(SkippedLine(number, raw.strip()))
+    return scalars, skipped
 
 
 def _flatten(node: Any, path: tuple[str, ...], out: dict[tuple[str, ...], str]) -> None:
@@ -165,6 +187,8 @@ def _flatten(node: Any, path: tuple[str, ...], out: dict[tuple[str, ...], str]) 
 def parse_config(text: str) -> AgentConfig:
     """Parse configuration text (the ``extensions.yaml`` subset above, or JSON).
 
+    Lines the YAML reader skipped are in the result's ``skipped``.
+
     Raises:
         ConfigError: invalid JSON, an unknown policy, or an invalid or
             non-positive ``approval_timeout`` (the real agent's validation
@@ -172,13 +196,14 @@ def parse_config(text: str) -> AgentConfig:
 
     """
     scalars: dict[tuple[str, ...], str] = {}
+    skipped: list[SkippedLine] = []
     if text.lstrip().startswith("{"):
         try:
             _flatten(msgspec.json.decode(text.encode()), (), scalars)
         except msgspec.DecodeError as exc:
             raise ConfigError(f"invalid JSON config: {exc}") from None
     else:
-        scalars = _read_yaml_lite(text)
+        scalars, skipped = _read_yaml_lite(text)
     policies = {}
     for key, ns in (("ssh", NS_SSH), ("aws", NS_AWS), ("docker", NS_DOCKER)):
         policy = scalars.get((key, "approval", "policy"), "")
@@ -196,4 +221,5 @@ def parse_config(text: str) -> AgentConfig:
         approval_timeout=timeout,
         logging_enabled=scalars.get(("logging", "enabled"), "true") != "false",
         logging_path=scalars.get(("logging", "path"), ""),
+        skipped=tuple(skipped),
     )

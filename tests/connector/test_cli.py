@@ -49,7 +49,11 @@ def test_check_config_valid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
             'sources[0].id must already be normalized as "codex"',
         ),
         (json.dumps(config(extra=1)), "configuration has an unknown field: extra"),
-        ("{ invalid", "configuration file is not valid JSONC: {path}"),
+        (
+            "{ invalid",
+            "configuration file is not valid JSONC: {path}\n"
+            "line 1, column 3: Expecting property name enclosed in double quotes",
+        ),
     ],
 )
 def test_check_config_invalid(

@@ -376,7 +376,9 @@ def test_load_text_jsonc_and_syntax_error() -> None:
     assert parsed.sources[0].id == "claude"
     with pytest.raises(ConfigFileError) as caught:
         load_agents_host_config_text(b"{ invalid", "/etc/agents.jsonc")
-    assert str(caught.value) == "configuration file is not valid JSONC: /etc/agents.jsonc"
+    first, second = str(caught.value).split("\n")
+    assert first == "configuration file is not valid JSONC: /etc/agents.jsonc"
+    assert second == "line 1, column 3: Expecting property name enclosed in double quotes"
     assert caught.value.code is ErrorCode.MALFORMED_FRAME
 
 
