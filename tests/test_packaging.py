@@ -87,11 +87,14 @@ def _user_project(directory: Path) -> Path:
     return directory
 
 
-def _mypy(project: Path, python: str) -> list[str]:
-    """Run ``mypy --strict`` on the user project for ``python``'s environment; its error lines."""
+def _mypy(project: Path, python: str) -> tuple[list[str], str]:
+    """Run ``mypy --strict -v`` on the user project for ``python``'s environment.
+
+    Returns its error lines and its log (which names every file it parsed).
+    """
     result = subprocess.run(
         [
-            sys.executable, "-m", "mypy", "--strict", "--no-incremental",
+            sys.executable, "-m", "mypy", "--strict", "--no-incremental", "-v",
             "--python-executable", python, "--cache-dir", str(project / ".mypy_cache"),
             "user_tool.py", "wrong_tool.py",
         ],
@@ -101,7 +104,7 @@ def _mypy(project: Path, python: str) -> list[str]:
         timeout=300,
         check=False,
     )  # fmt: skip
-    return [line for line in result.stdout.splitlines() if ": error:" in line]
+    return [line for line in result.stdout.splitlines() if ": error:" in line], result.stderr
 
 
 def _assert_only_the_planted_error(errors: list[str]) -> None:
@@ -111,7 +114,8 @@ def _assert_only_the_planted_error(errors: list[str]) -> None:
 
 
 def test_user_mypy_sees_the_installed_package(tmp_path: Path) -> None:
-    _assert_only_the_planted_error(_mypy(_user_project(tmp_path / "user"), sys.executable))
+    errors, _ = _mypy(_user_project(tmp_path / "user"), sys.executable)
+    _assert_only_the_planted_error(errors)
 
 
 def test_user_mypy_sees_the_wheel(wheel: Path, tmp_path: Path) -> None:
@@ -137,7 +141,9 @@ def test_user_mypy_sees_the_wheel(wheel: Path, tmp_path: Path) -> None:
         cwd=tmp_path, capture_output=True, text=True, check=True, timeout=60,
     ).stdout.strip()  # fmt: skip
     assert Path(where).is_relative_to(venv)
-    _assert_only_the_planted_error(_mypy(_user_project(tmp_path / "user"), python))
+    errors, log = _mypy(_user_project(tmp_path / "user"), python)
+    _assert_only_the_planted_error(errors)
+    assert f"{Path(where).parent}/servers/host_agent/__init__.py" in log  # the wheel's copy
 
 
 def test_the_install_adds_no_top_level_project_folders(tmp_path: Path) -> None:
