@@ -79,6 +79,7 @@ def test_every_async_fixture_has_a_sync_twin() -> None:
         assert f"{name}_sync" in shedproto.testing.__all__
 
 
+FILE = "test_user.py"
 PLAIN_TESTS = """
 def test_asks_for_the_async_fixture(host_agent_server):
     pass
@@ -92,9 +93,9 @@ def test_next_one_still_sets_up(short_socket_dir):
 def test_a_plain_test_asking_for_an_async_fixture_gets_one_line_naming_the_sync_twin(
     tmp_path: Path,
 ) -> None:
-    (tmp_path / "test_user.py").write_text(PLAIN_TESTS, encoding="utf-8")
+    (tmp_path / FILE).write_text(PLAIN_TESTS, encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "test_user.py"],
+        [sys.executable, "-m", "pytest", "-W", "error", "-p", "no:cacheprovider", "-rA", FILE],
         cwd=tmp_path,
         capture_output=True,
         text=True,
