@@ -1,10 +1,19 @@
-"""The wheel: one top-level package, py.typed, the mapped sub-packages, no tests."""
+"""Packaging: the wheel's contents, and a user's mypy sees the package (editable and wheel).
+
+The mypy tests type-check a tiny user project with ``mypy --strict`` run from
+a temporary directory (so the source tree is not on the path): once against
+this test environment's install (``pip install -e '.[test]'`` in CI: the
+static ``.pth`` of the src layout) and once against the wheel, built offline
+and installed with ``--no-deps`` into a fresh venv whose dependencies come from
+this environment through a ``.pth`` line.
+"""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 import sys
+import sysconfig
 import zipfile
 from importlib.metadata import distribution
 from pathlib import Path
@@ -16,9 +25,38 @@ IGNORED = shutil.ignore_patterns(
     ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis"
 )
 
+USER_MODULE = """\
+from pathlib import Path
+
+from shedproto.clients.herdr import BlockingHerdrClient
+from shedproto.clients.host_agent import read_status
+from shedproto.hostagent import LiveStatus
+from shedproto.servers.host_agent import HostAgentServer
+
+
+def gates(directory: Path) -> tuple[str, ...]:
+    status: LiveStatus = read_status(directory)
+    return status.gate_namespaces
+
+
+def server(directory: Path) -> HostAgentServer:
+    return HostAgentServer(directory)
+
+
+def herdr_version(socket: str) -> str:
+    return BlockingHerdrClient.for_socket(socket).runtime_status().version
+"""
+
+WRONG_MODULE = """\
+from shedproto.clients.host_agent import read_status
+
+count: int = read_status().gate_namespaces
+"""
+"""A typing error mypy can only report if it sees shedproto's real annotations."""
+
 
 @pytest.fixture(scope="module")
-def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("wheel")
     source = work / "src"
     shutil.copytree(ROOT, source, symlinks=True, ignore=IGNORED)
@@ -33,9 +71,93 @@ def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
         check=False,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    wheel = out / result.stdout.strip().splitlines()[-1]
+    return out / result.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="module")
+def wheel_names(wheel: Path) -> list[str]:
     with zipfile.ZipFile(wheel) as archive:
         return archive.namelist()
+
+
+def _user_project(directory: Path) -> Path:
+    directory.mkdir()
+    (directory / "user_tool.py").write_text(USER_MODULE, encoding="utf-8")
+    (directory / "wrong_tool.py").write_text(WRONG_MODULE, encoding="utf-8")
+    return directory
+
+
+def _mypy(project: Path, python: str) -> tuple[list[str], str]:
+    """Run ``mypy --strict -v`` on the user project for ``python``'s environment.
+
+    Returns its error lines and its log (which names every file it parsed).
+    """
+    result = subprocess.run(
+        [
+            sys.executable, "-m", "mypy", "--strict", "--no-incremental", "-v",
+            "--python-executable", python, "--cache-dir", str(project / ".mypy_cache"),
+            "user_tool.py", "wrong_tool.py",
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )  # fmt: skip
+    return [line for line in result.stdout.splitlines() if ": error:" in line], result.stderr
+
+
+def _assert_only_the_planted_error(errors: list[str]) -> None:
+    assert len(errors) == 1, errors
+    assert errors[0].startswith("wrong_tool.py:3:"), errors
+    assert 'expression has type "tuple[str, ...]"' in errors[0], errors
+
+
+def test_user_mypy_sees_the_installed_package(tmp_path: Path) -> None:
+    errors, _ = _mypy(_user_project(tmp_path / "user"), sys.executable)
+    _assert_only_the_planted_error(errors)
+
+
+def test_user_mypy_sees_the_wheel(wheel: Path, tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
+    )
+    python = str(venv / "bin" / "python")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps",
+         "--no-index", str(wheel)],
+        check=True,
+        timeout=300,
+    )  # fmt: skip
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True, timeout=60,
+    ).stdout.strip()  # fmt: skip
+    # The wheel's dependencies: this environment's site-packages, after the venv's own.
+    (Path(site) / "_test_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    where = subprocess.run(
+        [python, "-c", "import shedproto; print(shedproto.__file__)"],
+        cwd=tmp_path, capture_output=True, text=True, check=True, timeout=60,
+    ).stdout.strip()  # fmt: skip
+    assert Path(where).is_relative_to(venv)
+    errors, log = _mypy(_user_project(tmp_path / "user"), python)
+    _assert_only_the_planted_error(errors)
+    assert f"{Path(where).parent}/servers/host_agent/__init__.py" in log  # the wheel's copy
+
+
+def test_the_install_adds_no_top_level_project_folders(tmp_path: Path) -> None:
+    names = ["tests", "benchmarks", "servers", "clients", "src"]
+    probe = "import sys, importlib.util as u; print([n for n in sys.argv[1:] if u.find_spec(n)])"
+    result = subprocess.run(
+        [sys.executable, "-c", probe, *names],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert result.stdout.strip() == "[]"
 
 
 def test_only_shedproto_at_top_level(wheel_names: list[str]) -> None:

@@ -1,12 +1,26 @@
+"""The pytest plugin: loaded through its entry point, free until used, sync twins that work."""
+
 from __future__ import annotations
 
+import inspect
 import os
 import stat
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
 
+import shedproto.testing
+from shedproto.clients.agents_host import BlockingAgentsHostClient
+from shedproto.clients.herdr import BlockingHerdrClient
+from shedproto.clients.host_agent import BlockingApprovalConsumer, read_status
+from shedproto.hostagent import ApprovalRequest
 from shedproto.servers import max_socket_path_bytes
+from shedproto.servers.herdr import HerdrServer
+from shedproto.servers.host_agent import HostAgentServer
+from shedproto.testing import RunningAgentsHost, ServerThread, make_command
 
 
 def test_short_socket_dir_is_private_short_and_fresh(short_socket_dir: Path) -> None:
@@ -22,3 +36,108 @@ def test_plugin_is_loaded_through_the_entry_point(pytestconfig: pytest.Config) -
     plugin = pytestconfig.pluginmanager.get_plugin("shedproto")
     assert plugin is not None
     assert plugin.__name__ == "shedproto.testing"
+
+
+HEAVY = ("shedproto.servers", "shedproto.clients", "anyio", "pyte", "trio")
+
+
+def test_loading_the_plugin_imports_no_server_client_anyio_or_pyte(tmp_path: Path) -> None:
+    probe = (
+        "import sys, shedproto.testing\n"
+        f"heavy = {HEAVY!r}\n"
+        "print(sorted(m for m in sys.modules\n"
+        "             if any(m == h or m.startswith(h + '.') for h in heavy)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_lazy_names_resolve_and_unknown_names_raise() -> None:
+    from shedproto.testing._agentshost import EchoDriver
+
+    assert shedproto.testing.EchoDriver is EchoDriver
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        _ = shedproto.testing.nope
+
+
+def test_every_async_fixture_has_a_sync_twin() -> None:
+    fixtures = [n for n in shedproto.testing.__all__ if not n.startswith(("running_", "serve_"))]
+    asynchronous = [
+        name
+        for name in fixtures
+        if inspect.isasyncgenfunction(inspect.unwrap(getattr(shedproto.testing, name)))
+    ]
+    assert sorted(asynchronous) == ["agents_host", "herdr_server", "host_agent_server"]
+    for name in asynchronous:
+        assert f"{name}_sync" in shedproto.testing.__all__
+
+
+FILE = "test_user.py"
+PLAIN_TESTS = """
+def test_asks_for_the_async_fixture(host_agent_server):
+    pass
+
+
+def test_next_one_still_sets_up(short_socket_dir):
+    assert short_socket_dir.is_dir()
+"""
+
+
+def test_a_plain_test_asking_for_an_async_fixture_gets_one_line_naming_the_sync_twin(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / FILE).write_text(PLAIN_TESTS, encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-W", "error", "-p", "no:cacheprovider", "-rA", FILE],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 1, result.stdout
+    assert "1 passed, 1 error" in result.stdout, result.stdout
+    assert "use 'host_agent_server_sync'" in result.stdout
+    assert "PASSED test_user.py::test_next_one_still_sets_up" in result.stdout
+    assert "Traceback" not in result.stdout
+
+
+def test_host_agent_server_sync_from_a_plain_test(
+    host_agent_server_sync: ServerThread[HostAgentServer],
+) -> None:
+    handle = host_agent_server_sync
+    agent = handle.server
+    handle.call(agent.set_policy, "ssh-agent", "shed-desktop")
+    assert read_status(agent.socket_dir).gate_namespaces == ("ssh-agent",)
+    with BlockingApprovalConsumer.connect(agent.socket_dir, client_name="t") as consumer:
+        handle.call(lambda: agent.wait_for_consumer(client_name="t"))
+        decision = handle.start(agent.request_approval, "ssh-agent", "sign", "web")
+        item = consumer.receive(timeout=10)
+        while not isinstance(item, ApprovalRequest):
+            item = consumer.receive(timeout=10)
+        consumer.approve(item, scope="once")
+        assert decision.result(timeout=10).approved is True
+
+
+def test_herdr_server_sync_from_a_plain_test(herdr_server_sync: ServerThread[HerdrServer]) -> None:
+    client = BlockingHerdrClient.for_socket(herdr_server_sync.server.path)
+    assert client.runtime_status().compatible is True
+
+
+def test_agents_host_sync_from_a_plain_test(
+    agents_host_sync: ServerThread[RunningAgentsHost],
+) -> None:
+    host = agents_host_sync.server
+    with BlockingAgentsHostClient.connect(host.socket) as client:
+        result = client.submit(make_command(host.owner_did, "sync-1"), wait=True, timeout=30)
+    assert result.receipt is not None
+    assert result.receipt.status == "succeeded"
+    assert agents_host_sync.call(lambda: host.driver.calls) == [("prompt", "s1", "prompt sync-1")]
+    assert threading.active_count() >= 2  # the server's loop thread is still up

@@ -33,6 +33,7 @@ import logging
 import math
 import os
 import socket
+import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
@@ -41,6 +42,8 @@ from pathlib import Path
 
 import anyio
 import anyio.abc
+import anyio.from_thread
+import anyio.lowlevel
 from anyio.abc import SocketAttribute
 
 from shedproto import __version__
@@ -320,6 +323,8 @@ class HostAgentServer:
         """The expiry task's current sleep (``None`` when the task is not running)."""
         self._expiry_at = math.inf
         """When the expiry task wakes next; no pending approval may be due before it."""
+        self._loop: tuple[anyio.lowlevel.EventLoopToken, int] | None = None
+        """The serving event loop and its thread while :meth:`serve` runs (for :meth:`shutdown`)."""
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -334,6 +339,7 @@ class HostAgentServer:
 
         """
         self.started_at = _now_ts()
+        self._loop = (anyio.lowlevel.current_token(), threading.get_ident())
         try:
             async with anyio.create_task_group() as expiry:
                 expiry.start_soon(self._expire_approvals)
@@ -353,12 +359,27 @@ class HostAgentServer:
             if bind_error is None:
                 raise
             raise bind_error from None
+        finally:
+            self._loop = None
 
     def shutdown(self) -> None:
         """Stop both sockets, close every consumer and fail pending approvals closed.
 
-        Safe to call more than once and before :meth:`serve` started.
+        Safe to call more than once, before :meth:`serve` started, and from any
+        thread: called outside the serving event loop's thread (plain code
+        beside a blocking portal, a test thread), it runs on that loop and
+        returns once done.
         """
+        loop = self._loop
+        if loop is not None and loop[1] != threading.get_ident():
+            try:
+                anyio.from_thread.run_sync(self._shutdown_in_loop, token=loop[0])
+            except anyio.RunFinishedError:  # the loop ended meanwhile: nothing left to wake
+                self._shutdown_in_loop()
+            return
+        self._shutdown_in_loop()
+
+    def _shutdown_in_loop(self) -> None:
         self._stopping = True
         for consumer in list(self._consumers.values()):
             consumer.hangup()

@@ -1,64 +1,100 @@
 """The shedproto pytest plugin (registered as the ``pytest11`` entry point ``shedproto``).
 
-Fixtures:
+Fixtures. *sync* ones work in a plain ``def test_...`` (and in async tests);
+*async* ones need an ``async def`` test run by the anyio pytest plugin, and
+each has a ``<name>_sync`` twin that serves the same server from a
+background thread. Asking for an async fixture from a plain test fails at
+setup with a message naming its twin.
 
-* ``short_socket_dir``: a fresh private directory under ``/tmp`` with a short
-  path, so socket paths stay well under the AF_UNIX limit (107 bytes on
-  Linux) that pytest's deep ``tmp_path`` can exceed. Removed afterwards.
-* ``host_agent_server``: a running reference shed-host-agent
+* ``short_socket_dir`` (sync): a fresh private directory under ``/tmp`` with
+  a short path, so socket paths stay well under the AF_UNIX limit (107 bytes
+  on Linux) that pytest's deep ``tmp_path`` can exceed. Removed afterwards.
+* ``host_agent_server`` (async) / ``host_agent_server_sync`` (sync): a
+  reference shed-host-agent
   (:class:`shedproto.servers.host_agent.HostAgentServer`) on a private
-  socket directory; async tests only.
-
-* ``desktop_server`` / ``desktop_server_factory``: a running reference
-  shed-desktop control socket (Tauri dialect in test mode by default; the
-  factory takes ``dialect``, ``test_mode``, ``model``, ...), served from a
-  background thread so plain and async tests can use it; seed and inspect
-  ``.model``. ``running_desktop_server(path, ...)`` is the same as a
-  context manager.
-
-* ``herdr_server``: a running herdr reference server
-  (:class:`shedproto.servers.herdr.HerdrServer`, protocol 21, ``/bin/sh``
-  panes on real PTYs) on a private socket; async tests only.
-
-* ``agents_host_dirs``: private agents-host state and lock directories and
-  the environment mapping (``XDG_STATE_HOME``, ``CF_AGENTS_HOST_LOCK_DIR``)
-  that selects them. ``command_ledger``: an empty durable command ledger
-  (:class:`shedproto.servers.connector.CommandLedger`) inside them.
-
-* ``claude_projects``: a private Claude config directory whose ``write``
-  adds transcripts in Claude Code's real layout
+  socket directory (``.socket_dir``).
+* ``herdr_server`` (async) / ``herdr_server_sync`` (sync): a herdr reference
+  server (:class:`shedproto.servers.herdr.HerdrServer`, protocol 21,
+  ``/bin/sh`` panes on real PTYs) on a private socket (``.path``).
+* ``agents_host`` (async) / ``agents_host_sync`` (sync): a reference
+  agents-host (socket API, SQLite target) with one ``echo`` source served by
+  the in-memory ``EchoDriver`` (:class:`RunningAgentsHost`: ``socket``,
+  ``owner_did``, ``driver``); ``make_command`` builds commands for it.
+* ``desktop_server`` / ``desktop_server_factory`` (sync, also fine in async
+  tests): a reference shed-desktop control socket (Tauri dialect in test mode
+  by default; the factory takes ``dialect``, ``test_mode``, ``model``, ...)
+  served from a background thread; seed and inspect ``.model``.
+* ``agents_host_dirs`` (sync): private agents-host state and lock directories
+  and the environment mapping (``XDG_STATE_HOME``, ``CF_AGENTS_HOST_LOCK_DIR``)
+  that selects them. ``command_ledger`` (sync): an empty durable command
+  ledger (:class:`shedproto.servers.connector.CommandLedger`) inside them.
+* ``claude_projects`` (sync): a private Claude config directory whose
+  ``write`` adds transcripts in Claude Code's real layout
   (``projects/<encoded cwd>/<uuid>.jsonl``), for the ``claude-agent-sdk``
   driver's ``configDir``.
 
-* ``agents_host``: a running reference agents-host (socket API, SQLite
-  target) with one ``echo`` source served by the in-memory ``EchoDriver``;
-  yields a ``RunningAgentsHost`` (``socket``, ``owner_did``, ``driver``);
-  async tests only. ``make_command`` builds commands for it.
+A sync twin yields a :class:`ServerThread`: ``.server`` is the running server
+(read its attributes directly); ``.call(fn, *args)`` runs ``fn`` (sync or
+async) on the server's loop and returns its result; ``.start(fn, *args)``
+starts a coroutine there and returns a :class:`concurrent.futures.Future`.
+Outside pytest, ``running_host_agent()``, ``running_herdr_server()`` and
+``running_agents_host()`` are the same servers as async context managers,
+and ``serve_in_thread(running_...)`` runs one in a thread.
 
-Protocol issues add their reference-server fixtures here.
+Lazy by design: pytest imports this plugin in every session of every
+environment shedproto is installed in, so loading it must cost nothing. A
+fixture module here imports only pytest, the standard library and typing
+helpers at the top; the server it runs (and anyio, pyte, the protocol cores)
+is imported inside the fixture or helper body, and names used only in
+annotations come from ``if TYPE_CHECKING:`` imports. Helpers that need heavy
+imports at module level (``EchoDriver``) live in their own module and are
+listed in ``_LAZY`` below, which ``__getattr__`` imports on first use.
+``tests/test_plugin.py`` fails if loading the plugin imports
+``shedproto.servers``, ``shedproto.clients``, anyio or pyte.
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ._agentshost import EchoDriver, RunningAgentsHost, agents_host, make_command
-from ._connector import agents_host_dirs, command_ledger
-from ._desktop import desktop_server, desktop_server_factory, running_desktop_server
+from ._agentshost_fixtures import (
+    RunningAgentsHost,
+    agents_host,
+    agents_host_sync,
+    running_agents_host,
+)
+from ._connector import AgentsHostDirs, agents_host_dirs, command_ledger
+from ._desktop import (
+    RunningDesktopServer,
+    desktop_server,
+    desktop_server_factory,
+    running_desktop_server,
+)
 from ._drivers import ClaudeProjects, claude_projects
-from ._herdr import herdr_server
-from ._hostagent import host_agent_server
+from ._herdr import herdr_server, herdr_server_sync, running_herdr_server
+from ._hostagent import host_agent_server, host_agent_server_sync, running_host_agent
+from ._threaded import ServerThread, serve_in_thread
+
+if TYPE_CHECKING:
+    from ._agentshost import EchoDriver, make_command
 
 __all__ = [
+    "AgentsHostDirs",
     "ClaudeProjects",
     "EchoDriver",
     "RunningAgentsHost",
+    "RunningDesktopServer",
+    "ServerThread",
     "agents_host",
+    "agents_host_sync",
     "make_command",
     "agents_host_dirs",
     "claude_projects",
@@ -66,10 +102,26 @@ __all__ = [
     "desktop_server",
     "desktop_server_factory",
     "herdr_server",
+    "herdr_server_sync",
     "host_agent_server",
+    "host_agent_server_sync",
+    "running_agents_host",
     "running_desktop_server",
+    "running_herdr_server",
+    "running_host_agent",
+    "serve_in_thread",
     "short_socket_dir",
 ]
+
+_LAZY = {"EchoDriver": "._agentshost", "make_command": "._agentshost"}
+"""Public names whose modules import heavy dependencies: imported on first attribute access."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module, __name__), name)
 
 
 @pytest.fixture
@@ -80,3 +132,27 @@ def short_socket_dir() -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_fixture_setup(
+    fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest
+) -> None:
+    """Fail with one clear line when a plain test asks for one of this plugin's async fixtures.
+
+    The message names the ``_sync`` twin. Any other fixture is left to pytest
+    and the anyio plugin (which runs async fixtures for anyio tests).
+    """
+    func = fixturedef.func
+    if (
+        (inspect.isasyncgenfunction(func) or inspect.iscoroutinefunction(func))
+        and getattr(func, "__module__", "").startswith(f"{__name__}.")
+        and "anyio_backend" not in request.fixturenames
+    ):
+        name = fixturedef.argname
+        pytest.fail(
+            f"{request.node.name!r} is a plain (sync) test but asked for the async fixture "
+            f"{name!r}: use {name + '_sync'!r} (the server in a background thread) or make "
+            "the test `async def` with the anyio pytest plugin",
+            pytrace=False,
+        )

@@ -6,9 +6,7 @@
   tests can check per-session ordering. ``gate`` (an ``anyio.Event``) holds
   prompts until set; ``fail`` makes operations raise.
 * :func:`make_command` -- a valid command object for an owner.
-* ``agents_host`` -- a pytest fixture: a running host (:class:`RunningAgentsHost`)
-  with one ``echo`` source served by :class:`EchoDriver`, on a private socket
-  and private state and lock directories (async tests).
+* The ``agents_host`` fixtures that run a host on it are in ``_agentshost_fixtures``.
 * ``python -m shedproto.testing._agentshost`` -- a minimal ACP agent on
   stdio using only the standard library (``initialize``, ``session/new``,
   ``session/load``, ``session/list``, ``session/prompt`` echoing the text,
@@ -18,18 +16,11 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sys
-import tempfile
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.abc
-import pytest
 
 from shedproto.agentshost import (
     CommandExecutionResult,
@@ -50,8 +41,6 @@ from shedproto.connector import (
 __all__ = [
     "AGENTS_HOST_OWNER",
     "EchoDriver",
-    "RunningAgentsHost",
-    "agents_host",
     "make_command",
     "serve_echo_agent",
 ]
@@ -216,82 +205,6 @@ class EchoDriver:
     ) -> CommandExecutionResult:
         """Unsupported."""
         return unsupported("set-config-option", self.source.id)
-
-
-@dataclass
-class RunningAgentsHost:
-    """What the ``agents_host`` fixture yields: the socket, the run, the echo driver, the owner."""
-
-    socket: Path
-    run: Any
-    owner_did: str
-
-    @property
-    def driver(self) -> EchoDriver:
-        """The ``echo`` source's driver (inspect ``calls``, set ``gate`` or ``fail``)."""
-        assert self.run.host is not None
-        driver = self.run.host.sources["echo"].driver
-        assert isinstance(driver, EchoDriver)
-        return driver
-
-
-@pytest.fixture
-async def agents_host() -> AsyncIterator[RunningAgentsHost]:
-    """Yield a running agents-host with an ``echo`` source (:class:`EchoDriver`).
-
-    Connect with ``AgentsHostClient.connect(host.socket)``; commands need
-    ``owner_did`` (:func:`make_command` builds them). Teardown stops the host
-    gracefully and removes its directories.
-    """
-    from shedproto.connector import AgentsHostCliOptions, parse_agents_host_config
-    from shedproto.servers.agents_host import HostRun, run_host
-
-    root = Path(tempfile.mkdtemp(prefix="sp-ah-", dir="/tmp"))
-    os.chmod(root, 0o700)
-    (root / "operator.key").write_bytes(b"test")
-    run = HostRun(
-        cli=AgentsHostCliOptions(
-            config_path=str(root / "agents.jsonc"),
-            api_url="http://localhost:8000",
-            identity_path=str(root / "operator.key"),
-            space="did:key:z6MkTestSpace",
-        ),
-        config=parse_agents_host_config(
-            {
-                "schema": "commonfabric.agents-host.config",
-                "ownerDid": AGENTS_HOST_OWNER,
-                "collectionIntervalMs": 0,
-                "sources": [{"id": "echo", "driver": "acp", "enabled": True, "command": ["-"]}],
-            }
-        ),
-        env={"XDG_STATE_HOME": str(root / "state"), "CF_AGENTS_HOST_LOCK_DIR": str(root / "run")},
-        socket_path=str(root / "h.sock"),
-        driver_factory=EchoDriver,
-        out=lambda line: None,
-        err=lambda line: None,
-        handle_signals=False,
-    )
-    status: list[int] = []
-    try:
-        async with anyio.create_task_group() as tg:
-
-            async def main() -> None:
-                status.append(await run_host(run))
-                run.ready.set()
-
-            tg.start_soon(main)
-            with anyio.fail_after(30):
-                await run.ready.wait()
-            if status:
-                raise RuntimeError(f"the agents-host fixture failed to start (exit {status[0]})")
-            try:
-                yield RunningAgentsHost(
-                    socket=root / "h.sock", run=run, owner_did=AGENTS_HOST_OWNER
-                )
-            finally:
-                run.stop_requested.set()
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 # --- a stdlib ACP echo agent ---------------------------------------------------------------

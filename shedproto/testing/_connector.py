@@ -8,10 +8,12 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from shedproto.servers.connector import CommandLedger
+if TYPE_CHECKING:
+    from shedproto.servers.connector import CommandLedger
 
 __all__ = ["AgentsHostDirs", "agents_host_dirs", "command_ledger"]
 
@@ -58,5 +60,7 @@ def command_ledger(agents_host_dirs: AgentsHostDirs) -> CommandLedger:
     Its file is ``<state>/commonfabric/agents-host/target-test.command-ledger.json``
     and does not exist until the first write.
     """
+    from shedproto.servers.connector import CommandLedger
+
     directory = agents_host_dirs.state_home / "commonfabric" / "agents-host"
     return CommandLedger.open(directory / "target-test.command-ledger.json")

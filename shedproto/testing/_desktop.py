@@ -3,7 +3,8 @@
 The server runs on its own event loop in a background thread (an anyio
 blocking portal), so the fixtures work in plain and async tests on any
 backend. Seed and inspect ``handle.model`` between calls: the server thread
-only touches it while answering a request.
+only touches it while answering a request. The server and anyio are imported
+when a server starts, not when the plugin loads.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from anyio.from_thread import start_blocking_portal
 
-from shedproto.desktop import Dialect, LaunchPolicy
-from shedproto.servers.desktop import DesktopModel, DesktopServer
+if TYPE_CHECKING:
+    from shedproto.desktop import Dialect, LaunchPolicy
+    from shedproto.servers.desktop import DesktopModel, DesktopServer
 
 __all__ = [
     "RunningDesktopServer",
@@ -42,21 +44,26 @@ class RunningDesktopServer:
 def running_desktop_server(
     path: str | os.PathLike[str],
     *,
-    dialect: Dialect | str = Dialect.TAURI,
+    dialect: Dialect | str = "tauri",
     test_mode: bool = True,
     model: DesktopModel | None = None,
     mock_base_url: str | None = None,
-    launch_policy: LaunchPolicy = LaunchPolicy.IGNORE_EXTRAS,
+    launch_policy: LaunchPolicy | None = None,
 ) -> Iterator[RunningDesktopServer]:
     """Run a reference server on ``path`` for the ``with`` block, then shut it down.
 
     The environment is not read: ``test_mode`` and ``mock_base_url`` are
-    taken as given.
+    taken as given. ``launch_policy`` defaults to ``LaunchPolicy.IGNORE_EXTRAS``.
 
     Raises:
         BindError: the socket path was refused (too long, in use, not a socket).
 
     """
+    from anyio.from_thread import start_blocking_portal
+
+    from shedproto.desktop import LaunchPolicy
+    from shedproto.servers.desktop import DesktopServer
+
     server = DesktopServer(
         path,
         dialect=dialect,
@@ -64,7 +71,7 @@ def running_desktop_server(
         test_mode=test_mode,
         mock_base_url=mock_base_url,
         env={},
-        launch_policy=launch_policy,
+        launch_policy=LaunchPolicy.IGNORE_EXTRAS if launch_policy is None else launch_policy,
         grace=0.5,
     )
     with start_blocking_portal() as portal:
@@ -93,12 +100,14 @@ def desktop_server_factory(short_socket_dir: Path) -> Iterator[DesktopServerFact
 
         def start(
             *,
-            dialect: Dialect | str = Dialect.TAURI,
+            dialect: Dialect | str = "tauri",
             test_mode: bool = True,
             model: DesktopModel | None = None,
             mock_base_url: str | None = None,
-            launch_policy: LaunchPolicy = LaunchPolicy.IGNORE_EXTRAS,
+            launch_policy: LaunchPolicy | None = None,
         ) -> RunningDesktopServer:
+            from shedproto.desktop import Dialect
+
             nonlocal count
             count += 1
             path = short_socket_dir / f"desktop-{Dialect(dialect).value}-{count}.sock"

@@ -10,8 +10,6 @@ from typing import Any
 
 import pytest
 
-from shedproto.drivers.claude import encode_project_name
-
 __all__ = ["ClaudeProjects", "claude_projects"]
 
 
@@ -36,6 +34,8 @@ class ClaudeProjects:
 
         ``mtime`` (seconds) sets the file time the inventory reports as ``lastModified``.
         """
+        from shedproto.drivers.claude import encode_project_name
+
         folder = self.config_dir / "projects" / encode_project_name(cwd)
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{session_id}.jsonl"

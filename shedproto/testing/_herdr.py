@@ -1,30 +1,37 @@
-"""The ``herdr_server`` fixture: a running herdr reference server with real PTY panes."""
+"""``herdr_server`` (async) and ``herdr_server_sync``: a herdr reference server with PTY panes."""
 
 from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import anyio
 import pytest
 
-from shedproto.servers.herdr import HerdrServer
+from ._threaded import ServerThread, serve_in_thread
 
-__all__ = ["herdr_server"]
+if TYPE_CHECKING:
+    from shedproto.servers.herdr import HerdrServer
+
+__all__ = ["herdr_server", "herdr_server_sync", "running_herdr_server"]
 
 
-@pytest.fixture
-async def herdr_server() -> AsyncIterator[HerdrServer]:
-    """Yield a running :class:`HerdrServer` (protocol 21) on a fresh short socket path.
+@asynccontextmanager
+async def running_herdr_server() -> AsyncIterator[HerdrServer]:
+    """Run a :class:`HerdrServer` (protocol 21) on a fresh short socket path for the block.
 
     Panes run ``/bin/sh`` in their PTYs. Point a client at ``server.path``
     (``AsyncHerdrClient.for_socket(server.path)``) or set
-    ``HERDR_SOCKET_PATH`` to it. On teardown the server stops, every pane
-    process is hung up and reaped, and the directory is removed. Needs the
-    anyio pytest plugin (an async test).
+    ``HERDR_SOCKET_PATH`` to it. On exit the server stops, every pane
+    process is hung up and reaped, and the directory is removed.
     """
+    import anyio
+
+    from shedproto.servers.herdr import HerdrServer
+
     directory = Path(tempfile.mkdtemp(prefix="hd-", dir="/tmp"))
     try:
         async with anyio.create_task_group() as tg:
@@ -36,3 +43,20 @@ async def herdr_server() -> AsyncIterator[HerdrServer]:
                 server.shutdown()
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture
+async def herdr_server() -> AsyncIterator[HerdrServer]:
+    """Yield a running :class:`HerdrServer` (see :func:`running_herdr_server`); async tests."""
+    async with running_herdr_server() as server:
+        yield server
+
+
+@pytest.fixture
+def herdr_server_sync() -> Iterator[ServerThread[HerdrServer]]:
+    """Yield a :class:`ServerThread` running :func:`running_herdr_server`; plain ``def`` tests.
+
+    Talk to it with ``BlockingHerdrClient.for_socket(handle.server.path)``.
+    """
+    with serve_in_thread(running_herdr_server) as handle:
+        yield handle

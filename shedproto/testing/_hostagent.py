@@ -1,33 +1,35 @@
-"""The ``host_agent_server`` fixture: a running reference shed-host-agent on a private directory."""
+"""``host_agent_server`` (async) and ``host_agent_server_sync``: a reference shed-host-agent."""
 
 from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from ._threaded import ServerThread, serve_in_thread
+
 if TYPE_CHECKING:
     from shedproto.servers.host_agent import HostAgentServer
 
-__all__ = ["host_agent_server"]
+__all__ = ["host_agent_server", "host_agent_server_sync", "running_host_agent"]
 
 
-@pytest.fixture
-async def host_agent_server() -> AsyncIterator[HostAgentServer]:
-    """Yield a running :class:`HostAgentServer` whose sockets live in a fresh short directory.
+@asynccontextmanager
+async def running_host_agent() -> AsyncIterator[HostAgentServer]:
+    """Run a :class:`HostAgentServer` on a fresh short directory for the ``async with`` block.
 
     Policies start as deny-all for every namespace (an empty config), the
     approval timeout is 25 s; change them through the server's API. Point
     clients at ``server.socket_dir`` (or set ``SHED_HOST_AGENT_SOCKET_DIR``
-    to it). On teardown the server is shut down, pending approvals fail
-    closed, and the directory is removed. Needs the anyio pytest plugin (an
-    async test).
+    to it). On exit the server is shut down, pending approvals fail closed,
+    and the directory is removed.
     """
-    import anyio  # imported lazily: loading the plugin stays cheap
+    import anyio
 
     from shedproto.servers.host_agent import HostAgentServer
 
@@ -41,3 +43,22 @@ async def host_agent_server() -> AsyncIterator[HostAgentServer]:
                 server.shutdown()
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture
+async def host_agent_server() -> AsyncIterator[HostAgentServer]:
+    """Yield a running :class:`HostAgentServer` (see :func:`running_host_agent`); async tests."""
+    async with running_host_agent() as server:
+        yield server
+
+
+@pytest.fixture
+def host_agent_server_sync() -> Iterator[ServerThread[HostAgentServer]]:
+    """Yield a :class:`ServerThread` running :func:`running_host_agent`; plain ``def`` tests.
+
+    ``handle.server.socket_dir`` is where clients connect; change the server
+    with ``handle.call(handle.server.set_policy, ...)`` and ask for an
+    approval with ``handle.start(handle.server.request_approval, ...)``.
+    """
+    with serve_in_thread(running_host_agent) as handle:
+        yield handle

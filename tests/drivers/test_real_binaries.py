@@ -17,14 +17,16 @@ from typing import Any
 
 import anyio
 import pytest
+from jsonschema.protocols import Validator
 
 from shedproto.connector import AgentSourceConfig, PromptPayload, StartPayload
 from shedproto.drivers.claude import transcript_path
 from shedproto.servers.agents_host import OperationOptions
 from shedproto.servers.drivers import ClaudeAgentSdkDriver, CodexAppServerDriver
+from tests._upstream_schema import problems as schema_problems
+from tests._upstream_schema import schema_validator
 
 from ._helpers import FAKE_CODEX, received
-from ._jsonschema import Schema
 from .conftest import CLAUDE_SDK_VERSION, CODEX_VERSION, real_prefix
 
 pytestmark = pytest.mark.real_binaries
@@ -133,11 +135,11 @@ def codex_schema(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def _schema(root: Path, name: str) -> Schema | None:
+def _schema(root: Path, name: str) -> Validator | None:
     for folder in (root, root / "v2", root / "v1"):
         path = folder / f"{name}.json"
         if path.exists():
-            return Schema(json.loads(path.read_text()))
+            return schema_validator(json.loads(path.read_text()))
     return None
 
 
@@ -237,7 +239,7 @@ def test_fake_app_server_frames_validate_against_the_real_schema(
     checked = 0
     for kind, frame in _fake_frames(scenario):
         if kind == "notification":
-            schema: Schema | None = notifications
+            schema: Validator | None = notifications
             value = {k: v for k, v in frame.items() if k != "emittedAtMs"}
         elif kind == "server-request":
             schema, value = requests, frame
@@ -246,9 +248,8 @@ def test_fake_app_server_frames_validate_against_the_real_schema(
         if schema is None or frame.get("method") in UNKNOWN_KINDS:
             continue
         checked += 1
-        problems += [
-            f"{kind} {frame.get('method', '')}: {p}" for p in schema.problems(_known(value))
-        ]
+        found = schema_problems(schema, _known(value))
+        problems += [f"{kind} {frame.get('method', '')}: {p}" for p in found]
     assert checked > 5
     assert problems == []
 
@@ -278,11 +279,12 @@ async def test_driver_requests_validate_against_the_real_schema(
     problems = []
     for frame in received(tmp_path / "codex.log"):
         if "method" in frame and "id" in frame:
-            problems += [f"{frame['method']}: {p}" for p in client.problems(frame)]
+            problems += [f"{frame['method']}: {p}" for p in schema_problems(client, frame)]
         elif frame.get("id") in methods and "result" in frame:
             schema = _schema(codex_schema, server_responses[methods[frame["id"]]])
             assert schema is not None
-            problems += [f"answer {frame['id']}: {p}" for p in schema.problems(frame["result"])]
+            found = schema_problems(schema, frame["result"])
+            problems += [f"answer {frame['id']}: {p}" for p in found]
     assert problems == []
 
 

@@ -14,13 +14,14 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from jsonschema import ValidationError
+from jsonschema.protocols import Validator
 
 from shedproto import herdr
 from shedproto.clients.herdr import codegen
 from shedproto.herdr import types as t
+from tests._upstream_schema import schema_validator
 from tests.conftest import SHARED, requires_shared
-
-from ._jsonschema import SchemaValidationError, validate
 
 SCHEMA_DIR = SHARED / "conformance" / "herdr"
 SCHEMAS = {
@@ -35,9 +36,14 @@ def _document(protocol: int) -> dict[str, Any]:
     return result
 
 
+@functools.cache
+def _validator(protocol: int, pointer: str) -> Validator:
+    return schema_validator(_document(protocol), pointer)
+
+
 def _check(protocol: int, section: str, value: Any) -> None:
-    document = _document(protocol)
-    validate(document, document["schemas"][section], value)
+    """Raise ``jsonschema.ValidationError`` unless ``value`` matches the schema of ``section``."""
+    _validator(protocol, f"/schemas/{section}").validate(value)
 
 
 @requires_shared
@@ -240,11 +246,11 @@ def test_error_and_event_examples_validate() -> None:
 
 @requires_shared
 def test_the_validator_can_fail() -> None:
-    with pytest.raises(SchemaValidationError):
+    with pytest.raises(ValidationError):
         _check(21, "request", {"id": 1, "method": "ping", "params": {}})
-    with pytest.raises(SchemaValidationError):
+    with pytest.raises(ValidationError):
         _check(21, "request", {"id": "1", "method": "ping"})
-    with pytest.raises(SchemaValidationError):
+    with pytest.raises(ValidationError):
         _check(20, "success_response", {"id": "1", "result": {"type": "pong", "version": "x"}})
 
 
@@ -312,12 +318,11 @@ def _from_schema(
 @given(data=st.data())
 def test_generated_instances_encode_to_schema_valid_json(tp: Any, data: st.DataObject) -> None:
     instance = data.draw(_instances(tp))
-    document = _document(21)
     encoded = json.loads(msgspec.json.encode(instance))
     if tp in (t.PongReply, t.WorkspaceCreatedReply):
         _check(21, "success_response", {"id": "x", "result": encoded})
     else:
-        validate(document, document["schemas"]["success_response"]["$defs"][tp.__name__], encoded)
+        _check(21, f"success_response/$defs/{tp.__name__}", encoded)
 
 
 _PARAMS = list(t.PROTOCOL_TABLES[21][1])
