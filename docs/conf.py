@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Iterator
 
 from docutils import nodes
@@ -14,6 +15,7 @@ import shedproto
 
 project = "shedproto"
 author = "the shedproto authors"
+copyright = "the shedproto authors"
 release = shedproto.__version__
 version = release
 
@@ -33,7 +35,6 @@ myst_heading_anchors = 3
 autodoc_default_options = {"members": True, "undoc-members": True, "member-order": "bysource"}
 autodoc_typehints = "description"
 autodoc_typehints_format = "short"
-autodoc_class_signature = "separated"
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 napoleon_use_ivar = True  # "Attributes:" sections as fields, not second descriptions of members
@@ -60,6 +61,20 @@ def _command_help(path: list[str], parser: argparse.ArgumentParser) -> Iterator[
                     yield from _command_help([*path, name], sub)
 
 
+DOCS_PATH = re.compile(r"``docs/([\w/.-]+)\.(?:rst|md)``")
+
+
+def _link_docs_paths(  # noqa: PLR0917 (the signature of the Sphinx event)
+    app: Sphinx, what: str, name: str, obj: object, options: object, lines: list[str]
+) -> None:
+    """Turn a docstring's ``docs/PAGE.md`` pointer into a link to that page.
+
+    Docstrings point at their decision pages by path, which reads well in the source; the
+    site shows the same pointer as a link.
+    """
+    lines[:] = [DOCS_PATH.sub(r":doc:`/\1`", line) for line in lines]
+
+
 class CliHelp(SphinxDirective):
     """``.. shedproto-cli-help::``: every command's ``--help``, read from the parser at build time.
 
@@ -82,5 +97,6 @@ class CliHelp(SphinxDirective):
 
 
 def setup(app: Sphinx) -> None:
-    """Register the CLI reference directive."""
+    """Register the CLI reference directive and the docstring link hook."""
     app.add_directive("shedproto-cli-help", CliHelp)
+    app.connect("autodoc-process-docstring", _link_docs_paths)
