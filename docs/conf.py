@@ -45,6 +45,8 @@ suppress_warnings = ["ref.python"]
 
 html_theme = "furo"
 html_title = f"shedproto {release}"
+html_static_path = ["_static"]
+html_css_files = ["shedproto.css"]
 pygments_style = "friendly"
 pygments_dark_style = "monokai"
 

@@ -1,4 +1,4 @@
-"""The agents-host connector core: a JSONC config, commands, receipts and the durable ledger."""
+"""The connector core: a JSONC config, commands, receipts and the durable ledger."""
 
 import tempfile
 import time
@@ -31,7 +31,9 @@ config = load_agents_host_config_text(CONFIG, "agents.jsonc")
 print(config.sources[0].id, config.collectionIntervalMs)  # defaults are filled in
 
 try:
-    load_agents_host_config_text(CONFIG.replace(b'"codex",', b'" Codex ",'), "agents.jsonc")
+    load_agents_host_config_text(
+        CONFIG.replace(b'"codex",', b'" Codex ",'), "agents.jsonc"
+    )
 except ConfigError as exc:
     print(exc)  # the real program's exact message
     assert 'must already be normalized as "codex"' in str(exc)
@@ -52,11 +54,14 @@ queue = [
 
 with tempfile.TemporaryDirectory(prefix="sp-", dir="/tmp") as tmp:
     state = Path(tmp) / "state"
-    with acquire_host_locks(Path(tmp) / "run" / "target.lock", f"{state}/ledger.json.lock"):
+    with acquire_host_locks(
+        Path(tmp) / "run" / "target.lock", f"{state}/ledger.json.lock"
+    ):
         ledger = CommandLedger.open(state / "ledger.json")
         for element in queue:
             command = decode_command(element)  # a dict or a JSON string
-            if not isinstance(command, Command):  # InvalidCommand: log, skip, no receipt
+            # an InvalidCommand is logged and skipped: no receipt
+            if not isinstance(command, Command):
                 print("skipped:", command.log_line)
                 continue
             now = iso_from_seconds(time.time())

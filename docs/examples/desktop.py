@@ -11,13 +11,17 @@ from shedproto.servers.desktop import CrazeSource, DesktopModel, DesktopServer
 
 
 async def main() -> None:
-    """Seed the app model, launch a tab and retry a craze.create whose answer was lost."""
+    """Seed the app model, launch a tab, retry a craze.create whose answer was lost."""
     model = DesktopModel()  # the app's state, seeded by you
     model.add_shed("prod", "web")
     model.add_machine("mini", craze=CrazeSource())
     with tempfile.TemporaryDirectory(prefix="sp-", dir="/tmp") as tmp:
         server = DesktopServer(
-            Path(tmp) / "shed.sock", dialect=Dialect.TAURI, model=model, test_mode=True, env={}
+            Path(tmp) / "shed.sock",
+            dialect=Dialect.TAURI,
+            model=model,
+            test_mode=True,
+            env={},
         )
         async with anyio.create_task_group() as tg:
             path = await tg.start(server.serve)

@@ -35,7 +35,8 @@ async def main() -> None:
                 assert "hello from w1:p1" in done.matched_line
 
                 read = await client.pane_read(pane, "visible")
-                assert "hello from w1:p1\n" in read.read.text  # what a user of the pane sees
+                # pane.read returns what a user of the pane sees
+                assert "hello from w1:p1\n" in read.read.text
 
                 await client.workspace_close(ws.workspace.workspace_id)
                 server.shutdown()

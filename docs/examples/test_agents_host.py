@@ -15,4 +15,5 @@ async def test_a_prompt_gets_a_receipt(agents_host):
         assert done.receipt is not None
         assert done.receipt.status == "succeeded"
         assert done.receipt.commandId == "cmd-01"
-    assert agents_host.driver.calls[-1][:2] == ("prompt", "s1")  # what the driver was asked
+    # what the echo driver was asked to do
+    assert agents_host.driver.calls[-1][:2] == ("prompt", "s1")

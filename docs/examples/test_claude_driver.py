@@ -1,4 +1,4 @@
-"""The claude-agent-sdk driver reading Claude Code transcripts written by the plugin's fixture."""
+"""The claude-agent-sdk driver reads Claude Code transcripts the plugin wrote."""
 
 import anyio
 import pytest
@@ -26,13 +26,17 @@ def entry(kind, uid, parent, cwd, text):
 
 @pytest.mark.anyio
 async def test_the_driver_lists_and_reads_a_session(claude_projects, tmp_path):
-    """Inventory finds the transcript with its custom title; a read skips the torn line."""
+    """The inventory finds the session and its title; a read skips a torn line."""
     cwd = str(tmp_path)
     claude_projects.write(
         cwd,
         SESSION,
         [
-            {"type": "custom-title", "customTitle": "Fix the parser", "sessionId": SESSION},
+            {
+                "type": "custom-title",
+                "customTitle": "Fix the parser",
+                "sessionId": SESSION,
+            },
             entry("user", "u1", None, cwd, "the parser drops the last line"),
             entry("assistant", "a1", "u1", cwd, "Looking at the framing code."),
             "{not json: a torn line is skipped",
@@ -51,7 +55,9 @@ async def test_the_driver_lists_and_reads_a_session(claude_projects, tmp_path):
         page = await driver.list_sessions()  # newest first
         snapshot = await driver.read_session(SESSION)
         await driver.stop()
-    assert [(s.nativeSessionId, s.title) for s in page.sessions] == [(SESSION, "Fix the parser")]
+    assert [(s.nativeSessionId, s.title) for s in page.sessions] == [
+        (SESSION, "Fix the parser")
+    ]
     assert [(m.role, m.id) for m in snapshot.normalizedMessages] == [
         ("user", "u1"),
         ("assistant", "a1"),

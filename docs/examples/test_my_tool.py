@@ -1,6 +1,6 @@
-"""Testing your own tool against the reference servers, with the shedproto pytest plugin.
+"""Testing your own tool against the reference servers with the pytest plugin.
 
-Installing shedproto registers the plugin: these fixtures need no import and no conftest.
+Installing shedproto registers the plugin: its fixtures need no import, no conftest.
 """
 
 import anyio
@@ -43,5 +43,7 @@ async def test_my_approval_ui_approves(host_agent_server):  # an async test (any
                 await consumer.approve(item, scope="per-request")
 
             tg.start_soon(approve_one)
-            decision = await host_agent_server.request_approval("ssh-agent", "sign", "web")
+            decision = await host_agent_server.request_approval(
+                "ssh-agent", "sign", "web"
+            )
     assert decision.approved
