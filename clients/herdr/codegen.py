@@ -6,32 +6,10 @@ Usage::
 
 Each SCHEMA is one ``herdr-api.schema.json`` (the file carries its own
 ``protocol`` number). The newest protocol's types get plain names; a type
-whose JSON differs in an older protocol (or that refers to such a type, or is
-a union holding one) gets a twin suffixed ``P<n>`` (``RequestP20``). The
+whose JSON differs in an older protocol gets a twin suffixed ``P<n>``. The
 output is deterministic, so ``--check`` (exit 1 on drift) keeps the committed
-module honest.
-
-Mapping rules (JSON Schema -> msgspec):
-
-* an object ``$def`` becomes a frozen :class:`~shedproto.LenientFrame`
-  Struct (herdr ignores unknown fields in both directions) with
-  ``omit_defaults=True``;
-* a field that is neither required nor given a schema ``default`` is omitted
-  when empty (``None``, ``[]``, ``{}``, ``False``, ``""``): that is serde's
-  ``skip_serializing_if`` and what schemars leaves without a default;
-* a field with a schema ``default`` is always written, as serde does, through
-  a ``default_factory`` (msgspec never omits a factory-made value);
-* a ``oneOf`` whose members share a ``const`` property becomes a tagged union
-  (one Struct per member, named ``<Tag><Suffix>``); an ``anyOf`` becomes a
-  plain union; a string ``enum`` becomes a ``Literal`` alias;
-* integer ``format``/``minimum``/``maximum`` and a string's ``pattern`` become
-  ``msgspec.Meta`` constraints (serde rejects them while parsing: integer
-  ranges, and the custom deserializer of ``PopupSize``); ``propertyNames`` and
-  ``maxProperties`` are not enforced, because herdr checks token maps in its
-  app layer with its own error codes (``invalid_metadata_token``, ...).
-
-The method -> result table (:data:`METHOD_RESULTS`) is not in the schema; it
-comes from the protocol digest (herdr's ``src/app/api`` handlers).
+module honest. The JSON Schema to msgspec mapping rules are in the
+documentation: ``docs/architecture/decisions/herdr.rst`` (*Generated types*).
 """
 
 from __future__ import annotations

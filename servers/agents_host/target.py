@@ -2,35 +2,11 @@
 
 :class:`AgentsHostTarget` is the interface the host needs (connector
 ``AgentFabricTarget``, spec sections 3.3, 5, 6 and 8.2); :class:`SqliteTarget`
-is the embedded default. The file is ``<stateDir>/target-<key>.agents-host.sqlite3``
-(the key is the connector's target key), created ``0600`` in the private
-state directory, in WAL mode with ``synchronous=NORMAL`` (a committed
-transaction survives a killed process; the command ledger, not the target,
-is the durable record of claims).
-
-Documents are stored as the exact JSON bytes the real host writes to its
-cells (msgspec encodings of the connector core's Structs), so a reader gets
-byte-compatible receipts, receipt index, health and session indexes.
-
-Tables: ``receipts`` (one row per command identity: the deterministic receipt
-location), ``documents`` (receipt index, health, the two session indexes),
-``manifests`` (a session's current manifest), ``commands`` (one append-only
-queue per producer, ``""`` for the owner's) and ``meta`` (the observation
-sequence). Each receipt and its index update commit in one transaction.
-
-Publishing a receipt validates only the new index row, not the whole index:
-the target remembers the exact bytes of the last receipt index it validated
-or wrote (with the owner and space they were validated for) and the parsed
-index. When the stored bytes are exactly those, they are known to parse to
-that index; any other bytes (another writer, a rolled-back transaction, a
-hand edit) are fully validated again, and a malformed index still refuses
-the publish with nothing written. An index whose new row or header would not
-validate is not remembered, so the next publish rejects it as before.
-
-Listeners registered with :meth:`SqliteTarget.subscribe` are called after
-each commit with ``(kind, value)``: ``("receipt", Receipt)``,
-``("health", Health)``, ``("sessions", SessionIndex)`` (the ``all`` index),
-``("command", (producer, seq))``.
+is the embedded default: ``<stateDir>/target-<key>.agents-host.sqlite3``,
+``0600``, WAL mode, documents stored as the exact JSON bytes the real host
+writes. The tables, the validation shortcut on publish and the listener
+events are described in the documentation: ``docs/protocols/agents-host.md``
+(*The local target*).
 """
 
 from __future__ import annotations

@@ -1,44 +1,12 @@
 """The durable command ledger file: :class:`CommandLedger`.
 
-Every mutation computes the next :class:`~shedproto.connector.LedgerState`
-in the core, then writes it durably, in this order:
-
-1. ensure the private directory (``0700``, checked with ``lstat``);
-2. write ``<path>.tmp-<pid>-<uuid>``, created with ``O_EXCL`` and mode
-   ``0600``, with a full write loop, and ``fsync`` it;
-3. ``rename`` it over ``<path>``;
-4. adopt the new state in memory (only now);
-5. ``fsync`` the directory.
-
-The temporary file is removed if anything fails before the rename, and the
-in-memory state is then unchanged; temp files of writers killed before their
-rename are removed by the next :meth:`CommandLedger.open`. A crash at any
-point leaves either the previous or the new generation on disk, never a torn
-file. The two-slot ``.previous`` scheme the real program uses on Windows is
-not implemented: this class needs an atomic ``rename``.
-
-**Group commit.** One ledger is shared by threads (the host calls it through
-``anyio.to_thread``). Mutations queue up in arrival order; the first caller
-to find no write in flight becomes the *leader*: it takes the whole queue,
-folds the changes in order onto the committed state, writes the result
-once, and wakes the others. Changes that arrive while a write is in flight
-wait for the next one, whose leader is one of their own callers. So:
-
-* every caller returns only after a durable write that holds its change
-  (or raises that write's error);
-* a failed write fails exactly the callers whose change it held, and leaves
-  the file and the in-memory state as they were for them; a change that is
-  invalid on its own (a receipt failing validation) fails only its caller
-  and never joins a write;
-* changes apply in arrival order, within a write and across writes (the later
-  ``put`` of a command wins);
-* **a generation is one durable write**: a write folding ``n`` changes
-  raises the generation by exactly 1, so generations on disk stay
-  consecutive (``generation + 1`` per committed write, as the spec says;
-  with one caller at a time that is one per mutation, as before);
-  ``recover`` always writes, a ``mark_published`` of a receipt that is not
-  pending writes nothing, and at ``MAX_SAFE_INTEGER`` every change fails
-  with ``command ledger generation is exhausted``.
+Every mutation computes the next :class:`~shedproto.connector.LedgerState` in
+the core, then writes it durably (``O_EXCL`` temp file, ``fsync``, ``rename``,
+directory ``fsync``); a crash leaves the previous or the new generation on
+disk, never a torn file. Threads share one ledger through group commit: one
+durable write per generation, each caller returns after the write that holds
+its change. The write order and the group-commit guarantees are described in
+the documentation: ``docs/protocols/connector.md`` (*Writing it durably*).
 """
 
 from __future__ import annotations

@@ -12,33 +12,10 @@ in-memory :class:`DesktopModel` that a test seeds and inspects::
         ...                      # drive it with shedproto.clients.desktop
         server.shutdown()
 
-Each connection is answered strictly in order, one request at a time
-(pipelined requests included); many connections are served concurrently and
-share the model. The model stands in for the app: a host can be made
-unreachable (``host_errors``), a machine asleep (``detail`` verbatim),
-sessions added by origin, craze answers lost or refused, dumps set.
-
-Choices the real app leaves to its environment, made here:
-
-* the implicit ``localhost`` machine exists; the known rc kinds are
-  :data:`DEFAULT_KINDS`; an absent ``host`` on ``rc.*``/``shed.*`` means the
-  first configured server, an unknown one is ``bad_request``
-  (``invalid-param`` on mac);
-* craze: the hub replays a request id's first answer for 10 minutes
-  (failures too; other params under the same id are ``bad_request``), then
-  keeps answering with a session that still runs; ``unavailable`` answers
-  are never recorded; a retry under an id whose outcome is unknown is held
-  (preflight refusals and ``unavailable`` keep it ``outcome_unknown``);
-* deadlines: a connection idle for :data:`IDLE_TIMEOUT` seconds between
-  requests is closed, and an answer that cannot be written within 30 s
-  (a peer that stopped reading) ends the connection; the real servers have
-  neither, so both are generous. Both ride one sliding deadline per
-  connection: no timer is armed per request;
-* ``roost.bootstrap`` takes ``model.bootstrap_seconds`` (default 0) within
-  ``model.bootstraps.budget`` (600 s): later requests on its connection wait,
-  other connections are answered meanwhile and refused for the same host;
-* ``SHED_*_MOCK_UNREACHABLE_HOSTS`` (test mode only) makes the named servers
-  unreachable, also when they are seeded after the server started.
+Each connection is answered strictly in order, one request at a time; many
+connections are served concurrently and share the model. The choices the
+real app leaves to its environment, made here, are in the documentation:
+``docs/architecture/decisions/desktop.rst`` (*The reference server*).
 """
 
 from __future__ import annotations

@@ -1,43 +1,10 @@
-r"""Pane screens for the reference server: a real terminal emulator per pane (pyte).
+"""Pane screens for the reference server: a real terminal emulator per pane (pyte).
 
-herdr runs a full terminal emulator (libghostty) per pane and answers
-``pane.read`` from its grid, so the agents' full-screen TUIs (cursor
-addressing, redraws, the alternate screen) read back as a user sees them. A
-line model cannot do that, hence an emulator: **pyte** is pure Python, small,
-VT100/VT220/xterm-compatible for everything TUIs draw with (cursor motion,
-erase, scroll regions, insert/delete, SGR with 256 and true colour, wide
-characters), and has no native parts. What pyte lacks and herdr has, this
-module adds on top of it:
-
-* **Scrollback.** Rows scrolled off the top of the primary screen are kept,
-  up to :data:`MAX_SCROLLBACK` rows, when the scroll region is the whole
-  screen (as in ghostty; a program scrolling a region makes no history).
-  ``ESC[3J`` clears them without touching the screen (xterm/ghostty);
-  ``ESC c`` clears everything.
-* **The alternate screen** (DECSET 47, 1047, 1049): a separate blank grid
-  with no scrollback; leaving it restores the primary grid (and, for 1049,
-  the cursor).
-* **Soft wraps.** A row the cursor auto-wrapped out of is marked, so
-  ``recent_unwrapped`` joins it with the next row into one logical line.
-  Erasing to the end of a row clears the mark.
-* **Resize.** Shrinking pushes rows above the cursor into scrollback (blank
-  rows below the cursor go first); growing pulls scrollback back down, as
-  ghostty and xterm do. Columns are cut or padded; soft-wrapped lines are not
-  reflowed (ghostty reflows them).
-* **Terminal replies.** Device-status and device-attribute queries
-  (``ESC[6n``, ``ESC[c``) are answered; :meth:`PaneScreen.take_replies` hands
-  the bytes to the server, which writes them to the program.
-
-Reads follow herdr (see :mod:`shedproto.herdr._screen` for the arithmetic):
-rows are trimmed of trailing whitespace, trailing blank rows are dropped,
-rows end with ``\\n``. ``format: "ansi"`` renders each row from the cells'
-attributes: an SGR sequence before every run whose style differs from the
-previous one (``ESC[0m`` first when leaving a styled run), one ``ESC[0m`` at
-the end of a row that ends styled. Colours come out as pyte stores them:
-the 16 named colours as ``30-37/90-97`` (``40-47/100-107``), every 256-colour
-and true-colour value as ``38;2;r;g;b`` (``48;2;…``); SGR attributes pyte
-does not keep (dim, hidden, underline styles) are lost. ``detection`` has no
-ANSI form (herdr answers it as text).
+pyte provides the VT100/xterm grid; this module adds what herdr's emulator has
+and pyte lacks: scrollback, the alternate screen, soft-wrap marks, resize and
+replies to terminal queries (:meth:`PaneScreen.take_replies`), plus herdr's
+text and ANSI renderings of a read. Each of these is described in the
+documentation: ``docs/architecture/decisions/herdr.rst`` (*Pane screens*).
 """
 
 from __future__ import annotations

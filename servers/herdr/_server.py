@@ -1,35 +1,12 @@
 """The herdr reference server: herdr's connection model over a real workspace model.
 
-Connection model (as herdr): one request per connection, read within 5 s
-and at most 1 MiB, answered with one line, then closed. ``events.subscribe``
-streams after its acknowledgement until the client closes or writes
-anything; waits hold the connection the same way. Every pane runs a real
-program on a PTY.
-
-Methods modelled: ``ping``, ``server.stop``, ``session.snapshot``;
-``workspace.{create,list,get,focus,rename,close}``;
-``tab.{create,list,get,focus,rename,close}``;
-``pane.{split,list,get,focus,rename,close,send_text,send_keys,send_input,read,
-wait_for_output,report_agent,layout}``; ``agent.{start,list,get,wait,prompt}``;
-``events.{subscribe,wait}``. Any other method of the protocol answers
-``not_implemented`` (herdr's own fallback code) with a message that names the
-method; nothing is ever faked. A handler that fails unexpectedly answers
-``internal_error``.
-
-Pane screens are terminal emulators (:mod:`._screen`, pyte): ``pane.read``
-and ``pane.wait_for_output`` see what a user of the pane would see, full-screen
-programs and the alternate screen included; terminal queries (cursor
-position, device attributes) are answered to the program.
-
-Where this server knowingly differs from herdr: the viewport never scrolls
-(``offset_from_bottom`` is always 0; ``pane.scroll_changed`` fires when
-scrollback grows, on resize and on alternate-screen switches); agent readiness is not
-detected (``agent.start`` answers once the command line is typed,
-``launch_pending`` stays false, agent status comes only from
-``pane.report_agent``); ``PaneInfo``/``AgentInfo`` carry the program's terminal title (raw and
-stripped of an activity glyph) but no presentation ``title``, labels or tokens;
-layout split ids are ``s<n>``; soft-wrapped lines are not reflowed on resize;
-keys use the legacy encoding even when a program asks for the kitty protocol.
+One request per connection, read within 5 s and at most 1 MiB, answered with
+one line, then closed; ``events.subscribe`` and the waits hold the connection.
+Every pane runs a real program on a PTY. Methods it does not model answer
+``not_implemented`` naming the method; a handler that fails unexpectedly
+answers ``internal_error``. The modelled methods and where this server
+knowingly differs from herdr are in the documentation:
+``docs/architecture/decisions/herdr.rst`` (*The reference server*).
 """
 
 from __future__ import annotations

@@ -9,42 +9,8 @@
 * Driver results: :class:`CommandExecutionResult`, :class:`SessionSummary`,
   :class:`SessionSnapshot`, :class:`SessionPage`.
 
-Decisions where the spec is silent or ambiguous
------------------------------------------------
-
-ACP driver
-
-* The client offers protocol version 1 (the SDKs' ``PROTOCOL_VERSION``) and
-  accepts only 1 back; another answer closes the connection with
-  ``VERSION_UNSUPPORTED``. ``initialize`` advertises no ``fs`` or
-  ``terminal`` capability, so ``fs/*`` and ``terminal/*`` requests are
-  refused with ``-32601``.
-* Permission requests are answered ``cancelled`` (the connector's driver);
-  ``allow-once`` / ``reject-once`` policies pick the matching option.
-* ``session/list`` and ``session/load`` are optional (the issue says "where
-  the agent supports it"; the real driver refuses to start without them):
-  without ``list`` the inventory is the sessions this driver created; without
-  ``load`` the source cannot ``read``.
-* ACP agents mint session ids, so ``start`` runs ``session/new`` and the
-  receipt's ``result`` carries ``nativeSessionId`` (the agent's) and
-  ``requestedSessionId`` (the command's); the refresh targets the agent's id.
-* A session created or loaded on this connection is not loaded again before
-  a prompt (its transcript is complete); otherwise ``session/resume`` when
-  advertised, else ``session/load``. Loads are serialised.
-* ``stopReason: cancelled`` is a ``failed`` receipt with code ``cancelled``;
-  a JSON-RPC error answer is ``failed`` / ``acp-prompt-failed``; other stop
-  reasons are ``succeeded`` with ``result.stopReason``.
-* ``initialize`` must be answered within 60 s (the only deadline: a silent
-  agent must not hang startup, which otherwise uses no timeouts).
-* Normalised messages: see :mod:`shedproto.agentshost._transcript`.
-
-Local target and socket API
-
-* Manifests carry their events inline in one chunk; hashes are ``sha256:``
-  of canonical JSON (sorted keys) and cannot equal Fabric's.
-* The socket refuses a command that fails validation (``invalid-command``)
-  instead of queueing it for the worker to skip; valid commands always go
-  through the queue.
+The decisions taken where the spec is silent or ambiguous are in the
+documentation: ``docs/architecture/decisions/agents-host.rst``.
 """
 
 from __future__ import annotations

@@ -1,36 +1,10 @@
 """The agents-host Unix-socket API: newline-delimited JSON requests, replies and events.
 
-This protocol is this library's own (the real host has no socket), designed
-like the other three: one compact JSON object per line, UTF-8, at most
-:data:`API_MAX_FRAME_BYTES` per line.
-
-Requests carry a client-chosen ``id`` (string or integer, echoed back) and an
-``op``; unknown fields are rejected (``invalid-request``) so a misspelt
-option never silently changes a request::
-
-    {"id":1,"op":"submit","command":{...},"producer":"workbench","wait":true}
-    {"id":2,"op":"receipt","commandId":"cmd-01"}
-    {"id":3,"op":"receipts","limit":20}
-    {"id":4,"op":"health"}
-    {"id":5,"op":"sessions","bucket":"all"}
-    {"id":6,"op":"session","key":"echo/sess-1"}
-    {"id":7,"op":"collect"}
-    {"id":8,"op":"subscribe","topics":["receipts","health","sessions"]}
-
-Every request gets exactly one reply, ``{"id":..,"ok":true,"result":{..}}``
-or ``{"id":..,"ok":false,"error":{"code":..,"message":..}}``; a line that is
-not a request is answered with ``id: null``. After ``subscribe`` the host
-also writes events, ``{"event":"receipt","data":<receipt>}`` (``health``:
-the health document, ``sessions``: the ``all`` session index), in commit
-order, interleaved with replies on the same connection.
-
-Error codes: ``parse-error`` (not JSON), ``invalid-request`` (wrong shape),
-``unknown-op``, ``frame-too-large`` (then the connection closes),
-``invalid-command`` (the command fails validation; it is not queued),
-``unknown-producer``, ``not-accepting`` (the host is stopping or runs
-``--once``), ``command-task-failed`` (a ``submit`` with ``wait`` whose command
-ended without a receipt, e.g. its id belongs to another session),
-``unavailable`` (the target failed).
+This protocol is this library's own (the real host has no socket): one
+compact JSON object per line, at most :data:`API_MAX_FRAME_BYTES` per line;
+every request gets exactly one reply, and ``subscribe`` adds events. The ops,
+replies, events and error codes are described in the documentation:
+``docs/protocols/agents-host.md`` (*The socket API*).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-r"""The Common Fabric agents-host connector core: config, CLI options, commands, receipts, ledger.
+"""The Common Fabric agents-host connector core: config, CLI options, commands, receipts, ledger.
 
 Everything here is pure: values and bytes in, typed results and exact bytes
 out. The file-level parts (durable ledger writes, process locks) live in
@@ -16,71 +16,8 @@ out. The file-level parts (durable ledger writes, process locks) live in
 * **Health**, **session index** shapes, the **target identity** and its
   directories, and the **command ledger** state (:class:`LedgerState`).
 
-Decisions where the spec is ambiguous or versions differ
---------------------------------------------------------
-
-* Newest behaviour wins: unversioned schema strings, ``ownerDid`` on the
-  config, commands and receipts, ``commandProducers``, the ``start`` command.
-* ``ownerDid`` (config) must be W3C DID syntax, untrimmed; any failure reads
-  ``configuration.ownerDid must be a DID`` (the only message seen upstream).
-* ``commandProducers`` messages were not seen upstream and follow the file's
-  style: ``configuration.commandProducers must be an array``,
-  ``configuration.commandProducers[<i>] must be an object``, ``... has an
-  unknown field: <key>``, ``...[<i>].id must be a lowercase token``
-  (``[a-z0-9][a-z0-9._-]*``, at most 128 characters, so ``_owner`` can never
-  clash), ``...[<i>].piece must be a non-empty string`` and
-  ``configuration has duplicate command producer id: <id>``. They are
-  checked after ``checkoutRoots`` and before duplicate source ids.
-* Source ids must already be trimmed and lowercase (README): ``" codex "``
-  fails with ``sources[0].id must already be normalized as "codex"``. An id
-  that is empty or not a string gives ``sources[<i>].id must be a non-empty
-  string``; a control character gives the shared helper's message
-  ``sourceId must not contain control characters``.
-* Within a source the checks run in field-table order, the ACP ``command``
-  requirement right after ``command``. ``checkoutRoots`` entries must start
-  with ``/`` (POSIX absolute). Output field order is the spec's table order.
-* JSONC: trailing commas are accepted (``@std/jsonc`` does), a leading BOM is
-  ignored, invalid UTF-8 is replaced (Deno's ``readTextFile``). Escaped lone
-  surrogates, which msgspec refuses, are accepted as ``JSON.parse`` does.
-* Numbers follow JavaScript: ``1e3`` and ``5.0`` are integers.
-* Commands: ``ownerDid`` must be a non-empty string (checked last, after
-  ``createdAt``: ``ownerDid must be a non-empty string``); equality with the
-  host's owner is the separate :func:`check_command_owner`, reason
-  ``command belongs to another owner: <id>``. ``command JSON is invalid:``
-  carries msgspec's text after ``SyntaxError:`` (V8's wording cannot be
-  reproduced). A JSON string that decodes to another string is decoded again,
-  as the real recursive parser does. A lone surrogate in an id reports
-  ``URI malformed`` (``encodeURIComponent`` throws).
-* ``start`` payload labels (not seen upstream): ``start text`` (<= 128 KiB),
-  ``start cwd``, ``start title`` (<= 512), ``start mode`` (<= 128) and
-  ``start surface is not supported``. A null optional field counts as
-  absent. ``set-config-option`` without ``value`` passes ``None``.
-* Lengths are JavaScript lengths (UTF-16 code units); trimming is
-  JavaScript's ``trim``; lowercasing is :meth:`str.lower` (equal to
-  ``toLowerCase`` except for a few context-sensitive letters).
-* Receipts carry ``ownerDid`` (required, ``<context> ownerDid must be a
-  string: <id>``) and ``producer`` (optional, must be a producer token,
-  ``<context> producer is invalid: <id>``). A wrong owner reads
-  ``<context> belongs to another owner: <id>``. As in the real code the
-  timestamp and ``providerOperationId`` messages carry no ``: <id>`` suffix.
-  ``result: {}`` is kept (an empty object is truthy in JavaScript).
-* Command identity: the ledger keys receipts by ``command_identity`` --
-  the command id for the owner's queue, ``producer + "\x00" + id`` for a
-  producer's queue -- so two queues may reuse an id. ``result`` is stored as
-  a plain JSON object, not an ``fvj1:`` string; integral floats are written
-  as integers, as JavaScript prints them.
-* Key order uses ``localeCompare`` (ICU root collation): exact for printable
-  ASCII, approximate beyond; JavaScript's array-index keys come first.
-* The receipt index link is ``{id, space, path}``; a local store may put its
-  relative path in ``id``. Its validation messages were not seen upstream and
-  are this library's.
-* Session index rows, sources and checkouts are sorted in ``localeCompare``
-  order too.
-* The API URL origin follows WHATWG for special schemes, IPv4/IPv6 and
-  non-special authorities; non-ASCII hosts use Python's IDNA 2003 codec, not
-  UTS 46 (they differ only for exotic labels).
-* Lock directory on Windows: ``LOCALAPPDATA ?? TEMP ?? TMP``, the first one
-  set is used even if blank (then the error), exactly as upstream.
+The decisions taken where the spec is ambiguous or versions differ are in the
+documentation: ``docs/architecture/decisions/connector.rst``.
 """
 
 from __future__ import annotations

@@ -1,34 +1,11 @@
-r"""The command ledger's pure state: file format, validation and operations.
+"""The command ledger's pure state: file format, validation and operations.
 
-The ledger file is UTF-8 JSON written as ``JSON.stringify(value, null, 2) +
-"\n"``::
-
-    {
-      "schema": "commonfabric.agent-connector.command-ledger",
-      "generation": 12,
-      "receipts": { "<key>": { ...receipt... } },
-      "pendingPublicationCommandIds": ["<key>"]
-    }
-
-Receipts are keyed by command identity (the command id for the owner's
-queue, ``producer + "\x00" + id`` for a producer's queue), both sorted in
-``localeCompare`` order. :class:`LedgerState` is immutable: every operation
-returns the next state with ``generation + 1``, which the file layer writes
-durably before it adopts it (``servers.connector.ledger``). A missing file is
-the empty ledger, generation 0. The file layer may fold several operations
-into one write and stamp the result with a single ``generation + 1``
-(:meth:`LedgerState.with_generation`).
-
-Encoding cost: the whole file is rewritten on every write, so
-:meth:`LedgerState.encode` does not re-sort and re-encode every receipt each
-time. A state keeps its keys in file order, and states derived from it by
-``put`` insert a new key with a binary search instead of sorting again; each
-stored receipt's indented JSON fragment is encoded once and shared by every
-later state that still holds that same receipt object. The bytes are exactly
-those of ``JSON.stringify(value, null, 2) + "\n"`` over the whole value (a
-differential test checks them against formatting the whole document).
-Stored receipts are treated as immutable: never mutate one in place (its
-``result`` dict included); store a new one with ``put``.
+:class:`LedgerState` is immutable: every operation returns the next state
+with ``generation + 1``, which the file layer (``servers.connector.ledger``)
+writes durably before it adopts it. Stored receipts are treated as immutable:
+never mutate one in place; store a new one with ``put``. The file format and
+the encoding cost are described in the documentation:
+``docs/protocols/connector.md`` (*The command ledger*).
 """
 
 from __future__ import annotations

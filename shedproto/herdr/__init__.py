@@ -1,4 +1,4 @@
-r"""herdr's JSON socket API (protocols 20 and 21), sans-IO.
+"""herdr's JSON socket API (protocols 20 and 21), sans-IO.
 
 herdr serves newline-delimited JSON on ``<config_dir>/herdr.sock``, one request
 per connection: the client writes ``{"id", "method", "params"}``, reads one
@@ -16,77 +16,8 @@ writes anything.
 * :func:`check_exact` is herdr's exact-equality version rule and
   :func:`check_methods` the looser per-method check.
 
-Decisions where the digest leaves room or the versions differ:
-
-1. **Names.** Wire names are the dotted ones (``workspace.create``); the Rust
-   identifiers of the seed article (``WorkspaceCreate``, ``RuntimeStatus``) are
-   not methods. ``RuntimeStatus`` is :class:`~shedproto.herdr.types.PongReply`.
-   Generated Struct names: ``<Method>Request``, ``<Tag>Reply`` for result
-   members (``PongReply``; ``Result`` is taken by schema defs such as
-   ``PaneReadResult``), ``<Kind>EventData``, ``<Kind>Subscription``,
-   ``<Kind>EventMatch``.
-2. **Versions.** Protocol 21 types have plain names; where protocol 20
-   differs (``workspace.close`` params, graphics params, integration targets,
-   ``pane_graphics_info``) the 20 twin is suffixed ``P20``. Both protocols
-   have all 91 methods; protocol numbers outside 20/21 raise
-   :class:`VersionMismatchError` rather than guessing shapes.
-3. **Omission.** Optional fields without a schema default are omitted when
-   empty; fields with a schema default are always written (serde with
-   ``#[serde(default)]`` and no ``skip_serializing_if``), so ``pong`` carries
-   ``"capabilities": null`` when absent, as herdr writes it. Field order is
-   herdr's Rust declaration order for the types herdr writes.
-4. **Parse failures** answer ``invalid_request`` with id ``""`` and the
-   message ``invalid request: <reason>``; the reason is msgspec's text, not
-   serde's (byte-identical serde messages are not reproducible). An unknown
-   method is :data:`~shedproto.ErrorCode.UNKNOWN_TYPE` locally, still
-   ``invalid_request`` on the wire (herdr has no ``method_not_found``).
-5. **Silent closes.** A line over 1 MiB, invalid UTF-8, a blank line, or no
-   complete line within 5 s close the connection without an answer;
-   :class:`ServerConnection` raises with no ``reply_hint`` for them. End of
-   stream before the newline is :class:`ConnectionClosed` (herdr drops such
-   a request), not an error.
-6. **Holding methods.** Bytes after the request line (even in the same
-   packet) or a half-close end an ``events.subscribe`` stream and drop the
-   answer of ``events.wait``/``agent.wait``/``agent.prompt``/
-   ``pane.wait_for_output`` (:class:`ClientGone`); for every other method
-   herdr never reads them and the core ignores them. herdr only notices them
-   when it probes the socket (before every stream round and event line, and
-   before every wait poll), so what it writes before its first probe still
-   goes out: a subscription's probe error or its ``subscription_started``
-   acknowledgement (then the stream ends with no event), a wait's
-   validation error (``invalid_regex``, ``agent_not_found``, ...) or a status
-   that already matches. The server state ``LEAVING`` allows exactly that
-   one answer.
-7. **Validation depth.** Integer ranges and string patterns (``PopupSize``'s
-   ``"80%"``) of the schema are enforced while decoding, as serde rejects
-   them while parsing; token-map key patterns and sizes are not, because
-   herdr checks those in its app layer with their own error codes.
-8. **Paths.** An empty ``HERDR_SOCKET_PATH`` counts as set (as in herdr); an
-   explicit session ``default`` means the default session; invalid
-   ``HERDR_SESSION`` values are ignored (``active_name()``).
-9. **Keys** are encoded with herdr's legacy (non-Kitty) keyboard encoding:
-   what a shell pane receives.
-10. **Pane reads** follow herdr's terminal reads (libghostty there, pyte in
-    the reference server; see :mod:`shedproto.servers.herdr._screen`). Rows
-    lose trailing whitespace, trailing blank rows are dropped, and every row
-    ends with ``\n`` (an empty read is ``""``). ``visible`` is the screen;
-    with ``lines`` it keeps the last ``lines`` lines (``truncated`` when some
-    were left out). ``recent`` reads ``lines`` rows (default 80) ending at the
-    lower of the cursor row and the last non-blank row, reaching into
-    scrollback; on the alternate screen it reads that screen only.
-    ``recent_unwrapped`` reads the same rows but joins soft-wrapped ones into
-    logical lines (the same trailing ``\n`` rule; upstream's unwrapped text
-    formatter was not visible, so this is the chosen reading). ``recent*``
-    are ``truncated`` whenever the terminal holds more rows than ``lines``
-    (herdr compares row counts, blank rows included). ``detection`` is
-    ``recent`` over one screen of rows and is always text, also for
-    ``format: "ansi"``. ``strip_ansi`` has no effect.
-11. **Bracketed paste.** ``pane.send_input`` wraps non-empty ``text`` in
-    ``ESC[200~`` … ``ESC[201~`` when the pane's program enabled DECSET 2004,
-    then sends the keys (validated before anything is written);
-    ``agent.start`` and ``agent.prompt`` type their text the same way and
-    send Enter separately after a short delay; ``pane.send_text`` is always
-    verbatim.
+The decisions taken where the digest leaves room or the versions differ are
+in the documentation: ``docs/architecture/decisions/herdr.rst``.
 """
 
 from __future__ import annotations

@@ -10,52 +10,11 @@ What is here (all pure: no sockets, clocks, environment or files):
 * :class:`AgentConnection` and :class:`ConsumerConnection`, h11-style;
 * :class:`ApprovalRegistry` (who the consumer is, what is pending, how each
   approval ends), :class:`EventRing` and the audit records;
-* :func:`parse_config`, the approval keys of ``extensions.yaml``.
+* :func:`parse_config`, the approval keys of ``extensions.yaml``;
 * :class:`IdSource`, uuid4-format frame ids from caller-supplied entropy.
 
-Decisions where the spec is ambiguous or the versions differ:
-
-1. ``decided_by`` on fail-closed follows the real code (the Rust unit
-   ``disconnect_fails_inflight_approval``), not its doc comments: absent for
-   no consumer and timeout, ``"user"`` for disconnect and supersede.
-2. Inbound ``v`` is never read (it is not even a Struct field); outbound
-   frames get ``"v":2`` spliced in front of the tag, which gives the real
-   key order ``v, type, id, ts``.
-3. Unknown fields are ignored in both directions (both real peers do);
-   missing fields are zero-filled like Go/serde defaults. A missing
-   ``decision`` is therefore ``""``, which denies at once.
-4. On the agent side an *empty* first line is "not hello" (the real readers
-   hand it to the JSON decoder, which fails); empty lines after the
-   handshake are skipped.
-5. The 1 MiB cap counts the newline, as the real agent's does: a line body
-   of 1,048,575 bytes passes, one more byte disconnects. A CR before the LF
-   counts toward the body.
-6. Lines that arrive in the same chunk as the hello are delivered after it
-   and handled after the ack (the real read loop starts after promotion).
-7. The consumer side uses the same framing; a frame it does not expect in
-   its state (anything before the accepted ack, anything after being
-   superseded) is a :class:`LineSkipped`, never an error.
-8. ``hello_ack.namespaces``/``gate_namespaces``: an empty tuple is stored as
-   ``None`` so that it encodes as ``null``, as the real agent writes it.
-9. The RC hub text line for an ``addr`` is not pinned by any golden; it is
-   rendered ``RC hub:   <state> (<addr>)``. Only ``disabled`` is confirmed.
-10. LiveStatus ``policies`` keys are always sorted on encode (a BTreeMap in
-    the real agent), whatever order the mapping was built in.
-11. ``approval_request.expires_at`` is whole seconds: ``floor(now) + timeout``,
-    truncated, as Go's RFC 3339 formatting does.
-12. A policy other than the three (``biometrics``, which needs Touch ID)
-    denies in the reference agent: fail closed. An unknown policy name in
-    the config is a :class:`ConfigError`; a non-positive or invalid
-    ``approval_timeout`` too (the Go validation), before anything is bound.
-13. The denial audit record carries ``code: APPROVAL_DENIED`` only for
-    docker (per the spec's table); ssh and aws denials carry no code, as the
-    golden shows for ssh.
-14. ``credential.get``: the consumer refuses to send it unless the accepted
-    ack advertises ``credential.get`` (the fixtures' ``unsupported`` state),
-    and refuses a CSR over 16384 bytes or with private-key markers.
-15. ``credential.response`` is mapped to a token, a certificate or a refusal
-    by :func:`classify_credential`, following the fixtures' rules (error
-    first, then server, mode, expiry, arm shape and size caps).
+The decisions taken where the spec is ambiguous or the versions differ are
+in the documentation: ``docs/architecture/decisions/host-agent.rst``.
 """
 
 from __future__ import annotations

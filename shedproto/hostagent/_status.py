@@ -97,7 +97,7 @@ class StatusSchemaError(RemoteProtocolError):
     """The agent speaks another LiveStatus schema; ``schema`` holds the number it sent.
 
     ``code`` is ``VERSION_UNSUPPORTED``; the message is the real CLI's text
-    (without its ``status: `` prefix).
+    (without its ``status:`` prefix).
     """
 
     schema: int
