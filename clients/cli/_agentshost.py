@@ -53,7 +53,7 @@ def register(subparsers: Any) -> None:
         help="resolve agents-host command-line options (with CF_* fallbacks)",
         description="Resolve ARGS as `agents-host run` would (the real host's parser, "
         "messages and CF_* fallbacks); exit 1 with the message run would print. --json "
-        "(anywhere before --) prints the result as JSON.",
+        "prints the result as JSON; a leading -- is ignored.",
         prefix_chars="+",  # every token goes to the spec-exact parser
         add_help=False,
         epilog="examples:\n  shedproto agents-host check-options --config agents.jsonc --once\n"
@@ -121,6 +121,8 @@ def _check_options(args: argparse.Namespace) -> int:
     try:
         extras, argv = split_extra_options(args.argv, flags=("json",))
         args.json = bool(extras.get("json"))
+        if argv[:1] == ["--"]:  # the separator older versions needed
+            argv = argv[1:]
         result = parse_agents_host_cli_options(argv, os.environ, cwd=os.getcwd())
     except CliOptionsError as exc:
         return fail(args, exc.code.value, exc.message)

@@ -41,6 +41,7 @@ class CliParser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
         super().__init__(*args, **kwargs)
+        self._parsing = False
         self.set_defaults(command_parser=self)  # the innermost command's parser wins
 
     def error(self, message: str) -> NoReturn:
@@ -52,8 +53,21 @@ class CliParser(argparse.ArgumentParser):
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
-        """Parse like argparse, but arguments nobody recognized are this parser's usage error."""
-        parsed, extras = super().parse_known_args(args, namespace)
+        """Parse like argparse, but arguments nobody recognized are this parser's usage error.
+
+        A command without sub-commands parses intermixed, so ``call OP --socket S k=v``
+        keeps ``k=v`` after an option.
+        """
+        if self._parsing:  # argparse's intermixed parse calls back in; let it work
+            return super().parse_known_args(args, namespace)
+        self._parsing = True
+        try:
+            if any(a.nargs in (argparse.PARSER, argparse.REMAINDER) for a in self._actions):
+                parsed, extras = super().parse_known_args(args, namespace)
+            else:
+                parsed, extras = super().parse_known_intermixed_args(args, namespace)
+        finally:
+            self._parsing = False
         if extras:
             self.error(f"unrecognized arguments: {' '.join(extras)}")
         return parsed, extras
