@@ -5,9 +5,10 @@
   exits 2; unrecognized arguments are reported by the innermost command that
   received them, not by the top level. Help keeps the epilog's layout.
 * :func:`invoke` runs a command and turns what a user can cause into one
-  stderr line and an exit code: Ctrl-C exits 130, an ``OSError`` (a bind or
-  connect failure, a timeout, a path) or a
-  :class:`~shedproto.RemoteProtocolError` exits 1, a
+  stderr line and an exit code: Ctrl-C exits 130 (also when it surfaces as
+  the asyncio main task's ``CancelledError``, as on Python 3.10); an
+  ``OSError`` (a bind or connect failure, a timeout, a path) or a
+  :class:`~shedproto.RemoteProtocolError` exits 1; a
   :class:`~shedproto.LocalProtocolError` (params that do not fit) exits 2.
   Exception groups from anyio task groups are unwrapped first. Any other
   exception is a bug and propagates with its traceback.
@@ -16,6 +17,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -127,7 +129,9 @@ def invoke(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) 
         return func(args)
     except BaseException as exc:
         inner = innermost(exc)
-        if isinstance(inner, KeyboardInterrupt):
+        # On Python 3.10 asyncio, Ctrl-C outside a signal receiver ends anyio.run
+        # with the main task's CancelledError instead of KeyboardInterrupt.
+        if isinstance(inner, (KeyboardInterrupt, asyncio.CancelledError)):
             sys.stderr.write(f"{PREFIX}interrupted\n")
             return EXIT_INTERRUPTED
         if isinstance(inner, OSError):

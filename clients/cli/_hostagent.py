@@ -198,17 +198,17 @@ async def _watch_async(args: argparse.Namespace) -> int:
         return fail(args, "connect_failed", f"nothing is listening at {path}")
     except (TimeoutError, RemoteProtocolError) as exc:
         return fail(args, "no_hello_ack", f"no hello_ack from the agent: {exc}")
-    decide = " (approving every request)" if args.approve else ""
-    decide = " (denying every request)" if args.deny else decide
-    sys.stderr.write(
-        f"shedproto: connected to {path} as the approval consumer{decide}; "
-        "waiting for events and requests (Ctrl-C stops)\n"
-    )
-    sys.stderr.flush()
     seen = 0
     stopped_by: list[int] = []
     async with consumer:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            decide = " (approving every request)" if args.approve else ""
+            decide = " (denying every request)" if args.deny else decide
+            sys.stderr.write(
+                f"shedproto: connected to {path} as the approval consumer{decide}; "
+                "waiting for events and requests (Ctrl-C stops)\n"
+            )
+            sys.stderr.flush()
             async with anyio.create_task_group() as tg:
 
                 async def stop_on_signal() -> None:
