@@ -107,15 +107,29 @@ MISTAKES: dict[str, Mistake] = {
         "/proc/shedproto-test",
     ),
     "agents-host-run-live-socket": Mistake(
-        ("agents-host", "run", "--config", "{d}/inited/echo.jsonc",
-         "--api-url", "http://localhost:8000", "--identity", "{d}/inited/operator.key",
-         "--space", "did:key:s", "--state-dir", "{d}/inited/st", "--lock-dir", "{d}/inited/lk",
-         "--socket", "{d}/live.sock"),
+        (
+            "agents-host",
+            "run",
+            "--config",
+            "{d}/inited/echo.jsonc",
+            "--api-url",
+            "http://localhost:8000",
+            "--identity",
+            "{d}/inited/operator.key",
+            "--space",
+            "did:key:s",
+            "--state-dir",
+            "{d}/inited/st",
+            "--lock-dir",
+            "{d}/inited/lk",
+            "--socket",
+            "{d}/live.sock",
+        ),
         1,
         "live.sock",
         prefix="Agent host failed: ",
         quiet=False,
-    ),  # fmt: skip
+    ),
     # bad params
     "desktop-call-no-equals": Mistake(
         ("desktop", "call", "rc.list", "hostprod"), 2, "expected k=v", usage="desktop call"
@@ -150,7 +164,10 @@ MISTAKES: dict[str, Mistake] = {
         ("completion", "tcsh"), 2, "invalid choice", usage="completion"
     ),
     "run-bogus-flag": Mistake(
-        ("agents-host", "run", "--bogus"), 1, "unknown option: --bogus", prefix="Agent host failed: "
+        ("agents-host", "run", "--bogus"),
+        1,
+        "unknown option: --bogus",
+        prefix="Agent host failed: ",
     ),
     "run-extra-positional": Mistake(
         ("agents-host", "run", "extra", "--config", "F"),
@@ -262,7 +279,7 @@ def _process(argv: list[str], env: dict[str, str]) -> Iterator[subprocess.Popen[
         stderr=subprocess.PIPE,
         text=True,
         env=env,
-        preexec_fn=_default_sigint,
+        preexec_fn=_default_sigint,  # noqa: PLW1509 - resets one signal, nothing else
     )
     try:
         yield process
@@ -315,7 +332,9 @@ def test_ctrl_c_exits_130_without_a_traceback(tmp_path: Path) -> None:
             assert (code, err) == (130, "")
             assert not Path(herdr).exists()
 
-        with _process(["host-agent", "serve", "--socket-dir", str(directory / "agent")], env) as agent:
+        with _process(
+            ["host-agent", "serve", "--socket-dir", str(directory / "agent")], env
+        ) as agent:
             assert agent.stdout is not None
             agent.stdout.readline()
             with _process(["host-agent", "watch"], env) as watch:

@@ -70,13 +70,8 @@ async def test_ping_call_and_subscribe(
         name, _, data = capsys.readouterr().out.splitlines()[0].partition(" ")
         assert name == "workspace_created"
         assert json.loads(data)["type"] == "workspace_created"
-        assert (
-            await _cli(
-                ["herdr", "subscribe", "workspace.created", "--socket", sock, "--count", "1"]
-                + ["--json"]
-            )
-            == 0
-        )
+        one_event = ["herdr", "subscribe", "workspace.created", "--socket", sock, "--count", "1"]
+        assert await _cli([*one_event, "--json"]) == 0
         line = json.loads(capsys.readouterr().out.splitlines()[0])
         assert line["event"] == "workspace_created"
 
