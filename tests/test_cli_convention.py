@@ -6,6 +6,7 @@ import argparse
 import importlib.util
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -111,17 +112,18 @@ def test_completion_tree_has_every_command_and_choice() -> None:
         render(build_parser(), "tcsh")
 
 
+CASES = [
+    (["shedproto", ""], {"demo", "desktop", "herdr", "completion"}),
+    (["shedproto", "desktop", ""], {"call", "identify", "ops", "serve"}),
+    (["shedproto", "desktop", "serve", "--dialect", ""], {"mac", "tauri"}),
+    (["shedproto", "herdr", "call", "--so"], {"--socket"}),
+    (["shedproto", "agents-host", "re"], {"receipt"}),
+    (["shedproto", "completion", ""], {"bash", "zsh", "fish"}),
+]
+
+
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
-@pytest.mark.parametrize(
-    ("words", "expected"),
-    [
-        (["shedproto", ""], {"demo", "desktop", "herdr", "completion", "--version"}),
-        (["shedproto", "desktop", ""], {"call", "identify", "ops", "serve"}),
-        (["shedproto", "desktop", "serve", "--dialect", ""], {"mac", "tauri"}),
-        (["shedproto", "herdr", "call", "--so"], {"--socket"}),
-        (["shedproto", "agents-host", "re"], {"receipt"}),
-    ],
-)
+@pytest.mark.parametrize(("words", "expected"), CASES)
 def test_bash_completion_completes(words: list[str], expected: set[str]) -> None:
     script = render(build_parser(), "bash")
     array = " ".join(f"'{word}'" for word in words)
@@ -136,17 +138,31 @@ def test_bash_completion_completes(words: list[str], expected: set[str]) -> None
 
 
 @pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
-def test_zsh_script_parses() -> None:
-    script = render(build_parser(), "zsh")
-    done = subprocess.run(["zsh", "-n", "-c", script], capture_output=True, text=True, check=False)
+@pytest.mark.parametrize(("words", "expected"), CASES)
+def test_zsh_completion_completes(words: list[str], expected: set[str]) -> None:
+    # compadd only works inside a completion widget: a stand-in prints what it is given
+    array = " ".join(f"'{word}'" for word in words)
+    program = (
+        'compdef() { :; }; compadd() { shift; print -l -- "$@"; }\n'
+        f"{render(build_parser(), 'zsh')}\nwords=({array}); CURRENT={len(words)}; _shedproto"
+    )
+    done = subprocess.run(["zsh", "-c", program], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+    offered = {word for word in done.stdout.split() if word.startswith(words[-1])}
+    assert expected <= offered, done.stdout
 
 
 @pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")
-def test_fish_script_parses() -> None:
-    script = render(build_parser(), "fish")
-    done = subprocess.run(["fish", "-n", "-c", script], capture_output=True, text=True, check=False)
+@pytest.mark.parametrize(("words", "expected"), CASES)
+def test_fish_completion_completes(words: list[str], expected: set[str], tmp_path: Path) -> None:
+    script = tmp_path / "shedproto.fish"
+    script.write_text(render(build_parser(), "fish"))
+    line = " ".join(words)
+    program = f"source {script}; complete -C {shlex.quote(line)}"
+    done = subprocess.run(["fish", "-c", program], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+    offered = {row.split("\t")[0] for row in done.stdout.splitlines()}
+    assert expected <= offered, done.stdout
 
 
 def test_completion_command_prints_the_script(capsys: pytest.CaptureFixture[str]) -> None:
@@ -196,8 +212,6 @@ def test_init_never_overwrites(tmp_path: Path, capsys: pytest.CaptureFixture[str
 def test_init_then_the_printed_commands_work(
     short_socket_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import shlex
-
     assert main(["agents-host", "init", str(short_socket_dir / "d")]) == 0
     lines = capsys.readouterr().out.splitlines()
     run, submit, receipt = (

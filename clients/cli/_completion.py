@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,6 +71,16 @@ def _words(node: Node) -> str:
     return " ".join([*node.commands, *node.positional_choices, *node.options])
 
 
+def _value_cases(nodes: list[Node]) -> Iterator[tuple[list[str], str | None]]:
+    """Yield ``("<path> <option>"...)`` with the option's choices, or ``None`` for any value."""
+    for node in nodes:
+        for option, choices in node.choices.items():
+            yield [f"{node.path} {option}"], " ".join(choices)
+        plain = sorted(node.takes_value - set(node.choices))
+        if plain:
+            yield [f"{node.path} {option}" for option in plain], None
+
+
 def _bash(nodes: list[Node]) -> str:
     paths = "|".join(shlex.quote(n.path) for n in nodes)
     lines = [
@@ -83,16 +94,10 @@ def _bash(nodes: list[Node]) -> str:
         "    done",
         '    case "$cmdpath $prev" in',
     ]
-    for node in nodes:
-        for option, choices in node.choices.items():
-            lines.append(
-                f"        {shlex.quote(f'{node.path} {option}')}) "
-                f"words={shlex.quote(' '.join(choices))} ;;"
-            )
-        plain = sorted(node.takes_value - set(node.choices))
-        if plain:
-            cases = "|".join(shlex.quote(f"{node.path} {option}") for option in plain)
-            lines.append(f"        {cases}) COMPREPLY=(); return 0 ;;")
+    for cases, choices in _value_cases(nodes):
+        pattern = "|".join(shlex.quote(case) for case in cases)
+        action = "COMPREPLY=(); return 0" if choices is None else f"words={shlex.quote(choices)}"
+        lines.append(f"        {pattern}) {action} ;;")
     lines.append('        *) case "$cmdpath" in')
     lines += [
         f"            {shlex.quote(n.path)}) words={shlex.quote(_words(n))} ;;" for n in nodes
@@ -123,15 +128,10 @@ def _zsh(nodes: list[Node]) -> str:
         "    done",
         '    case "$cmdpath ${words[CURRENT-1]}" in',
     ]
-    for node in nodes:
-        for option, choices in node.choices.items():
-            lines.append(
-                f'        ("{node.path} {option}") compadd -- {" ".join(choices)}; return ;;'
-            )
-        plain = sorted(node.takes_value - set(node.choices))
-        if plain:
-            cases = "|".join(f'"{node.path} {option}"' for option in plain)
-            lines.append(f"        ({cases}) _files; return ;;")
+    for cases, choices in _value_cases(nodes):
+        pattern = "|".join(f'"{case}"' for case in cases)
+        action = "_files" if choices is None else f"compadd -- {choices}"
+        lines.append(f"        ({pattern}) {action}; return ;;")
     lines.append("    esac")
     lines.append('    case "$cmdpath" in')
     lines += [f'        ("{n.path}") candidates=({_words(n)}) ;;' for n in nodes]
@@ -163,10 +163,13 @@ def _fish(nodes: list[Node]) -> str:
         "    end",
         '    echo "$cmdpath"',
         "end",
+        "function __shedproto_at",
+        '    test (__shedproto_path) = "$argv[1]"',
+        "end",
         "complete -c shedproto -f",
     ]
     for node in nodes:
-        when = shlex.quote(f'test "(__shedproto_path)" = {shlex.quote(node.path)}')
+        when = f"'__shedproto_at \"{node.path}\"'"
         for name, text in node.commands.items():
             lines.append(f"complete -c shedproto -n {when} -a {name} -d {shlex.quote(text)}")
         if node.positional_choices:

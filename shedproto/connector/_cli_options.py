@@ -74,6 +74,11 @@ class HelpRequested(msgspec.Struct, frozen=True):
     usage: str = USAGE
 
 
+def _value_follows(args: Sequence[str], i: int) -> bool:
+    """Whether ``args[i]`` is the value of the option before it (the spec parser's rule)."""
+    return i < len(args) and (args[i] == "-" or not args[i].startswith("-"))
+
+
 def parse_agents_host_cli_options(  # noqa: PLR0915 - one flat argv loop
     argv: Sequence[str], env: Mapping[str, str], *, cwd: str
 ) -> AgentsHostCliOptions | HelpRequested:
@@ -115,11 +120,9 @@ def parse_agents_host_cli_options(  # noqa: PLR0915 - one flat argv loop
             name, has_value, value = arg[2:].partition("=")
             if name in _STRINGS:
                 if not has_value:
-                    if i < len(args) and (args[i] == "-" or not args[i].startswith("-")):
-                        value = args[i]
-                        i += 1
-                    else:
-                        value = ""
+                    follows = _value_follows(args, i)
+                    value = args[i] if follows else ""
+                    i += follows
                 strings[name] = value
                 continue
             raise CliOptionsError(f"unknown option: {arg}")
@@ -190,11 +193,9 @@ def split_extra_options(
             rest.append(arg)
             continue
         if not has_value:
-            if i < len(args) and (args[i] == "-" or not args[i].startswith("-")):
-                value = args[i]
-                i += 1
-            else:
-                value = ""
+            follows = _value_follows(args, i)
+            value = args[i] if follows else ""
+            i += follows
         if not js_trim(value):
             raise CliOptionsError(f"missing value for option: --{name}")
         taken[name] = value
