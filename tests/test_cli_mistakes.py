@@ -337,7 +337,9 @@ def test_ctrl_c_exits_130_without_a_traceback(tmp_path: Path) -> None:
         ) as agent:
             assert agent.stdout is not None
             agent.stdout.readline()
-            with _process(["host-agent", "watch"], env) as watch:
+            other = {**env, "SHED_HOST_AGENT_SOCKET_DIR": str(directory / "elsewhere")}
+            watching = ["host-agent", "watch", "--socket-dir", str(directory / "agent")]
+            with _process(watching, other) as watch:
                 hello = _wait_for_stderr_line(watch)
                 assert hello.startswith("shedproto: connected to ")
                 assert "waiting" in hello
