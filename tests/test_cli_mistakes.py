@@ -66,7 +66,7 @@ MISTAKES: dict[str, Mistake] = {
         ("agents-host", "ledger", "{d}/none.json"), 1, "command ledger does not exist"
     ),
     "watch-missing-dir": Mistake(
-        ("host-agent", "watch", "--socket-dir", "{d}/nodir"), 1, "nothing is listening at"
+        ("host-agent", "watch", "--socket-dir", "{d}/nodir"), 1, "{d}/nodir/host-agent.sock"
     ),
     "init-existing-config": Mistake(
         ("agents-host", "init", "{d}/inited"), 1, "already exists; not overwriting it"

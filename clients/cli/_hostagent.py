@@ -195,7 +195,7 @@ async def _watch_async(args: argparse.Namespace) -> int:
             directory, client_name=args.client_name, replay_events=args.replay
         )
     except ConnectError:
-        return fail(args, "connect_failed", f"nothing is listening at {path}")
+        raise  # the CLI's one handler prints its one-line message
     except (TimeoutError, RemoteProtocolError) as exc:
         return fail(args, "no_hello_ack", f"no hello_ack from the agent: {exc}")
     seen = 0

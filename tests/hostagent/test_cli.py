@@ -234,4 +234,5 @@ def test_watch_without_an_agent(
 ) -> None:
     code, out, err = run_cli(["host-agent", "watch"], short_socket_dir, capfd, monkeypatch)
     assert (code, out) == (1, "")
-    assert err == f"shedproto: error: nothing is listening at {short_socket_dir}/host-agent.sock\n"
+    assert err.startswith(f"shedproto: error: cannot connect to {short_socket_dir}/host-agent.sock")
+    assert err.count("\n") == 1
