@@ -175,28 +175,26 @@ def split_extra_options(
         CliOptionsError: ``missing value for option: --<name>``.
 
     """
+    args = list(argv)
+    end = args.index("--") if "--" in args else len(args)
     taken: dict[str, str | bool] = {}
     rest: list[str] = []
-    args = list(argv)
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        i += 1
-        if arg == "--":
-            rest.extend(args[i - 1 :])
-            break
+    position = 0
+    while position < end:
+        arg = args[position]
+        position += 1
         name, has_value, value = arg[2:].partition("=") if arg.startswith("--") else ("", "", "")
         if name in flags and not has_value:
             taken[name] = True
-            continue
-        if name not in strings:
+        elif name not in strings:
             rest.append(arg)
-            continue
-        if not has_value:
-            follows = _value_follows(args, i)
-            value = args[i] if follows else ""
-            i += follows
-        if not js_trim(value):
-            raise CliOptionsError(f"missing value for option: --{name}")
-        taken[name] = value
+        else:
+            if not has_value:
+                follows = _value_follows(args, position)
+                value = args[position] if follows else ""
+                position += follows
+            if not js_trim(value):
+                raise CliOptionsError(f"missing value for option: --{name}")
+            taken[name] = value
+    rest.extend(args[end:])
     return taken, rest
