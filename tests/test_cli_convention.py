@@ -243,3 +243,27 @@ def test_init_then_the_printed_commands_work(
         if host.poll() is None:
             host.kill()
         host.communicate(timeout=10)
+
+
+def test_closed_stdout_ends_quietly() -> None:
+    # regression guard: `shedproto herdr subscribe ... | head -1` must not print a traceback
+    program = (
+        "import sys\n"
+        "from shedproto.clients.cli._convention import invoke\n"
+        "def flood(args):\n"
+        "    while True:\n"
+        "        sys.stdout.write('x' * 65536)\n"
+        "        sys.stdout.flush()\n"
+        "sys.exit(invoke(flood, None))\n"
+    )
+    reader = subprocess.Popen(
+        [sys.executable, "-c", program],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert reader.stdout is not None
+    reader.stdout.read(10)
+    reader.stdout.close()
+    _, err = reader.communicate(timeout=30)
+    assert (reader.returncode, err) == (1, b"")

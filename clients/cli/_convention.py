@@ -10,6 +10,7 @@
   ``OSError`` (a bind or connect failure, a timeout, a path) or a
   :class:`~shedproto.RemoteProtocolError` exits 1; a
   :class:`~shedproto.LocalProtocolError` (params that do not fit) exits 2.
+  A closed stdout (``| head``) ends the command quietly with exit 1.
   Exception groups from anyio task groups are unwrapped first. Any other
   exception is a bug and propagates with its traceback.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -121,6 +123,15 @@ def describe_os_error(exc: OSError) -> tuple[str, str]:
     return "os_error", message
 
 
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real file descriptor (a test's capture): nothing to do
+        pass
+
+
 def invoke(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """Run ``func(args)``; map what a user can cause to one stderr line and an exit code."""
     from shedproto import LocalProtocolError, ProtocolError
@@ -134,6 +145,9 @@ def invoke(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) 
         if isinstance(inner, (KeyboardInterrupt, asyncio.CancelledError)):
             sys.stderr.write(f"{PREFIX}interrupted\n")
             return EXIT_INTERRUPTED
+        if isinstance(inner, BrokenPipeError):  # the reader went away (`| head`): stop quietly
+            _silence_stdout()
+            return EXIT_FAILURE
         if isinstance(inner, OSError):
             code, message = describe_os_error(inner)
             return fail(args, code, message, exit_code=EXIT_FAILURE)
