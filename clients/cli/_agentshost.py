@@ -1,9 +1,12 @@
 """``shedproto agents-host ...``: check configurations, options, targets and ledgers.
 
+* ``init [DIR]`` -- write a commented example configuration (one ACP source
+  on the example agent) and print the commands to try next.
 * ``check-config FILE`` -- validate a JSONC configuration; print the normalised
   configuration (defaults filled in) as JSON, or the exact validation message.
-* ``check-options -- ARGS...`` -- resolve agents-host command-line options with
-  the ``CF_API_URL`` / ``CF_IDENTITY`` / ``CF_SPACE`` fallbacks.
+* ``check-options ARGS...`` -- resolve ``run``'s options as the real host
+  would (``CF_API_URL`` / ``CF_IDENTITY`` / ``CF_SPACE`` fallbacks); its
+  messages are the real host's, exit 1 when ``run`` would refuse them.
 * ``target --api-url URL --space DID --owner DID`` -- the target key and where
   its ledger and locks live on this machine.
 * ``ledger FILE`` -- validate a command ledger file and summarise it.
@@ -21,46 +24,66 @@ from typing import Any
 import msgspec
 
 from ._agentshost_host import register_host_commands
+from ._agentshost_init import register_init
 from ._demo import DemoStep
-from ._output import EXIT_OK, EXIT_USAGE, emit, fail, json_flag
+from ._output import EXIT_OK, emit, fail, json_flag
 
 __all__ = ["register"]
 
 
 def register(subparsers: Any) -> None:
     """Add the agents-host commands to the group's sub-parsers (the host's own included)."""
+    register_init(subparsers)
     register_host_commands(subparsers)
     check = subparsers.add_parser(
         "check-config",
         parents=[json_flag()],
         help="validate a configuration file and print it normalised",
         description="Validate an agents-host JSONC configuration file. A valid file "
-        "prints the normalised configuration as JSON (exit 0); an invalid one prints "
-        "the validation message on stderr (exit 1).",
+        "prints the normalised configuration as JSON (exit 0; --json: {path, valid, config}); "
+        "an invalid one prints the real host's validation message on stderr (exit 1).",
+        epilog="examples:\n  shedproto agents-host check-config agents.jsonc\n"
+        "  shedproto agents-host check-config ~/agents-demo/agents.jsonc --json",
     )
     check.add_argument("file", metavar="FILE", help="the JSONC configuration file")
     check.set_defaults(func=_check_config)
 
     options = subparsers.add_parser(
         "check-options",
-        parents=[json_flag()],
         help="resolve agents-host command-line options (with CF_* fallbacks)",
+        description="Resolve ARGS as `agents-host run` would (the real host's parser, "
+        "messages and CF_* fallbacks); exit 1 with the message run would print. --json "
+        "prints the result as JSON; a leading -- is ignored.",
+        prefix_chars="+",  # every token goes to the spec-exact parser
+        add_help=False,
+        epilog="examples:\n  shedproto agents-host check-options --config agents.jsonc --once\n"
+        "  CF_SPACE=did:key:z6MkSpace shedproto agents-host check-options --config a.jsonc --json",
     )
-    options.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- ARGS")
+    options.add_argument("argv", nargs=argparse.REMAINDER, metavar="ARGS")
     options.set_defaults(func=_check_options)
 
     target = subparsers.add_parser(
         "target",
         parents=[json_flag()],
         help="show a target's key and its ledger and lock paths",
+        epilog="examples:\n  shedproto agents-host target --api-url http://localhost:8000 "
+        "--space did:key:z6MkSpace --owner did:key:z6MkOwner\n"
+        "  shedproto agents-host target --api-url https://fabric.example --space did:key:s "
+        "--owner did:key:o --state-dir state --json",
     )
     target.add_argument("--api-url", required=True, help="Common Fabric API URL")
     target.add_argument("--space", required=True, help="the resolved space DID")
     target.add_argument("--owner", required=True, help="the owner DID")
+    target.add_argument("--state-dir", metavar="DIR", help="as run --state-dir")
+    target.add_argument("--lock-dir", metavar="DIR", help="as run --lock-dir")
     target.set_defaults(func=_target)
 
     ledger = subparsers.add_parser(
-        "ledger", parents=[json_flag()], help="validate a command ledger file and summarise it"
+        "ledger",
+        parents=[json_flag()],
+        help="validate a command ledger file and summarise it",
+        epilog="examples:\n  shedproto agents-host ledger state/target-<key>.command-ledger.json"
+        "\n  shedproto agents-host ledger LEDGER --json",
     )
     ledger.add_argument("file", metavar="FILE", help="a target-<key>.command-ledger.json file")
     ledger.set_defaults(func=_ledger)
@@ -83,7 +106,7 @@ def _check_config(args: argparse.Namespace) -> int:
     except (ConfigError, ConfigFileError) as exc:
         return fail(args, exc.code.value, exc.message)
     document = msgspec.json.format(msgspec.json.encode(config), indent=2).decode()
-    sys.stdout.write(document + "\n")
+    emit(args, document, {"path": path, "valid": True, "config": config})
     return EXIT_OK
 
 
@@ -93,14 +116,16 @@ def _check_options(args: argparse.Namespace) -> int:
         HelpRequested,
         parse_agents_host_cli_options,
     )
+    from shedproto.connector._cli_options import split_extra_options
 
-    argv = list(args.argv)
-    if argv[:1] == ["--"]:
-        argv = argv[1:]
     try:
+        extras, argv = split_extra_options(args.argv, flags=("json",))
+        args.json = bool(extras.get("json"))
+        if argv[:1] == ["--"]:  # the separator older versions needed
+            argv = argv[1:]
         result = parse_agents_host_cli_options(argv, os.environ, cwd=os.getcwd())
     except CliOptionsError as exc:
-        return fail(args, exc.code.value, exc.message, exit_code=EXIT_USAGE)
+        return fail(args, exc.code.value, exc.message)
     if isinstance(result, HelpRequested):
         emit(args, result.usage, {"help": True, "usage": result.usage})
         return EXIT_OK
@@ -125,8 +150,15 @@ def _target(args: argparse.Namespace) -> int:
         identity = TargetIdentity(args.api_url, args.space, args.owner)
         uid = None if sys.platform == "win32" else os.getuid()
         cwd = os.getcwd()
-        state = state_directory(os.environ, platform=sys.platform, cwd=cwd)
-        locks = lock_directory(os.environ, platform=sys.platform, uid=uid, cwd=cwd)
+        env = dict(os.environ)
+        if args.lock_dir:
+            env["CF_AGENTS_HOST_LOCK_DIR"] = args.lock_dir
+        state = (
+            os.path.join(cwd, args.state_dir)
+            if args.state_dir
+            else state_directory(env, platform=sys.platform, cwd=cwd)
+        )
+        locks = lock_directory(env, platform=sys.platform, uid=uid, cwd=cwd)
     except TargetError as exc:
         return fail(args, exc.code.value, exc.message)
     ledger = ledger_path(state, identity.key, platform=sys.platform)

@@ -1,18 +1,19 @@
 """``shedproto agents-host run|submit|receipt|health|sessions``: run the host, talk to it.
 
-* ``run --config FILE [--api-url URL --identity FILE --space NAME] [--once]``
-  takes the real host's options and ``CF_API_URL`` / ``CF_IDENTITY`` /
-  ``CF_SPACE`` fallbacks (they identify the local target), plus this host's
-  ``--socket PATH`` (default ``<runtime dir>/agents-host.sock``). It prints
-  the real host's startup lines; exit 0 or 1 as the real host (the real
-  validation messages, ``Agent host failed: missing required option:
-  --config``...). An option the real host does not know is an argparse usage
-  error (exit 2), as everywhere else in this CLI.
+* ``run`` parses its arguments with the spec-exact option parser
+  (:func:`~shedproto.connector.parse_agents_host_cli_options`): the real
+  host's options, ``CF_API_URL`` / ``CF_IDENTITY`` / ``CF_SPACE`` fallbacks,
+  the real messages (``Agent host failed: unknown option: --bogus``) and exit
+  codes (0, or 1 for any error). shedproto's own additions are taken out
+  first with the same syntax: ``--socket PATH`` (default
+  ``<lock dir>/agents-host.sock``), ``--state-dir DIR`` (instead of
+  ``$XDG_STATE_HOME/commonfabric/agents-host``), ``--lock-dir DIR`` (sets
+  ``CF_AGENTS_HOST_LOCK_DIR``) and ``--json`` (the startup report as JSON).
 * ``submit COMMAND|-`` queues a command (JSON object or string; ``-`` reads
   stdin), ``--producer ID`` for a producer's queue, ``--wait`` for the
   terminal receipt (exit 1 unless it ``succeeded``).
-* ``receipt ID``, ``health``, ``sessions [--all | --key KEY]`` read what the
-  host published.
+* ``receipt ID`` or ``receipt --list``, ``health``, ``sessions [--all | --key
+  KEY]`` read what the host published.
 
 Client commands take ``--socket`` (default as ``run``) and ``--json``.
 """
@@ -27,10 +28,45 @@ from typing import Any
 
 import msgspec
 
+from ._convention import usage_error
 from ._demo import DemoStep
 from ._output import EXIT_FAILURE, EXIT_OK, emit, fail, json_flag
 
-__all__ = ["demo_step", "register_host_commands"]
+__all__ = ["demo_step", "register_host_commands", "run_help"]
+
+RUN_EXAMPLES = """\
+examples:
+  shedproto agents-host init ~/agents-demo     (writes a config and prints these commands)
+  shedproto agents-host run --config agents.jsonc --api-url http://localhost:8000 \\
+      --identity operator.key --space did:key:z6MkExampleSpace --state-dir state --lock-dir run
+"""
+
+RUN_EXTRAS = """\
+shedproto additions (the real host has none of these):
+  --socket <path>     the API socket for submit/receipt/health/sessions
+                      (default: <lock dir>/agents-host.sock)
+  --state-dir <dir>   the ledger and target directory
+                      (default: $XDG_STATE_HOME/commonfabric/agents-host, else
+                      ~/.local/state/commonfabric/agents-host)
+  --lock-dir <dir>    the lock directory (default: $CF_AGENTS_HOST_LOCK_DIR, else
+                      $XDG_RUNTIME_DIR/commonfabric/agents-host, else
+                      /tmp/commonfabric-agents-host-<uid>)
+  --json              print the startup report as one JSON line, later lines as JSON
+
+Errors print "Agent host failed: <message>" and exit 1, as the real host.
+"""
+
+
+def run_help() -> str:
+    """Return ``run --help``: the real host's usage, shedproto's additions, examples."""
+    from shedproto.connector import USAGE
+
+    real = USAGE.split("\n", 1)[1].strip("\n")  # the real usage minus its first line
+    head = "Usage: shedproto agents-host run --config <path> [options]"
+    return f"{head}\n{real}\n\n{RUN_EXTRAS}\n{RUN_EXAMPLES}"
+
+
+_RUN_STRINGS = ("socket", "state-dir", "lock-dir")
 
 
 def _socket_flag() -> argparse.ArgumentParser:
@@ -38,7 +74,7 @@ def _socket_flag() -> argparse.ArgumentParser:
     parent.add_argument(
         "--socket",
         metavar="PATH",
-        help="the host's API socket (default: <runtime dir>/agents-host.sock)",
+        help="the host's API socket (default: <lock dir>/agents-host.sock)",
     )
     parent.add_argument(
         "--timeout", type=float, default=30.0, help="seconds to wait for a reply (default 30)"
@@ -51,34 +87,22 @@ def register_host_commands(commands: Any) -> None:
     run = commands.add_parser(
         "run",
         help="run the reference agents-host (local SQLite target, socket API)",
-        description="Run the reference agents-host with the real host's options (CF_API_URL, "
-        "CF_IDENTITY and CF_SPACE are the fallbacks). They identify the local target: its "
-        "key is derived from the API URL origin, the space and the configured ownerDid.",
+        description="Run the reference agents-host with the real host's options and messages "
+        "(see: shedproto agents-host run --help).",
+        prefix_chars="+",  # every token goes to the spec-exact parser, as the real host does
+        add_help=False,
+        epilog=RUN_EXAMPLES,
     )
-    run.add_argument("--config", metavar="PATH", help="JSONC source configuration (required)")
-    run.add_argument("--api-url", metavar="URL", help="Common Fabric API URL, or CF_API_URL")
-    run.add_argument(
-        "--identity",
-        metavar="PATH",
-        help="PKCS#8 identity file, or CF_IDENTITY (must be readable; not parsed here)",
-    )
-    run.add_argument("--space", metavar="NAME", help="space name or DID, or CF_SPACE")
-    run.add_argument(
-        "--once", action="store_true", help="collect once, publish final health, and exit"
-    )
-    run.add_argument(
-        "--debug-view",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="accepted for compatibility; this host deploys no debug view",
-    )
-    run.add_argument(
-        "--socket", metavar="PATH", help="the API socket (default: <runtime dir>/agents-host.sock)"
-    )
+    run.add_argument("tokens", nargs=argparse.REMAINDER, metavar="OPTIONS")
     run.set_defaults(func=_run)
 
     submit = commands.add_parser(
-        "submit", parents=[json_flag(), _socket_flag()], help="queue a command on the host"
+        "submit",
+        parents=[json_flag(), _socket_flag()],
+        help="queue a command on the host",
+        epilog="examples:\n"
+        '  shedproto agents-host submit "$(cat command.json)" --wait\n'
+        "  shedproto agents-host submit - --producer ci < command.json",
     )
     submit.add_argument("command", metavar="COMMAND", help="the command as JSON, or - for stdin")
     submit.add_argument("--producer", help="a configured command producer's queue")
@@ -86,20 +110,32 @@ def register_host_commands(commands: Any) -> None:
     submit.set_defaults(func=_submit)
 
     receipt = commands.add_parser(
-        "receipt", parents=[json_flag(), _socket_flag()], help="show a command's receipt"
+        "receipt",
+        parents=[json_flag(), _socket_flag()],
+        help="show a command's receipt (or --list the recent ones)",
+        epilog="examples:\n  shedproto agents-host receipt cmd-01\n"
+        "  shedproto agents-host receipt --list --json",
     )
-    receipt.add_argument("command_id", metavar="ID")
+    receipt.add_argument("command_id", metavar="ID", nargs="?", help="the command's id")
     receipt.add_argument("--producer", help="the producer whose queue delivered the command")
-    receipt.add_argument("--list", action="store_true", help="ID is ignored; list recent receipts")
+    receipt.add_argument("--list", action="store_true", help="list recent receipts (no ID)")
     receipt.set_defaults(func=_receipt)
 
     health = commands.add_parser(
-        "health", parents=[json_flag(), _socket_flag()], help="show the host's published health"
+        "health",
+        parents=[json_flag(), _socket_flag()],
+        help="show the host's published health",
+        epilog="examples:\n  shedproto agents-host health\n"
+        "  shedproto agents-host health --socket /tmp/ah/agents-host.sock --json",
     )
     health.set_defaults(func=_health)
 
     sessions = commands.add_parser(
-        "sessions", parents=[json_flag(), _socket_flag()], help="show the published sessions"
+        "sessions",
+        parents=[json_flag(), _socket_flag()],
+        help="show the published sessions",
+        epilog="examples:\n  shedproto agents-host sessions --all\n"
+        "  shedproto agents-host sessions --key echo/session-1 --json",
     )
     which = sessions.add_mutually_exclusive_group()
     which.add_argument("--all", action="store_true", help="the all index (default: recent)")
@@ -113,11 +149,42 @@ def _socket(args: argparse.Namespace) -> str:
     return args.socket or default_socket_path(os.environ)
 
 
+def _host_failed(message: str) -> int:
+    sys.stderr.write(f"Agent host failed: {message}\n")
+    return EXIT_FAILURE
+
+
+class _JsonReport:
+    """With ``run --json``: the startup lines as one JSON document, later lines one each."""
+
+    def __init__(self, socket_path: str) -> None:
+        self.socket_path = socket_path
+        self.lines: list[str] = []
+        self.reported = False
+
+    def __call__(self, line: str) -> None:
+        if self.reported:
+            self._write({"line": line})
+            return
+        self.lines.append(line)
+        if line.startswith("Ready;"):
+            self._write({"ready": True, "socket": self.socket_path, "lines": self.lines})
+            self.reported = True
+
+    def finish(self) -> None:
+        if not self.reported and self.lines:
+            self._write({"ready": False, "socket": self.socket_path, "lines": self.lines})
+
+    @staticmethod
+    def _write(document: Any) -> None:
+        sys.stdout.write(msgspec.json.encode(document).decode() + "\n")
+        sys.stdout.flush()
+
+
 def _run(args: argparse.Namespace) -> int:
     import anyio
 
     from shedproto.connector import (
-        USAGE,
         CliOptionsError,
         ConfigError,
         ConfigFileError,
@@ -125,51 +192,45 @@ def _run(args: argparse.Namespace) -> int:
         load_agents_host_config_text,
         parse_agents_host_cli_options,
     )
-    from shedproto.servers.agents_host import HostRun, run_host
+    from shedproto.connector._cli_options import split_extra_options
+    from shedproto.servers.agents_host import HostRun, default_socket_path, run_host
 
-    argv: list[str] = []
-    for flag, value in (
-        ("--config", args.config),
-        ("--api-url", args.api_url),
-        ("--identity", args.identity),
-        ("--space", args.space),
-    ):
-        if value is not None:
-            argv += [flag, value]
-    if args.once:
-        argv.append("--once")
-    if not args.debug_view:
-        argv.append("--no-debug-view")
-    socket_path = args.socket
+    cwd = os.getcwd()
     try:
-        options = parse_agents_host_cli_options(argv, os.environ, cwd=os.getcwd())
+        extras, argv = split_extra_options(args.tokens, strings=_RUN_STRINGS, flags=("json",))
+        options = parse_agents_host_cli_options(argv, os.environ, cwd=cwd)
     except CliOptionsError as exc:
-        sys.stderr.write(f"Agent host failed: {exc}\n")
-        return EXIT_FAILURE
-    if isinstance(options, HelpRequested):  # not reachable: argparse owns --help
-        sys.stdout.write(USAGE)
+        return _host_failed(exc.message)
+    if isinstance(options, HelpRequested):
+        sys.stdout.write(run_help())
         return EXIT_OK
     try:
         with open(options.config_path, "rb") as handle:
             data = handle.read()
     except FileNotFoundError:
-        sys.stderr.write(
-            f"Agent host failed: configuration file does not exist: {options.config_path}\n"
-        )
-        return EXIT_FAILURE
+        return _host_failed(f"configuration file does not exist: {options.config_path}")
     except OSError as exc:
-        sys.stderr.write(
-            "Agent host failed: could not read configuration file "
-            f"{options.config_path}: {exc.strerror}\n"
+        return _host_failed(
+            f"could not read configuration file {options.config_path}: {exc.strerror}"
         )
-        return EXIT_FAILURE
     try:
         config = load_agents_host_config_text(data, options.config_path)
     except (ConfigError, ConfigFileError) as exc:
-        sys.stderr.write(f"Agent host failed: {exc}\n")
-        return EXIT_FAILURE
-    run = HostRun(cli=options, config=config, env=dict(os.environ), socket_path=socket_path)
-    return anyio.run(run_host, run)
+        return _host_failed(str(exc))
+    env = dict(os.environ)
+    if "lock-dir" in extras:
+        env["CF_AGENTS_HOST_LOCK_DIR"] = os.path.join(cwd, str(extras["lock-dir"]))
+    state_dir = os.path.join(cwd, str(extras["state-dir"])) if "state-dir" in extras else None
+    socket_path = os.path.join(cwd, str(extras["socket"])) if "socket" in extras else None
+    run = HostRun(cli=options, config=config, env=env, socket_path=socket_path, state_dir=state_dir)
+    report = None
+    if extras.get("json"):
+        report = _JsonReport(socket_path or default_socket_path(env))
+        run.out = report
+    status = anyio.run(run_host, run)
+    if report is not None:
+        report.finish()
+    return status
 
 
 def _client(args: argparse.Namespace) -> Any:
@@ -179,19 +240,14 @@ def _client(args: argparse.Namespace) -> Any:
 
 
 def _call(args: argparse.Namespace, action: Any) -> tuple[Any, int | None]:
-    from shedproto import ProtocolError
-    from shedproto.clients._transport import ConnectError
+    """Run ``action(client)``; the host's error answer is one line and exit 1."""
     from shedproto.clients.agents_host import AgentsHostApiError
 
     try:
         with _client(args) as client:
             return action(client), None
-    except ConnectError as exc:
-        return None, fail(args, "connection_failed", str(exc))
     except AgentsHostApiError as exc:
         return None, fail(args, exc.code, exc.message)
-    except (ProtocolError, TimeoutError, OSError) as exc:
-        return None, fail(args, "connection_failed", str(exc) or type(exc).__name__)
 
 
 def _receipt_line(receipt: Any) -> str:
@@ -207,10 +263,10 @@ def _submit(args: argparse.Namespace) -> int:
     text = sys.stdin.read() if args.command == "-" else args.command
     try:
         command = msgspec.json.decode(text)
-    except msgspec.DecodeError:
-        return fail(args, "invalid_argument", "COMMAND must be JSON (an object or a string)")
+    except msgspec.DecodeError as exc:
+        return usage_error(args, f"COMMAND is not valid JSON: {exc}")
     if not isinstance(command, dict | str):
-        return fail(args, "invalid_argument", "COMMAND must be a JSON object or a JSON string")
+        return usage_error(args, "COMMAND must be a JSON object or a JSON string")
     result, code = _call(
         args,
         lambda c: c.submit(
@@ -230,6 +286,10 @@ def _submit(args: argparse.Namespace) -> int:
 
 
 def _receipt(args: argparse.Namespace) -> int:
+    if args.list and args.command_id is not None:
+        return usage_error(args, "--list takes no ID")
+    if not args.list and args.command_id is None:
+        return usage_error(args, "an ID is required (or --list)")
     if args.list:
         result, code = _call(args, lambda c: c.receipts(producer=args.producer))
         if code is not None:

@@ -111,6 +111,7 @@ def register(subparsers: Any) -> None:
         "demo",
         parents=[json_flag()],
         help="drive every protocol end to end against the reference servers",
+        epilog="examples:\n  shedproto demo\n  shedproto demo --json",
     )
     demo.set_defaults(func=_demo)
 

@@ -1,27 +1,32 @@
 """``shedproto desktop ...``: talk to (or stand in for) shed-desktop's control socket.
 
-* ``call OP [k=v ...] [--params JSON]``: shedctl-compatible; each value is
-  parsed as a JSON fragment, else kept as a string; an argument without ``=``
-  is ignored (as shedctl does). Prints the result, keys sorted.
+* ``call OP [k=v ...] [--params JSON]``: like shedctl's ``call``; each value
+  is parsed as a JSON fragment, else kept as a string (see :mod:`._params`).
+  Prints the result, keys sorted (``--json``: ``{"op", "result"}``).
 * ``identify``: which app answers, in which dialect, in test mode or not.
+* ``ops [--dialect D]``: the op catalogue from the core: name, dialects,
+  params, test-mode gating.
 * ``serve --dialect mac|tauri [--test-mode] [--socket PATH]``: run the
-  reference server until interrupted.
+  reference server; SIGTERM stops it (exit 0), Ctrl-C too (exit 130).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from ._convention import EXIT_INTERRUPTED
 from ._demo import DemoStep
-from ._output import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, emit, fail, json_flag
+from ._output import EXIT_OK, emit, fail, json_flag
+from ._params import add_params_arguments, merge_params
 
-__all__ = ["desktop_step", "parse_call_args", "register"]
+__all__ = ["desktop_step", "register"]
 
 
 def register(subparsers: Any) -> None:
@@ -42,22 +47,41 @@ def register(subparsers: Any) -> None:
         parents=[json_flag(), common],
         help="send one op and print its result (shedctl call)",
         description="Send OP with params k=v (JSON fragment, else string) and print the result.",
+        epilog="examples:\n  shedproto desktop call sheds.list\n"
+        "  shedproto desktop call rc.list host=prod --dialect tauri",
     )
-    call.add_argument("op", help="the op, e.g. rc.list")
-    call.add_argument("pairs", nargs="*", metavar="k=v", help="params; values are JSON or strings")
-    call.add_argument("--params", metavar="JSON", help="a JSON object of params (k=v override it)")
+    call.add_argument("op", help="the op, e.g. rc.list (see: shedproto desktop ops)")
+    add_params_arguments(call)
     call.set_defaults(func=_call)
 
     identify = subparsers.add_parser(
-        "identify", parents=[json_flag(), common], help="show which app answers, and its dialect"
+        "identify",
+        parents=[json_flag(), common],
+        help="show which app answers, and its dialect",
+        epilog="examples:\n  shedproto desktop identify\n"
+        "  shedproto desktop identify --socket /tmp/shed-tauri-1000/shed-tauri.sock --json",
     )
     identify.set_defaults(func=_identify)
+
+    ops = subparsers.add_parser(
+        "ops",
+        parents=[json_flag()],
+        help="list the op catalogue: dialects, params, test-mode gating",
+        description="List every op the core knows: which dialects have it, its params "
+        "(? marks optional ones) and whether test mode gates it.",
+        epilog="examples:\n  shedproto desktop ops\n  shedproto desktop ops --dialect mac --json",
+    )
+    ops.add_argument("--dialect", choices=["mac", "tauri"], help="only the ops of this dialect")
+    ops.set_defaults(func=_ops)
 
     serve = subparsers.add_parser(
         "serve",
         parents=[json_flag()],
         help="run the reference shed-desktop server",
-        description="Serve the control socket from an in-memory model until interrupted.",
+        description="Serve the control socket from an in-memory model until SIGTERM (exit 0) "
+        "or Ctrl-C (exit 130); the socket file is removed either way.",
+        epilog="examples:\n  shedproto desktop serve --dialect tauri --test-mode\n"
+        "  shedproto desktop serve --dialect mac --socket /tmp/desk/ctl.sock --json",
     )
     serve.add_argument("--dialect", choices=["mac", "tauri"], required=True)
     serve.add_argument(
@@ -76,35 +100,6 @@ def register(subparsers: Any) -> None:
     serve.set_defaults(func=_serve)
 
 
-def parse_call_args(pairs: list[str], params_json: str | None) -> dict[str, Any]:
-    """Build params from ``--params`` and ``k=v`` pairs the way shedctl does.
-
-    Raises:
-        ValueError: ``--params`` is not a JSON object, or a key is empty.
-
-    """
-    params: dict[str, Any] = {}
-    if params_json is not None:
-        try:
-            base = msgspec.json.decode(params_json)
-        except msgspec.DecodeError as exc:
-            raise ValueError(f"--params is not valid JSON: {exc}") from None
-        if not isinstance(base, dict):
-            raise ValueError("--params must be a JSON object")
-        params.update(base)
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep:
-            continue  # shedctl ignores an argument without '='
-        if not key:
-            raise ValueError(f"empty key in {pair!r}")
-        try:
-            params[key] = msgspec.json.decode(raw)
-        except msgspec.DecodeError:
-            params[key] = raw
-    return params
-
-
 def _pretty(value: Any) -> str:
     return msgspec.json.format(msgspec.json.encode(value, order="sorted"), indent=2).decode()
 
@@ -118,29 +113,19 @@ def _connect(args: argparse.Namespace) -> Any:
 
 
 def _call(args: argparse.Namespace) -> int:
-    from shedproto import ProtocolError
     from shedproto.desktop import DesktopError
 
-    try:
-        params = parse_call_args(args.pairs, args.params)
-    except ValueError as exc:
-        return fail(args, "usage", str(exc), exit_code=EXIT_USAGE)
+    params = merge_params(args.params, args.pairs)
     try:
         with _connect(args) as client:
             result = client.call(args.op, params)
     except DesktopError as exc:
-        if args.json:
-            return fail(args, exc.code, exc.message)
-        sys.stderr.write(f"error: {exc.code}: {exc.message}\n")
-        return EXIT_FAILURE
-    except (OSError, ProtocolError) as exc:
-        return fail(args, type(exc).__name__, str(exc))
-    emit(args, _pretty(result), result)
+        return fail(args, exc.code, f"{exc.code}: {exc.message}")
+    emit(args, _pretty(result), {"op": args.op, "result": result})
     return EXIT_OK
 
 
 def _identify(args: argparse.Namespace) -> int:
-    from shedproto import ProtocolError
     from shedproto.desktop import DesktopError
 
     try:
@@ -148,22 +133,73 @@ def _identify(args: argparse.Namespace) -> int:
             info = client.identify()
             dialect = client.dialect
     except DesktopError as exc:
-        return fail(args, exc.code, exc.message)
-    except (OSError, ProtocolError) as exc:
-        return fail(args, type(exc).__name__, str(exc))
+        return fail(args, exc.code, f"{exc.code}: {exc.message}")
     data = {"dialect": dialect.value, **msgspec.to_builtins(info)}
     text = "\n".join(f"{key}: {value}" for key, value in data.items())
     emit(args, text, data)
     return EXIT_OK
 
 
-def _serve(args: argparse.Namespace) -> int:
-    import signal
+def _type_name(annotation: Any) -> str:
+    name = getattr(annotation, "__name__", None)
+    return name if isinstance(name, str) and "[" not in repr(annotation) else repr(annotation)
 
+
+def _ops(args: argparse.Namespace) -> int:
+    from shedproto.desktop import CATALOGUE, Dialect
+
+    dialects = [Dialect(args.dialect)] if args.dialect else list(Dialect)
+    rows: list[dict[str, Any]] = []
+    lines: list[str] = []
+    for name in sorted(CATALOGUE):
+        spec = CATALOGUE[name]
+        shapes = {d.value: spec.shape(d) for d in dialects if spec.shape(d) is not None}
+        if not shapes:
+            continue
+        params: dict[str, list[dict[str, Any]]] = {}
+        gates: dict[str, str] = {}
+        for dialect, shape in shapes.items():
+            assert shape is not None
+            params[dialect] = [
+                {"name": f.encode_name, "required": f.required, "type": _type_name(f.type)}
+                for f in msgspec.structs.fields(shape.params)
+            ]
+            gates[dialect] = shape.gate.value
+        rows.append(
+            {"name": name, "dialects": list(shapes), "params": params, "gate": gates,
+             "alias_of": spec.alias_of}
+        )  # fmt: skip
+        lines.append(_op_line(name, spec.alias_of, params, gates))
+    emit(args, "\n".join(lines), rows)
+    return EXIT_OK
+
+
+def _op_line(
+    name: str, alias_of: str | None, params: dict[str, list[dict[str, Any]]], gates: dict[str, str]
+) -> str:
+    def names(fields: list[dict[str, Any]]) -> str:
+        return ", ".join(f["name"] + ("" if f["required"] else "?") for f in fields) or "-"
+
+    rendered = {dialect: names(fields) for dialect, fields in params.items()}
+    if len(set(rendered.values())) == 1:
+        shown = next(iter(rendered.values()))
+    else:
+        shown = "; ".join(f"{dialect}: {text}" for dialect, text in rendered.items())
+    gate_values = set(gates.values()) - {"none"}
+    if not gate_values:
+        gate = ""
+    elif len(set(gates.values())) == 1:
+        gate = f" [{gate_values.pop()}]"
+    else:
+        gate = " [" + ", ".join(f"{d}: {g}" for d, g in gates.items() if g != "none") + "]"
+    alias = f" (alias of {alias_of})" if alias_of else ""
+    return f"{name:<28} {','.join(params):<10} {shown}{gate}{alias}"
+
+
+def _serve(args: argparse.Namespace) -> int:
     import anyio
 
     from shedproto.desktop import Dialect, LaunchPolicy, server_socket_path
-    from shedproto.servers import BindError
     from shedproto.servers.desktop import DesktopServer
 
     dialect = Dialect(args.dialect)
@@ -177,29 +213,27 @@ def _serve(args: argparse.Namespace) -> int:
         mock_base_url=args.mock_base_url,
         launch_policy=LaunchPolicy(args.launch_policy),
     )
+    stopped_by: list[int] = []
 
     async def run() -> None:
-        async with anyio.create_task_group() as tg:
-            bound = await tg.start(server.serve)
-            mode = "on" if server.test_mode else "off"
-            emit(
-                args,
-                f"serving the {dialect.value} dialect on {bound} (test mode {mode}); Ctrl-C stops",
-                {"dialect": dialect.value, "path": str(bound), "test_mode": server.test_mode},
-            )
-            sys.stdout.flush()
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for _ in signals:
-                    server.shutdown()  # stop accepting, unlink the socket, exit 0
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async with anyio.create_task_group() as tg:
+                bound = await tg.start(server.serve)
+                mode = "on" if server.test_mode else "off"
+                emit(
+                    args,
+                    f"serving the {dialect.value} dialect on {bound} (test mode {mode}); "
+                    "Ctrl-C stops",
+                    {"dialect": dialect.value, "path": str(bound), "test_mode": server.test_mode},
+                )
+                sys.stdout.flush()
+                async for signum in signals:
+                    stopped_by.append(signum)
+                    server.shutdown()  # stop accepting, unlink the socket
                     break
 
-    try:
-        anyio.run(run)
-    except BindError as exc:
-        return fail(args, "bind_error", str(exc))
-    except KeyboardInterrupt:
-        pass
-    return EXIT_OK
+    anyio.run(run)
+    return EXIT_INTERRUPTED if stopped_by == [signal.SIGINT] else EXIT_OK
 
 
 async def desktop_step(socket_dir: Path) -> DemoStep:

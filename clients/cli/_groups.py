@@ -13,7 +13,7 @@ from typing import Any
 
 from ._output import EXIT_USAGE
 
-__all__ = ["GROUPS", "add_groups"]
+__all__ = ["GROUPS", "add_groups", "group_examples"]
 
 GROUPS: dict[str, tuple[str, str | None]] = {
     "host-agent": (
@@ -49,6 +49,16 @@ def add_groups(subparsers: Any) -> None:
         if reference is not None:
             module_name, _, function_name = reference.partition(":")
             getattr(importlib.import_module(module_name), function_name)(commands)
+        group.epilog = group_examples(commands)
+
+
+def group_examples(commands: Any) -> str:
+    """Return an ``examples:`` epilog: the first example of each command in ``commands``."""
+    lines = ["examples:"]
+    for command in commands.choices.values():
+        examples = (command.epilog or "").partition("examples:\n")[2].splitlines()
+        lines += examples[:1]
+    return "\n".join(lines)
 
 
 def _print_help(parser: argparse.ArgumentParser) -> Any:

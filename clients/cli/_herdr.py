@@ -2,37 +2,41 @@
 
 * ``ping``: version, protocol and capabilities (herdr's ``status``), plus
   whether the protocol equals this library's (herdr's compatibility rule).
-* ``call METHOD [--params JSON]``: any method; prints the result as JSON.
-* ``subscribe TYPE...``: prints pushed events as NDJSON until the server
-  closes (``--count N`` stops after N events). A TYPE is a dotted
-  subscription type or a JSON object for the parameterized ones.
+* ``call METHOD [k=v ...] [--params JSON]``: any method, params as for
+  ``desktop call``; prints the result as JSON.
+* ``subscribe TYPE...``: prints pushed events until the server closes
+  (``--count N`` stops after N); ``--json`` prints each whole event as NDJSON.
+  A TYPE is a dotted subscription type or a JSON object for the
+  parameterized ones.
+* ``methods [--protocol N]``: the methods of a protocol, from the core's tables.
 * ``serve [--socket PATH] [--protocol N]``: run the reference server.
 
 The socket is resolved as herdr resolves it (``--session``,
 ``HERDR_SOCKET_PATH``, ``HERDR_SESSION``, the config directory) unless
-``--socket`` is given.
+``--socket`` is given. Commands register in :data:`COMMANDS`.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from ._convention import EXIT_INTERRUPTED, usage_error
 from ._demo import DemoStep
 from ._output import EXIT_OK, EXIT_USAGE, emit, fail, json_flag
+from ._params import add_params_arguments, merge_params
 
-__all__ = ["register"]
+__all__ = ["COMMANDS", "register"]
 
 
-def register(subparsers: Any) -> None:
-    """Add the herdr commands to the ``herdr`` group's sub-parsers."""
+def _target() -> argparse.ArgumentParser:
     target = argparse.ArgumentParser(add_help=False)
     target.add_argument("--socket", help="API socket path (default: resolved as herdr does)")
     target.add_argument("--session", help="herdr session name (like herdr --session)")
@@ -42,63 +46,131 @@ def register(subparsers: Any) -> None:
     target.add_argument(
         "--timeout", type=float, default=30.0, help="seconds per request (default 30)"
     )
+    return target
+
+
+def _add_ping(subparsers: Any) -> None:
     ping = subparsers.add_parser(
-        "ping", parents=[target, json_flag()], help="show the server's version and protocol"
+        "ping",
+        parents=[_target(), json_flag()],
+        help="show the server's version and protocol",
+        epilog="examples:\n  shedproto herdr ping\n  shedproto herdr ping --session work --json",
     )
     ping.set_defaults(func=_ping)
+
+
+def _add_call(subparsers: Any) -> None:
     call = subparsers.add_parser(
-        "call", parents=[target, json_flag()], help="call any API method and print its result"
+        "call",
+        parents=[_target(), json_flag()],
+        help="call any API method and print its result",
+        description="Call METHOD with params k=v (JSON fragment, else string) and print the "
+        "result as JSON.",
+        epilog="examples:\n  shedproto herdr call workspace.list\n"
+        "  shedproto herdr call pane.read pane_id=w1:p1 source=recent lines=20",
     )
-    call.add_argument("method", help="dotted method name, e.g. workspace.list")
-    call.add_argument("--params", default="{}", help="params as a JSON object (default {})")
+    call.add_argument("method", help="dotted method name (see: shedproto herdr methods)")
+    add_params_arguments(call)
     call.set_defaults(func=_call)
+
+
+def _add_subscribe(subparsers: Any) -> None:
     subscribe = subparsers.add_parser(
-        "subscribe", parents=[target, json_flag()], help="stream events as NDJSON"
+        "subscribe",
+        parents=[_target(), json_flag()],
+        help="print pushed events until the server closes",
+        description="Subscribe and print one line per event: its name and data (--json: the "
+        "whole event as NDJSON). Ctrl-C stops (exit 130).",
+        epilog="examples:\n  shedproto herdr subscribe workspace.created pane.created\n"
+        '  shedproto herdr subscribe \'{"type":"pane.output_matched","pane_id":"w1:p1",'
+        '"match":{"type":"substring","value":"done"}}\' --count 1 --json',
     )
     subscribe.add_argument("types", nargs="+", metavar="TYPE", help="e.g. workspace.created")
     subscribe.add_argument("--count", type=int, default=None, help="stop after N events")
     subscribe.set_defaults(func=_subscribe)
+
+
+def _add_methods(subparsers: Any) -> None:
+    methods = subparsers.add_parser(
+        "methods",
+        parents=[json_flag()],
+        help="list the API methods of a protocol, with their params",
+        description="List the methods this library knows for a protocol (? marks optional params).",
+        epilog="examples:\n  shedproto herdr methods\n"
+        "  shedproto herdr methods --protocol 20 --json",
+    )
+    methods.add_argument("--protocol", type=int, default=None, help="protocol (default: newest)")
+    methods.set_defaults(func=_methods)
+
+
+def _add_serve(subparsers: Any) -> None:
     serve = subparsers.add_parser(
-        "serve", parents=[json_flag()], help="run the herdr reference server"
+        "serve",
+        parents=[json_flag()],
+        help="run the herdr reference server",
+        description="Serve herdr's JSON socket API until SIGTERM (exit 0) or Ctrl-C (exit 130); "
+        "the socket file is removed either way.",
+        epilog="examples:\n  shedproto herdr serve --socket /tmp/herdr-demo/api.sock\n"
+        "  shedproto herdr serve --protocol 20 --shell /bin/sh --json",
     )
     serve.add_argument("--socket", help="socket path (default: resolved as herdr does)")
-    serve.add_argument("--protocol", type=int, default=None, help="protocol to report (20 or 21)")
+    serve.add_argument("--protocol", type=int, default=None, help="protocol to report")
     serve.add_argument("--server-version", default="0.8.0", help="version to report")
     serve.add_argument("--shell", default=None, help="program each pane runs (default $SHELL)")
     serve.set_defaults(func=_serve)
 
 
-def _client(args: argparse.Namespace) -> Any:
-    from shedproto.clients.herdr import BlockingHerdrClient
-    from shedproto.herdr import DEFAULT_PROTOCOL
+COMMANDS: list[Callable[[Any], None]] = [
+    _add_ping,
+    _add_call,
+    _add_subscribe,
+    _add_methods,
+    _add_serve,
+]
+"""Each function adds one command to the group (append a new module's to add one)."""
 
-    protocol = DEFAULT_PROTOCOL if args.protocol is None else args.protocol
+
+def register(subparsers: Any) -> None:
+    """Add the herdr commands to the ``herdr`` group's sub-parsers."""
+    for add in COMMANDS:
+        add(subparsers)
+
+
+def _protocol(args: argparse.Namespace) -> int | None:
+    """Return the protocol asked for, or ``None`` after reporting an unsupported one."""
+    from shedproto.herdr import DEFAULT_PROTOCOL, SUPPORTED_PROTOCOLS
+
+    protocol: int = DEFAULT_PROTOCOL if args.protocol is None else args.protocol
+    if protocol not in SUPPORTED_PROTOCOLS:
+        supported = ", ".join(map(str, SUPPORTED_PROTOCOLS))
+        usage_error(args, f"protocol {protocol} is not one of {supported}")
+        return None
+    return protocol
+
+
+def _client(args: argparse.Namespace, protocol: int) -> Any:
+    from shedproto.clients.herdr import BlockingHerdrClient
+
     if args.socket:
         return BlockingHerdrClient.for_socket(args.socket, protocol=protocol, timeout=args.timeout)
     return BlockingHerdrClient.local(session=args.session, protocol=protocol, timeout=args.timeout)
 
 
-def _run(args: argparse.Namespace, action: Any) -> int:
-    from shedproto import LocalProtocolError, ProtocolError
+def _run(args: argparse.Namespace, action: Callable[[Any], int]) -> int:
+    """Run ``action(client)``; a server's error answer is one line and exit 1."""
     from shedproto.herdr import HerdrApiError
 
+    protocol = _protocol(args)
+    if protocol is None:
+        return EXIT_USAGE
     try:
-        return int(action())
+        return action(_client(args, protocol))
     except HerdrApiError as exc:
         return fail(args, exc.code, f"{exc.code}: {exc.message}")
-    except LocalProtocolError as exc:
-        return fail(args, exc.code.value, exc.message, exit_code=EXIT_USAGE)
-    except ProtocolError as exc:
-        return fail(args, exc.code.value, exc.message)
-    except TimeoutError:
-        return fail(args, "timeout", "the server did not answer in time")
-    except OSError as exc:
-        return fail(args, "connect_failed", str(exc))
 
 
 def _ping(args: argparse.Namespace) -> int:
-    def action() -> int:
-        client = _client(args)
+    def action(client: Any) -> int:
         status = client.runtime_status()
         data = {
             "socket": client.path,
@@ -120,19 +192,12 @@ def _ping(args: argparse.Namespace) -> int:
 
 
 def _call(args: argparse.Namespace) -> int:
-    try:
-        params = json.loads(args.params)
-    except json.JSONDecodeError as exc:
-        return fail(args, "invalid_argument", f"--params is not JSON: {exc}", exit_code=EXIT_USAGE)
-    if not isinstance(params, dict):
-        return fail(
-            args, "invalid_argument", "--params must be a JSON object", exit_code=EXIT_USAGE
-        )
+    params = merge_params(args.params, args.pairs)
 
-    def action() -> int:
-        result = _client(args).request(args.method, params)
+    def action(client: Any) -> int:
+        result = client.request(args.method, params)
         body = msgspec.json.format(msgspec.json.encode(result), indent=2).decode()
-        emit(args, body, result)
+        emit(args, body, {"method": args.method, "result": result})
         return EXIT_OK
 
     return _run(args, action)
@@ -143,56 +208,69 @@ def _subscribe(args: argparse.Namespace) -> int:
     for item in args.types:
         if item.lstrip().startswith("{"):
             try:
-                subscriptions.append(json.loads(item))
-            except json.JSONDecodeError as exc:
-                return fail(
-                    args,
-                    "invalid_argument",
-                    f"bad subscription {item!r}: {exc}",
-                    exit_code=EXIT_USAGE,
-                )
+                subscriptions.append(msgspec.json.decode(item))
+            except msgspec.DecodeError as exc:
+                return usage_error(args, f"bad subscription {item!r}: {exc}")
         else:
             subscriptions.append(item)
 
-    def action() -> int:
-        client = _client(args)
-        client.timeout = args.timeout
+    def action(client: Any) -> int:
         seen = 0
         with client.subscribe(*subscriptions) as events:
             for event in events:
-                sys.stdout.write(msgspec.json.encode(event).decode() + "\n")
+                if args.json:
+                    line = msgspec.json.encode(event).decode()
+                else:
+                    line = f"{event.event} {msgspec.json.encode(event.data).decode()}"
+                sys.stdout.write(line + "\n")
                 sys.stdout.flush()
                 seen += 1
                 if args.count is not None and seen >= args.count:
                     break
         return EXIT_OK
 
-    try:
-        return _run(args, action)
-    except KeyboardInterrupt:
-        return EXIT_OK
+    return _run(args, action)
+
+
+def _methods(args: argparse.Namespace) -> int:
+    from shedproto.herdr import types as t
+
+    protocol = _protocol(args)
+    if protocol is None:
+        return EXIT_USAGE
+    params_types: dict[str, Any] = t.PROTOCOL_TABLES[protocol][1]
+    rows: list[dict[str, Any]] = []
+    for name in sorted(params_types):
+        fields = [
+            {"name": f.encode_name, "required": f.required}
+            for f in msgspec.structs.fields(params_types[name])
+        ]
+        rows.append({"method": name, "params": fields})
+    lines = [
+        f"{row['method']:<32} "
+        + (", ".join(f["name"] + ("" if f["required"] else "?") for f in row["params"]) or "-")
+        for row in rows
+    ]
+    emit(args, "\n".join(lines), {"protocol": protocol, "methods": rows})
+    return EXIT_OK
 
 
 def _serve(args: argparse.Namespace) -> int:
     import anyio
 
-    from shedproto.herdr import DEFAULT_PROTOCOL, SUPPORTED_PROTOCOLS, api_socket_path
-    from shedproto.servers import BindError
+    from shedproto.herdr import api_socket_path
     from shedproto.servers.herdr import HerdrServer
 
-    protocol = DEFAULT_PROTOCOL if args.protocol is None else args.protocol
-    if protocol not in SUPPORTED_PROTOCOLS:
-        supported = ", ".join(map(str, SUPPORTED_PROTOCOLS))
-        return fail(
-            args, "version_unsupported", f"protocol {protocol} is not one of {supported}",
-            exit_code=EXIT_USAGE,
-        )  # fmt: skip
+    protocol = _protocol(args)
+    if protocol is None:
+        return EXIT_USAGE
     path = args.socket or api_socket_path(os.environ)
     shell = [args.shell] if args.shell else None
     server = HerdrServer(path, protocol=protocol, version=args.server_version, shell=shell)
+    stopped_by: list[int] = []
 
     async def main() -> None:
-        # SIGINT/SIGTERM end it gracefully (exit 0, socket removed); relying on
+        # SIGINT/SIGTERM end it gracefully (socket removed); relying on
         # KeyboardInterrupt would leave it wrapped in an exception group on 3.10.
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async with anyio.create_task_group() as tg:
@@ -203,15 +281,13 @@ def _serve(args: argparse.Namespace) -> int:
                     {"socket": str(bound), "protocol": protocol, "version": args.server_version},
                 )
                 sys.stdout.flush()
-                async for _ in signals:
+                async for signum in signals:
+                    stopped_by.append(signum)
                     server.shutdown()
                     break
 
-    try:
-        anyio.run(main)
-    except BindError as exc:
-        return fail(args, "bind_failed", str(exc))
-    return EXIT_OK
+    anyio.run(main)
+    return EXIT_INTERRUPTED if stopped_by == [signal.SIGINT] else EXIT_OK
 
 
 async def demo_step(socket_dir: Path) -> DemoStep:

@@ -9,10 +9,11 @@ finds it (``SHED_HOST_AGENT_SOCKET_DIR`` first). Errors keep the real
 program's text even with ``--json`` (the real CLI has no JSON errors);
 ``-h``/``--help`` print help, a shedproto addition.
 
-``watch [--approve|--deny] [--replay N] [--count N] [--json]`` connects as the
-approval consumer (superseding shed-desktop, if it runs), prints every event
-and request, and optionally answers requests; SIGINT/SIGTERM end it (exit 0),
-being superseded exits 1.
+``watch [--socket-dir DIR] [--approve|--deny] [--replay N] [--count N] [--json]``
+connects as the approval consumer (superseding shed-desktop, if it runs),
+says on stderr that it is connected and waiting, prints every event and
+request, and optionally answers requests; SIGTERM ends it (exit 0), Ctrl-C
+too (exit 130), being superseded exits 1.
 
 ``serve [--socket-dir DIR] [--config FILE] [--json]`` runs the reference
 agent until SIGINT or SIGTERM, then exits 0 with both socket files removed.
@@ -36,8 +37,9 @@ import msgspec
 
 from shedproto import RemoteProtocolError
 
+from ._convention import EXIT_INTERRUPTED
 from ._demo import DemoStep
-from ._output import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
+from ._output import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, fail
 
 __all__ = ["register", "serve_step"]
 
@@ -50,6 +52,10 @@ platform default).
 
 options:
   --json, -json  print the report as indented JSON
+
+examples:
+  shedproto host-agent status
+  SHED_HOST_AGENT_SOCKET_DIR=/tmp/agent shedproto host-agent status --json
 """
 
 
@@ -60,6 +66,7 @@ def register(subparsers: Any) -> None:
         help="print the running agent's self-report (like shed-host-agent status)",
         prefix_chars="+",  # every token is ours to judge, as the real CLI does
         add_help=False,
+        epilog=STATUS_HELP[STATUS_HELP.index("examples:") :],
     )
     status.add_argument("tokens", nargs="*", metavar="--json")
     status.set_defaults(func=_status)
@@ -69,8 +76,17 @@ def register(subparsers: Any) -> None:
         description=(
             "Connect to host-agent.sock as the approval consumer and print what arrives. "
             "This supersedes the current consumer (shed-desktop, if it runs). Without "
-            "--approve/--deny, requests are left unanswered and fail closed at the timeout."
+            "--approve/--deny, requests are left unanswered and fail closed at the timeout. "
+            "SIGTERM stops it (exit 0), Ctrl-C too (exit 130)."
         ),
+        epilog="examples:\n  shedproto host-agent watch\n"
+        "  shedproto host-agent watch --socket-dir /tmp/agent --approve --count 1 --json",
+    )
+    watch.add_argument(
+        "--socket-dir",
+        type=Path,
+        default=None,
+        help="where the agent's sockets live (default: as the real agent)",
     )
     decide = watch.add_mutually_exclusive_group()
     decide.add_argument("--approve", action="store_true", help="approve every request")
@@ -80,7 +96,15 @@ def register(subparsers: Any) -> None:
     watch.add_argument("--client-name", default="shedproto-watch", help="hello.client.name")
     watch.add_argument("--json", action="store_true", help="print each frame as a JSON line")
     watch.set_defaults(func=_watch)
-    serve = subparsers.add_parser("serve", help="run the reference agent until SIGINT/SIGTERM")
+    serve = subparsers.add_parser(
+        "serve",
+        help="run the reference agent until SIGINT/SIGTERM",
+        description="Run the reference shed-host-agent. Like the real agent, SIGINT and SIGTERM "
+        "stop it with exit 0 and both socket files removed; a config error exits 1 before "
+        "anything is bound.",
+        epilog="examples:\n  shedproto host-agent serve --socket-dir /tmp/agent\n"
+        "  shedproto host-agent serve --config ~/.config/shed/extensions.yaml --json",
+    )
     serve.add_argument(
         "--socket-dir",
         type=Path,
@@ -162,26 +186,34 @@ def _describe(item: Any) -> str:
 async def _watch_async(args: argparse.Namespace) -> int:
     from shedproto.clients import ConnectError
     from shedproto.clients.host_agent import ApprovalConsumer, SupersededError, default_socket_dir
-    from shedproto.hostagent import ApprovalRequest, encode_frame
+    from shedproto.hostagent import ApprovalRequest, approval_socket_path, encode_frame
 
-    directory = default_socket_dir()
+    directory = args.socket_dir if args.socket_dir is not None else default_socket_dir()
+    path = approval_socket_path(os.fspath(directory))
     try:
         consumer = await ApprovalConsumer.connect(
             directory, client_name=args.client_name, replay_events=args.replay
         )
-    except ConnectError as exc:  # one line: the path and what is there
-        sys.stderr.write(f"shedproto: error: {exc}\n")
-        return EXIT_FAILURE
+    except ConnectError:
+        raise  # the CLI's one handler prints its one-line message
     except (TimeoutError, RemoteProtocolError) as exc:
-        sys.stderr.write(f"shedproto: error: no hello_ack from the agent: {exc}\n")
-        return EXIT_FAILURE
+        return fail(args, "no_hello_ack", f"no hello_ack from the agent: {exc}")
     seen = 0
+    stopped_by: list[int] = []
     async with consumer:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            decide = " (approving every request)" if args.approve else ""
+            decide = " (denying every request)" if args.deny else decide
+            sys.stderr.write(
+                f"shedproto: connected to {path} as the approval consumer{decide}; "
+                "waiting for events and requests (Ctrl-C stops)\n"
+            )
+            sys.stderr.flush()
             async with anyio.create_task_group() as tg:
 
                 async def stop_on_signal() -> None:
-                    async for _ in signals:
+                    async for signum in signals:
+                        stopped_by.append(signum)
                         await consumer.aclose()  # ends the iteration below
                         return
 
@@ -197,17 +229,15 @@ async def _watch_async(args: argparse.Namespace) -> int:
                         if args.count and seen >= args.count:
                             break
                 except SupersededError:
-                    sys.stderr.write("shedproto: error: superseded by another approval consumer\n")
                     tg.cancel_scope.cancel()
-                    return EXIT_FAILURE
+                    return fail(args, "superseded", "superseded by another approval consumer")
                 tg.cancel_scope.cancel()
-    return EXIT_OK
+    return EXIT_INTERRUPTED if stopped_by == [signal.SIGINT] else EXIT_OK
 
 
 def _serve(args: argparse.Namespace) -> int:
     from shedproto.clients.host_agent import default_socket_dir
     from shedproto.hostagent import AgentConfig, ConfigError, parse_config
-    from shedproto.servers import BindError
 
     config = AgentConfig()
     config_path = ""
@@ -216,8 +246,7 @@ def _serve(args: argparse.Namespace) -> int:
         try:
             config = parse_config(Path(config_path).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ConfigError) as exc:
-            sys.stderr.write(f"shedproto: error: config {config_path}: {exc}\n")
-            return EXIT_FAILURE
+            return fail(args, "config_error", f"config {config_path}: {exc}")
         for line in config.skipped:  # tolerated like the real agent does, but never silently
             sys.stderr.write(
                 f"shedproto: warning: config {config_path} line {line.line}: "
@@ -227,11 +256,7 @@ def _serve(args: argparse.Namespace) -> int:
     audit_log = None
     if config.logging_enabled and config.logging_path:
         audit_log = os.path.expanduser(config.logging_path)
-    try:
-        anyio.run(_run_agent, Path(directory), config, config_path, audit_log, bool(args.json))
-    except BindError as exc:
-        sys.stderr.write(f"shedproto: error: {exc}\n")
-        return EXIT_FAILURE
+    anyio.run(_run_agent, Path(directory), config, config_path, audit_log, bool(args.json))
     return EXIT_OK
 
 

@@ -14,7 +14,10 @@ import msgspec
 
 from shedproto import ErrorReport
 
-__all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "emit", "fail", "json_flag"]
+__all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "PREFIX", "emit", "fail", "json_flag"]
+
+PREFIX = "shedproto: error: "
+"""The one prefix of every error line this CLI writes (mirrored real programs keep theirs)."""
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -44,5 +47,5 @@ def fail(
         report = msgspec.json.encode({"error": ErrorReport(code=code, message=message)})
         sys.stderr.write(report.decode() + "\n")
     else:
-        sys.stderr.write(f"shedproto: error: {message}\n")
+        sys.stderr.write(f"{PREFIX}{message}\n")
     return exit_code

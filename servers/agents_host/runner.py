@@ -88,6 +88,8 @@ class HostRun:
     config: AgentsHostConfig
     env: Mapping[str, str]
     socket_path: str | None = None
+    state_dir: str | None = None
+    """Overrides the state directory derived from ``env`` (the CLI's ``--state-dir``)."""
     driver_factory: DriverFactory = default_driver_factory
     out: Callable[[str], None] = field(default=lambda line: print(line, flush=True))
     err: Callable[[str], None] = field(
@@ -133,7 +135,7 @@ async def _run(run: HostRun) -> int:
     identity = TargetIdentity(cli.api_url, cli.space, config.ownerDid)
     uid = None if sys.platform == "win32" else os.getuid()
     cwd = os.getcwd()
-    state_dir = state_directory(run.env, platform=sys.platform, cwd=cwd)
+    state_dir = run.state_dir or state_directory(run.env, platform=sys.platform, cwd=cwd)
     lock_dir = lock_directory(run.env, platform=sys.platform, uid=uid, cwd=cwd)
     ledger_file = ledger_path(state_dir, identity.key)
     locks = acquire_host_locks(

@@ -12,12 +12,16 @@ as missing. Errors are reported in this order: unknown options (as met while
 parsing), help (returns :class:`HelpRequested` before any other check),
 positional arguments, then ``--config``, ``--api-url`` (presence, then URL
 syntax), ``--identity``, ``--space``.
+
+:func:`split_extra_options` takes out options a wrapping program adds (the
+``shedproto`` CLI's ``--socket``, ``--state-dir``...) with the same syntax, so
+that everything else still meets the spec-exact parser and its messages.
 """
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import msgspec
 
@@ -25,7 +29,13 @@ from ._errors import CliOptionsError, TargetError
 from ._target import parse_api_url
 from ._text import js_trim
 
-__all__ = ["USAGE", "AgentsHostCliOptions", "HelpRequested", "parse_agents_host_cli_options"]
+__all__ = [
+    "USAGE",
+    "AgentsHostCliOptions",
+    "HelpRequested",
+    "parse_agents_host_cli_options",
+    "split_extra_options",
+]
 
 USAGE = """\
 Usage: agents-host --config <path> [options]
@@ -62,6 +72,11 @@ class HelpRequested(msgspec.Struct, frozen=True):
     """``-h``/``--help`` was given: print :data:`USAGE` and exit 0."""
 
     usage: str = USAGE
+
+
+def _value_follows(args: Sequence[str], i: int) -> bool:
+    """Whether ``args[i]`` is the value of the option before it (the spec parser's rule)."""
+    return i < len(args) and (args[i] == "-" or not args[i].startswith("-"))
 
 
 def parse_agents_host_cli_options(  # noqa: PLR0915 - one flat argv loop
@@ -105,11 +120,9 @@ def parse_agents_host_cli_options(  # noqa: PLR0915 - one flat argv loop
             name, has_value, value = arg[2:].partition("=")
             if name in _STRINGS:
                 if not has_value:
-                    if i < len(args) and (args[i] == "-" or not args[i].startswith("-")):
-                        value = args[i]
-                        i += 1
-                    else:
-                        value = ""
+                    follows = _value_follows(args, i)
+                    value = args[i] if follows else ""
+                    i += follows
                 strings[name] = value
                 continue
             raise CliOptionsError(f"unknown option: {arg}")
@@ -146,3 +159,42 @@ def parse_agents_host_cli_options(  # noqa: PLR0915 - one flat argv loop
         once=once,
         debug_view=debug_view,
     )
+
+
+def split_extra_options(
+    argv: Sequence[str], *, strings: Collection[str] = (), flags: Collection[str] = ()
+) -> tuple[dict[str, str | bool], list[str]]:
+    """Take the wrapper's own options out of ``argv``; return them and the rest, in order.
+
+    ``strings`` and ``flags`` are option names without ``--``. A string option
+    takes ``--name value`` or ``--name=value`` (the value as the spec parser
+    takes it: the next argument unless it starts with ``-``); a repeated one
+    keeps its last value. Nothing after ``--`` is taken. Flags map to ``True``.
+
+    Raises:
+        CliOptionsError: ``missing value for option: --<name>``.
+
+    """
+    args = list(argv)
+    end = args.index("--") if "--" in args else len(args)
+    taken: dict[str, str | bool] = {}
+    rest: list[str] = []
+    position = 0
+    while position < end:
+        arg = args[position]
+        position += 1
+        name, has_value, value = arg[2:].partition("=") if arg.startswith("--") else ("", "", "")
+        if name in flags and not has_value:
+            taken[name] = True
+        elif name not in strings:
+            rest.append(arg)
+        else:
+            if not has_value:
+                follows = _value_follows(args, position)
+                value = args[position] if follows else ""
+                position += follows
+            if not js_trim(value):
+                raise CliOptionsError(f"missing value for option: --{name}")
+            taken[name] = value
+    rest.extend(args[end:])
+    return taken, rest

@@ -6,11 +6,12 @@ import argparse
 import sys
 
 from shedproto.clients.cli._agentshost_host import register_host_commands
+from shedproto.clients.cli._convention import CliParser, invoke
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Return a parser with the ``agents-host`` commands of this issue."""
-    parser = argparse.ArgumentParser(prog="shedproto agents-host")
+    parser = CliParser(prog="shedproto agents-host")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     register_host_commands(commands)
     return parser
@@ -19,8 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     """Parse ``argv`` and run the command."""
     args = build_parser().parse_args(argv)
-    result: int = args.func(args)
-    return result
+    return invoke(args.func, args)
 
 
 if __name__ == "__main__":

@@ -199,7 +199,10 @@ def test_once_and_client_commands(
         assert out[0] == "Agent host synchronized 0 sessions in did:key:space"
         assert not any(line.startswith("Ready") for line in out)
     assert cli_main(["health", "--socket", str(socket)]) == 1
-    assert "cannot connect" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("shedproto: error: ")
+    assert str(socket) in err
+    assert err.count("\n") == 1
     with host_process(agents_host_dirs, socket) as process:
         read_until_ready(process)
         command = json.dumps(make_command(OWNER, "x1", payload={"text": "hi"}))
@@ -212,8 +215,8 @@ def test_once_and_client_commands(
         assert capsys.readouterr().out.startswith("status: ")
         assert cli_main(["sessions", "--all", "--json", "--socket", str(socket)]) == 0
         assert json.loads(capsys.readouterr().out)["bucket"] == "all"
-        assert cli_main(["submit", "{nope", "--socket", str(socket)]) == 1
-        assert "COMMAND must be JSON" in capsys.readouterr().err
+        assert cli_main(["submit", "{nope", "--socket", str(socket)]) == 2  # as --params
+        assert "shedproto: error: COMMAND is not valid JSON" in capsys.readouterr().err
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=20) == 0
 
@@ -227,6 +230,52 @@ def test_run_option_errors(
     assert capsys.readouterr().err == "Agent host failed: missing required option: --config\n"
     assert cli_main(["run", "--config", "/nonexistent.jsonc", "--api-url", "nope"]) == 1
     assert capsys.readouterr().err == "Agent host failed: --api-url is not a valid URL\n"
-    with pytest.raises(SystemExit) as usage:
-        cli_main(["run", "--bogus"])
-    assert usage.value.code == 2
+    # the spec-exact parser, as the real host (connector.md 2.1-2.2), not argparse's exit 2
+    assert cli_main(["run", "--bogus"]) == 1
+    assert capsys.readouterr().err == "Agent host failed: unknown option: --bogus\n"
+    assert cli_main(["run", "extra", "--config", "F"]) == 1
+    assert capsys.readouterr().err == "Agent host failed: unexpected positional argument: extra\n"
+    assert cli_main(["run", "--socket"]) == 1
+    assert capsys.readouterr().err == "Agent host failed: missing value for option: --socket\n"
+
+
+def test_run_help_shows_real_options_and_shedproto_additions(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli_main(["run", "--help"]) == 0
+    out = capsys.readouterr().out
+    for option in ("--config", "--api-url", "--identity", "--space", "--once", "--no-debug-view"):
+        assert option in out
+    for extra in ("--socket", "--state-dir", "--lock-dir", "--json"):
+        assert extra in out
+    for variable in ("CF_API_URL", "XDG_STATE_HOME", "CF_AGENTS_HOST_LOCK_DIR"):
+        assert variable in out
+    assert "examples:" in out
+
+
+def test_run_state_dir_lock_dir_and_json(
+    agents_host_dirs: AgentsHostDirs, short_socket_dir: Path
+) -> None:
+    config = write_config(agents_host_dirs)
+    state, locks = short_socket_dir / "st", short_socket_dir / "lk"
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("XDG_STATE_HOME", "CF_AGENTS_HOST_LOCK_DIR", "XDG_RUNTIME_DIR")
+    }
+    env["HOME"] = str(short_socket_dir / "home")
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "shedproto.clients.cli", "agents-host", "run",
+         "--config", str(config), "--api-url", "http://localhost:8000",
+         "--identity", str(agents_host_dirs.root / "operator.key"), "--space", "did:key:space",
+         "--state-dir", str(state), "--lock-dir", str(locks), "--once", "--json"],
+        capture_output=True, text=True, env=env, cwd=str(ROOT), timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.splitlines()[0])
+    assert report["ready"] is False  # --once never reports Ready
+    assert report["socket"] == str(locks / "agents-host.sock")
+    assert report["lines"][0] == "Agent host synchronized 0 sessions in did:key:space"
+    assert any(path.name.endswith(".command-ledger.json") for path in state.iterdir())
+    assert not (short_socket_dir / "home").exists()  # nothing went to the default state dir

@@ -96,8 +96,13 @@ def test_check_options(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFi
         "once": True,
         "debug_view": True,
     }
-    assert main(["agents-host", "check-options", "--", "--bogus"]) == 2
+    # no "--" needed; the real host's message; exit 1 as run would
+    assert main(["agents-host", "check-options", "--config", "/a.jsonc", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["config_path"] == "/a.jsonc"
+    assert main(["agents-host", "check-options", "--bogus"]) == 1
     assert capsys.readouterr().err == "shedproto: error: unknown option: --bogus\n"
+    assert main(["agents-host", "check-options", "--config", "/a.jsonc", "extra"]) == 1
+    assert capsys.readouterr().err == ("shedproto: error: unexpected positional argument: extra\n")
 
 
 def test_target_and_ledger(

@@ -11,6 +11,7 @@ from shedproto.connector import (
     HelpRequested,
     parse_agents_host_cli_options,
 )
+from shedproto.connector._cli_options import split_extra_options
 
 ENV = {
     "CF_API_URL": "http://fabric.example.test",
@@ -142,3 +143,30 @@ def test_single_dash_is_positional_and_value() -> None:
     with pytest.raises(CliOptionsError, match=r"^unexpected positional argument: -$"):
         parse([*FULL, "-"])
     assert parse(["--config", "-", *FULL[2:]]).config_path == "/home/me/-"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("argv", "taken", "rest"),
+    [
+        (["--socket", "/s", "--config", "a"], {"socket": "/s"}, ["--config", "a"]),
+        (["--config=a", "--state-dir=st", "--json"], {"state-dir": "st", "json": True},
+         ["--config=a"]),
+        (["--socket", "/1", "--socket", "/2"], {"socket": "/2"}, []),
+        # nothing after "--" is ours; the spec parser sees it as positional
+        (["--", "--socket", "/s"], {}, ["--", "--socket", "/s"]),
+        # a value that looks like an option is not taken; the real option stays
+        (["--config", "--socket=/s"], {"socket": "/s"}, ["--config"]),
+        (["--bogus", "--json=1"], {}, ["--bogus", "--json=1"]),
+    ],
+)  # fmt: skip
+def test_split_extra_options(argv: list[str], taken: dict[str, object], rest: list[str]) -> None:
+    assert split_extra_options(argv, strings=("socket", "state-dir"), flags=("json",)) == (
+        taken,
+        rest,
+    )
+
+
+@pytest.mark.parametrize("argv", [["--socket"], ["--socket", "--once"], ["--socket="]])
+def test_split_extra_options_missing_value(argv: list[str]) -> None:
+    with pytest.raises(CliOptionsError, match=r"^missing value for option: --socket$"):
+        split_extra_options(argv, strings=("socket",))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -10,15 +11,16 @@ from pathlib import Path
 import pytest
 
 from shedproto.clients.cli import main
-from shedproto.clients.cli._desktop import parse_call_args
+from shedproto.clients.cli._params import json_object, merge_params, pair
 from shedproto.testing._desktop import DesktopServerFactory
 
 
-def test_parse_call_args_like_shedctl() -> None:
-    params = parse_call_args(
-        ["n=3", "flag=true", "name=web", "list=[1,2]", 'quoted="7"', "bare", "text=a b"],
-        '{"host":"prod","n":1}',
-    )
+def test_params_like_shedctl() -> None:
+    pairs = [
+        pair(text)
+        for text in ["n=3", "flag=true", "name=web", "list=[1,2]", 'quoted="7"', "text=a b"]
+    ]
+    params = merge_params(json_object('{"host":"prod","n":1}'), pairs)
     assert params == {
         "host": "prod",
         "n": 3,
@@ -28,10 +30,20 @@ def test_parse_call_args_like_shedctl() -> None:
         "quoted": "7",
         "text": "a b",
     }
-    with pytest.raises(ValueError, match="JSON object"):
-        parse_call_args([], "[1]")
-    with pytest.raises(ValueError, match="empty key"):
-        parse_call_args(["=x"], None)
+    with pytest.raises(argparse.ArgumentTypeError, match="JSON object"):
+        json_object("[1]")
+    with pytest.raises(argparse.ArgumentTypeError, match="empty key"):
+        pair("=x")
+
+
+def test_argument_without_equals_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    # shedctl silently drops "hostprod"; a typo must not vanish
+    with pytest.raises(SystemExit) as info:
+        main(["desktop", "call", "rc.list", "hostprod"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: shedproto desktop call")
+    assert err.endswith("shedproto: error: argument k=v: expected k=v, got 'hostprod'\n")
 
 
 def test_call_prints_sorted_result(
@@ -57,7 +69,9 @@ def test_call_error_exit_1_and_stderr(
     captured = capsys.readouterr()
     assert code == 1
     assert captured.out == ""
-    assert captured.err == "error: not-enabled: policy.set requires SHED_DESKTOP_TEST_MODE=1\n"
+    assert captured.err == (
+        "shedproto: error: not-enabled: policy.set requires SHED_DESKTOP_TEST_MODE=1\n"
+    )
     code = main(["desktop", "call", "x", "--json", "--socket", str(handle.path)])
     err = json.loads(capsys.readouterr().err)
     assert code == 1
@@ -67,10 +81,16 @@ def test_call_error_exit_1_and_stderr(
 def test_call_usage_and_connect_errors(
     short_socket_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["desktop", "call", "identify", "--params", "nope"]) == 2
+    with pytest.raises(SystemExit) as bad_json:
+        main(["desktop", "call", "identify", "--params", "nope"])
+    assert bad_json.value.code == 2
+    assert "shedproto: error: argument --params: not valid JSON" in capsys.readouterr().err
     code = main(["desktop", "call", "identify", "--socket", str(short_socket_dir / "none.sock")])
     assert code == 1
-    assert "none.sock" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("shedproto: error: ")
+    assert "none.sock" in err
+    assert err.count("\n") == 1
     with pytest.raises(SystemExit) as info:
         main(["desktop", "serve"])  # --dialect is required
     assert info.value.code == 2
@@ -113,3 +133,33 @@ def test_serve_subprocess_answers_then_stops(short_socket_dir: Path) -> None:
             proc.communicate(timeout=10)
     assert proc.returncode == 0
     assert not path.exists()
+
+
+def test_call_json_reports_op_and_result(
+    desktop_server_factory: DesktopServerFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    handle = desktop_server_factory(dialect="tauri")
+    code = main(["desktop", "call", "sheds.list", "--json", "--socket", str(handle.path)])
+    assert code == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "op": "sheds.list",
+        "result": {"host_errors": [], "sheds": []},
+    }
+
+
+def test_ops_lists_the_core_catalogue(capsys: pytest.CaptureFixture[str]) -> None:
+    from shedproto.desktop import CATALOGUE, Dialect
+
+    assert main(["desktop", "ops", "--json"]) == 0
+    rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
+    assert set(rows) == set(CATALOGUE)
+    assert rows["policy.set"]["gate"] == {"mac": "test_only", "tauri": "test_only"}
+    assert rows["terminal.open"]["gate"]["mac"] == "refused_in_test"
+    assert main(["desktop", "ops", "--dialect", "mac", "--json"]) == 0
+    mac = {row["name"] for row in json.loads(capsys.readouterr().out)}
+    assert mac == {name for name, spec in CATALOGUE.items() if Dialect.MAC in spec.dialects}
+    assert main(["desktop", "ops", "--dialect", "tauri"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    craze = next(line for line in lines if line.startswith("craze.create "))
+    assert "machine, cwd?" in craze
+    assert any(line.startswith("policy.set ") and "[test_only]" in line for line in lines)

@@ -1,0 +1,360 @@
+"""The CLI as a user meets it: a table of mistakes, each run as a real process.
+
+Every row is a command with a wrong path, a dead server, a refused bind, bad
+params or a bad flag. Each must exit with the convention's code (1 failure,
+2 usage, or the mirrored real program's), print its error as exactly one line
+with the one prefix (usage errors: the command's own usage first), and never
+a traceback. Ctrl-C during long-running commands exits 130 (the daemons that
+mirror a real one exit 0, as the real one does).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CLI = [sys.executable, "-m", "shedproto.clients.cli"]
+PREFIX = "shedproto: error: "
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """One row: the argv (``{d}`` is the scratch directory), the exit code, the error line."""
+
+    argv: tuple[str, ...]
+    code: int
+    message: str
+    """A substring of the one error line (after the prefix)."""
+    usage: str | None = None
+    """For usage errors: the command whose usage must come first."""
+    prefix: str = PREFIX
+    quiet: bool = True
+    """Nothing on stdout (``run`` prints the real host's startup lines first)."""
+
+
+MISTAKES: dict[str, Mistake] = {
+    # wrong paths
+    "desktop-call-missing-socket": Mistake(
+        ("desktop", "call", "sheds.list", "--socket", "{d}/none/x.sock"), 1, "{d}/none/x.sock"
+    ),
+    "desktop-identify-directory": Mistake(
+        ("desktop", "identify", "--socket", "{d}/adir"), 1, "{d}/adir"
+    ),
+    "herdr-ping-regular-file": Mistake(
+        ("herdr", "ping", "--socket", "{d}/file.txt"), 1, "{d}/file.txt"
+    ),
+    "agents-host-health-missing": Mistake(
+        ("agents-host", "health", "--socket", "{d}/none.sock"), 1, "{d}/none.sock"
+    ),
+    "check-config-missing": Mistake(
+        ("agents-host", "check-config", "{d}/none.jsonc"),
+        1,
+        "configuration file does not exist: {d}/none.jsonc",
+    ),
+    "ledger-missing": Mistake(
+        ("agents-host", "ledger", "{d}/none.json"), 1, "command ledger does not exist"
+    ),
+    "watch-missing-dir": Mistake(
+        ("host-agent", "watch", "--socket-dir", "{d}/nodir"), 1, "{d}/nodir/host-agent.sock"
+    ),
+    "init-existing-config": Mistake(
+        ("agents-host", "init", "{d}/inited"), 1, "already exists; not overwriting it"
+    ),
+    # dead servers: a socket file nobody listens on
+    "desktop-call-dead": Mistake(
+        ("desktop", "call", "sheds.list", "--socket", "{d}/dead.sock"), 1, "{d}/dead.sock"
+    ),
+    "herdr-call-dead": Mistake(("herdr", "call", "ping", "--socket", "{d}/dead.sock"), 1, "dead"),
+    "receipt-list-dead": Mistake(
+        ("agents-host", "receipt", "--list", "--socket", "{d}/dead.sock"), 1, "dead.sock"
+    ),
+    "desktop-call-dead-json": Mistake(
+        ("desktop", "call", "sheds.list", "--json", "--socket", "{d}/dead.sock"),
+        1,
+        '"code":"connect_failed"',
+        prefix='{"error":',
+    ),
+    # refused binds
+    "desktop-serve-live-socket": Mistake(
+        ("desktop", "serve", "--dialect", "mac", "--socket", "{d}/live.sock"), 1, "live.sock"
+    ),
+    "desktop-serve-regular-file": Mistake(
+        ("desktop", "serve", "--dialect", "tauri", "--socket", "{d}/file.txt"), 1, "file.txt"
+    ),
+    "herdr-serve-directory": Mistake(
+        ("herdr", "serve", "--socket", "{d}/adir", "--shell", "/bin/sh"), 1, "adir"
+    ),
+    "herdr-serve-too-long": Mistake(
+        ("herdr", "serve", "--socket", "{d}/" + "x" * 120 + ".sock"), 1, "AF_UNIX"
+    ),
+    "host-agent-serve-not-a-directory": Mistake(
+        ("host-agent", "serve", "--socket-dir", "{d}/file.txt"), 1, "file.txt"
+    ),
+    "desktop-serve-unwritable": Mistake(
+        ("desktop", "serve", "--dialect", "mac", "--socket", "/proc/shedproto-test/x.sock"),
+        1,
+        "/proc/shedproto-test",
+    ),
+    "agents-host-run-live-socket": Mistake(
+        (
+            "agents-host",
+            "run",
+            "--config",
+            "{d}/inited/echo.jsonc",
+            "--api-url",
+            "http://localhost:8000",
+            "--identity",
+            "{d}/inited/operator.key",
+            "--space",
+            "did:key:s",
+            "--state-dir",
+            "{d}/inited/st",
+            "--lock-dir",
+            "{d}/inited/lk",
+            "--socket",
+            "{d}/live.sock",
+        ),
+        1,
+        "live.sock",
+        prefix="Agent host failed: ",
+        quiet=False,
+    ),
+    # bad params
+    "desktop-call-no-equals": Mistake(
+        ("desktop", "call", "rc.list", "hostprod"), 2, "expected k=v", usage="desktop call"
+    ),
+    "desktop-call-bad-json": Mistake(
+        ("desktop", "call", "rc.list", "--params", "{"), 2, "not valid JSON", usage="desktop call"
+    ),
+    "herdr-call-params-not-object": Mistake(
+        ("herdr", "call", "ping", "--params", "[1]"), 2, "JSON object", usage="herdr call"
+    ),
+    "submit-bad-json": Mistake(
+        ("agents-host", "submit", "{nope"), 2, "not valid JSON", usage="agents-host submit"
+    ),
+    "herdr-methods-unknown-protocol": Mistake(
+        ("herdr", "methods", "--protocol", "1"), 2, "protocol 1", usage="herdr methods"
+    ),
+    "receipt-without-id": Mistake(
+        ("agents-host", "receipt"), 2, "an ID is required", usage="agents-host receipt"
+    ),
+    # bad flags
+    "desktop-call-bogus-flag": Mistake(
+        ("desktop", "call", "--bogus", "x"), 2, "--bogus", usage="desktop call"
+    ),
+    "herdr-subscribe-bogus-flag": Mistake(
+        ("herdr", "subscribe", "x", "--bogus"), 2, "--bogus", usage="herdr subscribe"
+    ),
+    "watch-bogus-flag": Mistake(
+        ("host-agent", "watch", "--bogus"), 2, "--bogus", usage="host-agent watch"
+    ),
+    "unknown-command": Mistake(("frobnicate",), 2, "invalid choice", usage=""),
+    "completion-unknown-shell": Mistake(
+        ("completion", "tcsh"), 2, "invalid choice", usage="completion"
+    ),
+    "run-bogus-flag": Mistake(
+        ("agents-host", "run", "--bogus"),
+        1,
+        "unknown option: --bogus",
+        prefix="Agent host failed: ",
+    ),
+    "run-extra-positional": Mistake(
+        ("agents-host", "run", "extra", "--config", "F"),
+        1,
+        "unexpected positional argument: extra",
+        prefix="Agent host failed: ",
+    ),
+    "status-bogus-flag": Mistake(
+        ("host-agent", "status", "--bogus"), 2, 'unknown argument "--bogus"', prefix="status: "
+    ),
+}
+
+
+def _env(directory: Path) -> dict[str, str]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("SHED_", "HERDR_", "CF_", "XDG_"))
+    }
+    env.update(PYTHONPATH=str(ROOT), HOME=str(directory / "home"), SHELL="/bin/sh")
+    env["SHED_HOST_AGENT_SOCKET_DIR"] = str(directory / "agent")
+    env["HERDR_SOCKET_PATH"] = str(directory / "herdr.sock")
+    return env
+
+
+def _default_sigint() -> None:
+    # A test runner started in the background ignores SIGINT; the CLI's user does not.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A short directory with a regular file, a directory, a dead socket and a live one."""
+    import tempfile
+
+    directory = Path(tempfile.mkdtemp(prefix="cm-", dir="/tmp"))
+    (directory / "file.txt").write_text("not a socket\n")
+    (directory / "adir").mkdir()
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(str(directory / "dead.sock"))
+    dead.close()
+    live = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    live.bind(str(directory / "live.sock"))
+    live.listen(8)
+    subprocess.run(
+        [*CLI, "agents-host", "init", str(directory / "inited")],
+        env=_env(directory),
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
+    echo = {
+        "schema": "commonfabric.agents-host.config",
+        "ownerDid": "did:key:z6MkExampleOwner",
+        "sources": [
+            {
+                "id": "echo",
+                "driver": "acp",
+                "enabled": True,
+                "command": [sys.executable, "-m", "shedproto.testing._agentshost"],
+            }
+        ],
+    }
+    (directory / "inited" / "echo.jsonc").write_text(json.dumps(echo))
+    try:
+        yield directory
+    finally:
+        live.close()
+        subprocess.run(["rm", "-rf", str(directory)], check=False)
+
+
+@pytest.mark.parametrize("name", list(MISTAKES))
+def test_mistake_is_one_line_with_the_right_exit_code(name: str, scratch: Path) -> None:
+    mistake = MISTAKES[name]
+    argv = [arg.replace("{d}", str(scratch)) for arg in mistake.argv]
+    before = sorted(p.name for p in scratch.iterdir())
+    done = subprocess.run(
+        [*CLI, *argv],
+        capture_output=True,
+        text=True,
+        env=_env(scratch),
+        cwd=str(scratch),
+        timeout=60,
+        check=False,
+        preexec_fn=_default_sigint,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == mistake.code, done.stderr
+    assert done.stdout == "" or not mistake.quiet
+    lines = done.stderr.splitlines()
+    assert lines, "no error message"
+    error = lines[-1]
+    assert error.startswith(mistake.prefix), done.stderr
+    assert mistake.message.replace("{d}", str(scratch)) in error, done.stderr
+    if mistake.usage is None:
+        assert len(lines) == 1, done.stderr
+    else:
+        assert lines[0].startswith(f"usage: shedproto {mistake.usage}".rstrip()), done.stderr
+        assert all(not line.startswith(PREFIX) for line in lines[:-1])
+    # a refused command leaves the scratch directory as it was
+    assert sorted(p.name for p in scratch.iterdir()) == before
+
+
+@contextmanager
+def _process(argv: list[str], env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
+    process = subprocess.Popen(
+        [*CLI, *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=_default_sigint,  # noqa: PLW1509 - resets one signal, nothing else
+    )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate(timeout=20)
+
+
+def _interrupt(process: subprocess.Popen[str], sig: int = signal.SIGINT) -> tuple[int, str]:
+    process.send_signal(sig)
+    _out, err = process.communicate(timeout=20)
+    return process.returncode, err
+
+
+def _wait_for_stderr_line(process: subprocess.Popen[str]) -> str:
+    assert process.stderr is not None
+    return process.stderr.readline()
+
+
+def test_ctrl_c_exits_130_without_a_traceback(tmp_path: Path) -> None:
+    import tempfile
+
+    directory = Path(tempfile.mkdtemp(prefix="cc-", dir="/tmp"))
+    (directory / "home").mkdir()  # where herdr starts pane shells
+    env = _env(directory)
+    herdr = str(directory / "herdr.sock")
+    try:
+        with _process(["herdr", "serve", "--socket", herdr], env) as server:
+            assert server.stdout is not None
+            assert "reference server" in server.stdout.readline()
+            created = subprocess.run(
+                [*CLI, "herdr", "call", "workspace.create", "--socket", herdr],
+                capture_output=True, text=True, env=env, timeout=60, check=False,
+            )  # fmt: skip
+            assert created.returncode == 0, created.stderr
+            pane = json.loads(created.stdout)["root_pane"]["pane_id"]
+            waiting = [
+                "herdr", "call", "pane.wait_for_output", "--socket", herdr, f"pane_id={pane}",
+                "source=recent", 'match={"type":"substring","value":"never printed"}',
+                "timeout_ms=600000",
+            ]  # fmt: skip
+            for argv in (waiting, ["herdr", "subscribe", "pane.created", "--socket", herdr]):
+                with _process(argv, env) as client:
+                    with pytest.raises(subprocess.TimeoutExpired):
+                        client.wait(timeout=1.5)  # it is waiting, not failing
+                    code, err = _interrupt(client)
+                assert (code, err) == (130, f"{PREFIX}interrupted\n"), argv
+            code, err = _interrupt(server)
+            assert (code, err) == (130, "")
+            assert not Path(herdr).exists()
+
+        with _process(
+            ["host-agent", "serve", "--socket-dir", str(directory / "agent")], env
+        ) as agent:
+            assert agent.stdout is not None
+            agent.stdout.readline()
+            other = {**env, "SHED_HOST_AGENT_SOCKET_DIR": str(directory / "elsewhere")}
+            watching = ["host-agent", "watch", "--socket-dir", str(directory / "agent")]
+            with _process(watching, other) as watch:
+                hello = _wait_for_stderr_line(watch)
+                assert hello.startswith("shedproto: connected to ")
+                assert "waiting" in hello
+                code, err = _interrupt(watch)
+            assert (code, "Traceback" in err) == (130, False)
+            # the reference agent stops like the real one: exit 0 on SIGINT
+            code, err = _interrupt(agent)
+            assert (code, err) == (0, "")
+
+        desk = str(directory / "desk.sock")
+        with _process(["desktop", "serve", "--dialect", "mac", "--socket", desk], env) as serve:
+            assert serve.stdout is not None
+            serve.stdout.readline()
+            code, err = _interrupt(serve)
+        assert (code, err) == (130, "")
+        assert not Path(desk).exists()
+    finally:
+        subprocess.run(["rm", "-rf", str(directory)], check=False)
