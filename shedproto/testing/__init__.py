@@ -35,6 +35,10 @@ Fixtures:
   yields a ``RunningAgentsHost`` (``socket``, ``owner_did``, ``driver``);
   async tests only. ``make_command`` builds commands for it.
 
+* ``postgres_cluster`` / ``postgres_url``: a throwaway PostgreSQL cluster
+  (session scope, Unix socket only, run as ``postgres`` when root) and a
+  fresh database in it per test; skip where no PostgreSQL binaries exist.
+
 Protocol issues add their reference-server fixtures here.
 """
 
@@ -53,6 +57,7 @@ from ._desktop import desktop_server, desktop_server_factory, running_desktop_se
 from ._drivers import ClaudeProjects, claude_projects
 from ._herdr import herdr_server
 from ._hostagent import host_agent_server
+from ._postgres import PostgresCluster, postgres_cluster, postgres_url
 
 __all__ = [
     "ClaudeProjects",
@@ -67,6 +72,9 @@ __all__ = [
     "desktop_server_factory",
     "herdr_server",
     "host_agent_server",
+    "PostgresCluster",
+    "postgres_cluster",
+    "postgres_url",
     "running_desktop_server",
     "short_socket_dir",
 ]
