@@ -241,7 +241,10 @@ async def _answer_submit_and_wait(connection: _Connection, request: SubmitReques
         if isinstance(queued, bytes) or not isinstance(command, Command):
             await connection.write(queued if isinstance(queued, bytes) else b"")
             return
-        existing = host.target.read_receipt(command.id, request.producer)
+        try:
+            existing = host.target.read_receipt(command.id, request.producer)
+        except Exception:  # a remote target is unreachable: wait for the receipt event
+            existing = None
         if existing is not None and existing.status in TERMINAL_STATUSES:
             found.append(existing)
             done.set()

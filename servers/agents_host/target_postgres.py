@@ -117,7 +117,7 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE TABLE agents_host_receipts (
         target_key TEXT NOT NULL,
-        identity TEXT NOT NULL,
+        identity BYTEA NOT NULL,
         command_id TEXT NOT NULL,
         producer TEXT NOT NULL,
         updated_seq BIGINT NOT NULL,
@@ -174,6 +174,11 @@ def describe_database(dsn: str) -> str:
 def _lock_id(key: str) -> int:
     digest = hashlib.sha256(key.encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def _identity(command_id: str, producer: str | None) -> bytes:
+    """Return the command identity as bytes (it holds a NUL, which ``text`` cannot)."""
+    return command_identity(command_id, producer).encode("utf-8", "surrogatepass")
 
 
 def _channel(key: str) -> str:
@@ -516,7 +521,7 @@ class PostgresTarget:
         row = self._call(
             lambda conn: conn.execute(
                 "SELECT body FROM agents_host_receipts WHERE target_key = %s AND identity = %s",
-                (self.key, command_identity(command_id, producer)),
+                (self.key, _identity(command_id, producer)),
             ).fetchone()
         )
         if row is None:
@@ -556,7 +561,7 @@ class PostgresTarget:
             raise TargetStoreError(f"command receipt belongs to another owner: {receipt.commandId}")
         link = self.link_for(receipt.commandId, receipt.producer)
         body = _ENCODER.encode(receipt)
-        identity = command_identity(receipt.commandId, receipt.producer)
+        identity = _identity(receipt.commandId, receipt.producer)
 
         def write(conn: psycopg.Connection[Any]) -> tuple[bytes, ReceiptIndex]:
             with self._transaction(conn):

@@ -8,7 +8,9 @@
 * :func:`make_command` -- a valid command object for an owner.
 * ``agents_host`` -- a pytest fixture: a running host (:class:`RunningAgentsHost`)
   with one ``echo`` source served by :class:`EchoDriver`, on a private socket
-  and private state and lock directories (async tests).
+  and private state and lock directories (async tests); parametrized over
+  both targets: SQLite and a fresh PostgreSQL database (``postgres_url``;
+  that case skips where no PostgreSQL binaries exist).
 * ``python -m shedproto.testing._agentshost`` -- a minimal ACP agent on
   stdio using only the standard library (``initialize``, ``session/new``,
   ``session/load``, ``session/list``, ``session/prompt`` echoing the text,
@@ -235,8 +237,8 @@ class RunningAgentsHost:
         return driver
 
 
-@pytest.fixture
-async def agents_host() -> AsyncIterator[RunningAgentsHost]:
+@pytest.fixture(params=["sqlite", "postgres"])
+async def agents_host(request: pytest.FixtureRequest) -> AsyncIterator[RunningAgentsHost]:
     """Yield a running agents-host with an ``echo`` source (:class:`EchoDriver`).
 
     Connect with ``AgentsHostClient.connect(host.socket)``; commands need
@@ -246,6 +248,7 @@ async def agents_host() -> AsyncIterator[RunningAgentsHost]:
     from shedproto.connector import AgentsHostCliOptions, parse_agents_host_config
     from shedproto.servers.agents_host import HostRun, run_host
 
+    target = None if request.param == "sqlite" else str(request.getfixturevalue("postgres_url"))
     root = Path(tempfile.mkdtemp(prefix="sp-ah-", dir="/tmp"))
     os.chmod(root, 0o700)
     (root / "operator.key").write_bytes(b"test")
@@ -255,6 +258,7 @@ async def agents_host() -> AsyncIterator[RunningAgentsHost]:
             api_url="http://localhost:8000",
             identity_path=str(root / "operator.key"),
             space="did:key:z6MkTestSpace",
+            target=target,
         ),
         config=parse_agents_host_config(
             {

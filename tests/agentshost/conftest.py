@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 from shedproto.connector import Receipt, iso_from_epoch_ms
 from shedproto.servers.agents_host import SqliteTarget
+from shedproto.testing._connector import AgentsHostDirs
 
 OWNER = "did:key:z6MkOwnerOwnerOwnerOwnerOwnerOwnerOwnerOwner"
 CLOCK_START = 1_700_000_000_000
@@ -45,6 +47,22 @@ def open_target(path: Path) -> FlakyTarget:
     target = FlakyTarget.open_path(str(path), owner_did=OWNER, space="did:key:space")
     _OPENED.append(target)
     return target
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def agents_host_dirs(
+    request: pytest.FixtureRequest, agents_host_dirs: AgentsHostDirs
+) -> AgentsHostDirs:
+    """The plugin's directories, once per target: SQLite, and a fresh PostgreSQL database.
+
+    The PostgreSQL case sets ``target`` and ``SHEDPROTO_AGENTS_HOST_TARGET`` (which
+    ``agents-host run`` reads); it skips where no PostgreSQL binaries exist.
+    """
+    if request.param == "sqlite":
+        return agents_host_dirs
+    url = str(request.getfixturevalue("postgres_url"))
+    env = {**agents_host_dirs.env, "SHEDPROTO_AGENTS_HOST_TARGET": url}
+    return dataclasses.replace(agents_host_dirs, env=env, target=url)
 
 
 @pytest.fixture(autouse=True)
