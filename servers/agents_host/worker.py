@@ -442,7 +442,9 @@ class CommandWorker:
         """Publish the ledger's pending receipts of commands not running now (after reconnect).
 
         A running command publishes its own receipts, so it is left alone.
-        Returns the receipts published.
+        A task failure of a command whose receipt is now published is
+        resolved: :meth:`drain` no longer reports it. Returns the receipts
+        published.
 
         Raises:
             CommandWorkerError: ``could not publish recovered command receipts``
@@ -462,6 +464,11 @@ class CommandWorker:
                 errors.append(exc)
             else:
                 published.append(current)
+                self._failures = [
+                    f
+                    for f in self._failures
+                    if not (isinstance(f, CommandTaskError) and f.identity == identity)
+                ]
         if errors:
             raise CommandWorkerError("could not publish recovered command receipts", errors)
         return published
