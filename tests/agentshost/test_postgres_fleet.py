@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,7 @@ from shedproto.testing._agentshost import EchoDriver, make_command
 
 pytest.importorskip("psycopg", reason="psycopg is not installed (the postgres extra)")
 
-from shedproto.servers.agents_host.target_postgres import (  # noqa: E402
+from shedproto.servers.agents_host.target_postgres import (
     PostgresTarget,
     list_fleet,
 )
@@ -142,16 +142,25 @@ def terminal_receipts(url: str, name: str, count: int) -> list[Receipt]:
     return [r for r in receipts if r.status in TERMINAL_STATUSES]
 
 
-async def wait_for_receipts(url: str, names: list[str], count: int, limit: float) -> None:
+async def eventually(predicate: Callable[[], bool], limit: float) -> None:
+    """Poll ``predicate`` until it holds (a failure after ``limit`` seconds)."""
     with anyio.fail_after(limit):
-        while not all(len(terminal_receipts(url, n, count)) >= count for n in names):
-            await anyio.sleep(0.1)
+        while True:
+            if predicate():
+                return
+            await anyio.sleep(0.05)
+
+
+async def wait_for_receipts(url: str, names: list[str], count: int, limit: float) -> None:
+    await eventually(
+        lambda: all(len(terminal_receipts(url, n, count)) >= count for n in names), limit
+    )
 
 
 def check_fleet(runs: list[HostRun], url: str, names: list[str], sent: Any) -> list[Receipt]:
     """Exactly one terminal receipt per command, provider called at most once, session order."""
     everything: list[Receipt] = []
-    for run, name in zip(runs, names):
+    for run, name in zip(runs, names, strict=True):
         receipts = terminal_receipts(url, name, COMMANDS)
         ids = sorted(r.commandId for r in receipts)
         assert ids == sorted(c["id"] for c in sent[name])  # nothing lost, nothing doubled
@@ -191,11 +200,9 @@ async def test_database_restart_mid_run_loses_and_duplicates_nothing(
         for driver in drivers:
             driver.gate = gate  # prompts hold until the database is down
         first = submit_all(url, names, half)
-        with anyio.fail_after(30):
-            while not all(driver.calls for driver in drivers):
-                await anyio.sleep(0.05)
+        await eventually(lambda: all(driver.calls for driver in drivers), 30)
         recorded: dict[str, list[str]] = {name: [] for name in names}
-        for run, name in zip(runs, names):
+        for run, name in zip(runs, names, strict=True):
             host = run.host
             assert host is not None
 
@@ -225,7 +232,7 @@ async def test_database_restart_mid_run_loses_and_duplicates_nothing(
                     break
                 except Exception:
                     await anyio.sleep(0.1)
-        for producer, name in zip(producers, names):
+        for producer, name in zip(producers, names, strict=True):
             for command in second[name]:
                 producer.append_command(command, None)
             producer.close()
@@ -241,9 +248,13 @@ async def test_database_restart_mid_run_loses_and_duplicates_nothing(
         for run in runs:
             host = run.host
             assert host is not None
-            with anyio.fail_after(30):
-                while host.ledger.pending_publication_count():
-                    await anyio.sleep(0.1)
+
+            def published(
+                pending: Callable[[], int] = host.ledger.pending_publication_count,
+            ) -> bool:
+                return pending() == 0
+
+            await eventually(published, 30)
             assert host.target_state == "connected"
         for name in names:  # the outage and the recovery were reported in health
             assert recorded[name][0] == "disconnected:True"
