@@ -277,6 +277,7 @@ class PostgresTarget:
         self._listeners: list[tuple[ChangeListener, anyio.lowlevel.EventLoopToken | None]] = []
         self._index_memo: tuple[bytes, ReceiptIndex] | None = None
         self._stop = threading.Event()
+        self._delivering = False
         self._thread: threading.Thread | None = None
         self.connected = True
 
@@ -431,12 +432,21 @@ class PostgresTarget:
             listener(kind, value)
 
     def _notify_from_thread(self, kind: str, value: Any) -> None:
-        for listener, token in list(self._listeners):
-            if token is None:
-                listener(kind, value)
-                continue
-            with contextlib.suppress(RuntimeError, anyio.RunFinishedError):
-                anyio.from_thread.run_sync(listener, kind, value, token=token)
+        # Handshake with close(): mark the delivery, then check the stop flag, so
+        # close() (stop, then check the mark) never joins a thread that waits
+        # for the event loop close() itself is blocking.
+        self._delivering = True
+        try:
+            for listener, token in list(self._listeners):
+                if self._stop.is_set():
+                    return
+                if token is None:
+                    listener(kind, value)
+                    continue
+                with contextlib.suppress(RuntimeError, anyio.RunFinishedError):
+                    anyio.from_thread.run_sync(listener, kind, value, token=token)
+        finally:
+            self._delivering = False
 
     def _listen(self) -> None:
         delay = BACKOFF[0]
@@ -482,11 +492,12 @@ class PostgresTarget:
         if self._closed:
             return
         self._closed = True
-        self._listeners.clear()
         self._stop.set()
+        self._listeners.clear()
         self._drop()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=5)
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread() and not self._delivering:
+            thread.join(timeout=5)
 
     # -- receipts --------------------------------------------------------------------------
 
