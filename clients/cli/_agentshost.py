@@ -22,6 +22,7 @@ import msgspec
 
 from ._agentshost_host import register_host_commands
 from ._demo import DemoStep
+from ._fleet import register_fleet
 from ._output import EXIT_OK, EXIT_USAGE, emit, fail, json_flag
 
 __all__ = ["register"]
@@ -30,6 +31,7 @@ __all__ = ["register"]
 def register(subparsers: Any) -> None:
     """Add the agents-host commands to the group's sub-parsers (the host's own included)."""
     register_host_commands(subparsers)
+    register_fleet(subparsers)
     check = subparsers.add_parser(
         "check-config",
         parents=[json_flag()],

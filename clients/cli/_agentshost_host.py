@@ -28,6 +28,7 @@ from typing import Any
 import msgspec
 
 from ._demo import DemoStep
+from ._fleet import add_target_flags, database_client
 from ._output import EXIT_FAILURE, EXIT_OK, emit, fail, json_flag
 
 __all__ = ["demo_step", "register_host_commands"]
@@ -43,6 +44,7 @@ def _socket_flag() -> argparse.ArgumentParser:
     parent.add_argument(
         "--timeout", type=float, default=30.0, help="seconds to wait for a reply (default 30)"
     )
+    add_target_flags(parent)
     return parent
 
 
@@ -74,6 +76,11 @@ def register_host_commands(commands: Any) -> None:
     )
     run.add_argument(
         "--socket", metavar="PATH", help="the API socket (default: <runtime dir>/agents-host.sock)"
+    )
+    run.add_argument(
+        "--target",
+        metavar="TARGET",
+        help="sqlite (default) or a postgresql:// fleet database, or SHEDPROTO_AGENTS_HOST_TARGET",
     )
     run.set_defaults(func=_run)
 
@@ -133,6 +140,7 @@ def _run(args: argparse.Namespace) -> int:
         ("--api-url", args.api_url),
         ("--identity", args.identity),
         ("--space", args.space),
+        ("--target", args.target),
     ):
         if value is not None:
             argv += [flag, value]
@@ -174,6 +182,9 @@ def _run(args: argparse.Namespace) -> int:
 
 def _client(args: argparse.Namespace) -> Any:
     from shedproto.clients.agents_host import BlockingAgentsHostClient
+
+    if args.target:
+        return database_client(args)
 
     return BlockingAgentsHostClient.connect(_socket(args))
 

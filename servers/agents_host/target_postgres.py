@@ -171,6 +171,11 @@ def describe_database(dsn: str) -> str:
     return f"postgresql://{user}{info.get('host', '')}{port}/{info.get('dbname', '')}"
 
 
+def _one_line(exc: BaseException) -> str:
+    """Return a driver error's message on one line (libpq's span several)."""
+    return " ".join(str(exc).split())
+
+
 def _lock_id(key: str) -> int:
     digest = hashlib.sha256(key.encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
@@ -249,7 +254,7 @@ def list_fleet(dsn: str) -> list[FleetHost]:
         raise TargetStoreError(f"no agents-host fleet in {describe_database(dsn)}") from exc
     except psycopg.Error as exc:
         raise TargetStoreError(
-            f"target database unavailable: {describe_database(dsn)}: {exc}"
+            f"target database unavailable: {describe_database(dsn)}: {_one_line(exc)}"
         ) from exc
     return [FleetHost(str(k), str(o), str(s), str(t)) for k, o, s, t in rows]
 
@@ -297,7 +302,7 @@ class PostgresTarget:
             conn = target._new_connection()
         except psycopg.Error as exc:
             raise TargetStoreError(
-                f"target database unavailable: {describe_database(dsn)}: {exc}"
+                f"target database unavailable: {describe_database(dsn)}: {_one_line(exc)}"
             ) from exc
         target._conn = conn
         try:
@@ -368,7 +373,7 @@ class PostgresTarget:
             self._retry_at = time.monotonic() + self._delay
             self._delay = min(self._delay * 2, BACKOFF[1])
             raise TargetStoreError(
-                f"target database unavailable: {describe_database(self.dsn)}: {exc}"
+                f"target database unavailable: {describe_database(self.dsn)}: {_one_line(exc)}"
             ) from exc
         try:
             self._take_lock(conn)
@@ -379,7 +384,7 @@ class PostgresTarget:
             raise
         except psycopg.Error as exc:
             conn.close()
-            raise TargetStoreError(f"target database unavailable: {exc}") from exc
+            raise TargetStoreError(f"target database unavailable: {_one_line(exc)}") from exc
         self._delay = BACKOFF[0]
         self._retry_at = 0.0
         self._conn = conn
@@ -400,9 +405,11 @@ class PostgresTarget:
             except _CONNECTION_ERRORS as exc:
                 self._drop()
                 if not retry or attempt:
-                    raise TargetStoreError(f"target database unavailable: {exc}") from exc
+                    raise TargetStoreError(
+                        f"target database unavailable: {_one_line(exc)}"
+                    ) from exc
             except psycopg.Error as exc:
-                raise TargetStoreError(f"target database error: {exc}") from exc
+                raise TargetStoreError(f"target database error: {_one_line(exc)}") from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
     @contextlib.contextmanager
@@ -460,7 +467,7 @@ class PostgresTarget:
                 if connected:
                     connected = False
                     self.connected = False
-                    self._notify_from_thread("target", TargetState("disconnected", str(exc)))
+                    self._notify_from_thread("target", TargetState("disconnected", _one_line(exc)))
                 self._stop.wait(delay)
                 delay = min(delay * 2, BACKOFF[1])
                 continue
@@ -484,7 +491,7 @@ class PostgresTarget:
                 attempts += 1
                 connected = False
                 self.connected = False
-                self._notify_from_thread("target", TargetState("disconnected", str(exc)))
+                self._notify_from_thread("target", TargetState("disconnected", _one_line(exc)))
                 self._stop.wait(delay)
 
     def close(self) -> None:
