@@ -283,6 +283,7 @@ class PostgresTarget:
         self._index_memo: tuple[bytes, ReceiptIndex] | None = None
         self._stop = threading.Event()
         self._delivering = False
+        self._announced: set[tuple[str | None, int]] = set()
         self._thread: threading.Thread | None = None
         self.connected = True
 
@@ -484,7 +485,11 @@ class PostgresTarget:
                     while not self._stop.is_set():
                         for note in conn.notifies(timeout=0.2):
                             producer, _, seq = note.payload.rpartition("\t")
-                            self._notify_from_thread("command", (producer or None, int(seq)))
+                            change = (producer or None, int(seq))
+                            if change in self._announced:
+                                self._announced.discard(change)  # notified at the commit
+                                continue
+                            self._notify_from_thread("command", change)
             except psycopg.Error as exc:
                 if self._stop.is_set():
                     return
@@ -736,6 +741,10 @@ class PostgresTarget:
                     (self.key, queue, seq, body),
                 )
                 conn.execute("SELECT pg_notify(%s, %s)", (_channel(self.key), f"{queue}\t{seq}"))
+                # announced before the commit, so the listener thread drops this
+                # notification's echo instead of delivering the change twice
+                if self._thread is not None:
+                    self._announced.add((producer or None, seq))
             return seq
 
         seq = self._call(write, retry=False)
