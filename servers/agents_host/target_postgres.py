@@ -31,6 +31,11 @@ so a row some other session holds is read on the next wake-up, never
 skipped. Claims in the database are informational: the command ledger stays
 the local source of truth, and re-reading a queue from 0 is always safe.
 
+Documents the owning host wrote are remembered (the advisory lock makes it
+the only writer of its key), so reading them back costs no round trip; a
+write's transaction is sent as one pipeline. Every dropped connection
+forgets what was remembered.
+
 Connection loss: calls run on the caller's thread (the host's event loop,
 as with SQLite) and fail with :class:`TargetStoreError` while the database is
 unreachable (reconnection is attempted at most once per backoff step, so a
@@ -146,6 +151,11 @@ MIGRATIONS: tuple[str, ...] = (
         target_key TEXT NOT NULL, name TEXT NOT NULL, value BIGINT NOT NULL,
         PRIMARY KEY (target_key, name)
     );
+    -- documents are rewritten whole on every publish (the 200-row receipt index,
+    -- the session indexes): uncompressed out-of-line storage makes each rewrite
+    -- about 3x cheaper than the default pglz compression (measured, 34 KB index)
+    ALTER TABLE agents_host_documents ALTER COLUMN body SET STORAGE EXTERNAL;
+    ALTER TABLE agents_host_manifests ALTER COLUMN body SET STORAGE EXTERNAL;
     """,
 )
 """Schema versions 1..n, applied in order at open; never edit one, append a new one."""
@@ -281,6 +291,7 @@ class PostgresTarget:
         self._closed = False
         self._listeners: list[tuple[ChangeListener, anyio.lowlevel.EventLoopToken | None]] = []
         self._index_memo: tuple[bytes, ReceiptIndex] | None = None
+        self._documents: dict[str, bytes | None] = {}
         self._stop = threading.Event()
         self._delivering = False
         self._announced: set[tuple[str | None, int]] = set()
@@ -404,6 +415,7 @@ class PostgresTarget:
             try:
                 return op(conn)
             except _CONNECTION_ERRORS as exc:
+                self._documents.clear()  # a cut-off commit may or may not have landed
                 self._drop()
                 if not retry or attempt:
                     raise TargetStoreError(
@@ -517,12 +529,30 @@ class PostgresTarget:
         """Return the receipt link the index must carry for a command identity."""
         return receipt_link(command_id, producer, self.space)
 
-    def _document(self, conn: psycopg.Connection[Any], name: str) -> bytes | None:
+    def _document(
+        self, conn: psycopg.Connection[Any], name: str, *, lock: bool = False
+    ) -> bytes | None:
+        if self._owner and name in self._documents:
+            return self._documents[name]
         row = conn.execute(
-            "SELECT body FROM agents_host_documents WHERE target_key = %s AND name = %s",
+            "SELECT body FROM agents_host_documents WHERE target_key = %s AND name = %s"
+            + (" FOR UPDATE" if lock else ""),
             (self.key, name),
         ).fetchone()
-        return None if row is None else bytes(row[0])
+        body = None if row is None else bytes(row[0])
+        if self._owner:
+            self._documents[name] = body
+        return body
+
+    def _read_document(self, name: str) -> bytes | None:
+        if self._owner and name in self._documents:
+            return self._documents[name]
+        return self._call(lambda conn: self._document(conn, name))
+
+    def _remember(self, docs: list[tuple[str, bytes]]) -> None:
+        """Record documents this owner just committed."""
+        if self._owner:
+            self._documents.update(docs)
 
     def _bump(self, conn: psycopg.Connection[Any], name: str) -> int:
         row = conn.execute(
@@ -587,31 +617,30 @@ class PostgresTarget:
         identity = _identity(receipt.commandId, receipt.producer)
 
         def write(conn: psycopg.Connection[Any]) -> tuple[bytes, ReceiptIndex]:
-            with self._transaction(conn):
-                conn.execute(
-                    "SELECT 1 FROM agents_host_documents WHERE target_key = %s AND name = %s"
-                    " FOR UPDATE",
-                    (self.key, RECEIPT_INDEX_DOC),
-                )
-                existing = self._document(conn, RECEIPT_INDEX_DOC)
+            with conn.pipeline(), self._transaction(conn):
+                existing = self._document(conn, RECEIPT_INDEX_DOC, lock=True)
                 try:
                     current = None if existing is None else self._parse_index(existing)
                     index = extend_receipt_index(current, receipt, link=link, now=now)
                 except (ValueError, ReceiptIndexError) as exc:
                     raise TargetStoreError(str(exc)) from exc
                 index_body = _ENCODER.encode(index)
-                seq = self._bump(conn, "receipt-seq")
                 conn.execute(
-                    "INSERT INTO agents_host_receipts"
+                    "WITH seq AS (INSERT INTO agents_host_meta (target_key, name, value)"
+                    " VALUES (%s, 'receipt-seq', 1) ON CONFLICT (target_key, name)"
+                    " DO UPDATE SET value = agents_host_meta.value + 1 RETURNING value)"
+                    " INSERT INTO agents_host_receipts"
                     " (target_key, identity, command_id, producer, updated_seq, body)"
-                    " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (target_key, identity)"
+                    " SELECT %s, %s, %s, %s, seq.value, %s FROM seq"
+                    " ON CONFLICT (target_key, identity)"
                     " DO UPDATE SET updated_seq = excluded.updated_seq, body = excluded.body",
-                    (self.key, identity, receipt.commandId, receipt.producer or "", seq, body),
+                    (self.key, self.key, identity, receipt.commandId, receipt.producer or "", body),
                 )
                 self._put_documents(conn, [(RECEIPT_INDEX_DOC, index_body)])
             return index_body, index
 
         self._index_memo = self._call(write)
+        self._remember([(RECEIPT_INDEX_DOC, self._index_memo[0])])
         self._notify("receipt", receipt)
 
     def _put_documents(self, conn: psycopg.Connection[Any], docs: list[tuple[str, bytes]]) -> None:
@@ -629,7 +658,7 @@ class PostgresTarget:
             TargetStoreError: the stored index is malformed, or the database failed.
 
         """
-        body = self._call(lambda conn: self._document(conn, RECEIPT_INDEX_DOC))
+        body = self._read_document(RECEIPT_INDEX_DOC)
         if body is None:
             return None
         try:
@@ -660,11 +689,12 @@ class PostgresTarget:
         """Replace the health document."""
         body = _ENCODER.encode(health)
         self._call(lambda conn: self._put_documents(conn, [(HEALTH_DOC, body)]))
+        self._remember([(HEALTH_DOC, body)])
         self._notify("health", health)
 
     def read_health(self) -> Health | None:
         """Return the health document, or ``None``."""
-        body = self._call(lambda conn: self._document(conn, HEALTH_DOC))
+        body = self._read_document(HEALTH_DOC)
         return None if body is None else msgspec.json.decode(body, type=Health)
 
     def next_observation(self) -> int:
@@ -673,7 +703,7 @@ class PostgresTarget:
 
     def read_index(self, bucket: str) -> SessionIndex | None:
         """Return the ``recent`` or ``all`` index, or ``None`` before the first collection."""
-        body = self._call(lambda conn: self._document(conn, f"index/{bucket}"))
+        body = self._read_document(f"index/{bucket}")
         return None if body is None else msgspec.json.decode(body, type=SessionIndex)
 
     def published_sessions(self) -> dict[str, IndexEntry]:
@@ -696,7 +726,7 @@ class PostgresTarget:
         ]
 
         def write(conn: psycopg.Connection[Any]) -> None:
-            with self._transaction(conn), conn.cursor() as cur:
+            with conn.pipeline(), self._transaction(conn), conn.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO agents_host_manifests (target_key, key, body) VALUES (%s, %s, %s)"
                     " ON CONFLICT (target_key, key) DO UPDATE SET body = excluded.body",
@@ -705,11 +735,12 @@ class PostgresTarget:
                 self._put_documents(conn, docs)
 
         self._call(write)
+        self._remember(docs)
         self._notify("sessions", all_index)
 
     def read_observations(self) -> dict[str, int]:
         """Return the observation number that last wrote each session row."""
-        body = self._call(lambda conn: self._document(conn, OBSERVATIONS_DOC))
+        body = self._read_document(OBSERVATIONS_DOC)
         return {} if body is None else msgspec.json.decode(body, type=dict[str, int])
 
     def read_manifest(self, key: str) -> bytes | None:

@@ -38,7 +38,7 @@ def find_postgres_bin() -> str | None:
         return override if os.path.exists(os.path.join(override, "initdb")) else None
     initdb = shutil.which("initdb")
     if initdb is not None:
-        return os.path.dirname(initdb)
+        return os.path.dirname(os.path.realpath(initdb))
     found = sorted(
         glob.glob("/usr/lib/postgresql/*/bin/initdb"),
         key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0,
@@ -46,33 +46,51 @@ def find_postgres_bin() -> str | None:
     return os.path.dirname(found[-1]) if found else None
 
 
+def _reachable_base() -> str:
+    """Return a short temporary directory other users can traverse (for the server user).
+
+    ``/tmp`` first; where a machine's ``/tmp`` is not searchable by others, the
+    next of ``/var/tmp`` and ``/dev/shm`` that is.
+    """
+    for base in ("/tmp", "/var/tmp", "/dev/shm"):
+        path = Path(base)
+        if path.is_dir() and all(p.stat().st_mode & 0o001 for p in (path, *path.parents)):
+            return base
+    raise RuntimeError("no temporary directory the postgres user can reach")
+
+
 class PostgresCluster:
     """A running throwaway cluster; see the module docstring."""
 
     def __init__(self, bin_dir: str) -> None:
         self.bin_dir = bin_dir
-        self.data_dir = Path(tempfile.mkdtemp(prefix="sp-pgdata-"))
-        self.socket_dir = Path(tempfile.mkdtemp(prefix="sp-pg-", dir="/tmp"))
-        self._user: str | None = None
+        self._user: str | None = "postgres" if os.geteuid() == 0 else None
+        base = _reachable_base() if self._user is not None else "/tmp"
+        self.data_dir = Path(tempfile.mkdtemp(prefix="sp-pgdata-", dir=base))
+        self.socket_dir = Path(tempfile.mkdtemp(prefix="sp-pg-", dir=base))
         self._counter = itertools.count(1)
-        if os.geteuid() == 0:
-            self._user = "postgres"
+        if self._user is not None:
             entry = pwd.getpwnam(self._user)
             for path in (self.data_dir, self.socket_dir):
                 os.chown(path, entry.pw_uid, entry.pw_gid)
-        self._run(
-            "initdb",
-            "-D",
-            str(self.data_dir / "db"),
-            "-A",
-            "trust",
-            "-U",
-            "postgres",
-            "--no-sync",
-            "-E",
-            "UTF8",
-        )
-        self.start()
+        try:
+            self._run(
+                "initdb",
+                "-D",
+                str(self.data_dir / "db"),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync",
+                "-E",
+                "UTF8",
+            )
+            self.start()
+        except BaseException:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+            shutil.rmtree(self.socket_dir, ignore_errors=True)
+            raise
 
     def _run(self, tool: str, *args: str) -> None:
         command = [os.path.join(self.bin_dir, tool), *args]
