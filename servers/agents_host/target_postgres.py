@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -159,6 +160,10 @@ MIGRATIONS: tuple[str, ...] = (
     """,
 )
 """Schema versions 1..n, applied in order at open; never edit one, append a new one."""
+
+# psycopg logs a lost connection while a pipeline closes; the error itself is
+# raised and reported, so keep the log line off stderr (no last-resort output).
+logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
 _MIGRATION_LOCK = 0x73686564_70726F74  # "shedprot": serialises concurrent first opens
 _ENCODER = msgspec.json.Encoder()
