@@ -53,15 +53,13 @@ from shedproto.agentshost import decode_reply
 from shedproto.clients.agents_host import AgentsHostClient
 from shedproto.connector import (
     RECEIPT_INDEX_LIMIT,
-    AgentsHostCliOptions,
     Receipt,
     in_flight_receipt,
-    parse_agents_host_config,
     terminal_receipt,
 )
-from shedproto.servers.agents_host import HostRun, SqliteTarget, run_host
+from shedproto.servers.agents_host import SqliteTarget, run_host
 from shedproto.servers.connector import CommandLedger
-from shedproto.testing._agentshost import EchoDriver, make_command
+from shedproto.testing._agentshost import echo_host_run, make_command
 
 from ._harness import Case, timed
 
@@ -168,30 +166,7 @@ def _target_full_index(count: int, target_type: type[SqliteTarget]) -> Callable[
 async def _end_to_end(count: int, target: str | None = None) -> None:
     root = _private_dir()
     try:
-        (root / "id.key").write_bytes(b"k")
-        run = HostRun(
-            cli=AgentsHostCliOptions(
-                config_path=str(root / "c.jsonc"),
-                api_url="http://localhost:8000",
-                identity_path=str(root / "id.key"),
-                space="did:key:bench",
-                target=target,
-            ),
-            config=parse_agents_host_config(
-                {
-                    "schema": "commonfabric.agents-host.config",
-                    "ownerDid": OWNER,
-                    "collectionIntervalMs": 0,
-                    "sources": [{"id": "echo", "driver": "acp", "enabled": True, "command": ["x"]}],
-                }
-            ),
-            env={"XDG_STATE_HOME": str(root / "s"), "CF_AGENTS_HOST_LOCK_DIR": str(root / "l")},
-            socket_path=str(root / "h.sock"),
-            driver_factory=EchoDriver,
-            out=lambda line: None,
-            err=lambda line: None,
-            handle_signals=False,
-        )
+        run = echo_host_run(root, owner_did=OWNER, space="did:key:bench", target=target)
         payload = b"".join(
             encode_line(
                 {

@@ -73,17 +73,12 @@ from typing_extensions import Self
 
 from shedproto.connector import (
     Health,
-    IndexEntry,
     Receipt,
-    ReceiptError,
     ReceiptIndex,
     ReceiptIndexError,
-    ReceiptLink,
     SessionIndex,
     command_identity,
     extend_receipt_index,
-    parse_command_receipt,
-    parse_receipt_index,
 )
 
 from .target import (
@@ -93,8 +88,8 @@ from .target import (
     RECEIPT_INDEX_DOC,
     RECENT_INDEX_DOC,
     ChangeListener,
+    StoredDocuments,
     TargetStoreError,
-    receipt_link,
 )
 
 __all__ = [
@@ -274,7 +269,7 @@ def list_fleet(dsn: str) -> list[FleetHost]:
     return [FleetHost(str(k), str(o), str(s), str(t)) for k, o, s, t in rows]
 
 
-class PostgresTarget:
+class PostgresTarget(StoredDocuments):
     """The PostgreSQL target of one host key; see the module docstring.
 
     Call it from one thread (the host's event loop); the listener thread only
@@ -295,7 +290,7 @@ class PostgresTarget:
         self._lock_lost = False
         self._closed = False
         self._listeners: list[tuple[ChangeListener, anyio.lowlevel.EventLoopToken | None]] = []
-        self._index_memo: tuple[bytes, ReceiptIndex] | None = None
+        self._index_memo = None
         self._documents: dict[str, bytes | None] = {}
         self._stop = threading.Event()
         self._delivering = False
@@ -530,11 +525,7 @@ class PostgresTarget:
 
     # -- receipts --------------------------------------------------------------------------
 
-    def link_for(self, command_id: str, producer: str | None) -> ReceiptLink:
-        """Return the receipt link the index must carry for a command identity."""
-        return receipt_link(command_id, producer, self.space)
-
-    def _document(
+    def _document_in(
         self, conn: psycopg.Connection[Any], name: str, *, lock: bool = False
     ) -> bytes | None:
         if self._owner and name in self._documents:
@@ -549,10 +540,10 @@ class PostgresTarget:
             self._documents[name] = body
         return body
 
-    def _read_document(self, name: str) -> bytes | None:
+    def _document(self, name: str) -> bytes | None:
         if self._owner and name in self._documents:
             return self._documents[name]
-        return self._call(lambda conn: self._document(conn, name))
+        return self._call(lambda conn: self._document_in(conn, name))
 
     def _remember(self, docs: list[tuple[str, bytes]]) -> None:
         """Record documents this owner just committed."""
@@ -582,29 +573,7 @@ class PostgresTarget:
                 (self.key, _identity(command_id, producer)),
             ).fetchone()
         )
-        if row is None:
-            return None
-        try:
-            return parse_command_receipt(
-                command_id,
-                msgspec.json.decode(bytes(row[0])),
-                producer=producer,
-                owner_did=self.owner_did,
-            )
-        except (ValueError, ReceiptError, msgspec.DecodeError) as exc:
-            raise TargetStoreError(
-                f"stored command receipt is invalid: {command_id}: {exc}"
-            ) from exc
-
-    def _parse_index(self, body: bytes) -> ReceiptIndex:
-        memo = self._index_memo
-        if memo is not None and memo[0] == body:
-            return memo[1]
-        index = parse_receipt_index(
-            msgspec.json.decode(body), owner_did=self.owner_did, link_for=self.link_for
-        )
-        self._index_memo = (body, index)
-        return index
+        return None if row is None else self._decode_receipt(command_id, producer, bytes(row[0]))
 
     def publish_receipt(self, receipt: Receipt, *, now: str) -> None:
         """Write ``receipt`` and its receipt-index row in one transaction.
@@ -623,7 +592,7 @@ class PostgresTarget:
 
         def write(conn: psycopg.Connection[Any]) -> tuple[bytes, ReceiptIndex]:
             with conn.pipeline(), self._transaction(conn):
-                existing = self._document(conn, RECEIPT_INDEX_DOC, lock=True)
+                existing = self._document_in(conn, RECEIPT_INDEX_DOC, lock=True)
                 try:
                     current = None if existing is None else self._parse_index(existing)
                     index = extend_receipt_index(current, receipt, link=link, now=now)
@@ -644,8 +613,9 @@ class PostgresTarget:
                 self._put_documents(conn, [(RECEIPT_INDEX_DOC, index_body)])
             return index_body, index
 
-        self._index_memo = self._call(write)
-        self._remember([(RECEIPT_INDEX_DOC, self._index_memo[0])])
+        index_body, index = self._call(write)
+        self._remember_index(index_body, index)
+        self._remember([(RECEIPT_INDEX_DOC, index_body)])
         self._notify("receipt", receipt)
 
     def _put_documents(self, conn: psycopg.Connection[Any], docs: list[tuple[str, bytes]]) -> None:
@@ -655,21 +625,6 @@ class PostgresTarget:
                 " ON CONFLICT (target_key, name) DO UPDATE SET body = excluded.body",
                 [(self.key, name, body) for name, body in docs],
             )
-
-    def read_receipt_index(self) -> ReceiptIndex | None:
-        """Return the receipt index, validated, or ``None``.
-
-        Raises:
-            TargetStoreError: the stored index is malformed, or the database failed.
-
-        """
-        body = self._read_document(RECEIPT_INDEX_DOC)
-        if body is None:
-            return None
-        try:
-            return self._parse_index(body)
-        except (ValueError, ReceiptIndexError) as exc:
-            raise TargetStoreError(str(exc)) from exc
 
     def list_receipts(self, *, limit: int, producer: str | None = None) -> list[Receipt]:
         """Return up to ``limit`` receipts, most recently written first (``""``: owner's queue)."""
@@ -697,24 +652,9 @@ class PostgresTarget:
         self._remember([(HEALTH_DOC, body)])
         self._notify("health", health)
 
-    def read_health(self) -> Health | None:
-        """Return the health document, or ``None``."""
-        body = self._read_document(HEALTH_DOC)
-        return None if body is None else msgspec.json.decode(body, type=Health)
-
     def next_observation(self) -> int:
         """Allocate the next observation sequence number."""
         return self._call(lambda conn: self._bump(conn, "observation"), retry=False)
-
-    def read_index(self, bucket: str) -> SessionIndex | None:
-        """Return the ``recent`` or ``all`` index, or ``None`` before the first collection."""
-        body = self._read_document(f"index/{bucket}")
-        return None if body is None else msgspec.json.decode(body, type=SessionIndex)
-
-    def published_sessions(self) -> dict[str, IndexEntry]:
-        """Return the ``all`` index rows by key."""
-        index = self.read_index("all")
-        return {} if index is None else {row.key: row for row in index.sessions}
 
     def publish_sessions(
         self,
@@ -742,11 +682,6 @@ class PostgresTarget:
         self._call(write)
         self._remember(docs)
         self._notify("sessions", all_index)
-
-    def read_observations(self) -> dict[str, int]:
-        """Return the observation number that last wrote each session row."""
-        body = self._read_document(OBSERVATIONS_DOC)
-        return {} if body is None else msgspec.json.decode(body, type=dict[str, int])
 
     def read_manifest(self, key: str) -> bytes | None:
         """Return a session's manifest document bytes, or ``None``."""

@@ -54,6 +54,7 @@ __all__ = [
     "EchoDriver",
     "RunningAgentsHost",
     "agents_host",
+    "echo_host_run",
     "make_command",
     "serve_echo_agent",
 ]
@@ -237,6 +238,48 @@ class RunningAgentsHost:
         return driver
 
 
+def echo_host_run(
+    root: Path,
+    *,
+    owner_did: str,
+    space: str,
+    target: str | None = None,
+    driver_factory: Any = EchoDriver,
+) -> Any:
+    """Return a ``HostRun``: one ``echo`` source, files under ``root``, silent, no signals.
+
+    ``target``: ``None`` for SQLite, or a ``postgresql://`` URL. The socket is
+    ``root / "h.sock"``; ``root`` must exist.
+    """
+    from shedproto.connector import AgentsHostCliOptions, parse_agents_host_config
+    from shedproto.servers.agents_host import HostRun
+
+    (root / "operator.key").write_bytes(b"test")
+    return HostRun(
+        cli=AgentsHostCliOptions(
+            config_path=str(root / "agents.jsonc"),
+            api_url="http://localhost:8000",
+            identity_path=str(root / "operator.key"),
+            space=space,
+            target=target,
+        ),
+        config=parse_agents_host_config(
+            {
+                "schema": "commonfabric.agents-host.config",
+                "ownerDid": owner_did,
+                "collectionIntervalMs": 0,
+                "sources": [{"id": "echo", "driver": "acp", "enabled": True, "command": ["-"]}],
+            }
+        ),
+        env={"XDG_STATE_HOME": str(root / "state"), "CF_AGENTS_HOST_LOCK_DIR": str(root / "run")},
+        socket_path=str(root / "h.sock"),
+        driver_factory=driver_factory,
+        out=lambda line: None,
+        err=lambda line: None,
+        handle_signals=False,
+    )
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 async def agents_host(request: pytest.FixtureRequest) -> AsyncIterator[RunningAgentsHost]:
     """Yield a running agents-host with an ``echo`` source (:class:`EchoDriver`).
@@ -245,35 +288,13 @@ async def agents_host(request: pytest.FixtureRequest) -> AsyncIterator[RunningAg
     ``owner_did`` (:func:`make_command` builds them). Teardown stops the host
     gracefully and removes its directories.
     """
-    from shedproto.connector import AgentsHostCliOptions, parse_agents_host_config
-    from shedproto.servers.agents_host import HostRun, run_host
+    from shedproto.servers.agents_host import run_host
 
     target = None if request.param == "sqlite" else str(request.getfixturevalue("postgres_url"))
     root = Path(tempfile.mkdtemp(prefix="sp-ah-", dir="/tmp"))
     os.chmod(root, 0o700)
-    (root / "operator.key").write_bytes(b"test")
-    run = HostRun(
-        cli=AgentsHostCliOptions(
-            config_path=str(root / "agents.jsonc"),
-            api_url="http://localhost:8000",
-            identity_path=str(root / "operator.key"),
-            space="did:key:z6MkTestSpace",
-            target=target,
-        ),
-        config=parse_agents_host_config(
-            {
-                "schema": "commonfabric.agents-host.config",
-                "ownerDid": AGENTS_HOST_OWNER,
-                "collectionIntervalMs": 0,
-                "sources": [{"id": "echo", "driver": "acp", "enabled": True, "command": ["-"]}],
-            }
-        ),
-        env={"XDG_STATE_HOME": str(root / "state"), "CF_AGENTS_HOST_LOCK_DIR": str(root / "run")},
-        socket_path=str(root / "h.sock"),
-        driver_factory=EchoDriver,
-        out=lambda line: None,
-        err=lambda line: None,
-        handle_signals=False,
+    run = echo_host_run(
+        root, owner_did=AGENTS_HOST_OWNER, space="did:key:z6MkTestSpace", target=target
     )
     status: list[int] = []
     try:

@@ -21,15 +21,13 @@ import pytest
 
 from shedproto.connector import (
     TERMINAL_STATUSES,
-    AgentsHostCliOptions,
     AgentSourceConfig,
     Receipt,
     TargetIdentity,
-    parse_agents_host_config,
 )
 from shedproto.servers.agents_host import HostRun, run_host
 from shedproto.testing import PostgresCluster
-from shedproto.testing._agentshost import EchoDriver, make_command
+from shedproto.testing._agentshost import EchoDriver, echo_host_run, make_command
 
 pytest.importorskip("psycopg", reason="psycopg is not installed (the postgres extra)")
 
@@ -46,9 +44,7 @@ SESSIONS = 10
 def fleet_run(root: Path, url: str, name: str) -> HostRun:
     """A host run named ``name`` (its space, hence its target key) on ``url``."""
     base = root / name
-    for sub in ("state", "run"):
-        (base / sub).mkdir(parents=True, mode=0o700)
-    (base / "operator.key").write_bytes(b"not parsed")
+    base.mkdir(parents=True, mode=0o700)
     drivers: dict[str, EchoDriver] = {}
     errors: list[str] = []
 
@@ -56,29 +52,10 @@ def fleet_run(root: Path, url: str, name: str) -> HostRun:
         drivers[source.id] = EchoDriver(source)
         return drivers[source.id]
 
-    run = HostRun(
-        cli=AgentsHostCliOptions(
-            config_path=str(base / "agents.jsonc"),
-            api_url="http://localhost:8000",
-            identity_path=str(base / "operator.key"),
-            space=f"did:key:{name}",
-            target=url,
-        ),
-        config=parse_agents_host_config(
-            {
-                "schema": "commonfabric.agents-host.config",
-                "ownerDid": OWNER,
-                "collectionIntervalMs": 0,
-                "sources": [{"id": "echo", "driver": "acp", "enabled": True, "command": ["-"]}],
-            }
-        ),
-        env={"XDG_STATE_HOME": str(base / "state"), "CF_AGENTS_HOST_LOCK_DIR": str(base / "run")},
-        socket_path=str(base / "h.sock"),
-        driver_factory=factory,
-        out=lambda line: None,
-        err=errors.append,
-        handle_signals=False,
+    run: HostRun = echo_host_run(
+        base, owner_did=OWNER, space=f"did:key:{name}", target=url, driver_factory=factory
     )
+    run.err = errors.append
     run.drivers = drivers  # type: ignore[attr-defined]
     run.errors = errors  # type: ignore[attr-defined]
     return run
