@@ -115,3 +115,21 @@ def test_fleet_errors_are_one_line(
     assert code == 1
     assert err.startswith("shedproto: error: target database unavailable: postgresql://")
     assert err.count("\n") == 1
+
+
+def test_run_target_option_and_its_environment_fallback() -> None:
+    from shedproto.connector import CliOptionsError, parse_agents_host_cli_options
+
+    base = ["--config", "a.jsonc", "--api-url", "http://x", "--identity", "k", "--space", "s"]
+    url = "postgresql://agents@db.example/fleet"
+    env = {"SHEDPROTO_AGENTS_HOST_TARGET": url}
+    for argv, environ, expected in [
+        (base, {}, None),
+        (base, env, url),
+        ([*base, "--target", "sqlite"], env, None),  # the flag wins over the environment
+        ([*base, f"--target={url}x"], {}, url + "x"),
+    ]:
+        options = parse_agents_host_cli_options(argv, environ, cwd="/")
+        assert getattr(options, "target", "help") == expected
+    with pytest.raises(CliOptionsError, match="--target must be sqlite or a postgresql:// URL"):
+        parse_agents_host_cli_options([*base, "--target", "mysql://x"], {}, cwd="/")

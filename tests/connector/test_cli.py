@@ -91,6 +91,7 @@ def test_check_options(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFi
         "space": "s",
         "once": True,
         "debug_view": True,
+        "target": None,
     }
     assert main(["agents-host", "check-options", "--", "--bogus"]) == 2
     assert capsys.readouterr().err == "shedproto: error: unknown option: --bogus\n"
