@@ -250,3 +250,30 @@ def test_receipt_bodies_decode_as_stored(any_target: AgentsHostTarget) -> None:
     any_target.publish_receipt(receipt, now="2026-01-01T00:00:00.500Z")
     assert any_target.read_receipt("c9", None) == receipt
     assert msgspec.json.encode(any_target.list_receipts(limit=1)[0]) == msgspec.json.encode(receipt)
+
+
+def test_a_host_whose_key_was_taken_while_it_was_cut_off_stops_writing(
+    postgres_url: str,
+) -> None:
+    first = PostgresTarget.open(postgres_url, KEY, owner_did=OWNER, space=SPACE)
+    states: list[TargetState] = []
+    first.subscribe(lambda kind, value: states.append(value) if kind == "target" else None)
+    second = None
+    try:
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_locks"
+                " WHERE locktype = 'advisory' AND granted"
+                " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+            )
+        second = PostgresTarget.open(postgres_url, KEY, owner_did=OWNER, space=SPACE)
+        message = "another agent host holds the process lock: postgresql://"
+        for _ in range(2):  # the reconnect finds the key taken, and it stays refused
+            with pytest.raises(TargetStoreError, match=message):
+                first.publish_health(health())
+        assert any(state.state == "lock-lost" for state in states)
+        assert second.read_health() is None  # the first host wrote nothing after losing it
+    finally:
+        first.close()
+        if second is not None:
+            second.close()
