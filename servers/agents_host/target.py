@@ -2,7 +2,10 @@
 
 :class:`AgentsHostTarget` is the interface the host needs (connector
 ``AgentFabricTarget``, spec sections 3.3, 5, 6 and 8.2); :class:`SqliteTarget`
-is the embedded default. The file is ``<stateDir>/target-<key>.agents-host.sqlite3``
+is the embedded default. :class:`StoredDocuments` holds what every target
+shares on top of its stored bytes (document reads, receipt decoding, the
+receipt-index memo); the PostgreSQL target (:mod:`.target_postgres`) builds on
+it too. The file is ``<stateDir>/target-<key>.agents-host.sqlite3``
 (the key is the connector's target key), created ``0600`` in the private
 state directory, in WAL mode with ``synchronous=NORMAL`` (a committed
 transaction survives a killed process; the command ledger, not the target,
