@@ -23,12 +23,20 @@
   i.e. the whole stored index re-validated every time (what the target did
   before the memo). The ratio is the memo's speed-up.
 
+* **PostgreSQL target end to end** (candidate): the end-to-end run with the
+  host publishing to a PostgreSQL fleet database (a throwaway local cluster,
+  Unix socket, ``fsync=off`` as the test fixture runs it). Baseline: the same
+  run on the SQLite target. The ratio is PostgreSQL's throughput relative to
+  SQLite's; commands/s = 1e6 / the per-command microseconds. Left out, with a
+  note, where no PostgreSQL binaries or psycopg exist.
+
 Targets are informational floors: e2e >= 0.3, ledger the host's way >= 2.0,
-target >= 1.0, target into a full index >= 2.0.
+target >= 1.0, target into a full index >= 2.0, PostgreSQL vs SQLite >= 0.3.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import tempfile
@@ -36,6 +44,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -44,15 +53,13 @@ from shedproto.agentshost import decode_reply
 from shedproto.clients.agents_host import AgentsHostClient
 from shedproto.connector import (
     RECEIPT_INDEX_LIMIT,
-    AgentsHostCliOptions,
     Receipt,
     in_flight_receipt,
-    parse_agents_host_config,
     terminal_receipt,
 )
-from shedproto.servers.agents_host import HostRun, SqliteTarget, run_host
+from shedproto.servers.agents_host import SqliteTarget, run_host
 from shedproto.servers.connector import CommandLedger
-from shedproto.testing._agentshost import EchoDriver, make_command
+from shedproto.testing._agentshost import echo_host_run, make_command
 
 from ._harness import Case, timed
 
@@ -156,32 +163,10 @@ def _target_full_index(count: int, target_type: type[SqliteTarget]) -> Callable[
     return run
 
 
-async def _end_to_end(count: int) -> None:
+async def _end_to_end(count: int, target: str | None = None) -> None:
     root = _private_dir()
     try:
-        (root / "id.key").write_bytes(b"k")
-        run = HostRun(
-            cli=AgentsHostCliOptions(
-                config_path=str(root / "c.jsonc"),
-                api_url="http://localhost:8000",
-                identity_path=str(root / "id.key"),
-                space="did:key:bench",
-            ),
-            config=parse_agents_host_config(
-                {
-                    "schema": "commonfabric.agents-host.config",
-                    "ownerDid": OWNER,
-                    "collectionIntervalMs": 0,
-                    "sources": [{"id": "echo", "driver": "acp", "enabled": True, "command": ["x"]}],
-                }
-            ),
-            env={"XDG_STATE_HOME": str(root / "s"), "CF_AGENTS_HOST_LOCK_DIR": str(root / "l")},
-            socket_path=str(root / "h.sock"),
-            driver_factory=EchoDriver,
-            out=lambda line: None,
-            err=lambda line: None,
-            handle_signals=False,
-        )
+        run = echo_host_run(root, owner_did=OWNER, space="did:key:bench", target=target)
         payload = b"".join(
             encode_line(
                 {
@@ -209,9 +194,59 @@ async def _end_to_end(count: int) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
+_CLUSTER: list[Any] = []
+
+
+def _postgres_database() -> str | None:
+    """Return a fresh database in a throwaway cluster (started once), or ``None``."""
+    try:
+        import psycopg  # noqa: F401
+
+        from shedproto.testing._postgres import PostgresCluster, find_postgres_bin
+    except ImportError:
+        return None
+    if not _CLUSTER:
+        bin_dir = find_postgres_bin()
+        if bin_dir is None:
+            return None
+        cluster = PostgresCluster(bin_dir)
+        atexit.register(cluster.close)
+        _CLUSTER.append(cluster)
+    database: str = _CLUSTER[0].create_database()
+    return database
+
+
+def _postgres_case(count: int) -> Case | None:
+    if _postgres_database() is None:
+        print("agents-host: PostgreSQL case left out (no PostgreSQL binaries or no psycopg)")
+        return None
+
+    def on_sqlite() -> float:
+        start = time.perf_counter()
+        anyio.run(_end_to_end, count)
+        return time.perf_counter() - start
+
+    def on_postgres() -> float:
+        url = _postgres_database()
+        start = time.perf_counter()
+        anyio.run(_end_to_end, count, url)
+        return time.perf_counter() - start
+
+    return Case(
+        name=f"agents-host: {count} commands end to end, PostgreSQL target vs SQLite target",
+        baseline=on_sqlite,
+        candidate=on_postgres,
+        target=0.3,
+        units=count,
+        unit="command",
+        repeat=3,
+    )
+
+
 def cases(quick: bool) -> list[Case]:
     """Return the agents-host cases (``quick``: 50 commands instead of 300)."""
     count = 50 if quick else 300
+    postgres = _postgres_case(count)
 
     def end_to_end() -> float:
         start = time.perf_counter()
@@ -256,4 +291,5 @@ def cases(quick: bool) -> list[Case]:
             unit="command",
             repeat=3,
         ),
+        *([] if postgres is None else [postgres]),
     ]

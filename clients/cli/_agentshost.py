@@ -26,6 +26,7 @@ import msgspec
 from ._agentshost_host import register_host_commands
 from ._agentshost_init import register_init
 from ._demo import DemoStep
+from ._fleet import register_fleet
 from ._output import EXIT_OK, emit, fail, json_flag
 
 __all__ = ["register"]
@@ -35,6 +36,7 @@ def register(subparsers: Any) -> None:
     """Add the agents-host commands to the group's sub-parsers (the host's own included)."""
     register_init(subparsers)
     register_host_commands(subparsers)
+    register_fleet(subparsers)
     check = subparsers.add_parser(
         "check-config",
         parents=[json_flag()],

@@ -30,6 +30,7 @@ import msgspec
 
 from ._convention import usage_error
 from ._demo import DemoStep
+from ._fleet import add_target_flags, database_client
 from ._output import EXIT_FAILURE, EXIT_OK, emit, fail, json_flag
 
 __all__ = ["demo_step", "register_host_commands", "run_help"]
@@ -79,6 +80,7 @@ def _socket_flag() -> argparse.ArgumentParser:
     parent.add_argument(
         "--timeout", type=float, default=30.0, help="seconds to wait for a reply (default 30)"
     )
+    add_target_flags(parent)
     return parent
 
 
@@ -235,6 +237,9 @@ def _run(args: argparse.Namespace) -> int:
 
 def _client(args: argparse.Namespace) -> Any:
     from shedproto.clients.agents_host import BlockingAgentsHostClient
+
+    if args.target:
+        return database_client(args)
 
     return BlockingAgentsHostClient.connect(_socket(args))
 

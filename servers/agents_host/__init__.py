@@ -3,7 +3,9 @@
 * :func:`run_host` / :class:`HostRun` -- what ``shedproto agents-host run`` does.
 * :class:`AgentsHost` -- the lifecycle (start, collections, refresh, stop, health).
 * :class:`CommandWorker` -- the command sequence of spec 3.5.
-* :class:`SqliteTarget` -- the local target (:class:`AgentsHostTarget`).
+* :class:`SqliteTarget` -- the local target (:class:`AgentsHostTarget`);
+  ``target_postgres.PostgresTarget`` -- the PostgreSQL target a fleet of hosts
+  shares (the ``postgres`` extra; import that submodule).
 * :class:`AcpDriver` -- the ACP driver over :class:`AcpProcess`.
 * :func:`api_server` -- the Unix-socket API.
 """

@@ -6,7 +6,10 @@ connector's own validator and appends it to the queue: the socket never
 bypasses the queue, so deduplication across restarts stays the ledger's
 (spec 8.2). A subscribed connection gets events from a bounded buffer of
 :data:`EVENT_BUFFER` lines; a subscriber that falls that far behind is
-disconnected rather than allowed to grow the host's memory.
+disconnected rather than allowed to grow the host's memory. ``health``
+answers the published health; while a remote target (PostgreSQL) is
+unreachable it answers the host's live health instead, which reports the
+outage (``degraded``, ``target-disconnected``).
 
 Deadlines: a connection that sends nothing for :data:`IDLE_TIMEOUT` seconds
 is closed unless it subscribed; each write must finish within
@@ -161,7 +164,13 @@ async def _dispatch(
             receipts = target.list_receipts(limit=request.limit, producer=request.producer)
             return encode_result(request.id, ReceiptsResult(receipts=tuple(receipts)))
         if isinstance(request, HealthRequest):
-            return encode_result(request.id, HealthResult(health=target.read_health()))
+            try:
+                health = target.read_health()
+            except Exception:  # an unreachable remote target: the host's own, live view
+                if not host.health_owned:
+                    raise
+                health = host.health()
+            return encode_result(request.id, HealthResult(health=health))
         if isinstance(request, SessionsRequest):
             return encode_result(
                 request.id, SessionsResult(index=target.read_index(request.bucket))
@@ -241,7 +250,10 @@ async def _answer_submit_and_wait(connection: _Connection, request: SubmitReques
         if isinstance(queued, bytes) or not isinstance(command, Command):
             await connection.write(queued if isinstance(queued, bytes) else b"")
             return
-        existing = host.target.read_receipt(command.id, request.producer)
+        try:
+            existing = host.target.read_receipt(command.id, request.producer)
+        except Exception:  # a remote target is unreachable: wait for the receipt event
+            existing = None
         if existing is not None and existing.status in TERMINAL_STATUSES:
             found.append(existing)
             done.set()

@@ -17,6 +17,16 @@ timer). Shutdown (:meth:`AgentsHost.stop`, idempotent): stop admission,
 publish ``stopping``, wait for an active collection, drain admitted
 commands, flush pending receipts, stop drivers, publish ``stopped``.
 It returns the failures it met (the CLI exits 1 when there are any).
+
+A remote target (PostgreSQL) reports its connection as ``("target", state)``
+changes: ``disconnected`` makes the host ``degraded`` and is recorded in
+activity (``target-disconnected``); ``reconnected`` records
+``target-reconnected``, re-reads every command queue from the start (the
+ledger drops what it already holds, so a command whose admission failed
+during the outage is admitted now) and publishes the receipts the ledger
+still holds; ``lock-lost`` (another host took the key) makes the host
+``failed``. A queue read that fails waits for the next change instead of
+ending the host.
 """
 
 from __future__ import annotations
@@ -184,6 +194,7 @@ class AgentsHost:
         self._publication_failed = False
         self._checkouts: list[Checkout] = []
         self.on_collection_done: Callable[[], None] | None = None
+        self.target_state: str = "connected"
 
     # -- small helpers ---------------------------------------------------------------------
 
@@ -270,6 +281,9 @@ class AgentsHost:
     def _settle_status(self) -> None:
         if self.status in ("stopping", "stopped", "failed"):
             return
+        if self.target_state != "connected":
+            self.status = "degraded"
+            return
         self.status = host_status_after_collection(
             self._enabled_statuses(),
             pending_receipt_publications=self.ledger.pending_publication_count(),
@@ -288,6 +302,7 @@ class AgentsHost:
         """
         self._tg = task_group
         self.status = "starting"
+        self.target.subscribe(self._on_target_change)
         self.record("host-starting", "Host startup began")
         task_group.start_soon(self._health_publisher)
         for source in self.sources.values():
@@ -360,10 +375,16 @@ class AgentsHost:
     def _start_pumps(self, task_group: anyio.abc.TaskGroup) -> None:
         dirty = {queue: anyio.Event() for queue in self._queues()}
 
+        restart = dict.fromkeys(dirty, False)
+
         def on_change(kind: str, value: Any) -> None:
             if kind == "command":
                 event = dirty.get(value[0])
                 if event is not None:
+                    event.set()
+            elif kind == "target" and value.state == "reconnected":
+                for queue, event in dirty.items():
+                    restart[queue] = True
                     event.set()
 
         unsubscribe = self.target.subscribe(on_change)
@@ -374,7 +395,14 @@ class AgentsHost:
             offset = 0
             while True:
                 dirty[queue] = anyio.Event()
-                values = self.target.read_commands(queue, offset)
+                if restart[queue]:
+                    offset, restart[queue] = 0, False
+                try:
+                    values = self.target.read_commands(queue, offset)
+                except Exception as exc:
+                    self.record("command-read-failed", f"Command queue read failed: {exc}")
+                    await dirty[queue].wait()
+                    continue
                 if values:
                     offset = values[-1][0]
                     assert self.worker is not None
@@ -396,6 +424,38 @@ class AgentsHost:
             "Command queues subscribed",
             details={"queues": [q or "owner" for q in self._queues()]},
         )
+
+    def _on_target_change(self, kind: str, value: Any) -> None:
+        if kind != "target":
+            return
+        self.target_state = "connected" if value.state == "reconnected" else value.state
+        if value.state == "disconnected":
+            self.record("target-disconnected", f"Target connection lost: {value.error}")
+        elif value.state == "lock-lost":
+            if self.status not in ("stopping", "stopped"):
+                self.status = "failed"
+            self.record(
+                "target-lock-lost", f"another agent host holds the process lock: {value.error}"
+            )
+        elif value.state == "reconnected":
+            self.record(
+                "target-reconnected",
+                "Target connection restored",
+                details={"attempts": value.attempts},
+            )
+            if self.worker is not None and self._tg is not None and not self._stopped:
+                self._tg.start_soon(self._republish_after_reconnect)
+        self._settle_status()
+
+    async def _republish_after_reconnect(self) -> None:
+        assert self.worker is not None
+        try:
+            await self.worker.republish_pending()
+        except CommandWorkerError as exc:
+            self.last_command_error = f"{exc}: {exc.errors[0]}"
+            self.record("receipt-publication-failed", self.last_command_error)
+        self._settle_status()
+        self._health_dirty.set()
 
     def _on_receipt(self, receipt: Receipt) -> None:
         identity = command_identity(receipt.commandId, receipt.producer)

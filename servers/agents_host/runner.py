@@ -9,13 +9,17 @@ The real host's connection options identify the *local* target here:
 * the identity file must exist and be a readable regular file (as the real
   host requires one), but it is never parsed: its DID cannot be checked
   against ``ownerDid`` without Common Fabric's key handling;
-* the SQLite target sits beside the ledger in the state directory; the API
+* the SQLite target sits beside the ledger in the state directory, unless
+  ``--target postgresql://...`` names a fleet database
+  (:class:`~.target_postgres.PostgresTarget`, the ``postgres`` extra),
+  opened after the local locks; the API
   socket is ``<lock directory>/agents-host.sock`` unless ``socket_path`` is
   given (the lock directory is the runtime directory of spec 4.5).
 
 Startup lines are the real host's (``Agent host synchronized <n> sessions in
 <space>``, ``Command cell: ...``, ``Receipt cell: ...``, ``Command ledger:
 ...``, each producer's queue, then the ``Ready; ...`` line); this host adds
+``Target database: <url without password>`` (PostgreSQL only) and
 ``API socket: <path>`` before ``Ready``. Exit status: 0 for ``--once`` and a
 clean signal shutdown (also during startup), 1 for any failure
 (``Agent host failed: <message>`` on stderr).
@@ -51,7 +55,7 @@ from .api import SOCKET_NAME, api_server
 from .driver import AgentDriver, DriverFactory
 from .git import make_checkout_finder
 from .host import AgentsHost, HostStartError
-from .target import SqliteTarget
+from .target import AgentsHostTarget, SqliteTarget
 
 __all__ = ["HostRun", "default_driver_factory", "default_socket_path", "run_host"]
 
@@ -142,9 +146,7 @@ async def _run(run: HostRun) -> int:
         target_lock_path(lock_dir, identity.key), ledger_lock_path(ledger_file)
     )
     try:
-        target = SqliteTarget.open(
-            state_dir, identity.key, owner_did=config.ownerDid, space=cli.space
-        )
+        target = _open_target(cli, state_dir, identity.key, config.ownerDid)
         try:
             ledger = CommandLedger.open(ledger_file)
             return await _serve(run, target, ledger, ledger_file, lock_dir)
@@ -154,8 +156,29 @@ async def _run(run: HostRun) -> int:
         locks.release()
 
 
+def _open_target(
+    cli: AgentsHostCliOptions, state_dir: str, key: str, owner_did: str
+) -> AgentsHostTarget:
+    """Open the SQLite target, or the PostgreSQL one ``--target`` names.
+
+    Raises:
+        TargetStoreError: the target cannot be opened (another host holds the key, ...).
+        RuntimeError: a PostgreSQL target without psycopg installed.
+
+    """
+    if cli.target is None:
+        return SqliteTarget.open(state_dir, key, owner_did=owner_did, space=cli.space)
+    try:
+        from .target_postgres import PostgresTarget
+    except ImportError as exc:
+        raise RuntimeError(
+            "the PostgreSQL target needs psycopg: pip install 'shedproto[postgres]'"
+        ) from exc
+    return PostgresTarget.open(cli.target, key, owner_did=owner_did, space=cli.space)
+
+
 async def _serve(
-    run: HostRun, target: SqliteTarget, ledger: CommandLedger, ledger_file: str, lock_dir: str
+    run: HostRun, target: AgentsHostTarget, ledger: CommandLedger, ledger_file: str, lock_dir: str
 ) -> int:
     cli, config = run.cli, run.config
     host = AgentsHost(
@@ -231,6 +254,10 @@ def _print_startup(run: HostRun, host: AgentsHost, ledger_file: str, lock_dir: s
     run.out(f"Command cell: {host.cells.commands}")
     run.out(f"Receipt cell: {host.cells.receipts}")
     run.out(f"Command ledger: {ledger_file}")
+    if run.cli.target is not None:
+        from .target_postgres import describe_database
+
+        run.out(f"Target database: {describe_database(run.cli.target)}")
     for producer in run.config.commandProducers or ():
         run.out(f"Command producer {producer.id} queue: commands/{producer.id}")
 

@@ -7,6 +7,9 @@ is the embedded default: ``<stateDir>/target-<key>.agents-host.sqlite3``,
 writes. The tables, the validation shortcut on publish and the listener
 events are described in the documentation: ``docs/protocols/agents-host.md``
 (*The local target*).
+:class:`StoredDocuments` holds what every target shares on top of its stored
+bytes (document reads, receipt decoding, the receipt-index memo); the
+PostgreSQL target (:mod:`.target_postgres`) builds on it too.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from shedproto.servers.connector import check_private, ensure_private_directory
 
 __all__ = [
     "AgentsHostTarget",
+    "StoredDocuments",
     "TargetStoreError",
     "ChangeListener",
     "SqliteTarget",
@@ -161,7 +165,109 @@ class AgentsHostTarget(Protocol):
         """Close the store; idempotent."""
 
 
-class SqliteTarget:
+class StoredDocuments:
+    """The reads every target shares, over its ``_document(name)`` (stored bytes or ``None``).
+
+    Also the receipt-index memo of the module docstring (``_parse_index``,
+    ``_remember_index``). Subclasses set ``owner_did``, ``space`` and
+    ``_index_memo = None``.
+    """
+
+    owner_did: str
+    space: str
+    # (owner_did, space, stored bytes, the index they parse to); a pure memo of
+    # parse_receipt_index, so it can never be stale: other bytes miss it.
+    _index_memo: tuple[str, str, bytes, ReceiptIndex] | None
+
+    def _document(self, name: str) -> bytes | None:
+        raise NotImplementedError
+
+    def link_for(self, command_id: str, producer: str | None) -> ReceiptLink:
+        """Return the receipt link the index must carry for a command identity."""
+        return receipt_link(command_id, producer, self.space)
+
+    def _decode_receipt(self, command_id: str, producer: str | None, body: bytes) -> Receipt:
+        """Return the stored receipt ``body``, validated.
+
+        Raises:
+            TargetStoreError: the stored receipt does not validate.
+
+        """
+        try:
+            return parse_command_receipt(
+                command_id,
+                msgspec.json.decode(body),
+                producer=producer,
+                owner_did=self.owner_did,
+            )
+        except (ValueError, ReceiptError, msgspec.DecodeError) as exc:
+            raise TargetStoreError(
+                f"stored command receipt is invalid: {command_id}: {exc}"
+            ) from exc
+
+    def _parse_index(self, body: bytes) -> ReceiptIndex:
+        """Return the validated index stored as ``body``, from the memo when the bytes match.
+
+        Raises:
+            ReceiptIndexError, ValueError: ``body`` is not a valid receipt index.
+
+        """
+        memo = self._index_memo
+        if (
+            memo is not None
+            and memo[2] == body
+            and memo[0] == self.owner_did
+            and memo[1] == self.space
+        ):
+            return memo[3]
+        index = parse_receipt_index(
+            msgspec.json.decode(body), owner_did=self.owner_did, link_for=self.link_for
+        )
+        self._index_memo = (self.owner_did, self.space, body, index)
+        return index
+
+    def _remember_index(self, body: bytes, index: ReceiptIndex) -> None:
+        """Remember a just-written index, unless its new row or header would not validate."""
+        if receipt_index_tail_valid(index, owner_did=self.owner_did, link_for=self.link_for):
+            self._index_memo = (self.owner_did, self.space, body, index)
+
+    def read_receipt_index(self) -> ReceiptIndex | None:
+        """Return the receipt index, validated, or ``None``.
+
+        Raises:
+            TargetStoreError: the stored index is malformed.
+
+        """
+        body = self._document(RECEIPT_INDEX_DOC)
+        if body is None:
+            return None
+        try:
+            return self._parse_index(body)
+        except (ValueError, ReceiptIndexError) as exc:
+            raise TargetStoreError(str(exc)) from exc
+
+    def read_health(self) -> Health | None:
+        """Return the health document, or ``None``."""
+        body = self._document(HEALTH_DOC)
+        return None if body is None else msgspec.json.decode(body, type=Health)
+
+    def read_index(self, bucket: str) -> SessionIndex | None:
+        """Return the ``recent`` or ``all`` index, or ``None`` before the first collection."""
+        body = self._document(f"index/{bucket}")
+        return None if body is None else msgspec.json.decode(body, type=SessionIndex)
+
+    def published_sessions(self) -> dict[str, IndexEntry]:
+        """Return the ``all`` index rows by key."""
+        index = self.read_index("all")
+        return {} if index is None else {row.key: row for row in index.sessions}
+
+    def read_observations(self) -> dict[str, int]:
+        """Return the observation number that last wrote each session row."""
+        body = self._document(OBSERVATIONS_DOC)
+        return {} if body is None else msgspec.json.decode(body, type=dict[str, int])
+
+
+class SqliteTarget(StoredDocuments):
     """The embedded SQLite target; see the module docstring.
 
     Not thread-safe: call it from one thread (the host calls it from its
@@ -180,9 +286,7 @@ class SqliteTarget:
         self.space = space
         self._listeners: list[ChangeListener] = []
         self._closed = False
-        # (owner_did, space, stored bytes, the index they parse to); a pure memo of
-        # parse_receipt_index, so it can never be stale: other bytes miss it.
-        self._index_memo: tuple[str, str, bytes, ReceiptIndex] | None = None
+        self._index_memo = None
 
     @classmethod
     def open(cls, state_dir: str, key: str, *, owner_did: str, space: str) -> Self:
@@ -244,10 +348,6 @@ class SqliteTarget:
 
     # -- receipts --------------------------------------------------------------------------
 
-    def link_for(self, command_id: str, producer: str | None) -> ReceiptLink:
-        """Return the receipt link the index must carry for a command identity."""
-        return receipt_link(command_id, producer, self.space)
-
     def read_receipt(self, command_id: str, producer: str | None) -> Receipt | None:
         """Return the stored receipt (validated), or ``None``.
 
@@ -259,19 +359,7 @@ class SqliteTarget:
             "SELECT body FROM receipts WHERE identity = ?",
             (command_identity(command_id, producer),),
         ).fetchone()
-        if row is None:
-            return None
-        try:
-            return parse_command_receipt(
-                command_id,
-                msgspec.json.decode(row[0]),
-                producer=producer,
-                owner_did=self.owner_did,
-            )
-        except (ValueError, ReceiptError, msgspec.DecodeError) as exc:
-            raise TargetStoreError(
-                f"stored command receipt is invalid: {command_id}: {exc}"
-            ) from exc
+        return None if row is None else self._decode_receipt(command_id, producer, row[0])
 
     def publish_receipt(self, receipt: Receipt, *, now: str) -> None:
         """Write ``receipt`` and its receipt-index row in one transaction.
@@ -305,45 +393,8 @@ class SqliteTarget:
                 "INSERT OR REPLACE INTO documents (name, body) VALUES (?, ?)",
                 (RECEIPT_INDEX_DOC, index_body),
             )
-        if receipt_index_tail_valid(index, owner_did=self.owner_did, link_for=self.link_for):
-            self._index_memo = (self.owner_did, self.space, index_body, index)
+        self._remember_index(index_body, index)
         self._notify("receipt", receipt)
-
-    def _parse_index(self, body: bytes) -> ReceiptIndex:
-        """Return the validated index stored as ``body``, from the memo when the bytes match.
-
-        Raises:
-            ReceiptIndexError, ValueError: ``body`` is not a valid receipt index.
-
-        """
-        memo = self._index_memo
-        if (
-            memo is not None
-            and memo[2] == body
-            and memo[0] == self.owner_did
-            and memo[1] == self.space
-        ):
-            return memo[3]
-        index = parse_receipt_index(
-            msgspec.json.decode(body), owner_did=self.owner_did, link_for=self.link_for
-        )
-        self._index_memo = (self.owner_did, self.space, body, index)
-        return index
-
-    def read_receipt_index(self) -> ReceiptIndex | None:
-        """Return the receipt index, validated, or ``None``.
-
-        Raises:
-            TargetStoreError: the stored index is malformed.
-
-        """
-        body = self._document(RECEIPT_INDEX_DOC)
-        if body is None:
-            return None
-        try:
-            return self._parse_index(body)
-        except (ValueError, ReceiptIndexError) as exc:
-            raise TargetStoreError(str(exc)) from exc
 
     def list_receipts(self, *, limit: int, producer: str | None = None) -> list[Receipt]:
         """Return up to ``limit`` receipts, most recently written first.
@@ -372,11 +423,6 @@ class SqliteTarget:
             )
         self._notify("health", health)
 
-    def read_health(self) -> Health | None:
-        """Return the health document, or ``None``."""
-        body = self._document(HEALTH_DOC)
-        return None if body is None else msgspec.json.decode(body, type=Health)
-
     # -- sessions --------------------------------------------------------------------------
 
     def _bump(self, db: sqlite3.Connection, name: str) -> int:
@@ -392,16 +438,6 @@ class SqliteTarget:
         """Allocate the next observation sequence number."""
         with self._transaction() as db:
             return self._bump(db, "observation")
-
-    def read_index(self, bucket: str) -> SessionIndex | None:
-        """Return the ``recent`` or ``all`` index, or ``None`` before the first collection."""
-        body = self._document(f"index/{bucket}")
-        return None if body is None else msgspec.json.decode(body, type=SessionIndex)
-
-    def published_sessions(self) -> dict[str, IndexEntry]:
-        """Return the ``all`` index rows by key."""
-        index = self.read_index("all")
-        return {} if index is None else {row.key: row for row in index.sessions}
 
     def publish_sessions(
         self,
@@ -428,11 +464,6 @@ class SqliteTarget:
                 ],
             )
         self._notify("sessions", all_index)
-
-    def read_observations(self) -> dict[str, int]:
-        """Return the observation number that last wrote each session row."""
-        body = self._document(OBSERVATIONS_DOC)
-        return {} if body is None else msgspec.json.decode(body, type=dict[str, int])
 
     def read_manifest(self, key: str) -> bytes | None:
         """Return a session's manifest document bytes, or ``None``."""

@@ -438,6 +438,41 @@ class CommandWorker:
             errors, self._failures = self._failures, []
             raise CommandWorkerError("command worker operations failed", errors)
 
+    async def republish_pending(self) -> list[Receipt]:
+        """Publish the ledger's pending receipts of commands not running now (after reconnect).
+
+        A running command publishes its own receipts, so it is left alone.
+        A task failure of a command whose receipt is now published is
+        resolved: :meth:`drain` no longer reports it. Returns the receipts
+        published.
+
+        Raises:
+            CommandWorkerError: ``could not publish recovered command receipts``
+                (the failed ones stay pending).
+
+        """
+        errors: list[BaseException] = []
+        published: list[Receipt] = []
+        for receipt in self.ledger.pending():
+            identity = command_identity(receipt.commandId, receipt.producer)
+            current = self.ledger.get(receipt.commandId, receipt.producer)
+            if identity in self._scheduled or current is None:
+                continue
+            try:
+                await self._publish(current)
+            except Exception as exc:
+                errors.append(exc)
+            else:
+                published.append(current)
+                self._failures = [
+                    f
+                    for f in self._failures
+                    if not (isinstance(f, CommandTaskError) and f.identity == identity)
+                ]
+        if errors:
+            raise CommandWorkerError("could not publish recovered command receipts", errors)
+        return published
+
     async def recover_unpublished_receipts(self) -> list[Receipt]:
         """Make ledger ``in-flight`` claims ``orphaned-in-flight``; publish every pending receipt.
 

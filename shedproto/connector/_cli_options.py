@@ -2,7 +2,9 @@
 
 Options: ``--config`` (required), ``--api-url`` / ``CF_API_URL``,
 ``--identity`` / ``CF_IDENTITY``, ``--space`` / ``CF_SPACE`` (all required),
-``--once``, ``--debug-view`` / ``--no-debug-view`` (default on) and
+``--target`` / ``SHEDPROTO_AGENTS_HOST_TARGET`` (optional, this reference
+host's own: ``sqlite``, the default, or a ``postgresql://`` URL of a fleet
+database), ``--once``, ``--debug-view`` / ``--no-debug-view`` (default on) and
 ``-h`` / ``--help``. String options take ``--name value`` or ``--name=value``;
 a repeated option keeps its last value; ``--`` ends the options.
 
@@ -47,14 +49,21 @@ Options:
   --api-url <url>     Common Fabric API URL (default: $CF_API_URL)
   --identity <path>   PKCS#8 identity key file (default: $CF_IDENTITY)
   --space <value>     destination space name or DID (default: $CF_SPACE)
+  --target <target>   sqlite (default) or a postgresql:// fleet database URL
+                      (default: $SHEDPROTO_AGENTS_HOST_TARGET)
   --once              collect once, publish final health and exit
   --no-debug-view     do not deploy the debug view piece
   -h, --help          show this help
 """
 """The help text printed for ``-h`` / ``--help``."""
 
-_STRINGS = ("config", "api-url", "identity", "space")
-_ENV = {"api-url": "CF_API_URL", "identity": "CF_IDENTITY", "space": "CF_SPACE"}
+_STRINGS = ("config", "api-url", "identity", "space", "target")
+_ENV = {
+    "api-url": "CF_API_URL",
+    "identity": "CF_IDENTITY",
+    "space": "CF_SPACE",
+    "target": "SHEDPROTO_AGENTS_HOST_TARGET",
+}
 
 
 class AgentsHostCliOptions(msgspec.Struct, frozen=True, kw_only=True):
@@ -66,6 +75,8 @@ class AgentsHostCliOptions(msgspec.Struct, frozen=True, kw_only=True):
     space: str
     once: bool = False
     debug_view: bool = True
+    target: str | None = None
+    """``None``: the SQLite target; else a ``postgresql://`` URL."""
 
 
 class HelpRequested(msgspec.Struct, frozen=True):
@@ -88,7 +99,8 @@ def parse_agents_host_cli_options(  # noqa: PLR0915 - one flat argv loop
         CliOptionsError: with the real message: ``unknown option: <arg>``,
             ``unexpected positional argument: <arg>``,
             ``missing required option: --config`` (``--api-url``,
-            ``--identity``, ``--space``) or ``--api-url is not a valid URL``.
+            ``--identity``, ``--space``), ``--api-url is not a valid URL`` or
+            ``--target must be sqlite or a postgresql:// URL``.
 
     """
     strings: dict[str, str] = {}
@@ -151,6 +163,10 @@ def parse_agents_host_cli_options(  # noqa: PLR0915 - one flat argv loop
         raise CliOptionsError(exc.message) from None
     identity = posixpath.normpath(posixpath.join(cwd, value_of("identity")))
     space = value_of("space")
+    raw_target = strings.get("target", env.get(_ENV["target"]))
+    target = js_trim(raw_target) if raw_target is not None else ""
+    if target and target != "sqlite" and not target.startswith(("postgresql://", "postgres://")):
+        raise CliOptionsError("--target must be sqlite or a postgresql:// URL")
     return AgentsHostCliOptions(
         config_path=config,
         api_url=api_url,
@@ -158,6 +174,7 @@ def parse_agents_host_cli_options(  # noqa: PLR0915 - one flat argv loop
         space=space,
         once=once,
         debug_view=debug_view,
+        target=target if target and target != "sqlite" else None,
     )
 
 

@@ -51,6 +51,12 @@ imports at module level (``EchoDriver``) live in their own module and are
 listed in ``_LAZY`` below, which ``__getattr__`` imports on first use.
 ``tests/test_plugin.py`` fails if loading the plugin imports
 ``shedproto.servers``, ``shedproto.clients``, anyio or pyte.
+
+* ``postgres_cluster`` / ``postgres_url``: a throwaway PostgreSQL cluster
+  (session scope, Unix socket only, run as ``postgres`` when root) and a
+  fresh database in it per test; skip where no PostgreSQL binaries exist.
+  The ``agents_host`` fixtures are parametrized over both targets (SQLite and
+  PostgreSQL).
 """
 
 from __future__ import annotations
@@ -81,6 +87,7 @@ from ._desktop import (
 from ._drivers import ClaudeProjects, claude_projects
 from ._herdr import herdr_server, herdr_server_sync, running_herdr_server
 from ._hostagent import host_agent_server, host_agent_server_sync, running_host_agent
+from ._postgres import PostgresCluster, postgres_cluster, postgres_url
 from ._threaded import ServerThread, serve_in_thread
 
 if TYPE_CHECKING:
@@ -106,6 +113,9 @@ __all__ = [
     "host_agent_server",
     "host_agent_server_sync",
     "running_agents_host",
+    "PostgresCluster",
+    "postgres_cluster",
+    "postgres_url",
     "running_desktop_server",
     "running_herdr_server",
     "running_host_agent",

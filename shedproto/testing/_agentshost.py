@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -41,6 +42,7 @@ from shedproto.connector import (
 __all__ = [
     "AGENTS_HOST_OWNER",
     "EchoDriver",
+    "echo_host_run",
     "make_command",
     "serve_echo_agent",
 ]
@@ -205,6 +207,48 @@ class EchoDriver:
     ) -> CommandExecutionResult:
         """Unsupported."""
         return unsupported("set-config-option", self.source.id)
+
+
+def echo_host_run(
+    root: Path,
+    *,
+    owner_did: str,
+    space: str,
+    target: str | None = None,
+    driver_factory: Any = EchoDriver,
+) -> Any:
+    """Return a ``HostRun``: one ``echo`` source, files under ``root``, silent, no signals.
+
+    ``target``: ``None`` for SQLite, or a ``postgresql://`` URL. The socket is
+    ``root / "h.sock"``; ``root`` must exist.
+    """
+    from shedproto.connector import AgentsHostCliOptions, parse_agents_host_config
+    from shedproto.servers.agents_host import HostRun
+
+    (root / "operator.key").write_bytes(b"test")
+    return HostRun(
+        cli=AgentsHostCliOptions(
+            config_path=str(root / "agents.jsonc"),
+            api_url="http://localhost:8000",
+            identity_path=str(root / "operator.key"),
+            space=space,
+            target=target,
+        ),
+        config=parse_agents_host_config(
+            {
+                "schema": "commonfabric.agents-host.config",
+                "ownerDid": owner_did,
+                "collectionIntervalMs": 0,
+                "sources": [{"id": "echo", "driver": "acp", "enabled": True, "command": ["-"]}],
+            }
+        ),
+        env={"XDG_STATE_HOME": str(root / "state"), "CF_AGENTS_HOST_LOCK_DIR": str(root / "run")},
+        socket_path=str(root / "h.sock"),
+        driver_factory=driver_factory,
+        out=lambda line: None,
+        err=lambda line: None,
+        handle_signals=False,
+    )
 
 
 # --- a stdlib ACP echo agent ---------------------------------------------------------------

@@ -41,9 +41,10 @@ class RunningAgentsHost:
 
 
 @asynccontextmanager
-async def running_agents_host() -> AsyncIterator[RunningAgentsHost]:
+async def running_agents_host(target: str | None = None) -> AsyncIterator[RunningAgentsHost]:
     """Run an agents-host with one ``echo`` source (:class:`EchoDriver`) for the block.
 
+    ``target`` is ``None`` for the SQLite target or a ``postgresql://`` URL.
     Connect with ``AgentsHostClient.connect(host.socket)``; commands need
     ``owner_did`` (``make_command`` builds them). On exit the host stops
     gracefully and its directories are removed.
@@ -54,35 +55,14 @@ async def running_agents_host() -> AsyncIterator[RunningAgentsHost]:
     """
     import anyio
 
-    from shedproto.connector import AgentsHostCliOptions, parse_agents_host_config
-    from shedproto.servers.agents_host import HostRun, run_host
+    from shedproto.servers.agents_host import run_host
 
-    from ._agentshost import AGENTS_HOST_OWNER, EchoDriver
+    from ._agentshost import AGENTS_HOST_OWNER, echo_host_run
 
     root = Path(tempfile.mkdtemp(prefix="sp-ah-", dir="/tmp"))
     os.chmod(root, 0o700)
-    (root / "operator.key").write_bytes(b"test")
-    run = HostRun(
-        cli=AgentsHostCliOptions(
-            config_path=str(root / "agents.jsonc"),
-            api_url="http://localhost:8000",
-            identity_path=str(root / "operator.key"),
-            space="did:key:z6MkTestSpace",
-        ),
-        config=parse_agents_host_config(
-            {
-                "schema": "commonfabric.agents-host.config",
-                "ownerDid": AGENTS_HOST_OWNER,
-                "collectionIntervalMs": 0,
-                "sources": [{"id": "echo", "driver": "acp", "enabled": True, "command": ["-"]}],
-            }
-        ),
-        env={"XDG_STATE_HOME": str(root / "state"), "CF_AGENTS_HOST_LOCK_DIR": str(root / "run")},
-        socket_path=str(root / "h.sock"),
-        driver_factory=EchoDriver,
-        out=lambda line: None,
-        err=lambda line: None,
-        handle_signals=False,
+    run = echo_host_run(
+        root, owner_did=AGENTS_HOST_OWNER, space="did:key:z6MkTestSpace", target=target
     )
     status: list[int] = []
     try:
@@ -107,10 +87,15 @@ async def running_agents_host() -> AsyncIterator[RunningAgentsHost]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.fixture
-async def agents_host() -> AsyncIterator[RunningAgentsHost]:
-    """Yield a running agents-host (see :func:`running_agents_host`); async tests."""
-    async with running_agents_host() as host:
+@pytest.fixture(params=["sqlite", "postgres"])
+async def agents_host(request: pytest.FixtureRequest) -> AsyncIterator[RunningAgentsHost]:
+    """Yield a running agents-host (see :func:`running_agents_host`); async tests.
+
+    Parametrized over both targets: SQLite and a fresh PostgreSQL database
+    (``postgres_url``; that case skips where no PostgreSQL binaries exist).
+    """
+    target = None if request.param == "sqlite" else str(request.getfixturevalue("postgres_url"))
+    async with running_agents_host(target) as host:
         yield host
 
 

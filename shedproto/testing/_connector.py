@@ -31,6 +31,8 @@ class AgentsHostDirs:
     state_home: Path
     lock_dir: Path
     env: dict[str, str] = field(default_factory=dict)
+    target: str | None = None
+    """The agents-host target: ``None`` (SQLite) or a ``postgresql://`` URL (also in ``env``)."""
 
 
 @pytest.fixture

@@ -122,6 +122,8 @@ def test_run_prints_startup_lines_and_stops_on_sigterm(
         lines = read_until_ready(process)
         assert lines[0] == "Agent host synchronized 0 sessions in did:key:space"
         assert lines[1] == "Command cell: commands/_owner"
+        if agents_host_dirs.target is not None:  # the PostgreSQL case really runs on it
+            assert "Target database: postgresql://postgres@" in "\n".join(lines)
         assert lines[-2] == f"API socket: {socket}"
         assert lines[-1] == "Ready; send SIGHUP to collect again, or SIGINT/SIGTERM to stop"
         with BlockingAgentsHostClient.connect(socket) as client:

@@ -65,6 +65,7 @@ def host_run(dirs: AgentsHostDirs, socket: Path, *, once: bool = False, **extra:
             identity_path=str(identity),
             space=SPACE,
             once=once,
+            target=dirs.target,
         ),
         config=config(**extra),
         env=dirs.env,
@@ -326,10 +327,17 @@ async def test_startup_cancelled_by_a_signal_exits_0_without_health(
     assert status == [0]
     host = run.host
     assert host is not None
-    assert isinstance(host.target, SqliteTarget)
-    reopened = SqliteTarget.open_path(host.target.path, owner_did=OWNER, space="x")
-    assert reopened.read_health() is None  # startup never owned health: nothing published
-    reopened.close()
+    if agents_host_dirs.target is None:
+        assert isinstance(host.target, SqliteTarget)
+        reopened = SqliteTarget.open_path(host.target.path, owner_did=OWNER, space="x")
+        assert reopened.read_health() is None  # startup never owned health: nothing published
+        reopened.close()
+    else:
+        from shedproto.servers.agents_host.target_postgres import PostgresTarget
+
+        attached = PostgresTarget.attach(agents_host_dirs.target, "")
+        assert attached.read_health() is None
+        attached.close()
     assert not any(line.startswith("Ready") for line in run.lines)  # type: ignore[attr-defined]
 
 

@@ -8,13 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from shedproto.connector import AgentSourceConfig, TargetCells, parse_agents_host_config
 from shedproto.servers.agents_host import AgentsHost, HostStartError, find_checkouts
 from shedproto.servers.connector import CommandLedger
 from shedproto.testing._agentshost import EchoDriver
 
-from .conftest import OWNER, Clock, open_target
+from .conftest import OWNER, Clock, open_any_target
+
+pytestmark = pytest.mark.usefixtures("both_targets")
 
 CELLS = TargetCells(
     recentIndex="index/recent", allIndex="index/all", health="health", commands="c", receipts="r"
@@ -36,7 +39,7 @@ def make_host(tmp_path: Path, factory: Any, *, sources: int = 1, **extra: Any) -
     clock = Clock()
     return AgentsHost(
         config=config,
-        target=open_target(tmp_path / "t.sqlite3"),
+        target=open_any_target(tmp_path / "t.sqlite3"),
         ledger=CommandLedger.open(tmp_path / "state" / "l.json"),
         driver_factory=factory,
         clock_ms=lambda: clock.ms,

@@ -21,13 +21,15 @@ from shedproto.servers.agents_host import (
 from shedproto.servers.connector import CommandLedger
 from shedproto.testing._agentshost import EchoDriver, make_command
 
-from .conftest import OWNER, Clock, FlakyTarget, open_target
+from .conftest import OWNER, Clock, Flaky, open_any_target
+
+pytestmark = pytest.mark.usefixtures("both_targets")
 
 
 @dataclass
 class Rig:
     worker: CommandWorker
-    target: FlakyTarget
+    target: Flaky
     ledger: CommandLedger
     driver: EchoDriver
     receipts: list[Receipt] = field(default_factory=list)
@@ -41,9 +43,9 @@ def echo_source() -> AgentSourceConfig:
 
 
 @asynccontextmanager
-async def rig(tmp_path: Path, *, target: FlakyTarget | None = None) -> AsyncIterator[Rig]:
+async def rig(tmp_path: Path, *, target: Flaky | None = None) -> AsyncIterator[Rig]:
     ledger = CommandLedger.open(tmp_path / "state" / "ledger.json")
-    target = target or open_target(tmp_path / "target.sqlite3")
+    target = target or open_any_target(tmp_path / "target.sqlite3")
     driver = EchoDriver(echo_source())
     with anyio.fail_after(20):
         async with anyio.create_task_group() as tg:
@@ -145,7 +147,7 @@ async def test_same_id_on_two_queues_is_two_commands(tmp_path: Path) -> None:
 
 
 async def test_in_flight_publication_failure_never_calls_the_provider(tmp_path: Path) -> None:
-    target = open_target(tmp_path / "t.sqlite3")
+    target = open_any_target(tmp_path / "t.sqlite3")
     target.fail_when = lambda receipt: receipt.status == "in-flight"
     async with rig(tmp_path, target=target) as r:
         await r.worker.handle([make_command(OWNER, "c1")])
@@ -192,7 +194,7 @@ async def test_unknown_source_is_unsupported(tmp_path: Path) -> None:
 
 
 async def test_terminal_publication_failure_is_republished_at_next_start(tmp_path: Path) -> None:
-    target = open_target(tmp_path / "t.sqlite3")
+    target = open_any_target(tmp_path / "t.sqlite3")
     target.fail_when = lambda receipt: receipt.status == "succeeded"
     async with rig(tmp_path, target=target) as r:
         await r.worker.handle([make_command(OWNER, "c1")])

@@ -95,6 +95,7 @@ def test_check_options(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFi
         "space": "s",
         "once": True,
         "debug_view": True,
+        "target": None,
     }
     # no "--" needed; the real host's message; exit 1 as run would
     assert main(["agents-host", "check-options", "--config", "/a.jsonc", "--json"]) == 0
