@@ -147,6 +147,11 @@ def test_script_drives_every_subcommand_through_the_shim(
     assert "shim-ok" in text
     assert not text.lstrip().startswith("{")  # the text itself, not the JSON answer
 
+    check_failures(out)
+
+
+def check_failures(out: Path) -> None:
+    """Error answers, usage exits, help, the schema and the steps that may be unmodelled."""
     for name, error in (("pane_missing", "pane_not_found"), ("agent_missing", "agent_not_found")):
         code, text, err = load(out, name)
         assert (code, text) == (1, ""), name
