@@ -368,16 +368,23 @@ NOTIFICATION: tuple[dict[str, Handler], list[str]] = (
 TARGETS = (
     "pi", "omp", "claude", "codex", "copilot", "devin", "droid", "kimi", "opencode", "kilo",
     "hermes", "qodercli", "qwen", "cursor", "mastracode", "antigravity-cli", "grok",
+    "command-code",
 )  # fmt: skip
+ALIASES = {
+    "antigravity_cli": "antigravity-cli",
+    "command_code": "command-code",
+    "cmd": "command-code",
+}
 
 
 def _integration(action: str) -> Handler:
     def run(ctx: Context, args: Sequence[str]) -> int:
         usage = f"usage: herdr integration {action} <{'|'.join(TARGETS)}>"
         if len(args) != 1:
-            raise Usage(usage.replace("|antigravity-cli", ""))
+            raise Usage(usage.replace("|antigravity-cli", ""))  # as herdr's usage line
         target = args[0]
-        if target not in (*TARGETS, "antigravity_cli"):
+        target = ALIASES.get(target, target)
+        if target not in TARGETS:
             raise Usage(
                 f"unknown integration target: {target}\ncurrently supported: {', '.join(TARGETS)}"
             )
@@ -386,7 +393,8 @@ def _integration(action: str) -> Handler:
         if "error" in response:
             ctx.err(response["error"].get("message", ""))
             return 1
-        for message in response.get("result", {}).get("messages") or []:
+        result = response.get("result", {})
+        for message in (result.get("details") or result).get("messages") or []:
             ctx.out(str(message))
         return 0
 

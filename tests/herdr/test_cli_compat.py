@@ -751,3 +751,46 @@ def test_shim_runs_the_cli_and_refuses_foreign_files(tmp_path: Path) -> None:
     with pytest.raises(ShimRefused):
         write_shim(foreign)
     assert (foreign / "herdr").read_text() == "#!/bin/sh\necho real herdr\n"
+
+
+def test_agent_explain_prints_text_or_the_explain_object(canned: CannedServer) -> None:
+    explain = {"agent": "claude", "state": "idle", "manifest_source": "builtin"}
+    canned.results["agent.explain"] = {"type": "agent_explain", "explain": explain}
+    code, out, _ = herdr(canned, "agent", "explain", "bob")
+    assert code == 0
+    assert out.splitlines()[:4] == [
+        "agent: claude", "state: idle", "manifest: builtin unknown", "rule: none"
+    ]  # fmt: skip
+    code, out, _ = herdr(canned, "agent", "explain", "bob", "--format", "json")
+    assert (code, json.loads(out)) == (0, explain)
+    assert canned.sent()[0] == {
+        "id": "cli:agent:explain", "method": "agent.explain", "params": {"target": "bob"}
+    }  # fmt: skip
+
+
+def test_integration_install_prints_the_servers_messages(canned: CannedServer) -> None:
+    canned.results["integration.install"] = {
+        "type": "integration_install",
+        "target": "antigravity_cli",
+        "details": {"messages": ["installed claude hook", "restart claude"]},
+    }
+    code, out, _ = herdr(canned, "integration", "install", "antigravity-cli")
+    assert (code, out) == (0, "installed claude hook\nrestart claude\n")
+    assert canned.sent()[0]["params"] == {"target": "antigravity_cli"}
+
+
+def test_server_stop_is_silent_and_unguarded(canned: CannedServer) -> None:
+    assert herdr(canned, "server", "stop") == (0, "", "")
+    assert [r["method"] for r in canned.requests] == ["server.stop"]
+
+
+def test_plugin_list_without_json_is_a_summary(canned: CannedServer) -> None:
+    canned.results["plugin.list"] = {"type": "plugin_list", "plugins": []}
+    assert herdr(canned, "plugin", "list") == (0, "No plugins installed.\n", "")
+
+
+def test_session_after_double_dash_is_an_argument(canned: CannedServer) -> None:
+    code, _, err = herdr(canned, "agent", "start", "bob", "--kind", "pi", "--pane", "w1:p1",
+                         "--", "--session", "s")  # fmt: skip
+    assert code == 0, err
+    assert canned.sent()[0]["params"]["args"] == ["--session", "s"]
