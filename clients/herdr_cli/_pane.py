@@ -530,11 +530,20 @@ def _reporting(
     return args[0], found, pairs
 
 
-def _require_agent(found: dict[str, Any]) -> str:
+def _agent_params(pane: str, found: dict[str, Any], *optional: str) -> dict[str, Any]:
+    """``pane_id``, ``source``, the required ``agent``, ``seq`` and the ``optional`` flags.
+
+    Raises:
+        Usage: ``--agent`` is missing.
+
+    """
     agent = found.get("--agent")
     if agent is None:
         raise Usage("missing required --agent")
-    return str(agent)
+    params = {"pane_id": pane, "source": found["--source"], "agent": agent}
+    for flag in ("--seq", *optional):
+        params[flag[2:].replace("-", "_")] = found.get(flag)
+    return params
 
 
 def pane_report_agent(ctx: Context, args: Sequence[str]) -> int:
@@ -552,13 +561,12 @@ def pane_report_agent(ctx: Context, args: Sequence[str]) -> int:
         raise CliError(
             f"invalid pane agent state: {state} (expected idle, working, blocked, or unknown)"
         )
-    agent = _require_agent(found)
+    if found.get("--agent") is None:
+        raise Usage("missing required --agent")
     if state is None:
         raise Usage("missing required --state")
-    params = {"pane_id": pane, "source": found["--source"], "agent": agent, "state": state}
-    params.update(message=found.get("--message"), seq=found.get("--seq"))
-    params["agent_session_id"] = found.get("--agent-session-id")
-    params["agent_session_path"] = found.get("--agent-session-path")
+    params = _agent_params(pane, found, "--message", "--agent-session-id", "--agent-session-path")
+    params["state"] = state
     return ctx.call_ok("pane.report_agent", params)
 
 
@@ -570,10 +578,9 @@ def pane_report_agent_session(ctx: Context, args: Sequence[str]) -> int:
     )
     values = ["--source", "--agent", "--seq", "--agent-session-id", "--agent-session-path"]
     pane, found, _ = _reporting(args, usage, [*values, "--session-start-source"])
-    params = {"pane_id": pane, "source": found["--source"], "agent": _require_agent(found)}
-    params.update(seq=found.get("--seq"), agent_session_id=found.get("--agent-session-id"))
-    params["agent_session_path"] = found.get("--agent-session-path")
-    params["session_start_source"] = found.get("--session-start-source")
+    params = _agent_params(
+        pane, found, "--agent-session-id", "--agent-session-path", "--session-start-source"
+    )
     return ctx.call_ok("pane.report_agent_session", params)
 
 
@@ -581,9 +588,7 @@ def pane_release_agent(ctx: Context, args: Sequence[str]) -> int:
     """``pane release-agent ID --source ID --agent LABEL [--seq N]``."""
     usage = "usage: herdr pane release-agent <pane_id> --source ID --agent LABEL [--seq N]"
     pane, found, _ = _reporting(args, usage, ["--source", "--agent", "--seq"])
-    params = {"pane_id": pane, "source": found["--source"], "agent": _require_agent(found)}
-    params["seq"] = found.get("--seq")
-    return ctx.call_ok("pane.release_agent", params)
+    return ctx.call_ok("pane.release_agent", _agent_params(pane, found))
 
 
 def pane_report_metadata(ctx: Context, args: Sequence[str]) -> int:

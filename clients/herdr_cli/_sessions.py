@@ -47,20 +47,28 @@ def workspace_create(ctx: Context, args: Sequence[str]) -> int:
     return ctx.call("cli:workspace:create", "workspace.create", params)
 
 
-def _workspace_target(verb: str) -> Handler:
+def _target(group: str, verb: str) -> Handler:
+    """``GROUP VERB ID`` -> ``group.verb`` with ``{group}_id``."""
+    key = f"{group}_id"
+
     def run(ctx: Context, args: Sequence[str]) -> int:
-        target = _exactly_one(args, f"usage: herdr workspace {verb} <workspace_id>")
-        return ctx.call(f"cli:workspace:{verb}", f"workspace.{verb}", {"workspace_id": target})
+        target = _exactly_one(args, f"usage: herdr {group} {verb} <{key}>")
+        return ctx.call(f"cli:{group}:{verb}", f"{group}.{verb}", {key: target})
 
     return run
 
 
-def workspace_rename(ctx: Context, args: Sequence[str]) -> int:
-    """``workspace rename ID LABEL...`` (the label words are joined with spaces)."""
-    if len(args) < 2:
-        raise Usage("usage: herdr workspace rename <workspace_id> <label>")
-    params = {"workspace_id": args[0], "label": " ".join(args[1:])}
-    return ctx.call("cli:workspace:rename", "workspace.rename", params)
+def _rename(group: str) -> Handler:
+    """``GROUP rename ID LABEL...`` (the label words joined with spaces) -> ``group.rename``."""
+    key = f"{group}_id"
+
+    def run(ctx: Context, args: Sequence[str]) -> int:
+        if len(args) < 2:
+            raise Usage(f"usage: herdr {group} rename <{key}> <label>")
+        params = {key: args[0], "label": " ".join(args[1:])}
+        return ctx.call(f"cli:{group}:rename", f"{group}.rename", params)
+
+    return run
 
 
 def workspace_report_metadata(ctx: Context, args: Sequence[str]) -> int:
@@ -118,11 +126,11 @@ WORKSPACE: tuple[dict[str, Handler], list[str]] = (
     {
         "list": workspace_list,
         "create": workspace_create,
-        "get": _workspace_target("get"),
-        "focus": _workspace_target("focus"),
-        "rename": workspace_rename,
+        "get": _target("workspace", "get"),
+        "focus": _target("workspace", "focus"),
+        "rename": _rename("workspace"),
         "report-metadata": workspace_report_metadata,
-        "close": _workspace_target("close"),
+        "close": _target("workspace", "close"),
     },
     WORKSPACE_HELP,
 )
@@ -139,30 +147,14 @@ def tab_create(ctx: Context, args: Sequence[str]) -> int:
     return ctx.call("cli:tab:create", "tab.create", _create_params(args, workspace=True))
 
 
-def _tab_target(verb: str) -> Handler:
-    def run(ctx: Context, args: Sequence[str]) -> int:
-        target = _exactly_one(args, f"usage: herdr tab {verb} <tab_id>")
-        return ctx.call(f"cli:tab:{verb}", f"tab.{verb}", {"tab_id": target})
-
-    return run
-
-
-def tab_rename(ctx: Context, args: Sequence[str]) -> int:
-    """``tab rename ID LABEL...``."""
-    if len(args) < 2:
-        raise Usage("usage: herdr tab rename <tab_id> <label>")
-    params = {"tab_id": args[0], "label": " ".join(args[1:])}
-    return ctx.call("cli:tab:rename", "tab.rename", params)
-
-
 TAB: tuple[dict[str, Handler], list[str]] = (
     {
         "list": tab_list,
         "create": tab_create,
-        "get": _tab_target("get"),
-        "focus": _tab_target("focus"),
-        "rename": tab_rename,
-        "close": _tab_target("close"),
+        "get": _target("tab", "get"),
+        "focus": _target("tab", "focus"),
+        "rename": _rename("tab"),
+        "close": _target("tab", "close"),
     },
     [
         "herdr tab commands:",
