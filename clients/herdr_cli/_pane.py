@@ -54,24 +54,13 @@ def pane_get(ctx: Context, args: Sequence[str]) -> int:
 
 def pane_current(ctx: Context, args: Sequence[str]) -> int:
     """``pane current [--pane ID|--current]``: ``caller_pane_id`` defaults to ``HERDR_PANE_ID``."""
-    caller = _env_pane(ctx)
-    index = 0
-    while index < len(args):
-        if args[index] == "--pane":
-            if index + 1 >= len(args):
-                raise Usage("missing value for --pane")
-            caller = args[index + 1]
-            index += 2
-        elif args[index] == "--current":
-            caller = _env_pane(ctx)
-            index += 1
-        else:
-            raise Usage(f"unknown option: {args[index]}")
+    caller = _optional_pane(ctx, args, default=_env_pane(ctx))
     return ctx.call("cli:pane:current", "pane.current", {"caller_pane_id": caller})
 
 
-def _optional_pane(ctx: Context, args: Sequence[str], *, current_from_env: bool) -> str | None:
-    pane = None
+def _optional_pane(ctx: Context, args: Sequence[str], *, default: str | None) -> str | None:
+    """``[--pane ID|--current]``, the last one winning; ``--current`` is ``HERDR_PANE_ID``."""
+    pane = default
     index = 0
     while index < len(args):
         if args[index] == "--pane":
@@ -80,7 +69,7 @@ def _optional_pane(ctx: Context, args: Sequence[str], *, current_from_env: bool)
             pane = args[index + 1]
             index += 2
         elif args[index] == "--current":
-            pane = _env_pane(ctx) if current_from_env else None
+            pane = _env_pane(ctx)
             index += 1
         else:
             raise Usage(f"unknown option: {args[index]}")
@@ -89,7 +78,7 @@ def _optional_pane(ctx: Context, args: Sequence[str], *, current_from_env: bool)
 
 def _pane_query(name: str, method: str, request_id: str) -> Handler:
     def run(ctx: Context, args: Sequence[str]) -> int:
-        pane = _optional_pane(ctx, args, current_from_env=True)
+        pane = _optional_pane(ctx, args, default=None)
         return ctx.call(request_id, method, {"pane_id": pane})
 
     run.__doc__ = f"``pane {name} [--pane ID|--current]`` -> ``{method}``."
