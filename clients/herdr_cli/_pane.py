@@ -33,6 +33,20 @@ def _usage_from(error: CliError) -> Usage:
     return Usage(str(error))
 
 
+def _positional_pane(arg: str, pane: str | None) -> str:
+    """Take ``arg`` as the one positional pane id.
+
+    Raises:
+        Usage: ``arg`` looks like an option, or a pane was already given.
+
+    """
+    if arg.startswith("-"):
+        raise Usage(f"unknown option: {arg}")
+    if pane is not None:
+        raise Usage(f"unexpected argument: {arg}")
+    return arg
+
+
 def _direction(value: str) -> str:
     if value not in DIRECTIONS:
         raise Usage(f"invalid pane direction: {value} (expected left, right, up, or down)")
@@ -248,12 +262,8 @@ def pane_input(ctx: Context, args: Sequence[str]) -> int:
             if pane is None:
                 raise Usage("--current requires HERDR_PANE_ID")
             index += 1
-        elif flag.startswith("-"):
-            raise Usage(f"unknown option: {flag}")
         else:
-            if pane is not None:
-                raise Usage(f"unexpected argument: {flag}")
-            pane = flag
+            pane = _positional_pane(flag, pane)
             index += 1
     if pane is None or right_click is None:
         raise Usage(usage)
@@ -468,12 +478,8 @@ def pane_wait_output(ctx: Context, args: Sequence[str]) -> int:
                 else:
                     params["timeout_ms"] = u64(flag, value)
                 index += 2
-            elif flag.startswith("-"):
-                raise Usage(f"unknown option: {flag}")
             else:
-                if pane is not None:
-                    raise Usage(f"unexpected argument: {flag}")
-                pane = flag
+                pane = _positional_pane(flag, pane)
                 index += 1
     except CliError as exc:
         raise _usage_from(exc) from None
