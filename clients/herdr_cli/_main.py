@@ -132,10 +132,11 @@ def run(
 
 
 def _dispatch(ctx: Context, args: Sequence[str]) -> int:
-    if not args:
+    if not args or args[0] in ("help", "--help", "-h"):
         raise Usage(
             "usage: herdr <" + "|".join(COMMANDS) + "> ...\n"
-            "(this herdr stand-in serves herdr's client subcommands only)"
+            "(this herdr stand-in serves herdr's client subcommands only)",
+            0 if args else 2,
         )
     entry = COMMANDS.get(args[0])
     if entry is None:
