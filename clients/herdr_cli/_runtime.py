@@ -132,6 +132,10 @@ class Context:
         request = RawRequest(id=request_id, method=method, params=sent)
         try:
             answer = client.send(request, timeout=timeout)
+        except TimeoutError:
+            raise CliError(
+                f"the herdr server at {self.socket_path} did not answer in time"
+            ) from None
         except OSError as exc:
             if isinstance(exc, (FileNotFoundError, ConnectionRefusedError)) or exc.errno in (
                 errno.ENOENT,
