@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import typing
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -249,8 +250,10 @@ SERVER: tuple[dict[str, Handler], list[str]] = (
 def schema_document(protocol: int) -> dict[str, Any]:
     """Build the API schema this CLI's protocol implies, generated from the library's types.
 
-    Shaped like herdr's published document (``protocol``, ``schema_version``,
-    ``schemas``); ``schemas.request`` is the JSON Schema of every request.
+    Shaped like herdr's published document: ``protocol``, ``schema_version``
+    and ``schemas`` with ``request``, ``success_response``, ``error_response``,
+    ``event`` and ``subscription_event``, each a JSON Schema whose ``$defs``
+    its ``$ref`` s point into.
 
     Raises:
         CliError: the library has no types for ``protocol``.
@@ -263,15 +266,42 @@ def schema_document(protocol: int) -> dict[str, Any]:
     tables = t.PROTOCOL_TABLES.get(protocol)
     if tables is None:
         raise CliError(f"no API schema for protocol {protocol}")
-    requests = tuple(tables[0].values())
-    (request,), components = msgspec.json.schema_components(
-        [requests[0] if len(requests) == 1 else _union(requests)], ref_template="#/$defs/{name}"
-    )
+    requests, _, defs = tables
+    roots: dict[str, Any] = {"request": _union(tuple(requests.values()))}
+    if "ResponseResult" in defs:
+        roots["success_response"] = msgspec.defstruct(
+            "SuccessResponse", [("id", str), ("result", defs["ResponseResult"])]
+        )
+    if "ErrorBody" in defs:
+        roots["error_response"] = msgspec.defstruct(
+            "ErrorResponse", [("id", str), ("error", defs["ErrorBody"])]
+        )
+    if "EventEnvelope" in defs:
+        roots["event"] = defs["EventEnvelope"]
+    schemas: dict[str, Any] = {}
+    for name, root in roots.items():
+        (schema,), components = msgspec.json.schema_components(
+            [root], ref_template=f"#/schemas/{name}/$defs/{{name}}"
+        )
+        schemas[name] = {"$defs": components, **schema}
+    if "SubscriptionEventKind" in defs and "SubscriptionEventData" in defs:
+        # the data union is untagged (herdr's serde ``untagged``): compose it by hand
+        members = typing.get_args(defs["SubscriptionEventData"])
+        (kind, *data), components = msgspec.json.schema_components(
+            [defs["SubscriptionEventKind"], *members],
+            ref_template="#/schemas/subscription_event/$defs/{name}",
+        )
+        schemas["subscription_event"] = {
+            "$defs": components,
+            "type": "object",
+            "properties": {"event": kind, "data": {"anyOf": data}},
+            "required": ["event", "data"],
+        }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "protocol": protocol,
         "schema_version": 1,
-        "schemas": {"request": {"$defs": components, **request}},
+        "schemas": schemas,
         "title": "Herdr API",
     }
 

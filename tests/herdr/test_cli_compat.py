@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -740,6 +741,14 @@ def test_api_schema_lists_every_request_method(canned: CannedServer) -> None:
     assert document["protocol"] == DEFAULT_PROTOCOL
     text = json.dumps(document["schemas"]["request"])
     assert all(f'"{method}"' in text for method in t.PROTOCOL_TABLES[DEFAULT_PROTOCOL][0])
+    assert sorted(document["schemas"]) == [
+        "error_response", "event", "request", "subscription_event", "success_response"
+    ]  # fmt: skip
+    for ref in re.findall(r'"\$ref": "#/([^"]+)"', json.dumps(document)):
+        node: Any = document
+        for part in ref.split("/"):
+            node = node[part]  # every reference resolves inside the document
+        assert isinstance(node, dict)
 
 
 def test_shim_runs_the_cli_and_refuses_foreign_files(tmp_path: Path) -> None:
