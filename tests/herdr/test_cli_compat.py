@@ -805,3 +805,22 @@ def test_session_after_double_dash_is_an_argument(canned: CannedServer) -> None:
                          "--", "--session", "s")  # fmt: skip
     assert code == 0, err
     assert canned.sent()[0]["params"]["args"] == ["--session", "s"]
+
+
+def test_api_schema_output_writes_the_json_document(canned: CannedServer, tmp_path: Path) -> None:
+    target = tmp_path / "schema.json"
+    code, out, _ = herdr(canned, "api", "schema", "--output", str(target))
+    assert (code, out) == (0, f"wrote API schema to {target}\n")
+    assert json.loads(target.read_text())["protocol"] == DEFAULT_PROTOCOL
+    assert canned.requests == []  # the schema is local: no socket traffic
+
+
+def test_agent_manifests_text_table(canned: CannedServer) -> None:
+    canned.results["server.agent_manifests"] = {
+        "type": "agent_manifest_status",
+        "last_result": "up to date",
+        "manifests": [],
+    }
+    code, out, err = herdr(canned, "server", "agent-manifests")
+    assert code == 0, err
+    assert out.splitlines()[:2] == ["last check: never", "result: up to date"]
