@@ -89,9 +89,11 @@ class Context:
         return api_socket_path(self.env, session=self.session)
 
     def active_session(self) -> str | None:
-        """Return the session named by ``HERDR_SESSION`` (herdr's ``active_name``)."""
-        from shedproto.herdr import active_session_name
+        """Return the active session: ``--session``, else ``HERDR_SESSION`` (``active_name``)."""
+        from shedproto.herdr import active_session_name, normalize_session_name
 
+        if self.session is not None:
+            return normalize_session_name(self.session)
         return active_session_name(self.env)
 
     def _client(self) -> Any:

@@ -720,6 +720,9 @@ def test_session_flag_picks_the_sessions_socket(tmp_path: Path) -> None:
     env = {"XDG_CONFIG_HOME": str(tmp_path), "HERDR_SOCKET_PATH": "/elsewhere.sock"}
     assert run(["--session", "dev", "status", "server"], env=env, stdout=out) == 0
     assert f"socket: {tmp_path}/herdr/sessions/dev/herdr.sock" in out.getvalue()
+    out = io.StringIO()
+    assert run(["status", "client", "--json", "--session=dev"], env=env, stdout=out) == 0
+    assert json.loads(out.getvalue())["session"] == "dev"
 
 
 def test_status_json_has_herdrs_fields(canned: CannedServer) -> None:
