@@ -131,7 +131,29 @@ def run(
         return 1
 
 
+def _requested_help(ctx: Context, args: Sequence[str]) -> bool:
+    """Print help on stdout for ``GROUP [SUB] --help`` (``-h``), as herdr's clap spec does.
+
+    Only when the flag directly follows a known command path; returns whether it printed.
+    """
+    index = next((i for i, arg in enumerate(args[:3]) if arg in ("--help", "-h")), 0)
+    entry = COMMANDS.get(args[0]) if index else None
+    if entry is None or callable(entry):
+        return False  # ``status`` and ``api`` answer their own help
+    lines = entry[1]
+    if index == 2:
+        if args[1] not in entry[0]:
+            return False
+        prefix = f"  herdr {args[0]} {args[1]}"
+        lines = [line.strip() for line in lines if line.startswith(prefix)]
+    for line in lines:
+        ctx.out(line)
+    return True
+
+
 def _dispatch(ctx: Context, args: Sequence[str]) -> int:
+    if _requested_help(ctx, args):
+        return 0
     if not args or args[0] in ("help", "--help", "-h"):
         raise Usage(
             "usage: herdr <" + "|".join(COMMANDS) + "> ...\n"

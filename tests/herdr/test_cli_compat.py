@@ -827,3 +827,12 @@ def test_agent_manifests_text_table(canned: CannedServer) -> None:
     code, out, err = herdr(canned, "server", "agent-manifests")
     assert code == 0, err
     assert out.splitlines()[:2] == ["last check: never", "result: up to date"]
+
+
+def test_help_after_a_command_path_prints_usage_on_stdout(canned: CannedServer) -> None:
+    code, out, _ = herdr(canned, "pane", "split", "--help")
+    assert code == 0
+    assert out.startswith("herdr pane split [<pane_id>|--pane ID|--current] --direction right|down")
+    code, out, _ = herdr(canned, "tab", "-h")
+    assert (code, out.splitlines()[0]) == (0, "herdr tab commands:")
+    assert canned.requests == []
