@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["HerdrShim", "herdr_shim"]
 
 PROTOCOL_ENV = "SHEDPROTO_HERDR_CLIENT_PROTOCOL"
+VERSION_ENV = "SHEDPROTO_HERDR_CLIENT_VERSION"
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,9 @@ def herdr_shim(monkeypatch: pytest.MonkeyPatch) -> Iterator[HerdrShim]:
     """Yield a :class:`HerdrShim`: server started, shim written, PATH and socket set.
 
     ``PATH`` starts with the shim's directory, ``HERDR_SOCKET_PATH`` names the
-    server's socket and the shim's client protocol equals the server's, for the
-    test only. Afterwards the server stops and the directory is removed.
+    server's socket and the shim claims the server's protocol and version (so
+    ``herdr status`` reports it compatible, no restart needed), for the test
+    only. Afterwards the server stops and the directory is removed.
     """
     from shedproto.clients.herdr_cli import write_shim
 
@@ -72,6 +74,7 @@ def herdr_shim(monkeypatch: pytest.MonkeyPatch) -> Iterator[HerdrShim]:
             monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
             monkeypatch.setenv("HERDR_SOCKET_PATH", str(server.path))
             monkeypatch.setenv(PROTOCOL_ENV, str(server.protocol))
+            monkeypatch.setenv(VERSION_ENV, str(server.version))
             monkeypatch.delenv("HERDR_SESSION", raising=False)
             yield HerdrShim(handle, bin_dir, executable, str(server.path))
         finally:

@@ -106,6 +106,7 @@ def test_script_drives_every_subcommand_through_the_shim(
     assert f"  socket: {herdr_shim.socket}\n" in text
     status = answer(load(out, "status_json")[1])
     assert status["server"]["running"] is True
+    assert status["update"]["restart_needed"] is False
     assert status["client"]["binary"] == str(herdr_shim.executable)
 
     created = answer(load(out, "ws_create")[1])
