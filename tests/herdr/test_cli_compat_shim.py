@@ -180,3 +180,12 @@ def check_failures(out: Path) -> None:
     assert code in (0, 1)
     if code == 1:
         assert answer(err)["error"]["code"]
+
+
+def test_herdr_shim_run_reaches_the_fixtures_server(herdr_shim: HerdrShim) -> None:
+    created = herdr_shim.run("workspace", "create", "--label", "via-run")
+    assert created.returncode == 0, created.stderr
+    listed = herdr_shim.run("workspace", "list")
+    labels = [w["label"] for w in answer(listed.stdout)["result"]["workspaces"]]
+    assert labels == ["via-run"]
+    assert herdr_shim.handle.server.path == Path(herdr_shim.socket)
