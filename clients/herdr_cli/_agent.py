@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ._args import AGENT_STATUSES, read_format, read_source, u64
+from ._args import AGENT_STATUSES, read_format, read_source, take_value, u64
 from ._runtime import Context, Usage, dumps
 
 __all__ = ["AGENT"]
@@ -129,11 +129,7 @@ def agent_read(ctx: Context, args: Sequence[str]) -> int:
             params.update(format="ansi", strip_ansi=False)
             index += 1
             continue
-        if flag not in ("--source", "--lines", "--format"):
-            raise Usage(f"unknown option: {flag}")
-        if index + 1 >= len(args):
-            raise Usage(f"missing value for {flag}")
-        value = args[index + 1]
+        value = take_value(args, index, ("--source", "--lines", "--format"))
         if flag == "--source":
             params["source"] = read_source(value)
         elif flag == "--lines":
@@ -161,11 +157,7 @@ def agent_start(ctx: Context, args: Sequence[str]) -> int:
     index = 1
     while index < separator:
         flag = args[index]
-        if flag not in ("--kind", "--pane", "--timeout"):
-            raise Usage(f"unknown option: {flag}")
-        if index + 1 >= separator:
-            raise Usage(f"missing value for {flag}")
-        value = args[index + 1]
+        value = take_value(args[:separator], index, ("--kind", "--pane", "--timeout"))
         found[flag] = _timeout(value) if flag == "--timeout" else value
         index += 2
     if "--kind" not in found:

@@ -16,6 +16,7 @@ __all__ = [
     "parse_options",
     "read_format",
     "read_source",
+    "take_value",
     "token_pair",
     "u64",
 ]
@@ -83,6 +84,21 @@ def parse_options(
         else:
             raise Usage(f"unknown option: {arg}")
     return found
+
+
+def take_value(args: Sequence[str], index: int, allowed: Sequence[str]) -> str:
+    """Return the value after the option ``args[index]``, which must be one of ``allowed``.
+
+    Raises:
+        Usage: ``unknown option`` or ``missing value for FLAG`` (exit 2).
+
+    """
+    flag = args[index]
+    if flag not in allowed:
+        raise Usage(f"unknown option: {flag}")
+    if index + 1 >= len(args):
+        raise Usage(f"missing value for {flag}")
+    return args[index + 1]
 
 
 def expand_equals(args: Sequence[str], value_options: Sequence[str]) -> list[str]:

@@ -13,6 +13,7 @@ from ._args import (
     parse_options,
     read_format,
     read_source,
+    take_value,
     token_pair,
     u64,
 )
@@ -108,11 +109,8 @@ def _directional(args: Sequence[str], usage: str, *, amount: bool = False) -> di
             params["pane_id"] = None
             index += 1
             continue
-        if flag not in ("--pane", "--direction") and not (amount and flag == "--amount"):
-            raise Usage(f"unknown option: {flag}")
-        if index + 1 >= len(args):
-            raise Usage(f"missing value for {flag}")
-        value = args[index + 1]
+        allowed = ("--pane", "--direction", "--amount") if amount else ("--pane", "--direction")
+        value = take_value(args, index, allowed)
         if flag == "--pane":
             params["pane_id"] = value
         elif flag == "--direction":
@@ -297,11 +295,8 @@ def pane_split(ctx: Context, args: Sequence[str]) -> int:
                 raise Usage("--current requires HERDR_PANE_ID")
             index += 1
             continue
-        if flag not in ("--pane", "--direction", "--ratio", "--cwd", "--right-click", "--env"):
-            raise Usage(f"unknown option: {flag}")
-        if index + 1 >= len(items):
-            raise Usage(f"missing value for {flag}")
-        value = items[index + 1]
+        allowed = ("--pane", "--direction", "--ratio", "--cwd", "--right-click", "--env")
+        value = take_value(items, index, allowed)
         if flag == "--pane":
             params["target_pane_id"] = value
         elif flag == "--direction":
@@ -506,11 +501,7 @@ def _reporting(
             found[flag] = True
             index += 1
             continue
-        if flag not in values:
-            raise Usage(f"unknown option: {flag}")
-        if index + 1 >= len(args):
-            raise Usage(f"missing value for {flag}")
-        value = args[index + 1]
+        value = take_value(args, index, values)
         if flag in ("--seq", "--ttl-ms"):
             found[flag] = u64(flag, value)
         elif flag in ("--token", "--clear-token", "--state-label"):

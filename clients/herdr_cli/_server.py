@@ -8,6 +8,7 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ._args import take_value
 from ._runtime import CliError, Context, Reported, Usage, dumps
 
 __all__ = ["API", "INTEGRATION", "NOTIFICATION", "SERVER", "status"]
@@ -373,11 +374,7 @@ def notification_show(ctx: Context, args: Sequence[str]) -> int:
     index = 1
     while index < len(args):
         flag = args[index]
-        if flag not in ("--body", "--position", "--sound"):
-            raise Usage(f"unknown option: {flag}")
-        if index + 1 >= len(args):
-            raise Usage(f"missing value for {flag}")
-        value = args[index + 1]
+        value = take_value(args, index, ("--body", "--position", "--sound"))
         if flag == "--position" and value not in POSITIONS:
             raise Usage(
                 f"invalid position: {value} "

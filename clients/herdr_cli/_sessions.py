@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ._args import env_pair, parse_options, token_pair, u64
+from ._args import env_pair, parse_options, take_value, token_pair, u64
 from ._runtime import Context, Usage
 
 __all__ = ["TAB", "WORKSPACE", "WORKTREE"]
@@ -84,11 +84,9 @@ def workspace_report_metadata(ctx: Context, args: Sequence[str]) -> int:
     index = 0
     while index < len(rest):
         flag = rest[index]
-        if flag not in ("--source", "--token", "--clear-token", "--seq", "--ttl-ms"):
-            raise Usage(f"unknown option: {flag}")
-        if index + 1 >= len(rest):
-            raise Usage(f"missing value for {flag}")
-        value = rest[index + 1]
+        value = take_value(
+            rest, index, ("--source", "--token", "--clear-token", "--seq", "--ttl-ms")
+        )
         if flag == "--source":
             source = value
         elif flag == "--token":
