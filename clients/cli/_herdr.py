@@ -76,12 +76,16 @@ def _register_compat(subparsers: Any) -> None:
         prefix_chars="+",  # every ARG, --flags included, belongs to herdr's parser
         add_help=False,
         help="run herdr's client subcommands (workspace, pane, agent, ...) as herdr does",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n  shedproto herdr cli workspace list\n"
+        "  shedproto herdr cli pane read w1:p1 --source recent",
     )
     cli.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
     cli.set_defaults(func=lambda args: _compat().run(args.args))
     shim = subparsers.add_parser(
         "shim", parents=[json_flag()], help="write an executable `herdr` into DIR that runs `cli`",
-        epilog="example: shedproto herdr shim /tmp/bin && PATH=/tmp/bin:$PATH herdr status",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n  shedproto herdr shim /tmp/bin\n  shedproto herdr shim ./bin --json",
     )  # fmt: skip
     shim.add_argument("dir", help="directory to write `herdr` into (created if missing)")
     shim.set_defaults(func=_shim)
