@@ -44,13 +44,29 @@ def plugin_list(ctx: Context, args: Sequence[str]) -> int:
         ctx.out("No plugins installed.")
         return 0
     ctx.out(f"{len(plugins)} plugin{'' if len(plugins) == 1 else 's'} installed:")
+    from shedproto.herdr import config_dir
+
     for plugin in plugins:
         state = "enabled" if plugin.get("enabled") else "disabled"
         warnings = plugin.get("warnings") or []
         warning = f"; {len(warnings)} warning(s)" if warnings else ""
-        source = plugin.get("path") or plugin.get("plugin_dir") or "-"
-        ctx.out(f"- {plugin.get('plugin_id')} ({plugin.get('name')}) {state} [{source}{warning}]")
+        plugin_id = plugin.get("plugin_id")
+        ctx.out(f"- {plugin_id} ({plugin.get('name')}) {state} [{_source(plugin)}{warning}]")
+        ctx.out(f"  config: {config_dir(ctx.env)}/plugins/config/{plugin_id}")
+        for text in warnings:
+            ctx.out(f"  warning: {text}")
     return 0
+
+
+def _source(plugin: dict[str, Any]) -> str:
+    """Say where a plugin came from: ``github:OWNER/REPO[/SUB]@REF`` or ``local:ROOT``."""
+    source = plugin.get("source") or {}
+    if source.get("kind") != "github":
+        return f"local:{plugin.get('plugin_root')}"
+    subdir = f"/{source['subdir']}" if source.get("subdir") else ""
+    ref = source.get("requested_ref") or source.get("resolved_commit") or "unknown"
+    owner, repo = source.get("owner") or "unknown", source.get("repo") or "unknown"
+    return f"github:{owner}/{repo}{subdir}@{ref}"
 
 
 def _plugin_target(verb: str, method: str) -> Handler:

@@ -836,3 +836,20 @@ def test_help_after_a_command_path_prints_usage_on_stdout(canned: CannedServer) 
     code, out, _ = herdr(canned, "tab", "-h")
     assert (code, out.splitlines()[0]) == (0, "herdr tab commands:")
     assert canned.requests == []
+
+
+def test_plugin_list_summary_lines(canned: CannedServer) -> None:
+    plugin = {
+        "plugin_id": "acme.notes", "name": "Notes", "enabled": False, "warnings": ["old api"],
+        "plugin_root": "/p/notes", "version": "1.0.0", "manifest_path": "/p/notes/herdr.toml",
+        "source": {"kind": "github", "owner": "acme", "repo": "notes", "requested_ref": "v1"},
+    }  # fmt: skip
+    canned.results["plugin.list"] = {"type": "plugin_list", "plugins": [plugin]}
+    code, out, err = herdr(canned, "plugin", "list", env={"XDG_CONFIG_HOME": "/cfg"})
+    assert code == 0, err
+    assert out.splitlines() == [
+        "1 plugin installed:",
+        "- acme.notes (Notes) disabled [github:acme/notes@v1; 1 warning(s)]",
+        "  config: /cfg/herdr/plugins/config/acme.notes",
+        "  warning: old api",
+    ]
