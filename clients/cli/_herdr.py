@@ -118,6 +118,47 @@ def _add_serve(subparsers: Any) -> None:
     serve.add_argument("--server-version", default="0.8.0", help="version to report")
     serve.add_argument("--shell", default=None, help="program each pane runs (default $SHELL)")
     serve.set_defaults(func=_serve)
+    _register_compat(subparsers)
+
+
+def _register_compat(subparsers: Any) -> None:
+    """Add ``cli ARGS...`` (herdr's own client subcommands) and ``shim DIR``."""
+    cli = subparsers.add_parser(
+        "cli",
+        prefix_chars="+",  # every ARG, --flags included, belongs to herdr's parser
+        add_help=False,
+        help="run herdr's client subcommands (workspace, pane, agent, ...) as herdr does",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n  shedproto herdr cli workspace list\n"
+        "  shedproto herdr cli pane read w1:p1 --source recent",
+    )
+    cli.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
+    cli.set_defaults(func=lambda args: _compat().run(args.args))
+    shim = subparsers.add_parser(
+        "shim", parents=[json_flag()], help="write an executable `herdr` into DIR that runs `cli`",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n  shedproto herdr shim /tmp/bin\n  shedproto herdr shim ./bin --json",
+    )  # fmt: skip
+    shim.add_argument("dir", help="directory to write `herdr` into (created if missing)")
+    shim.set_defaults(func=_shim)
+
+
+def _compat() -> Any:
+    from shedproto.clients import herdr_cli
+
+    return herdr_cli
+
+
+def _shim(args: argparse.Namespace) -> int:
+    compat = _compat()
+    try:
+        path = compat.write_shim(args.dir)
+    except compat.ShimRefused as exc:
+        return fail(args, "shim_refused", str(exc))
+    except OSError as exc:
+        return fail(args, "shim_failed", f"cannot write the shim into {args.dir}: {exc}")
+    emit(args, f"wrote {path}; put {path.parent} first on PATH", {"path": str(path)})
+    return EXIT_OK
 
 
 COMMANDS: list[Callable[[Any], None]] = [

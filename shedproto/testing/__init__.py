@@ -16,6 +16,10 @@ setup with a message naming its twin.
 * ``herdr_server`` (async) / ``herdr_server_sync`` (sync): a herdr reference
   server (:class:`shedproto.servers.herdr.HerdrServer`, protocol 21,
   ``/bin/sh`` panes on real PTYs) on a private socket (``.path``).
+* ``herdr_shim`` (sync): ``herdr_server_sync`` plus an executable ``herdr``
+  (``shedproto herdr cli``) first on ``PATH`` and ``HERDR_SOCKET_PATH`` set,
+  so a tool that shells out to ``herdr`` talks to the reference server
+  (:class:`HerdrShim`: ``run(*args)``, ``socket``, ``bin_dir``).
 * ``agents_host`` (async) / ``agents_host_sync`` (sync): a reference
   agents-host (socket API, SQLite target) with one ``echo`` source served by
   the in-memory ``EchoDriver`` (:class:`RunningAgentsHost`: ``socket``,
@@ -86,6 +90,7 @@ from ._desktop import (
 )
 from ._drivers import ClaudeProjects, claude_projects
 from ._herdr import herdr_server, herdr_server_sync, running_herdr_server
+from ._herdr_shim import HerdrShim, herdr_shim
 from ._hostagent import host_agent_server, host_agent_server_sync, running_host_agent
 from ._postgres import PostgresCluster, postgres_cluster, postgres_url
 from ._threaded import ServerThread, serve_in_thread
@@ -97,6 +102,7 @@ __all__ = [
     "AgentsHostDirs",
     "ClaudeProjects",
     "EchoDriver",
+    "HerdrShim",
     "RunningAgentsHost",
     "RunningDesktopServer",
     "ServerThread",
@@ -110,6 +116,7 @@ __all__ = [
     "desktop_server_factory",
     "herdr_server",
     "herdr_server_sync",
+    "herdr_shim",
     "host_agent_server",
     "host_agent_server_sync",
     "running_agents_host",
