@@ -11,6 +11,14 @@ on its own; those are the jobs of :mod:`shedproto.servers` and
 from __future__ import annotations
 
 from ._codec import LenientFrame, StrictFrame, decode_frame, decoder_for, encode, encode_line
+from ._contract import (
+    ConnectionClosed,
+    Contract,
+    LineSkipped,
+    Outbox,
+    Role,
+    TransitionTable,
+)
 from ._errors import (
     ErrorCode,
     ErrorReport,
@@ -34,6 +42,13 @@ __all__ = [
     "RemoteProtocolError",
     "FramingError",
     "remote_error_from_msgspec",
+    # the connection contract
+    "Contract",
+    "TransitionTable",
+    "Role",
+    "Outbox",
+    "ConnectionClosed",
+    "LineSkipped",
     # framing
     "LineBuffer",
     "FrameQueue",

@@ -191,10 +191,13 @@ class DesktopServer:
             event = events[0]
             if isinstance(event, RequestReceived) and event.op not in self.app.async_ops:
                 self.served += 1
-                return self._answer(conn, event), False
+                answer = self._answer(conn, event)
+                return (answer + conn.data_to_send() if conn.outbox else answer), False
         out: list[bytes] = []
         ended = False
         for event in events:
+            # error lines the core wrote by itself, due once the answers before them went out
+            out.append(conn.data_to_send())
             if isinstance(event, RequestReceived):
                 if event.op in self.app.async_ops:
                     scope.deadline = math.inf  # the op has its own budget
@@ -205,14 +208,11 @@ class DesktopServer:
                         scope.deadline = anyio.current_time() + step * 1.1
                 else:
                     out.append(self._answer(conn, event))
-            elif isinstance(event, RequestRejected):
-                out.append(event.reply)
-            else:
+            elif not isinstance(event, RequestRejected):
                 ended = True
-                if event.reply is not None:
-                    out.append(event.reply)
                 continue
             self.served += 1
+        out.append(conn.data_to_send())
         return b"".join(out), ended
 
     async def _answer_async(self, conn: ServerConnection, event: RequestReceived) -> bytes:

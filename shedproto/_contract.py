@@ -1,0 +1,354 @@
+"""The one connection contract every protocol core is built on (h11's ``_state.py`` shape).
+
+A connection is a :class:`Contract` subclass. It holds:
+
+* a **transition table** (:class:`TransitionTable`) keyed by ``(state, event
+  type)``: an event type is a frame class (``Hello``, ``ApprovalResponse``) or,
+  for what has no frame, a member of the protocol's input enum (EOF, a
+  deadline, ``close()``), as h11 keys its table by event classes and a few
+  sentinels. A pair missing from the table is illegal: it raises
+  :class:`~shedproto.LocalProtocolError` when this side caused it (the state
+  is unchanged) and :class:`~shedproto.RemoteProtocolError` when the peer did
+  (the connection decides whether that is fatal or a skipped line).
+* a **sticky error state**: :meth:`Contract._fail` moves the connection to the
+  table's error state and keeps the error in :attr:`Contract.error`; no
+  transition leaves it, and every later local step raises.
+* one **closed event**, :class:`ConnectionClosed`, carrying ``reason`` and
+  ``error`` (protocols subclass it to add what they know at close), and one
+  **skip event**, :class:`LineSkipped`, for a bad line the protocol survives.
+* one **outbox** (:class:`Outbox`) for the bytes the protocol writes by itself
+  (a host-agent ``pong``, a desktop error line, a ``-32601`` answer): the
+  shell writes :meth:`Contract.data_to_send` after each event it handles.
+* ``next_deadline()`` / ``handle_timeout(now)``: deadlines are inputs.
+
+The rule for good frames that arrive before a bad one (push model, nothing
+lost): a call to ``receive_data`` returns every event completed before a fatal
+peer error, in order, and the error comes *after* them, in one of two ways
+fixed per connection class: as the final :class:`ConnectionClosed` event of
+the same list (connections that report closes as events), or, where the
+connection's API raises, by :meth:`Contract._deliver` raising it at once when
+nothing preceded it and otherwise on the next call, once the good events are
+in the caller's hands.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Generic, TypeVar
+
+from ._errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
+
+__all__ = [
+    "ConnectionClosed",
+    "Contract",
+    "LineSkipped",
+    "Outbox",
+    "Role",
+    "TransitionTable",
+    "step",
+]
+
+S = TypeVar("S", bound=Enum)
+E = TypeVar("E")
+
+
+class Role(Enum):
+    """Who caused an input: this side (the caller) or the peer."""
+
+    LOCAL = "local"
+    REMOTE = "remote"
+
+
+def _key_name(key: Hashable) -> str:
+    if isinstance(key, type):
+        return key.__name__
+    if isinstance(key, Enum):
+        return str(key.value)
+    return repr(key)
+
+
+def step(
+    transitions: Mapping[tuple[S, Any], S],
+    state: S,
+    key: Hashable,
+    role: Role = Role.LOCAL,
+    name: str = "",
+) -> S:
+    """Return ``transitions[state, key]``: the one lookup every state machine uses.
+
+    Raises:
+        LocalProtocolError: ``UNEXPECTED_EVENT``; the pair is illegal and ``role`` is local.
+        RemoteProtocolError: ``UNEXPECTED_EVENT``; the pair is illegal and ``role`` is remote.
+
+    """
+    try:
+        return transitions[state, key]
+    except KeyError:
+        pass
+    family = LocalProtocolError if role is Role.LOCAL else RemoteProtocolError
+    where = f"{name} state" if name else "state"
+    raise family(
+        ErrorCode.UNEXPECTED_EVENT, f"{_key_name(key)} is not allowed in {where} {state.value}"
+    ) from None
+
+
+class TransitionTable(Generic[S]):
+    """``(state, event type) -> next state`` for one role of one protocol.
+
+    ``error`` is the sticky state a fatal error moves to; ``quiet`` lists the
+    states in which the peer's illegal input is dropped without an error (a
+    demoted connection that only waits to be closed).
+
+    Raises:
+        ValueError: the table has a transition out of ``error``.
+
+    """
+
+    __slots__ = ("error", "name", "quiet", "transitions")
+
+    def __init__(
+        self,
+        name: str,
+        transitions: Mapping[tuple[S, Any], S],
+        *,
+        error: S,
+        quiet: Iterable[S] = (),
+    ) -> None:
+        if any(state is error and new is not error for (state, _), new in transitions.items()):
+            raise ValueError(f"{name}: the error state {error.value} must be sticky")
+        self.name = name
+        self.transitions: dict[tuple[S, Any], S] = dict(transitions)
+        self.error = error
+        self.quiet = frozenset(quiet)
+
+    def allows(self, state: S, key: Hashable) -> bool:
+        """Return whether ``key`` is legal in ``state``; never raises."""
+        return (state, key) in self.transitions
+
+    def next_state(self, state: S, key: Hashable, role: Role) -> S:
+        """Return the state after ``key`` in ``state``.
+
+        Raises:
+            LocalProtocolError: ``UNEXPECTED_EVENT``; the pair is illegal and ``role`` is local.
+            RemoteProtocolError: ``UNEXPECTED_EVENT``; the pair is illegal and ``role`` is remote.
+
+        """
+        return step(self.transitions, state, key, role, self.name)
+
+
+@dataclass(frozen=True)
+class ConnectionClosed:
+    """The connection is over: ``reason`` says why, ``error`` is the peer's fatal error, if any.
+
+    Protocols subclass it to add what they know at close (``pending`` requests,
+    the final ``outcome``, a last reply line); the shell closes after it.
+    """
+
+    reason: Any
+    error: ProtocolError | None = None
+
+
+@dataclass(frozen=True)
+class LineSkipped:
+    """A bad line the protocol survives was ignored; ``error`` says why.
+
+    ``line`` is the raw line where the protocol keeps it (``b""`` otherwise).
+    """
+
+    error: RemoteProtocolError
+    line: bytes = b""
+
+
+class Outbox:
+    """Bytes the connection owes the peer on its own, in wire order.
+
+    :meth:`put` queues bytes; :meth:`owe` reserves a slot for an answer the
+    caller still has to produce (a request being handled). Bytes put while a
+    slot is open wait behind it until :meth:`settle` closes that slot, so an
+    automatic error line never overtakes an answer owed before it.
+    """
+
+    __slots__ = ("_held", "_ready")
+
+    def __init__(self) -> None:
+        self._ready: list[bytes] = []
+        self._held: deque[tuple[Any, list[bytes]]] = deque()
+
+    def __bool__(self) -> bool:
+        """Whether :meth:`data_to_send` has bytes now."""
+        return bool(self._ready)
+
+    @property
+    def owed(self) -> int:
+        """How many reserved answers are still open."""
+        return len(self._held)
+
+    def put(self, data: bytes) -> None:
+        """Queue ``data`` behind every answer still owed (or for sending now when none is)."""
+        if self._held:
+            self._held[-1][1].append(data)
+        else:
+            self._ready.append(data)
+
+    def owe(self, key: Any) -> None:
+        """Reserve the next answer slot for ``key`` (a request id)."""
+        self._held.append((key, []))
+
+    def oldest(self) -> Any:
+        """Return the key of the oldest open slot.
+
+        Raises:
+            LocalProtocolError: ``UNEXPECTED_EVENT``; no answer is owed.
+
+        """
+        if not self._held:
+            raise LocalProtocolError(ErrorCode.UNEXPECTED_EVENT, "no request is awaiting an answer")
+        return self._held[0][0]
+
+    def settle(self) -> None:
+        """Close the oldest slot: what waited behind it becomes ready.
+
+        Raises:
+            LocalProtocolError: ``UNEXPECTED_EVENT``; no answer is owed.
+
+        """
+        if not self._held:
+            raise LocalProtocolError(ErrorCode.UNEXPECTED_EVENT, "no request is awaiting an answer")
+        _, behind = self._held.popleft()
+        if behind:
+            self._ready += behind
+
+    def data_to_send(self) -> bytes:
+        """Return and forget the bytes that are due now (``b""`` when none are)."""
+        if not self._ready:
+            return b""
+        data = b"".join(self._ready)
+        self._ready.clear()
+        return data
+
+
+class Contract(Generic[S]):
+    """Base class of every protocol connection: state, table, sticky error, outbox, deadlines.
+
+    Subclasses move through :meth:`_local` / :meth:`_remote`, report fatal
+    peer errors with :meth:`_fail`, and queue automatic replies with
+    ``self.outbox.put``. The state is :attr:`state`; :attr:`error` is the
+    fatal error once there is one.
+    """
+
+    table: TransitionTable[S]
+    state: S
+    error: ProtocolError | None
+    outbox: Outbox
+
+    def __init__(self, table: TransitionTable[S], state: S) -> None:
+        self.table = table
+        self.state = state
+        self.error = None
+        self.outbox = Outbox()
+        self._deferred: RemoteProtocolError | None = None
+
+    # -- transitions ---------------------------------------------------------------------------
+
+    def _local(self, key: Hashable) -> S:
+        """Apply a step this side takes (a send, ``close()``); return the new state.
+
+        Raises:
+            LocalProtocolError: the step is illegal now (the state is unchanged),
+                or the connection failed earlier (the sticky error).
+
+        """
+        self.state = self._check_local(key)
+        return self.state
+
+    def _check_local(self, key: Hashable) -> S:
+        """Return the state a local step would lead to, changing nothing.
+
+        Raises:
+            LocalProtocolError: as :meth:`_local`.
+
+        """
+        state = self.state
+        if state is self.table.error and self.error is not None:
+            raise LocalProtocolError(
+                ErrorCode.UNEXPECTED_EVENT,
+                f"the {self.table.name} connection failed earlier: {self.error.message}",
+            )
+        new: S = self.table.next_state(state, key, Role.LOCAL)
+        return new
+
+    def _remote(self, key: Hashable) -> bool:
+        """Apply the peer's input; return ``False`` when it is dropped quietly.
+
+        Raises:
+            RemoteProtocolError: the input is illegal in this state (unchanged);
+                the caller skips the line or reports it with :meth:`_fail`.
+
+        """
+        state = self.state
+        table = self.table
+        new = table.transitions.get((state, key))
+        if new is None:
+            if state in table.quiet:
+                return False
+            table.next_state(state, key, Role.REMOTE)
+        self.state = new  # type: ignore[assignment]  # found in the table above
+        return True
+
+    def _fail(self, error: RemoteProtocolError) -> RemoteProtocolError:
+        """Enter the sticky error state with ``error`` and return it."""
+        self.state = self.table.error
+        if self.error is None:
+            self.error = error
+        return error
+
+    # -- good before bad -----------------------------------------------------------------------
+
+    def _raise_deferred(self) -> None:
+        """Raise a fatal error held back by :meth:`_deliver`, once.
+
+        Raises:
+            RemoteProtocolError: the error held back.
+
+        """
+        error = self._deferred
+        if error is not None:
+            self._deferred = None
+            raise error
+
+    def _deliver(self, events: list[E], error: RemoteProtocolError | None) -> list[E]:
+        """Return ``events`` and act on the fatal ``error`` that followed them, if any.
+
+        With no events before it, the error is raised now; otherwise the
+        events are returned and the error is raised by the next
+        :meth:`_raise_deferred` (the next ``receive_data``). Either way the
+        connection is in its sticky error state.
+
+        Raises:
+            RemoteProtocolError: ``error``, when ``events`` is empty.
+
+        """
+        if error is None:
+            return events
+        self._fail(error)
+        if not events:
+            raise error
+        self._deferred = error
+        return events
+
+    # -- outbox and deadlines ------------------------------------------------------------------
+
+    def data_to_send(self) -> bytes:
+        """Return the bytes the protocol writes by itself, due now (``b""`` when none)."""
+        return self.outbox.data_to_send()
+
+    def next_deadline(self) -> float | None:
+        """When :meth:`handle_timeout` next has something to do; ``None``: nothing scheduled."""
+        return None
+
+    def handle_timeout(self, now: float) -> list[Any]:
+        """Advance time to ``now`` and return the events that causes (none by default)."""
+        return []
