@@ -12,7 +12,8 @@ A connection is a :class:`Contract` subclass. It holds:
   (the connection decides whether that is fatal or a skipped line).
 * a **sticky error state**: :meth:`Contract._fail` moves the connection to the
   table's error state and keeps the error in :attr:`Contract.error`; no
-  transition leaves it, and every later local step raises.
+  transition leaves it, and every local step the table does not allow there
+  raises, naming that error.
 * one **closed event**, :class:`ConnectionClosed`, carrying ``reason`` and
   ``error`` (protocols subclass it to add what they know at close), and one
   **skip event**, :class:`LineSkipped`, for a bad line the protocol survives.
@@ -271,14 +272,14 @@ class Contract(Generic[S]):
             LocalProtocolError: as :meth:`_local`.
 
         """
-        state = self.state
-        if state is self.table.error and self.error is not None:
+        try:
+            return self.table.next_state(self.state, key, Role.LOCAL)
+        except LocalProtocolError as exc:
+            if self.error is None:
+                raise
             raise LocalProtocolError(
-                ErrorCode.UNEXPECTED_EVENT,
-                f"the {self.table.name} connection failed earlier: {self.error.message}",
-            )
-        new: S = self.table.next_state(state, key, Role.LOCAL)
-        return new
+                exc.code, f"{exc.message}: the connection failed earlier ({self.error.message})"
+            ) from None
 
     def _remote(self, key: Hashable) -> bool:
         """Apply the peer's input; return ``False`` when it is dropped quietly.

@@ -151,7 +151,9 @@ from ._render import (
     tabwrite,
 )
 from ._state import (
+    AGENT_TABLE,
     AGENT_TRANSITIONS,
+    CONSUMER_TABLE,
     CONSUMER_TRANSITIONS,
     AgentInput,
     AgentState,
@@ -261,7 +263,9 @@ __all__ = [
     "AgentInput",
     "ConsumerState",
     "ConsumerInput",
+    "AGENT_TABLE",
     "AGENT_TRANSITIONS",
+    "CONSUMER_TABLE",
     "CONSUMER_TRANSITIONS",
     # approvals
     "ApprovalRegistry",
