@@ -100,6 +100,7 @@ from ._constants import (
     NS_EGRESS,
     NS_SSH,
     PING_INTERVAL,
+    POLICIES,
     POLICY_APPROVE_ALL,
     POLICY_DENY_ALL,
     POLICY_SHED_DESKTOP,
@@ -113,10 +114,15 @@ from ._constants import (
 )
 from ._credentials import (
     CREDENTIAL_LIMITS,
+    NO_CREDENTIAL_MINTER,
+    NO_TOKEN_MINTER,
     CertificateCredential,
     CredentialRefused,
+    MintedCredential,
     TokenCredential,
     classify_credential,
+    credential_reply,
+    no_minter_error,
     parse_timestamp,
 )
 from ._frames import (
@@ -194,6 +200,7 @@ __all__ = [
     "NS_EGRESS",
     "NAMESPACES",
     "GATED_NAMESPACES",
+    "POLICIES",
     "POLICY_DENY_ALL",
     "POLICY_APPROVE_ALL",
     "POLICY_SHED_DESKTOP",
@@ -285,6 +292,12 @@ __all__ = [
     "CredentialRefused",
     "classify_credential",
     "parse_timestamp",
+    # credentials (agent side)
+    "MintedCredential",
+    "NO_CREDENTIAL_MINTER",
+    "NO_TOKEN_MINTER",
+    "credential_reply",
+    "no_minter_error",
     # config
     "AgentConfig",
     "ConfigError",
