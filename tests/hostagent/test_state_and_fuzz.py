@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import itertools
+from enum import Enum
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shedproto import LocalProtocolError, RemoteProtocolError, Role
+from shedproto import LocalProtocolError, RemoteProtocolError, Role, TransitionTable
 from shedproto.hostagent import (
     AGENT_TABLE,
     AGENT_TRANSITIONS,
@@ -52,10 +54,11 @@ def test_ends_are_legal_in_every_state() -> None:
 
 
 def test_every_pair_either_transitions_or_raises_by_who_caused_it() -> None:
-    for table, states, keys in (
+    cases: list[tuple[TransitionTable[Any], type[Enum], tuple[object, ...]]] = [
         (AGENT_TABLE, AgentState, AGENT_KEYS),
         (CONSUMER_TABLE, ConsumerState, CONSUMER_KEYS),
-    ):
+    ]
+    for table, states, keys in cases:
         allowed = 0
         for state, key in itertools.product(states, keys):
             if table.allows(state, key):
