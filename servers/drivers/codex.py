@@ -41,7 +41,6 @@ from shedproto.drivers.codex import (
     HandshakeComplete,
     Notification,
     Response,
-    ServerRequest,
     inventory_page,
     launch_plan,
     parse_inventory_cursor,
@@ -230,23 +229,22 @@ class CodexAppServerDriver:
                 return
 
     async def _dispatch(self, child: ChildProcess, events: list[CodexEvent]) -> None:
+        # the core's own replies (``initialized``, answers to server requests) go out
+        # first: a waiter woken below may send its next request at once
+        replies = self.connection.data_to_send()
+        if replies:
+            try:
+                await child.send(replies)
+            except ChildError:
+                self._fail_all("the app-server stopped reading its input")
         for event in events:
-            if isinstance(event, ServerRequest):
-                try:
-                    await child.send(event.reply)
-                except ChildError:
-                    self._fail_all("the app-server stopped reading its input")
-            elif isinstance(event, (Response, ErrorResponse)):
+            if isinstance(event, (Response, ErrorResponse)):
                 waiter = self._waiters.get(event.id) if isinstance(event.id, int) else None
                 if waiter is not None:
                     waiter.outcome = event
                     waiter.event.set()
             elif isinstance(event, HandshakeComplete):
                 self.version = event.version
-                try:
-                    await child.send(event.reply)
-                except ChildError:
-                    self._fail_all("the app-server stopped reading its input")
                 waiter = self._waiters.get(event.id)
                 if waiter is not None:
                     waiter.outcome = Response(id=event.id, method="initialize", result=event.result)

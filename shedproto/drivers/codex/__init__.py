@@ -48,7 +48,7 @@ from ._operations import (
     turn_outcome,
     turn_start_params,
 )
-from ._state import TRANSITIONS, CodexInput, CodexState, transition
+from ._state import TABLE, TRANSITIONS, CodexInput, CodexState, transition
 
 __all__ = [
     "CodexClientConnection",
@@ -56,6 +56,7 @@ __all__ = [
     "CodexInput",
     "TRANSITIONS",
     "transition",
+    "TABLE",
     "ApprovalPolicy",
     "server_request_answer",
     "parse_user_agent_version",
