@@ -56,6 +56,7 @@ from shedproto.connector import (
     decode_command,
 )
 from shedproto.servers._idle import IdleDeadline
+from shedproto.servers._receive import receive_or_eof
 from shedproto.servers._unix import UnixServer
 
 from .host import AgentsHost
@@ -79,7 +80,6 @@ WRITE_TIMEOUT = 10.0
 """Seconds one reply or event write may take."""
 EVENT_BUFFER = 4096
 """Events buffered per subscriber before it is disconnected."""
-RECEIVE_CHUNK = 65536
 
 
 class _Connection:
@@ -106,10 +106,7 @@ async def serve_api_connection(stream: anyio.abc.ByteStream, host: AgentsHost) -
             with idle.scope:
                 reading = True
                 while reading:
-                    try:
-                        data = await stream.receive(RECEIVE_CHUNK)
-                    except (anyio.EndOfStream, anyio.BrokenResourceError):
-                        data = b""
+                    data = await receive_or_eof(stream)
                     if not connection.subscribed:
                         idle.touch()
                     else:

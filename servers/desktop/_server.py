@@ -26,6 +26,7 @@ from shedproto.desktop import (
     mock_unreachable_hosts,
 )
 from shedproto.servers import UnixServer
+from shedproto.servers._receive import RECEIVE_CHUNK, receive_or_eof
 
 from ._app import DesktopApp
 from ._model import DesktopModel
@@ -45,7 +46,6 @@ A connection's send deadline is ``min(send_timeout, idle_timeout)`` (plus up
 to a tenth as slack): both share one sliding deadline, so no timer is armed
 per request.
 """
-RECEIVE_CHUNK = 65536
 MOCK_UNREACHABLE_DETAIL = {
     Dialect.MAC: "Could not connect to the server.",
     Dialect.TAURI: f"error sending request for url ({MOCK_UNREACHABLE_URL}/)",
@@ -154,10 +154,7 @@ class DesktopServer:
                 scope = anyio.CancelScope(deadline=clock() + step + slack)
                 with scope:
                     while True:
-                        try:
-                            data = await stream.receive(RECEIVE_CHUNK)
-                        except (anyio.EndOfStream, anyio.BrokenResourceError):
-                            data = b""
+                        data = await receive_or_eof(stream)
                         last_active = now = clock()
                         if scope.deadline - now < step:
                             scope.deadline = now + step + slack

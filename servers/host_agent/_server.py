@@ -87,6 +87,7 @@ from shedproto.hostagent import (
     status_socket_path,
 )
 from shedproto.servers import BindError, UnixServer
+from shedproto.servers._receive import receive_or_eof
 
 __all__ = [
     "DEFAULT_DETAILS",
@@ -111,7 +112,6 @@ CORK_FRAMES = 64
 """Corked events are written inline once this many have gathered (a burst's syscall budget)."""
 SUPERSEDE_FLUSH = 6.0
 """Seconds a superseded consumer gets to receive its notice before it is closed."""
-RECEIVE_CHUNK = 65536
 
 
 class MintError(Exception):
@@ -631,7 +631,7 @@ class HostAgentServer:
         backlog: list[object] = []
         with anyio.move_on_after(self.hello_timeout):
             while hello is None and not conn.closed:
-                data = await self._receive(stream)
+                data = await receive_or_eof(stream)
                 for event in conn.receive_data(data):
                     if isinstance(event, Hello):
                         hello = event
@@ -687,13 +687,6 @@ class HostAgentServer:
                 old.finish(SUPERSEDE_FLUSH)
         self._notify_consumer_change()
 
-    @staticmethod
-    async def _receive(stream: anyio.abc.ByteStream) -> bytes:
-        try:
-            return await stream.receive(RECEIVE_CHUNK)
-        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            return b""
-
     async def _reader(
         self, consumer: _Consumer, tg: anyio.abc.TaskGroup, backlog: list[object]
     ) -> None:
@@ -710,7 +703,7 @@ class HostAgentServer:
                 elif isinstance(event, (TokenGet, CredentialGet)):
                     tg.start_soon(self._answer_credential, consumer, event)
                 # pong: liveness only; skipped lines: nothing to do
-            data = await self._receive(consumer.stream)
+            data = await receive_or_eof(consumer.stream)
             events = list(consumer.conn.receive_data(data))
             if not data and not events:
                 self._drop(consumer.key)
