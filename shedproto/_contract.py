@@ -40,7 +40,14 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Generic, TypeVar
 
-from ._errors import ErrorCode, LocalProtocolError, ProtocolError, RemoteProtocolError
+from ._errors import (
+    ErrorCode,
+    FramingError,
+    LocalProtocolError,
+    ProtocolError,
+    RemoteProtocolError,
+)
+from ._framing import LineBuffer
 
 __all__ = [
     "ConnectionClosed",
@@ -307,6 +314,17 @@ class Contract(Generic[S]):
         return error
 
     # -- good before bad -----------------------------------------------------------------------
+
+    @staticmethod
+    def _split(lines: LineBuffer, data: bytes) -> tuple[list[bytes], FramingError | None]:
+        """Feed ``data`` to ``lines``; return the complete frames and the framing error after them.
+
+        The frames a framing violation followed are returned with it, never lost.
+        """
+        try:
+            return lines.feed(data), None
+        except FramingError as exc:
+            return list(exc.frames_before), exc
 
     def _raise_deferred(self) -> None:
         """Raise a fatal error held back by :meth:`_deliver`, once.

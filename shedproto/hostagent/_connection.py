@@ -22,7 +22,6 @@ from typing import TypeAlias
 from shedproto import (
     Contract,
     ErrorCode,
-    FramingError,
     FramingPolicy,
     LineBuffer,
     LineSkipped,
@@ -184,15 +183,13 @@ class AgentConnection(Contract[AgentState]):
         if self.state is AgentState.CLOSED:
             return []
         events: list[AgentConnectionEvent] = []
-        try:
-            lines = self._lines.feed(data)
-        except FramingError as exc:
-            self._handle_lines(list(exc.frames_before), events)
+        lines, error = self._split(self._lines, data)
+        self._handle_lines(lines, events)
+        if error is not None:
             if not self.closed:
                 self._remote(AgentInput.OVERSIZE)
-                events.append(ConnectionClosed(CloseReason.LINE_TOO_LONG, self._fail(exc)))
+                events.append(ConnectionClosed(CloseReason.LINE_TOO_LONG, self._fail(error)))
             return events
-        self._handle_lines(lines, events)
         if not data and not self.closed:
             self._remote(AgentInput.EOF)
             events.append(ConnectionClosed(CloseReason.EOF))
@@ -397,15 +394,13 @@ class ConsumerConnection(Contract[ConsumerState]):
         if self.state is ConsumerState.CLOSED:
             return []
         events: list[ConsumerConnectionEvent] = []
-        try:
-            lines = self._lines.feed(data)
-        except FramingError as exc:
-            self._handle_lines(list(exc.frames_before), events, wall)
+        lines, error = self._split(self._lines, data)
+        self._handle_lines(lines, events, wall)
+        if error is not None:
             if not self.closed:
                 self._remote(ConsumerInput.OVERSIZE)
-                events.append(ConnectionClosed(CloseReason.LINE_TOO_LONG, self._fail(exc)))
+                events.append(ConnectionClosed(CloseReason.LINE_TOO_LONG, self._fail(error)))
             return events
-        self._handle_lines(lines, events, wall)
         if not data:
             self._remote(ConsumerInput.EOF)
             events.append(ConnectionClosed(CloseReason.EOF))

@@ -24,7 +24,7 @@ import msgspec
 
 from shedproto._codec import decoder_for, encode_line
 from shedproto._contract import ConnectionClosed, Contract, LineSkipped, TransitionTable
-from shedproto._errors import ErrorCode, FramingError, LocalProtocolError, RemoteProtocolError
+from shedproto._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
 from shedproto._framing import EofTail, FramingPolicy, LineBuffer, OverCap
 from shedproto.agentshost import CommandExecutionResult
 from shedproto.drivers._results import failed, succeeded, unknown
@@ -309,14 +309,12 @@ class ClaudeStreamConnection(Contract[StreamState]):
             LocalProtocolError: data after the stream closed.
 
         """
-        try:
-            lines = self._lines.feed(data)
-        except FramingError as exc:
-            events = [event for line in exc.frames_before for event in self._line(line)]
-            error = self._fail(exc)
+        lines, error = self._split(self._lines, data)
+        events = [event for line in lines for event in self._line(line)]
+        if error is not None:
+            self._fail(error)
             events.append(StreamClosed("frame_too_large", error, outcome=self.outcome()))
             return events
-        events = [event for line in lines for event in self._line(line)]
         if not data:
             self._remote(StreamInput.EOF)
             events.append(StreamClosed(outcome=self.outcome()))

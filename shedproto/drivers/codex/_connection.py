@@ -28,7 +28,6 @@ from shedproto._contract import ConnectionClosed as _Closed
 from shedproto._contract import Contract, LineSkipped
 from shedproto._errors import (
     ErrorCode,
-    FramingError,
     LocalProtocolError,
     RemoteProtocolError,
     remote_error_from_msgspec,
@@ -329,15 +328,13 @@ class CodexClientConnection(Contract[CodexState]):
             LocalProtocolError: data after EOF or after the stream was killed.
 
         """
-        try:
-            lines = self._lines.feed(data)
-        except FramingError as exc:
-            events = [event for line in exc.frames_before for event in self._line(line)]
-            error = self._fail(exc)
+        lines, error = self._split(self._lines, data)
+        events = [event for line in lines for event in self._line(line)]
+        if error is not None:
+            self._fail(error)
             pending = self._drain_pending()
             events.append(ConnectionClosed("frame_too_large", error, pending=pending))
             return events
-        events = [event for line in lines for event in self._line(line)]
         if not data:
             self._remote(CodexInput.EOF)
             events.append(ConnectionClosed(pending=self._drain_pending()))
