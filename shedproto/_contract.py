@@ -176,14 +176,20 @@ class Outbox:
     :meth:`put` queues bytes; :meth:`owe` reserves a slot for an answer the
     caller still has to produce (a request being handled). Bytes put while a
     slot is open wait behind it until :meth:`settle` closes that slot, so an
-    automatic error line never overtakes an answer owed before it.
+    automatic error line never overtakes an answer owed before it. A slot
+    costs no allocation of its own (only its key is kept), so holding many
+    pipelined requests stays cheap.
     """
 
-    __slots__ = ("_held", "_ready")
+    __slots__ = ("_keys", "_opened", "_ready", "_settled", "_waiting")
 
     def __init__(self) -> None:
+        self._keys: deque[Any] = deque()
         self._ready: list[bytes] = []
-        self._held: deque[tuple[Any, list[bytes]]] = deque()
+        self._waiting: deque[tuple[int, bytes]] = deque()
+        """Bytes put while slots were open, each with the number of slots it waits for."""
+        self._opened = 0
+        self._settled = 0
 
     def __bool__(self) -> bool:
         """Whether :meth:`data_to_send` has bytes now."""
@@ -192,18 +198,19 @@ class Outbox:
     @property
     def owed(self) -> int:
         """How many reserved answers are still open."""
-        return len(self._held)
+        return len(self._keys)
 
     def put(self, data: bytes) -> None:
         """Queue ``data`` behind every answer still owed (or for sending now when none is)."""
-        if self._held:
-            self._held[-1][1].append(data)
+        if self._keys:
+            self._waiting.append((self._opened, data))
         else:
             self._ready.append(data)
 
     def owe(self, key: Any) -> None:
         """Reserve the next answer slot for ``key`` (a request id)."""
-        self._held.append((key, []))
+        self._keys.append(key)
+        self._opened += 1
 
     def oldest(self) -> Any:
         """Return the key of the oldest open slot.
@@ -212,9 +219,9 @@ class Outbox:
             LocalProtocolError: ``UNEXPECTED_EVENT``; no answer is owed.
 
         """
-        if not self._held:
+        if not self._keys:
             raise LocalProtocolError(ErrorCode.UNEXPECTED_EVENT, "no request is awaiting an answer")
-        return self._held[0][0]
+        return self._keys[0]
 
     def settle(self) -> None:
         """Close the oldest slot: what waited behind it becomes ready.
@@ -223,11 +230,13 @@ class Outbox:
             LocalProtocolError: ``UNEXPECTED_EVENT``; no answer is owed.
 
         """
-        if not self._held:
+        if not self._keys:
             raise LocalProtocolError(ErrorCode.UNEXPECTED_EVENT, "no request is awaiting an answer")
-        _, behind = self._held.popleft()
-        if behind:
-            self._ready += behind
+        self._keys.popleft()
+        self._settled += 1
+        waiting = self._waiting
+        while waiting and waiting[0][0] <= self._settled:
+            self._ready.append(waiting.popleft()[1])
 
     def data_to_send(self) -> bytes:
         """Return and forget the bytes that are due now (``b""`` when none are)."""
@@ -279,6 +288,9 @@ class Contract(Generic[S]):
             LocalProtocolError: as :meth:`_local`.
 
         """
+        new = self.table.transitions.get((self.state, key))
+        if new is not None:
+            return new
         try:
             return self.table.next_state(self.state, key, Role.LOCAL)
         except LocalProtocolError as exc:
