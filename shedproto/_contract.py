@@ -3,33 +3,32 @@
 A connection is a :class:`Contract` subclass. It holds:
 
 * a **transition table** (:class:`TransitionTable`) keyed by ``(state, event
-  type)``: an event type is a frame class (``Hello``, ``ApprovalResponse``) or,
-  for what has no frame, a member of the protocol's input enum (EOF, a
-  deadline, ``close()``), as h11 keys its table by event classes and a few
-  sentinels. A pair missing from the table is illegal: it raises
-  :class:`~shedproto.LocalProtocolError` when this side caused it (the state
-  is unchanged) and :class:`~shedproto.RemoteProtocolError` when the peer did
-  (the connection decides whether that is fatal or a skipped line).
+  type)``: a frame class (``Hello``, ``ApprovalResponse``) or, for what has no
+  frame, a member of the protocol's input enum (EOF, a deadline, ``close()``),
+  as h11 keys its table by event classes and a few sentinels. A pair missing
+  from the table raises :class:`~shedproto.LocalProtocolError` when this side
+  caused it (the state is unchanged) and :class:`~shedproto.RemoteProtocolError`
+  when the peer did (the connection reports it as a skipped line or a close).
+  In a *quiet* state the peer's illegal input is dropped without an error.
 * a **sticky error state**: :meth:`Contract._fail` moves the connection to the
   table's error state and keeps the error in :attr:`Contract.error`; no
-  transition leaves it, and every local step the table does not allow there
-  raises, naming that error.
-* one **closed event**, :class:`ConnectionClosed`, carrying ``reason`` and
-  ``error`` (protocols subclass it to add what they know at close), and one
-  **skip event**, :class:`LineSkipped`, for a bad line the protocol survives.
+  transition leaves it, and a local step the table refuses there names it.
+* one **closed event**, :class:`ConnectionClosed` (``reason``, ``error``),
+  which protocols subclass to add what they know at close, and one **skip
+  event**, :class:`LineSkipped`, for a bad line the protocol survives.
 * one **outbox** (:class:`Outbox`) for the bytes the protocol writes by itself
-  (a host-agent ``pong``, a desktop error line, a ``-32601`` answer): the
-  shell writes :meth:`Contract.data_to_send` after each event it handles.
+  (a host-agent ``pong``, a desktop error line, a ``-32601`` answer), each
+  behind the answers owed before it: the shell writes
+  :meth:`Contract.data_to_send` after each event it handles.
 * ``next_deadline()`` / ``handle_timeout(now)``: deadlines are inputs.
 
-The rule for good frames that arrive before a bad one (push model, nothing
-lost): a call to ``receive_data`` returns every event completed before a fatal
-peer error, in order, and the error comes *after* them, in one of two ways
-fixed per connection class: as the final :class:`ConnectionClosed` event of
-the same list (connections that report closes as events), or, where the
-connection's API raises, by :meth:`Contract._deliver` raising it at once when
-nothing preceded it and otherwise on the next call, once the good events are
-in the caller's hands.
+Good frames before a bad one (push model, nothing lost): ``receive_data``
+returns every event completed before a fatal peer error, in order, and the
+error comes after them: as the final :class:`ConnectionClosed` of the same
+list where the connection reports closes as events, or, where its API raises,
+from :meth:`Contract._deliver`, at once when nothing preceded it and otherwise
+on the next call. :meth:`Contract._split` hands a connection the frames a
+framing error followed together with the error.
 """
 
 from __future__ import annotations

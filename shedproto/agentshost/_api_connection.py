@@ -20,8 +20,8 @@ from enum import Enum
 from typing import Any
 
 from shedproto._contract import ConnectionClosed, Contract, LineSkipped, TransitionTable
-from shedproto._errors import FramingError, RemoteProtocolError
-from shedproto._framing import FrameQueue
+from shedproto._errors import RemoteProtocolError
+from shedproto._framing import LineBuffer
 
 from ._api import API_FRAMING, ApiRequest, decode_request, encode_error
 
@@ -85,7 +85,7 @@ class ApiServerConnection(Contract[ApiState]):
 
     def __init__(self) -> None:
         super().__init__(API_SERVER_TABLE, ApiState.OPEN)
-        self._frames = FrameQueue(API_FRAMING)
+        self._lines = LineBuffer(API_FRAMING)
 
     @property
     def owed(self) -> int:
@@ -103,18 +103,9 @@ class ApiServerConnection(Contract[ApiState]):
         """
         if self.state is not ApiState.OPEN:
             self._local(ApiInput.DATA)  # raises: the read side ended
-        self._frames.feed(data)
+        lines, error = self._split(self._lines, data)
         events: list[ApiServerEvent] = []
-        while True:
-            try:
-                line = self._frames.next_frame()
-            except FramingError as exc:
-                self._remote(ApiInput.OVERSIZE)
-                self.outbox.put(encode_error(None, "frame-too-large", exc.message))
-                events.append(ApiConnectionClosed("frame_too_large", self._fail(exc)))
-                return events
-            if line is None:
-                break
+        for line in lines:
             try:
                 request = decode_request(line)
             except RemoteProtocolError as exc:
@@ -124,7 +115,11 @@ class ApiServerConnection(Contract[ApiState]):
                 continue
             self.outbox.owe(request.id)
             events.append(request)
-        if self._frames.eof:
+        if error is not None:
+            self._remote(ApiInput.OVERSIZE)
+            self.outbox.put(encode_error(None, "frame-too-large", error.message))
+            events.append(ApiConnectionClosed("frame_too_large", self._fail(error)))
+        elif not data:
             self._remote(ApiInput.EOF)
             events.append(ApiConnectionClosed("eof"))
         return events

@@ -32,9 +32,8 @@ from shedproto import (
     ConnectionClosed,
     Contract,
     ErrorCode,
-    FrameQueue,
-    FramingError,
     FramingPolicy,
+    LineBuffer,
     LocalProtocolError,
     RemoteProtocolError,
 )
@@ -156,7 +155,7 @@ class ServerConnection(Contract[ConnState]):
         super().__init__(SERVER_TABLE, ConnState.OPEN)
         self.dialect = dialect
         self.test_mode = test_mode
-        self._frames = FrameQueue(dialect.policy)
+        self._lines = LineBuffer(dialect.policy)
         self._fast = fast_decoder(dialect)
 
     @property
@@ -176,30 +175,25 @@ class ServerConnection(Contract[ConnState]):
         """
         if self.state is not ConnState.OPEN:
             self._local(ConnInput.DATA)  # raises: the read side ended
-        self._frames.feed(data)
+        lines, error = self._split(self._lines, data)
         events: list[ServerEvent] = []
-        while True:
-            try:
-                line = self._frames.next_frame()
-            except FramingError as exc:
-                self._remote(ConnInput.OVERSIZE)
-                reply = None
-                if self.dialect is Dialect.TAURI:
-                    reply = render_error(
-                        Dialect.TAURI,
-                        ANSWER_WITHOUT_ID,
-                        DesktopCode.FRAME_TOO_LARGE.value,
-                        TAURI_TOO_LARGE,
-                    )
-                    self.outbox.put(reply)
-                events.append(ConnectionEnded(reason="frame_too_large", error=exc, reply=reply))
-                return events
-            if line is None:
-                break
+        for line in lines:
             event = self._request(line)
             if event is not None:
                 events.append(event)
-        if self._frames.eof:
+        if error is not None:
+            self._remote(ConnInput.OVERSIZE)
+            reply = None
+            if self.dialect is Dialect.TAURI:
+                reply = render_error(
+                    Dialect.TAURI,
+                    ANSWER_WITHOUT_ID,
+                    DesktopCode.FRAME_TOO_LARGE.value,
+                    TAURI_TOO_LARGE,
+                )
+                self.outbox.put(reply)
+            events.append(ConnectionEnded(reason="frame_too_large", error=error, reply=reply))
+        elif not data:
             self._remote(ConnInput.EOF)
             events.append(ConnectionEnded(reason="eof"))
         return events
@@ -300,7 +294,7 @@ class ClientConnection(Contract[ClientState]):
 
     def __init__(self, *, max_response_bytes: int = MAX_RESPONSE_BYTES, first_id: int = 1) -> None:
         super().__init__(CLIENT_TABLE, ClientState.OPEN)
-        self._frames = FrameQueue(FramingPolicy(max_frame_bytes=max_response_bytes))
+        self._lines = LineBuffer(FramingPolicy(max_frame_bytes=max_response_bytes))
         self._next_id = first_id
         self._pending: deque[tuple[str, str]] = deque()
 
@@ -344,12 +338,14 @@ class ClientConnection(Contract[ClientState]):
         self._raise_deferred()
         if self.state is not ClientState.OPEN:
             self._local(ClientInput.DATA)  # raises
-        self._frames.feed(data)
+        lines, error = self._split(self._lines, data)
         replies: list[Reply] = []
         try:
-            while (line := self._frames.next_frame()) is not None:
-                replies.append(self._reply(line))
-            if self._frames.eof:
+            for line in lines:
+                replies.append(self._reply(line))  # noqa: PERF401 - kept when a later line fails
+            if error is not None:
+                raise error
+            if not data:
                 if self._pending:
                     raise RemoteProtocolError(
                         ErrorCode.CONNECTION_CLOSED,
