@@ -356,3 +356,28 @@ def test_client_reply_before_a_bad_line_in_one_chunk_is_not_lost() -> None:
     assert info.value.code.value == "malformed_frame"
     with pytest.raises(LocalProtocolError):  # sticky: the connection is over
         client.receive_data(b"")
+
+
+_PIPELINE = b'nope\n{"id":1,"op":"ui.show_window"}\nnope\n{"id":2,"op":"ui.show_window"}\n'
+
+
+def test_server_error_lines_wait_in_the_outbox_behind_owed_answers() -> None:
+    server = ServerConnection(Dialect.TAURI)
+    events = server.receive_data(_PIPELINE)
+    kinds = [type(e) for e in events]
+    assert kinds == [RequestRejected, RequestReceived, RequestRejected, RequestReceived]
+    wire = bytearray()
+    for event in events:  # the shell: due lines after each event, answers in order
+        wire += server.data_to_send()
+        if isinstance(event, RequestReceived):
+            wire += server.send(Answer(id=event.id, result={}))
+    wire += server.data_to_send()
+    rejected = [e.reply for e in events if isinstance(e, RequestRejected)]
+    assert bytes(wire) == (
+        rejected[0]
+        + b'{"id":1,"ok":true,"result":{}}\n'
+        + rejected[1]
+        + b'{"id":2,"ok":true,"result":{}}\n'
+    )
+    assert bytes(wire) == serve_bytes(Dialect.TAURI, _PIPELINE, result={}, eof=False)
+

@@ -465,3 +465,17 @@ def test_fuzz_thread_mapping_never_crashes(threads: list[dict[str, Any]], turns:
     events, messages = thread_messages(turns)
     assert all(0 <= m.rawIndex < len(events) for m in messages)
     turn_outcome(turns if isinstance(turns, dict) else {"status": turns})
+
+
+def test_automatic_replies_wait_in_the_outbox_in_order() -> None:
+    connection = CodexClientConnection()
+    connection.initialize(name="t", version="1")
+    events = connection.receive_data(
+        line({"id": 1, "result": {"userAgent": "a/0.1 (x)"}})
+        + line({"id": 7, "method": "item/commandExecution/requestApproval", "params": {}})
+    )
+    done, request = events
+    assert isinstance(done, HandshakeComplete)
+    assert isinstance(request, ServerRequest)
+    assert connection.data_to_send() == done.reply + request.reply
+    assert connection.data_to_send() == b""
