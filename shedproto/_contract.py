@@ -61,6 +61,9 @@ __all__ = [
 S = TypeVar("S", bound=Enum)
 E = TypeVar("E")
 
+_ANY: Any = object()
+"""``Outbox.settle`` without a key: whatever slot is oldest."""
+
 
 class Role(Enum):
     """Who caused an input: this side (the caller) or the peer."""
@@ -180,7 +183,7 @@ class Outbox:
     pipelined requests stays cheap.
     """
 
-    __slots__ = ("_keys", "_opened", "_ready", "_settled", "_waiting")
+    __slots__ = ("_keys", "_opened", "_ready", "_waiting")
 
     def __init__(self) -> None:
         self._keys: deque[Any] = deque()
@@ -188,7 +191,6 @@ class Outbox:
         self._waiting: deque[tuple[int, bytes]] = deque()
         """Bytes put while slots were open, each with the number of slots it waits for."""
         self._opened = 0
-        self._settled = 0
 
     def __bool__(self) -> bool:
         """Whether :meth:`data_to_send` has bytes now."""
@@ -222,20 +224,32 @@ class Outbox:
             raise LocalProtocolError(ErrorCode.UNEXPECTED_EVENT, "no request is awaiting an answer")
         return self._keys[0]
 
-    def settle(self) -> None:
-        """Close the oldest slot: what waited behind it becomes ready.
+    def settle(self, key: Any = _ANY) -> None:
+        """Close the oldest slot (``key``'s, when given); what waited behind it becomes due.
+
+        Keys match when they are the same object, or equal and of the same type.
 
         Raises:
-            LocalProtocolError: ``UNEXPECTED_EVENT``; no answer is owed.
+            LocalProtocolError: ``UNEXPECTED_EVENT``; no answer is owed, or the
+                oldest slot is not ``key``'s (nothing changes).
 
         """
-        if not self._keys:
+        keys = self._keys
+        if not keys:
             raise LocalProtocolError(ErrorCode.UNEXPECTED_EVENT, "no request is awaiting an answer")
-        self._keys.popleft()
-        self._settled += 1
+        if key is not _ANY:
+            expected = keys[0]
+            if key is not expected and (key != expected or type(key) is not type(expected)):
+                raise LocalProtocolError(
+                    ErrorCode.UNEXPECTED_EVENT,
+                    f"answers go in order: the next answer is for id {expected!r}, not {key!r}",
+                )
+        keys.popleft()
         waiting = self._waiting
-        while waiting and waiting[0][0] <= self._settled:
-            self._ready.append(waiting.popleft()[1])
+        if waiting:
+            settled = self._opened - len(keys)
+            while waiting and waiting[0][0] <= settled:
+                self._ready.append(waiting.popleft()[1])
 
     def data_to_send(self) -> bytes:
         """Return and forget the bytes that are due now (``b""`` when none are)."""

@@ -296,3 +296,16 @@ def test_outbox_keeps_wire_order_for_a_shell_that_drains_after_each_event(
     assert wire == b"".join(b"%d\n" % index for index in range(len(owes)))
     assert box.owed == 0
     assert not box
+
+
+def test_outbox_settle_with_a_key_refuses_answers_out_of_order() -> None:
+    box = Outbox()
+    box.owe("1")
+    box.owe("2")
+    with pytest.raises(LocalProtocolError, match="answers go in order"):
+        box.settle("2")
+    with pytest.raises(LocalProtocolError):
+        box.settle(1)  # equal text is not enough: the type must match too
+    assert box.owed == 2  # nothing changed
+    box.settle("1")
+    assert box.oldest() == "2"

@@ -38,6 +38,8 @@ __all__ = [
 class ApiState(Enum):
     """An API server connection."""
 
+    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
+
     OPEN = "open"
     """Reading requests."""
     PEER_CLOSED = "peer_closed"
@@ -48,6 +50,8 @@ class ApiState(Enum):
 
 class ApiInput(Enum):
     """What moves an API server connection."""
+
+    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
 
     DATA = "data"
     EOF = "eof"

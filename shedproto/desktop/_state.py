@@ -41,6 +41,8 @@ __all__ = [
 class ConnState(Enum):
     """A server connection's read side."""
 
+    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
+
     OPEN = "open"
     """Reading requests."""
     PEER_CLOSED = "peer_closed"
@@ -51,6 +53,8 @@ class ConnState(Enum):
 
 class ConnInput(Enum):
     """What the peer did (``DATA``, ``EOF``, ``OVERSIZE``) or this side sends (``ANSWER``)."""
+
+    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
 
     DATA = "data"
     EOF = "eof"
@@ -74,6 +78,8 @@ SERVER_TABLE = TransitionTable("desktop server", SERVER_TRANSITIONS, error=ConnS
 class ClientState(Enum):
     """A client connection."""
 
+    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
+
     OPEN = "open"
     """Requests go out, replies come in."""
     CLOSED = "closed"
@@ -85,6 +91,8 @@ class ClientState(Enum):
 
 class ClientInput(Enum):
     """What moves a client connection."""
+
+    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
 
     REQUEST = "request"
     """This side sends a request."""

@@ -211,6 +211,8 @@ StreamEvent = StreamMessage | ControlResponse | ControlRequest | StreamMalformed
 class StreamState(Enum):
     """The host side's view of the child's stdout."""
 
+    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
+
     OPEN = "open"
     CLOSED = "closed"
     """stdout ended."""
@@ -220,6 +222,8 @@ class StreamState(Enum):
 
 class StreamInput(Enum):
     """What moves a stream connection."""
+
+    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
 
     EOF = "eof"
     SEND = "send"

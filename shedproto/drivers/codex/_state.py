@@ -23,6 +23,8 @@ __all__ = ["CodexState", "CodexInput", "TABLE", "TRANSITIONS", "transition"]
 class CodexState(Enum):
     """Where a :class:`CodexClientConnection` is in its life."""
 
+    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
+
     NEW = "new"
     INITIALIZING = "initializing"
     READY = "ready"
@@ -32,6 +34,8 @@ class CodexState(Enum):
 
 class CodexInput(Enum):
     """What moves the state: something sent, received, or the end of the stream."""
+
+    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
 
     SEND_INITIALIZE = "send_initialize"
     INITIALIZE_RESULT = "initialize_result"
