@@ -156,6 +156,7 @@ class ServerConnection(Contract[ConnState]):
         self.test_mode = test_mode
         self._lines = LineBuffer(dialect.policy)
         self._fast = fast_decoder(dialect)
+        self._settle = self.outbox.settle
 
     @property
     def owed(self) -> int:
@@ -246,7 +247,7 @@ class ServerConnection(Contract[ConnState]):
             line = render_ok(self.dialect, event_id, event.result)
         else:
             line = render_error(self.dialect, event_id, event.code, event.message)
-        self.outbox.settle(event_id)  # refuses an answer out of order: nothing changes
+        self._settle(event_id)  # refuses an answer out of order: nothing changes
         return line
 
 
