@@ -172,6 +172,15 @@ class LineSkipped:
     line: bytes = b""
 
 
+class _Held:
+    """Bytes put while answers were owed, waiting in the slot queue behind them."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
 class Outbox:
     """Bytes the connection owes the peer on its own, in wire order.
 
@@ -179,18 +188,17 @@ class Outbox:
     caller still has to produce (a request being handled). Bytes put while a
     slot is open wait behind it until :meth:`settle` closes that slot, so an
     automatic error line never overtakes an answer owed before it. A slot
-    costs no allocation of its own (only its key is kept), so holding many
+    costs no allocation of its own (only its key is queued), so holding many
     pipelined requests stays cheap.
     """
 
-    __slots__ = ("_keys", "_opened", "_ready", "_waiting")
+    __slots__ = ("_held", "_queue", "_ready")
 
     def __init__(self) -> None:
-        self._keys: deque[Any] = deque()
+        self._queue: deque[Any] = deque()
+        """Owed keys in order, with the held bytes behind them; never a held entry first."""
+        self._held = 0
         self._ready: list[bytes] = []
-        self._waiting: deque[tuple[int, bytes]] = deque()
-        """Bytes put while slots were open, each with the number of slots it waits for."""
-        self._opened = 0
 
     def __bool__(self) -> bool:
         """Whether :meth:`data_to_send` has bytes now."""
@@ -199,19 +207,19 @@ class Outbox:
     @property
     def owed(self) -> int:
         """How many reserved answers are still open."""
-        return len(self._keys)
+        return len(self._queue) - self._held
 
     def put(self, data: bytes) -> None:
         """Queue ``data`` behind every answer still owed (or for sending now when none is)."""
-        if self._keys:
-            self._waiting.append((self._opened, data))
+        if self._queue:
+            self._queue.append(_Held(data))
+            self._held += 1
         else:
             self._ready.append(data)
 
     def owe(self, key: Any) -> None:
         """Reserve the next answer slot for ``key`` (a request id)."""
-        self._keys.append(key)
-        self._opened += 1
+        self._queue.append(key)
 
     def oldest(self) -> Any:
         """Return the key of the oldest open slot.
@@ -220,9 +228,9 @@ class Outbox:
             LocalProtocolError: ``UNEXPECTED_EVENT``; no answer is owed.
 
         """
-        if not self._keys:
+        if not self._queue:
             raise LocalProtocolError(ErrorCode.UNEXPECTED_EVENT, "no request is awaiting an answer")
-        return self._keys[0]
+        return self._queue[0]
 
     def settle(self, key: Any = _ANY) -> None:
         """Close the oldest slot (``key``'s, when given); what waited behind it becomes due.
@@ -234,22 +242,21 @@ class Outbox:
                 oldest slot is not ``key``'s (nothing changes).
 
         """
-        keys = self._keys
-        if not keys:
+        queue = self._queue
+        if not queue:
             raise LocalProtocolError(ErrorCode.UNEXPECTED_EVENT, "no request is awaiting an answer")
         if key is not _ANY:
-            expected = keys[0]
+            expected = queue[0]
             if key is not expected and (key != expected or type(key) is not type(expected)):
                 raise LocalProtocolError(
                     ErrorCode.UNEXPECTED_EVENT,
                     f"answers go in order: the next answer is for id {expected!r}, not {key!r}",
                 )
-        keys.popleft()
-        waiting = self._waiting
-        if waiting:
-            settled = self._opened - len(keys)
-            while waiting and waiting[0][0] <= settled:
-                self._ready.append(waiting.popleft()[1])
+        queue.popleft()
+        if queue and type(queue[0]) is _Held:
+            while queue and type(queue[0]) is _Held:
+                self._ready.append(queue.popleft().data)
+                self._held -= 1
 
     def data_to_send(self) -> bytes:
         """Return and forget the bytes that are due now (``b""`` when none are)."""
