@@ -5,8 +5,9 @@ returns the bytes to write, :meth:`~CodexClientConnection.receive_data` turns th
 child's stdout into events. It numbers requests with rising integers from 1,
 pairs responses with their requests whatever order they arrive in, answers every
 server-initiated request (the reply bytes ride on the event) and remembers the
-last :data:`NOTIFICATION_MEMORY` notifications and completed turns, so a caller
-that learns a turn id after its ``turn/completed`` arrived still finds it.
+last :data:`NOTIFICATION_MEMORY` notifications, started and completed turns, so a
+caller that learns a turn id after its ``turn/started`` or ``turn/completed``
+arrived still finds it.
 
 It is built on the connection contract (:class:`shedproto.Contract`, table
 :data:`~shedproto.drivers.codex._state.TABLE`): the replies it writes by
@@ -249,6 +250,7 @@ class CodexClientConnection(Contract[CodexState]):
         self.notifications: deque[Notification] = deque(maxlen=NOTIFICATION_MEMORY)
         """The most recent notifications, oldest first."""
         self._completed: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._started: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._pending: dict[int, str] = {}
         self._next_id = 1
         self._initialize_id: int | None = None
@@ -406,14 +408,26 @@ class CodexClientConnection(Contract[CodexState]):
 
     def _remember(self, note: Notification) -> None:
         self.notifications.append(note)
-        if note.method != "turn/completed" or not isinstance(note.params, dict):
+        if note.method == "turn/completed":
+            memory = self._completed
+        elif note.method == "turn/started":
+            memory = self._started
+        else:
             return
-        turn = note.params.get("turn")
+        turn = note.params.get("turn") if isinstance(note.params, dict) else None
         if isinstance(turn, dict) and isinstance(turn.get("id"), str):
-            self._completed[turn["id"]] = turn
-            while len(self._completed) > NOTIFICATION_MEMORY:
-                self._completed.popitem(last=False)
+            memory[turn["id"]] = turn
+            while len(memory) > NOTIFICATION_MEMORY:
+                memory.popitem(last=False)
 
     def completed_turn(self, turn_id: str) -> dict[str, Any] | None:
         """Return the final turn object of ``turn/completed`` for ``turn_id``, if it arrived."""
         return self._completed.get(turn_id)
+
+    def started_turn(self, turn_id: str) -> bool:
+        """Return whether ``turn/started`` arrived for ``turn_id`` (and was not forgotten)."""
+        return turn_id in self._started
+
+    def forget_turn(self, turn_id: str) -> None:
+        """Stop remembering that ``turn_id`` started (its prompt is over); never raises."""
+        self._started.pop(turn_id, None)
