@@ -85,7 +85,7 @@ def test_the_not_yet_list_is_current() -> None:
     assert not gone, f"no longer in the core: remove them from NOT_YET_ON_THE_CONTRACT: {gone}"
 
 
-def test_contract_connections_have_a_table_with_their_state() -> None:
+def test_contract_connections_initialise_the_contract() -> None:
     for name, cls in core_connection_classes().items():
         if not issubclass(cls, Contract):
             continue
