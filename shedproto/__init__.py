@@ -17,6 +17,7 @@ from ._contract import (
     LineSkipped,
     Outbox,
     Role,
+    TableEnum,
     TransitionTable,
 )
 from ._errors import (
@@ -46,6 +47,7 @@ __all__ = [
     "Contract",
     "TransitionTable",
     "Role",
+    "TableEnum",
     "Outbox",
     "ConnectionClosed",
     "LineSkipped",

@@ -54,6 +54,7 @@ __all__ = [
     "LineSkipped",
     "Outbox",
     "Role",
+    "TableEnum",
     "TransitionTable",
     "step",
 ]
@@ -63,6 +64,16 @@ E = TypeVar("E")
 
 _ANY: Any = object()
 """``Outbox.settle`` without a key: whatever slot is oldest."""
+
+
+class TableEnum(Enum):
+    """Base of the state and input enums of transition tables: members hash by identity.
+
+    Members are singletons, so identity hashing is exact, and it keeps the
+    ``(state, event)`` lookup on every frame cheap (``Enum`` hashes by name in Python).
+    """
+
+    __hash__ = object.__hash__
 
 
 class Role(Enum):

@@ -21,6 +21,7 @@ from shedproto import (
     Outbox,
     RemoteProtocolError,
     Role,
+    TableEnum,
     TransitionTable,
 )
 
@@ -309,3 +310,12 @@ def test_outbox_settle_with_a_key_refuses_answers_out_of_order() -> None:
     assert box.owed == 2  # nothing changed
     box.settle("1")
     assert box.oldest() == "2"
+
+
+def test_table_enums_hash_by_identity() -> None:
+    class Phase(TableEnum):
+        ON = "on"
+        OFF = "off"
+
+    assert hash(Phase.ON) == object.__hash__(Phase.ON)
+    assert {(Phase.ON, Frame): 1}[Phase.ON, Frame] == 1

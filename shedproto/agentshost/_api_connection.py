@@ -16,10 +16,15 @@ event it handles.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
-from shedproto._contract import ConnectionClosed, Contract, LineSkipped, TransitionTable
+from shedproto._contract import (
+    ConnectionClosed,
+    Contract,
+    LineSkipped,
+    TableEnum,
+    TransitionTable,
+)
 from shedproto._errors import RemoteProtocolError
 from shedproto._framing import LineBuffer
 
@@ -35,10 +40,8 @@ __all__ = [
 ]
 
 
-class ApiState(Enum):
+class ApiState(TableEnum):
     """An API server connection."""
-
-    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
 
     OPEN = "open"
     """Reading requests."""
@@ -48,10 +51,8 @@ class ApiState(Enum):
     """An over-cap line ended the connection; replies owed still go out, then close."""
 
 
-class ApiInput(Enum):
+class ApiInput(TableEnum):
     """What moves an API server connection."""
-
-    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
 
     DATA = "data"
     EOF = "eof"

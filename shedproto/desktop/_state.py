@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import Enum
 
-from shedproto._contract import TransitionTable, step
+from shedproto._contract import TableEnum, TransitionTable, step
 
 __all__ = [
     "ATTEMPT_TRANSITIONS",
@@ -38,10 +38,8 @@ __all__ = [
 ]
 
 
-class ConnState(Enum):
+class ConnState(TableEnum):
     """A server connection's read side."""
-
-    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
 
     OPEN = "open"
     """Reading requests."""
@@ -51,10 +49,8 @@ class ConnState(Enum):
     """An over-cap frame ended the connection; answers already owed are still sent."""
 
 
-class ConnInput(Enum):
+class ConnInput(TableEnum):
     """What the peer did (``DATA``, ``EOF``, ``OVERSIZE``) or this side sends (``ANSWER``)."""
-
-    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
 
     DATA = "data"
     EOF = "eof"
@@ -75,10 +71,8 @@ SERVER_TABLE = TransitionTable("desktop server", SERVER_TRANSITIONS, error=ConnS
 """The contract table of :class:`~shedproto.desktop.ServerConnection`."""
 
 
-class ClientState(Enum):
+class ClientState(TableEnum):
     """A client connection."""
-
-    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
 
     OPEN = "open"
     """Requests go out, replies come in."""
@@ -89,10 +83,8 @@ class ClientState(Enum):
     requests were pending, an over-cap line): sticky."""
 
 
-class ClientInput(Enum):
+class ClientInput(TableEnum):
     """What moves a client connection."""
-
-    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
 
     REQUEST = "request"
     """This side sends a request."""

@@ -26,10 +26,9 @@ Consumer side::
 from __future__ import annotations
 
 from collections.abc import Mapping
-from enum import Enum
 from typing import Any
 
-from shedproto._contract import TransitionTable
+from shedproto._contract import TableEnum, TransitionTable
 
 from ._frames import (
     ApprovalRequest,
@@ -56,10 +55,8 @@ __all__ = [
 ]
 
 
-class AgentState(Enum):
+class AgentState(TableEnum):
     """States of the agent side of one approval-channel connection."""
-
-    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
 
     AWAITING_HELLO = "awaiting_hello"
     HELLO_RECEIVED = "hello_received"
@@ -68,10 +65,8 @@ class AgentState(Enum):
     CLOSED = "closed"
 
 
-class AgentInput(Enum):
+class AgentInput(TableEnum):
     """Agent-side inputs without a frame class (``ACCEPT``/``SUPERSEDE``/``CLOSE`` are local)."""
-
-    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
 
     EOF = "eof"
     OVERSIZE = "oversize"
@@ -83,10 +78,8 @@ class AgentInput(Enum):
     CLOSE = "close"
 
 
-class ConsumerState(Enum):
+class ConsumerState(TableEnum):
     """States of the consumer (app) side of the approval channel."""
-
-    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
 
     IDLE = "idle"
     HELLO_SENT = "hello_sent"
@@ -95,10 +88,8 @@ class ConsumerState(Enum):
     CLOSED = "closed"
 
 
-class ConsumerInput(Enum):
+class ConsumerInput(TableEnum):
     """Consumer-side inputs without a frame class of their own (``CLOSE`` is local)."""
-
-    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
 
     ACCEPTED = "accepted"
     """The agent's accepted ``hello_ack``."""

@@ -17,13 +17,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
 import msgspec
 
 from shedproto._codec import decoder_for, encode_line
-from shedproto._contract import ConnectionClosed, Contract, LineSkipped, TransitionTable
+from shedproto._contract import (
+    ConnectionClosed,
+    Contract,
+    LineSkipped,
+    TableEnum,
+    TransitionTable,
+)
 from shedproto._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
 from shedproto._framing import EofTail, FramingPolicy, LineBuffer, OverCap
 from shedproto.agentshost import CommandExecutionResult
@@ -208,10 +213,8 @@ StreamEvent = StreamMessage | ControlResponse | ControlRequest | StreamMalformed
 """Everything :meth:`ClaudeStreamConnection.receive_data` returns."""
 
 
-class StreamState(Enum):
+class StreamState(TableEnum):
     """The host side's view of the child's stdout."""
-
-    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
 
     OPEN = "open"
     CLOSED = "closed"
@@ -220,10 +223,8 @@ class StreamState(Enum):
     """An over-cap line killed the stream (sticky)."""
 
 
-class StreamInput(Enum):
+class StreamInput(TableEnum):
     """What moves a stream connection."""
-
-    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
 
     EOF = "eof"
     SEND = "send"

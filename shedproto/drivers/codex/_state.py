@@ -13,17 +13,13 @@ state unchanged. :data:`TABLE` is the contract table of the connection.
 
 from __future__ import annotations
 
-from enum import Enum
-
-from shedproto._contract import TransitionTable, step
+from shedproto._contract import TableEnum, TransitionTable, step
 
 __all__ = ["CodexState", "CodexInput", "TABLE", "TRANSITIONS", "transition"]
 
 
-class CodexState(Enum):
+class CodexState(TableEnum):
     """Where a :class:`CodexClientConnection` is in its life."""
-
-    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
 
     NEW = "new"
     INITIALIZING = "initializing"
@@ -32,10 +28,8 @@ class CodexState(Enum):
     ERROR = "error"
 
 
-class CodexInput(Enum):
+class CodexInput(TableEnum):
     """What moves the state: something sent, received, or the end of the stream."""
-
-    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
 
     SEND_INITIALIZE = "send_initialize"
     INITIALIZE_RESULT = "initialize_result"
