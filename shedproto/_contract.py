@@ -264,7 +264,7 @@ class Outbox:
                     f"answers go in order: the next answer is for id {expected!r}, not {key!r}",
                 )
         queue.popleft()
-        if queue and type(queue[0]) is _Held:
+        if self._held:
             while queue and type(queue[0]) is _Held:
                 self._ready.append(queue.popleft().data)
                 self._held -= 1
