@@ -11,6 +11,15 @@ on its own; those are the jobs of :mod:`shedproto.servers` and
 from __future__ import annotations
 
 from ._codec import LenientFrame, StrictFrame, decode_frame, decoder_for, encode, encode_line
+from ._contract import (
+    ConnectionClosed,
+    Contract,
+    LineSkipped,
+    Outbox,
+    Role,
+    TableEnum,
+    TransitionTable,
+)
 from ._errors import (
     ErrorCode,
     ErrorReport,
@@ -34,6 +43,14 @@ __all__ = [
     "RemoteProtocolError",
     "FramingError",
     "remote_error_from_msgspec",
+    # the connection contract
+    "Contract",
+    "TransitionTable",
+    "Role",
+    "TableEnum",
+    "Outbox",
+    "ConnectionClosed",
+    "LineSkipped",
     # framing
     "LineBuffer",
     "FrameQueue",

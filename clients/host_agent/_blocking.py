@@ -32,7 +32,6 @@ from shedproto.hostagent import (
     HelloAck,
     LineSkipped,
     Ping,
-    Pong,
     approval_socket_path,
 )
 
@@ -138,7 +137,7 @@ class BlockingApprovalConsumer:
         except ConnectionResetError:
             data = b""
         open_ = True
-        for event in self.conn.receive_data(data):
+        for event in self.conn.receive_data(data, wall=time.time()):
             if type(event) is Event or type(event) is ApprovalRequest:
                 self._pending.append(event)
             elif isinstance(event, HelloAck):
@@ -146,12 +145,13 @@ class BlockingApprovalConsumer:
                     self.ack = event
                 else:
                     self.superseded = event
-            elif isinstance(event, Ping):
-                self._send(Pong(id=event.id, ts=_ts()))
             elif isinstance(event, ConnectionClosed):
                 open_ = False
-            elif not isinstance(event, LineSkipped):
+            elif not isinstance(event, (LineSkipped, Ping)):  # pings: the core answers
                 self._pending.append(event)
+        pongs = self.conn.data_to_send()  # the core answers pings by itself
+        if pongs:
+            self.transport.send(pongs)
         return open_ and bool(data)
 
     def receive(self, *, timeout: float | None = None) -> ConsumerItem | None:

@@ -30,7 +30,6 @@ from shedproto.hostagent import (
     IdSource,
     LineSkipped,
     Ping,
-    Pong,
     TokenResponse,
     approval_socket_path,
     format_timestamp,
@@ -147,7 +146,10 @@ class ApprovalConsumer:
         write). A remainder goes through the stream under the lock, and
         while any task is on that path, later frames queue behind it.
         """
-        data = self.conn.send(frame)
+        await self._write(self.conn.send(frame))
+
+    async def _write(self, data: bytes) -> None:
+        """Write encoded frames, as :meth:`_send` does."""
         raw = self._raw
         if raw is not None and not self._slow_senders:
             try:
@@ -173,7 +175,7 @@ class ApprovalConsumer:
         except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
             data = b""
         open_ = True
-        for event in self.conn.receive_data(data):
+        for event in self.conn.receive_data(data, wall=time.time()):
             if type(event) is Event or type(event) is ApprovalRequest:  # the common case first
                 self._pending.append(event)
             elif isinstance(event, HelloAck):
@@ -181,12 +183,13 @@ class ApprovalConsumer:
                     self.ack = event
                 else:
                     self.superseded = event
-            elif isinstance(event, Ping):
-                await self._send(Pong(id=event.id, ts=_ts()))
             elif isinstance(event, ConnectionClosed):
                 open_ = False
-            elif not isinstance(event, LineSkipped):
+            elif not isinstance(event, (LineSkipped, Ping)):  # pings: the core answers
                 self._pending.append(event)
+        pongs = self.conn.data_to_send()  # the core answers pings by itself
+        if pongs:
+            await self._write(pongs)
         return open_ and bool(data)
 
     async def receive(self) -> ConsumerItem | None:

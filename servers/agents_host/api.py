@@ -25,10 +25,11 @@ import anyio
 import anyio.abc
 import msgspec
 
-from shedproto import FrameQueue, FramingError, RemoteProtocolError
+from shedproto import LineSkipped
 from shedproto.agentshost import (
-    API_FRAMING,
+    ApiConnectionClosed,
     ApiRequest,
+    ApiServerConnection,
     CollectRequest,
     CollectResult,
     HealthRequest,
@@ -45,7 +46,6 @@ from shedproto.agentshost import (
     SubmitResult,
     SubscribeRequest,
     SubscribeResult,
-    decode_request,
     encode_error,
     encode_event,
     encode_result,
@@ -59,6 +59,7 @@ from shedproto.connector import (
     decode_command,
 )
 from shedproto.servers._idle import IdleDeadline
+from shedproto.servers._receive import receive_or_eof
 from shedproto.servers._unix import UnixServer
 
 from .host import AgentsHost
@@ -82,7 +83,6 @@ WRITE_TIMEOUT = 10.0
 """Seconds one reply or event write may take."""
 EVENT_BUFFER = 4096
 """Events buffered per subscriber before it is disconnected."""
-RECEIVE_CHUNK = 65536
 
 
 class _Connection:
@@ -102,48 +102,48 @@ class _Connection:
 async def serve_api_connection(stream: anyio.abc.ByteStream, host: AgentsHost) -> None:
     """Serve one API connection until EOF, idle timeout or a framing error."""
     connection = _Connection(stream, host)
-    frames = FrameQueue(API_FRAMING)
+    conn = ApiServerConnection()
     idle = IdleDeadline(IDLE_TIMEOUT)
     try:
         async with anyio.create_task_group() as tasks:
             with idle.scope:
-                while True:
-                    try:
-                        frame = frames.next_frame()
-                    except FramingError as exc:
-                        await connection.write(encode_error(None, "frame-too-large", exc.message))
-                        break
-                    if frame is None:
-                        if frames.eof:
-                            break
-                        try:
-                            data = await stream.receive(RECEIVE_CHUNK)
-                        except (anyio.EndOfStream, anyio.BrokenResourceError):
-                            data = b""
-                        if not connection.subscribed:
-                            idle.touch()
-                        else:
-                            idle.scope.deadline = float("inf")
-                        frames.feed(data)
-                        continue
-                    await _answer(connection, frame, tasks)
+                reading = True
+                while reading:
+                    data = await receive_or_eof(stream)
+                    if not connection.subscribed:
+                        idle.touch()
+                    else:
+                        idle.scope.deadline = float("inf")
+                    for event in conn.receive_data(data):
+                        await _write_due(connection, conn)  # error lines due before this event
+                        if isinstance(event, ApiConnectionClosed):
+                            reading = False
+                        elif not isinstance(event, LineSkipped):
+                            await _answer(connection, conn, event, tasks)
+                    await _write_due(connection, conn)
             tasks.cancel_scope.cancel()
     finally:
         for remove in connection.unsubscribe:
             remove()
 
 
-async def _answer(connection: _Connection, frame: bytes, tasks: anyio.abc.TaskGroup) -> None:
-    try:
-        request = decode_request(frame)
-    except RemoteProtocolError as exc:
-        if exc.reply_hint is not None:
-            await connection.write(exc.reply_hint)
-        return
+async def _write_due(connection: _Connection, conn: ApiServerConnection) -> None:
+    data = conn.data_to_send()
+    if data:
+        await connection.write(data)
+
+
+async def _answer(
+    connection: _Connection,
+    conn: ApiServerConnection,
+    request: ApiRequest,
+    tasks: anyio.abc.TaskGroup,
+) -> None:
     if isinstance(request, SubmitRequest) and request.wait:
+        conn.detach()  # answered by its own task, when the receipt is terminal
         tasks.start_soon(_answer_submit_and_wait, connection, request)
         return
-    await connection.write(await _dispatch(connection, request, tasks))
+    await connection.write(conn.send(await _dispatch(connection, request, tasks)))
 
 
 async def _dispatch(

@@ -26,6 +26,7 @@ from shedproto.desktop import (
     mock_unreachable_hosts,
 )
 from shedproto.servers import UnixServer
+from shedproto.servers._receive import RECEIVE_CHUNK, receive_or_eof
 
 from ._app import DesktopApp
 from ._model import DesktopModel
@@ -45,7 +46,6 @@ A connection's send deadline is ``min(send_timeout, idle_timeout)`` (plus up
 to a tenth as slack): both share one sliding deadline, so no timer is armed
 per request.
 """
-RECEIVE_CHUNK = 65536
 MOCK_UNREACHABLE_DETAIL = {
     Dialect.MAC: "Could not connect to the server.",
     Dialect.TAURI: f"error sending request for url ({MOCK_UNREACHABLE_URL}/)",
@@ -154,10 +154,7 @@ class DesktopServer:
                 scope = anyio.CancelScope(deadline=clock() + step + slack)
                 with scope:
                     while True:
-                        try:
-                            data = await stream.receive(RECEIVE_CHUNK)
-                        except (anyio.EndOfStream, anyio.BrokenResourceError):
-                            data = b""
+                        data = await receive_or_eof(stream)
                         last_active = now = clock()
                         if scope.deadline - now < step:
                             scope.deadline = now + step + slack
@@ -191,10 +188,13 @@ class DesktopServer:
             event = events[0]
             if isinstance(event, RequestReceived) and event.op not in self.app.async_ops:
                 self.served += 1
-                return self._answer(conn, event), False
+                answer = self._answer(conn, event)
+                return (answer + conn.data_to_send() if conn.outbox else answer), False
         out: list[bytes] = []
         ended = False
         for event in events:
+            # error lines the core wrote by itself, due once the answers before them went out
+            out.append(conn.data_to_send())
             if isinstance(event, RequestReceived):
                 if event.op in self.app.async_ops:
                     scope.deadline = math.inf  # the op has its own budget
@@ -205,14 +205,11 @@ class DesktopServer:
                         scope.deadline = anyio.current_time() + step * 1.1
                 else:
                     out.append(self._answer(conn, event))
-            elif isinstance(event, RequestRejected):
-                out.append(event.reply)
-            else:
+            elif not isinstance(event, RequestRejected):
                 ended = True
-                if event.reply is not None:
-                    out.append(event.reply)
                 continue
             self.served += 1
+        out.append(conn.data_to_send())
         return b"".join(out), ended
 
     async def _answer_async(self, conn: ServerConnection, event: RequestReceived) -> bytes:

@@ -39,7 +39,6 @@ from shedproto.drivers.claude import (
     DESKTOP_APP,
     ClaudeSessionInfo,
     ClaudeStreamConnection,
-    ControlRequest,
     DesktopPairing,
     DesktopStart,
     StartPlan,
@@ -476,11 +475,13 @@ class ClaudeAgentSdkDriver:
         child, connection = query.child, query.connection
         while True:
             data = await child.receive()
-            for event in connection.receive_data(data):
-                if isinstance(event, ControlRequest):
-                    with contextlib.suppress(ChildError):
-                        await child.send(event.reply)
-                elif isinstance(event, StreamMessage):
+            events = connection.receive_data(data)
+            replies = connection.data_to_send()  # the core's answers to control requests
+            if replies:
+                with contextlib.suppress(ChildError):
+                    await child.send(replies)
+            for event in events:
+                if isinstance(event, StreamMessage):
                     if event.subtype == "init":
                         version = event.raw.get("claude_code_version")
                         if isinstance(version, str):

@@ -10,7 +10,6 @@ for turn completions.
 from __future__ import annotations
 
 import os
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,7 +30,6 @@ from shedproto.connector import AgentSourceConfig, Capabilities, PromptPayload, 
 from shedproto.drivers import failed, needs_confirmation, succeeded, unknown
 from shedproto.drivers.codex import (
     CODEX_CAPABILITIES,
-    NOTIFICATION_MEMORY,
     ApprovalPolicy,
     CodexClientConnection,
     CodexConfigError,
@@ -40,9 +38,10 @@ from shedproto.drivers.codex import (
     ErrorResponse,
     HandshakeComplete,
     Notification,
+    PageWalk,
     Response,
-    ServerRequest,
     inventory_page,
+    item_of_entry,
     launch_plan,
     parse_inventory_cursor,
     thread_list_params,
@@ -133,7 +132,6 @@ class CodexAppServerDriver:
         self._stop = anyio.Event()
         self._exited = anyio.Event()
         self._own_turns: dict[str, str | None] = {}
-        self._started_turns: OrderedDict[str, None] = OrderedDict()
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -230,36 +228,28 @@ class CodexAppServerDriver:
                 return
 
     async def _dispatch(self, child: ChildProcess, events: list[CodexEvent]) -> None:
+        # the core's own replies (``initialized``, answers to server requests) go out
+        # first: a waiter woken below may send its next request at once
+        replies = self.connection.data_to_send()
+        if replies:
+            try:
+                await child.send(replies)
+            except ChildError:
+                self._fail_all("the app-server stopped reading its input")
         for event in events:
-            if isinstance(event, ServerRequest):
-                try:
-                    await child.send(event.reply)
-                except ChildError:
-                    self._fail_all("the app-server stopped reading its input")
-            elif isinstance(event, (Response, ErrorResponse)):
+            if isinstance(event, (Response, ErrorResponse)):
                 waiter = self._waiters.get(event.id) if isinstance(event.id, int) else None
                 if waiter is not None:
                     waiter.outcome = event
                     waiter.event.set()
             elif isinstance(event, HandshakeComplete):
                 self.version = event.version
-                try:
-                    await child.send(event.reply)
-                except ChildError:
-                    self._fail_all("the app-server stopped reading its input")
                 waiter = self._waiters.get(event.id)
                 if waiter is not None:
                     waiter.outcome = Response(id=event.id, method="initialize", result=event.result)
                     waiter.event.set()
             elif isinstance(event, Notification):
-                if event.method == "turn/started":
-                    turn = event.params.get("turn") if isinstance(event.params, dict) else None
-                    if isinstance(turn, dict) and isinstance(turn.get("id"), str):
-                        self._started_turns[turn["id"]] = None
-                        while len(self._started_turns) > NOTIFICATION_MEMORY:
-                            self._started_turns.popitem(last=False)
-                    self._wake_turns()
-                elif event.method == "turn/completed":
+                if event.method in ("turn/started", "turn/completed"):  # the core remembers them
                     self._wake_turns()
             elif isinstance(event, ConnectionClosed):
                 detail = child.stderr_last_line()
@@ -377,19 +367,10 @@ class CodexAppServerDriver:
         )
 
     async def _pages(self, method: str, params: dict[str, Any]) -> list[Any]:
-        items: list[Any] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        while True:
-            query = {**params, **({"cursor": cursor} if cursor is not None else {})}
-            result = await self.request(method, query)
-            data = result.get("data") if isinstance(result, dict) else None
-            items.extend(data if isinstance(data, list) else [])
-            following = result.get("nextCursor") if isinstance(result, dict) else None
-            if not isinstance(following, str) or not following or following in seen:
-                return items
-            seen.add(following)
-            cursor = following
+        walk = PageWalk(params)
+        while walk.add(await self.request(method, walk.query())):
+            pass
+        return walk.items
 
     async def _paged_turns(self, thread_id: str) -> list[Any]:
         turns = await self._pages(
@@ -403,7 +384,7 @@ class CodexAppServerDriver:
                 "thread/items/list",
                 {"threadId": thread_id, "turnId": turn["id"], "sortDirection": "asc"},
             )
-            items = [_entry_item(entry) for entry in entries]
+            items = [item_of_entry(entry) for entry in entries]
             full.append({**turn, "items": items, "itemsView": "full"})
         return full
 
@@ -437,7 +418,7 @@ class CodexAppServerDriver:
             return await self._prompt(native_session_id, payload.text, options)
         finally:
             turn_id = self._own_turns.pop(native_session_id, None)
-            self._started_turns.pop(turn_id or "", None)
+            self.connection.forget_turn(turn_id or "")
 
     async def _prompt(
         self, thread_id: str, text: str, options: OperationOptions
@@ -498,7 +479,7 @@ class CodexAppServerDriver:
         # wait (briefly) for its turn/started, or its end, first.
         with anyio.move_on_after(self.interrupt_wait):
             while not (
-                turn_id in self._started_turns
+                self.connection.started_turn(turn_id)
                 or self.connection.completed_turn(turn_id) is not None
                 or self._closed.is_set()
             ):
@@ -535,13 +516,6 @@ class CodexAppServerDriver:
         """``unsupported``: no per-thread configuration option is advertised."""
         del native_session_id, key, value
         return unsupported("setConfigOption", self.source.id)
-
-
-def _entry_item(entry: Any) -> Any:
-    """``thread/items/list`` wraps each item as ``{item, turnId, startedAtMs, completedAtMs}``."""
-    if isinstance(entry, dict) and isinstance(entry.get("item"), dict) and "turnId" in entry:
-        return entry["item"]
-    return entry
 
 
 def _thread_of(result: Any) -> dict[str, Any]:

@@ -37,7 +37,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -53,6 +52,7 @@ from shedproto.hostagent import (
     NS_AWS,
     NS_SSH,
     PING_INTERVAL,
+    POLICIES,
     WRITE_TIMEOUT,
     AgentConfig,
     AgentConnection,
@@ -62,22 +62,22 @@ from shedproto.hostagent import (
     AuditRecord,
     ConnectionClosed,
     CredentialGet,
-    CredentialResponse,
     Decision,
     EventRing,
     Hello,
     HelloAck,
     IdSource,
     LiveStatus,
+    MintedCredential,
     Outcome,
     Ping,
     PingDue,
     RcHubStatus,
     ServerHealth,
     TokenGet,
-    TokenResponse,
     approval_socket_path,
     build_live_status,
+    credential_reply,
     decide_by_policy,
     denial_audit,
     effective_policy,
@@ -86,9 +86,11 @@ from shedproto.hostagent import (
     encode_live_status,
     format_timestamp,
     gate_namespaces,
+    no_minter_error,
     status_socket_path,
 )
 from shedproto.servers import BindError, UnixServer
+from shedproto.servers._receive import receive_or_eof
 
 __all__ = [
     "DEFAULT_DETAILS",
@@ -100,9 +102,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("shedproto.servers.host_agent")
-
-POLICIES = ("deny-all", "approve-all", "shed-desktop")
-"""The policies :meth:`HostAgentServer.set_policy` accepts."""
 
 DEFAULT_DETAILS: Mapping[str, str] = {
     NS_SSH: "SSH sign request",
@@ -116,25 +115,10 @@ CORK_FRAMES = 64
 """Corked events are written inline once this many have gathered (a burst's syscall budget)."""
 SUPERSEDE_FLUSH = 6.0
 """Seconds a superseded consumer gets to receive its notice before it is closed."""
-RECEIVE_CHUNK = 65536
-
-NO_TOKEN_MINTER = "control-token minting is not available"
-NO_CREDENTIAL_MINTER = "control-credential minting is not available"
 
 
 class MintError(Exception):
     """Raised by a :data:`CredentialMinter`; its message becomes the reply's ``error``."""
-
-
-@dataclass(frozen=True)
-class MintedCredential:
-    """What a minter returns: a token (``auth_mode`` ``token``) or a certificate (``mtls``)."""
-
-    auth_mode: str = "token"
-    token: str = ""
-    client_cert: str = ""
-    cert_serial: str = ""
-    expires_at: str = ""
 
 
 CredentialMinter = Callable[[str, str], Awaitable[MintedCredential]]
@@ -673,7 +657,7 @@ class HostAgentServer:
         backlog: list[object] = []
         with anyio.move_on_after(self.hello_timeout):
             while hello is None and not conn.closed:
-                data = await self._receive(stream)
+                data = await receive_or_eof(stream)
                 for event in conn.receive_data(data):
                     if isinstance(event, Hello):
                         hello = event
@@ -729,13 +713,6 @@ class HostAgentServer:
                 old.finish(SUPERSEDE_FLUSH)
         self._notify_consumer_change()
 
-    @staticmethod
-    async def _receive(stream: anyio.abc.ByteStream) -> bytes:
-        try:
-            return await stream.receive(RECEIVE_CHUNK)
-        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            return b""
-
     async def _reader(
         self, consumer: _Consumer, tg: anyio.abc.TaskGroup, backlog: list[object]
     ) -> None:
@@ -752,7 +729,7 @@ class HostAgentServer:
                 elif isinstance(event, (TokenGet, CredentialGet)):
                     tg.start_soon(self._answer_credential, consumer, event)
                 # pong: liveness only; skipped lines: nothing to do
-            data = await self._receive(consumer.stream)
+            data = await receive_or_eof(consumer.stream)
             events = list(consumer.conn.receive_data(data))
             if not data and not events:
                 self._drop(consumer.key)
@@ -798,7 +775,7 @@ class HostAgentServer:
         minted: MintedCredential | None = None
         error = ""
         if self.minter is None:
-            error = NO_TOKEN_MINTER if isinstance(request, TokenGet) else NO_CREDENTIAL_MINTER
+            error = no_minter_error(request)
         else:
             try:
                 csr = request.csr if isinstance(request, CredentialGet) else ""
@@ -808,37 +785,7 @@ class HostAgentServer:
             except Exception as exc:  # a broken minter must not take the channel down
                 log.exception("credential minter failed for %r", request.server)
                 error = f"minting failed: {exc}"
-        reply: TokenResponse | CredentialResponse
-        if isinstance(request, TokenGet):
-            if minted is not None and minted.auth_mode == "mtls":
-                error = (
-                    f'server "{request.server}" issues client certificates (auth.mode: mtls); '
-                    "this shed-desktop is too old to use one \u2014 upgrade the app"
-                )
-                minted = None
-            reply = TokenResponse(
-                id=_new_id(),
-                ts=_now_ts(),
-                in_reply_to=request.id,
-                server=request.server,
-                token=minted.token if minted else "",
-                expires_at=minted.expires_at if minted else "",
-                error=error,
-            )
-        else:
-            mtls = minted is not None and minted.auth_mode == "mtls"
-            reply = CredentialResponse(
-                id=_new_id(),
-                ts=_now_ts(),
-                in_reply_to=request.id,
-                server=request.server,
-                auth_mode=minted.auth_mode if minted else "",
-                token=minted.token if minted and not mtls else "",
-                client_cert=minted.client_cert if minted and mtls else "",
-                cert_serial=minted.cert_serial if minted and mtls else "",
-                expires_at=minted.expires_at if minted else "",
-                error=error,
-            )
+        reply = credential_reply(request, minted, error, id=_new_id(), ts=_now_ts())
         # delivered only if this connection is still the active consumer
         if self.registry.consumer == consumer.key and consumer.conn.state is AgentState.ACTIVE:
             consumer.enqueue(consumer.conn.send(reply))

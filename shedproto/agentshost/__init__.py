@@ -5,7 +5,8 @@
 * :func:`normalize_updates` / :class:`SessionTranscript` -- recorded
   ``session/update`` events and their normalised messages.
 * The socket API's frames (:mod:`shedproto.agentshost._api`): requests
-  :data:`ApiRequest`, replies and events :class:`ApiReply`, their schemas.
+  :data:`ApiRequest`, replies and events :class:`ApiReply`, their schemas;
+  its server connection :class:`ApiServerConnection` (on the contract).
 * Driver results: :class:`CommandExecutionResult`, :class:`SessionSummary`,
   :class:`SessionSnapshot`, :class:`SessionPage`.
 
@@ -65,6 +66,14 @@ from ._api import (
     encode_error,
     encode_event,
     encode_result,
+)
+from ._api_connection import (
+    API_SERVER_TABLE,
+    ApiConnectionClosed,
+    ApiInput,
+    ApiServerConnection,
+    ApiServerEvent,
+    ApiState,
 )
 from ._collection import (
     RECENT_MESSAGES,
@@ -131,6 +140,12 @@ __all__ = [
     "encode_error",
     "encode_event",
     "encode_result",
+    "API_SERVER_TABLE",
+    "ApiConnectionClosed",
+    "ApiInput",
+    "ApiServerConnection",
+    "ApiServerEvent",
+    "ApiState",
     "ACP_FRAMING",
     "CLIENT_NAME",
     "PREVIEW_LIMIT",

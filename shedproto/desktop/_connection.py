@@ -10,21 +10,30 @@ answer for any request but the oldest unanswered one.
 :class:`ClientConnection` numbers requests ``"1"``, ``"2"``, ... (valid in
 both dialects), frames responses of any size up to ``max_response_bytes`` and
 pairs each with its request in order.
+
+Both are built on the connection contract (:class:`shedproto.Contract`): the
+tables are :data:`~shedproto.desktop._state.SERVER_TABLE` and ``CLIENT_TABLE``.
+The server queues the error lines it writes by itself (rejections, Tauri's
+over-cap line) in its outbox, each behind the answers owed before it: a shell
+writes :meth:`ServerConnection.data_to_send` after every event it handles.
+The client delivers every reply completed before a bad line and raises the
+error on its next call (the contract's good-before-bad rule).
 """
 
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 
 from shedproto import (
+    ConnectionClosed,
+    Contract,
     ErrorCode,
-    FrameQueue,
-    FramingError,
     FramingPolicy,
-    LocalProtocolError,
+    LineBuffer,
     RemoteProtocolError,
 )
 
@@ -46,7 +55,14 @@ from ._errors import DesktopError
 from ._fast import fast_decoder
 from ._ops import Params
 from ._params import validate_request
-from ._state import SERVER_TRANSITIONS, ConnInput, ConnState, transition
+from ._state import (
+    CLIENT_TABLE,
+    SERVER_TABLE,
+    ClientInput,
+    ClientState,
+    ConnInput,
+    ConnState,
+)
 
 __all__ = [
     "MAX_RESPONSE_BYTES",
@@ -93,15 +109,16 @@ class RequestRejected(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     reply: bytes
 
 
-class ConnectionEnded(msgspec.Struct, frozen=True, kw_only=True, gc=False):
-    """The read side is over: ``reason`` ``"eof"`` or ``"frame_too_large"``.
+@dataclass(frozen=True)
+class ConnectionEnded(ConnectionClosed):
+    """The read side is over: ``reason`` ``"eof"`` or ``"frame_too_large"`` (with ``error``).
 
-    Send ``reply`` (Tauri's id-less ``frame_too_large`` line) if it is not
-    ``None``, after every answer still owed, then close.
+    ``reply`` is Tauri's id-less ``frame_too_large`` line (or ``None``); the
+    connection's outbox holds it behind every answer still owed. Close after it.
     """
 
     reason: str
-    reply: bytes | None = None
+    reply: bytes | None = field(default=None, kw_only=True)
 
 
 ServerEvent = RequestReceived | RequestRejected | ConnectionEnded
@@ -127,24 +144,24 @@ class Failure(msgspec.Struct, frozen=True, kw_only=True, gc=False):
         return cls(id=request_id, code=error.code, message=error.message)
 
 
-class ServerConnection:
+class ServerConnection(Contract[ConnState]):
     """The server side of one control-socket connection in ``dialect``.
 
     ``test_mode`` drives the test-mode gates. Not thread-safe; one per connection.
     """
 
     def __init__(self, dialect: Dialect, *, test_mode: bool = False) -> None:
+        super().__init__(SERVER_TABLE, ConnState.OPEN)
         self.dialect = dialect
         self.test_mode = test_mode
-        self.state = ConnState.OPEN
-        self._frames = FrameQueue(dialect.policy)
-        self._owed: deque[Any] = deque()
+        self._lines = LineBuffer(dialect.policy)
         self._fast = fast_decoder(dialect)
+        self._settle = self.outbox.settle
 
     @property
     def owed(self) -> int:
         """How many received requests are still unanswered."""
-        return len(self._owed)
+        return self.outbox.owed
 
     def receive_data(self, data: bytes) -> list[ServerEvent]:
         """Feed bytes from the peer (``b""`` = EOF) and return the events they complete.
@@ -157,33 +174,27 @@ class ServerConnection:
 
         """
         if self.state is not ConnState.OPEN:
-            raise LocalProtocolError(
-                ErrorCode.UNEXPECTED_EVENT, f"receive_data in state {self.state.value}"
-            )
-        self._frames.feed(data)
+            self._local(ConnInput.DATA)  # raises: the read side ended
+        lines, error = self._split(self._lines, data)
         events: list[ServerEvent] = []
-        while True:
-            try:
-                line = self._frames.next_frame()
-            except FramingError:
-                self.state = transition(SERVER_TRANSITIONS, self.state, ConnInput.OVERSIZE)
-                reply = None
-                if self.dialect is Dialect.TAURI:
-                    reply = render_error(
-                        Dialect.TAURI,
-                        ANSWER_WITHOUT_ID,
-                        DesktopCode.FRAME_TOO_LARGE.value,
-                        TAURI_TOO_LARGE,
-                    )
-                events.append(ConnectionEnded(reason="frame_too_large", reply=reply))
-                return events
-            if line is None:
-                break
+        for line in lines:
             event = self._request(line)
             if event is not None:
                 events.append(event)
-        if self._frames.eof:
-            self.state = transition(SERVER_TRANSITIONS, self.state, ConnInput.EOF)
+        if error is not None:
+            self._remote(ConnInput.OVERSIZE)
+            reply = None
+            if self.dialect is Dialect.TAURI:
+                reply = render_error(
+                    Dialect.TAURI,
+                    ANSWER_WITHOUT_ID,
+                    DesktopCode.FRAME_TOO_LARGE.value,
+                    TAURI_TOO_LARGE,
+                )
+                self.outbox.put(reply)
+            events.append(ConnectionEnded(reason="frame_too_large", error=error, reply=reply))
+        elif not data:
+            self._remote(ConnInput.EOF)
             events.append(ConnectionEnded(reason="eof"))
         return events
 
@@ -194,7 +205,7 @@ class ServerConnection:
             if self.dialect is Dialect.MAC:
                 request_id = canonical_mac_id(request_id)
             if request_id is not None or self.dialect is Dialect.TAURI:
-                self._owed.append(request_id)
+                self.outbox.owe(request_id)
                 return RequestReceived(
                     id=request_id, op=op, params=params, raw_params=None, shape=shape
                 )
@@ -202,18 +213,17 @@ class ServerConnection:
         if parsed is None:
             return None
         if isinstance(parsed, EnvelopeRejection):
+            self.outbox.put(parsed.reply)
             return RequestRejected(code=parsed.code, message=parsed.message, reply=parsed.reply)
         try:
             shape, params = validate_request(
                 self.dialect, parsed.op, parsed.params, test_mode=self.test_mode
             )
         except DesktopError as exc:
-            return RequestRejected(
-                code=exc.code,
-                message=exc.message,
-                reply=render_error(self.dialect, parsed.id, exc.code, exc.message),
-            )
-        self._owed.append(parsed.id)
+            reply = render_error(self.dialect, parsed.id, exc.code, exc.message)
+            self.outbox.put(reply)
+            return RequestRejected(code=exc.code, message=exc.message, reply=reply)
+        self.outbox.owe(parsed.id)
         return RequestReceived(
             id=parsed.id, op=parsed.op, params=params, raw_params=parsed.params, shape=shape
         )
@@ -221,29 +231,23 @@ class ServerConnection:
     def send(self, event: Answer | Failure) -> bytes:
         """Return the line answering the oldest unanswered request.
 
+        Error lines the outbox held behind this answer become due
+        (:meth:`data_to_send`).
+
         Raises:
             LocalProtocolError: nothing is owed, or ``event.id`` is not the
                 oldest unanswered request's id (the state is unchanged).
             TypeError: the result cannot be encoded (the state is unchanged).
 
         """
-        owed = self._owed
-        if not owed:
-            raise LocalProtocolError(ErrorCode.UNEXPECTED_EVENT, "no request is awaiting an answer")
-        expected = owed[0]
+        if self.state is not ConnState.OPEN:  # (OPEN, ANSWER) is in the table: skip the lookup
+            self._check_local(ConnInput.ANSWER)
         event_id = event.id
-        if event_id is not expected and (
-            event_id != expected or type(event_id) is not type(expected)
-        ):
-            raise LocalProtocolError(
-                ErrorCode.UNEXPECTED_EVENT,
-                f"answers go in order: the next answer is for id {expected!r}, not {event_id!r}",
-            )
         if isinstance(event, Answer):
             line = render_ok(self.dialect, event_id, event.result)
         else:
             line = render_error(self.dialect, event_id, event.code, event.message)
-        owed.popleft()
+        self._settle(event_id)  # refuses an answer out of order: nothing changes
         return line
 
 
@@ -274,11 +278,15 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True, gc=False):
         return {} if result is None else result
 
 
-class ClientConnection:
-    """The client side: numbered requests out, paired replies in, strictly in order."""
+class ClientConnection(Contract[ClientState]):
+    """The client side: numbered requests out, paired replies in, strictly in order.
+
+    A bad reply is fatal: the connection enters ``ERROR`` (sticky) and later calls raise.
+    """
 
     def __init__(self, *, max_response_bytes: int = MAX_RESPONSE_BYTES, first_id: int = 1) -> None:
-        self._frames = FrameQueue(FramingPolicy(max_frame_bytes=max_response_bytes))
+        super().__init__(CLIENT_TABLE, ClientState.OPEN)
+        self._lines = LineBuffer(FramingPolicy(max_frame_bytes=max_response_bytes))
         self._next_id = first_id
         self._pending: deque[tuple[str, str]] = deque()
 
@@ -292,8 +300,11 @@ class ClientConnection:
 
         Raises:
             TypeError: ``params`` cannot be encoded (no id is consumed).
+            LocalProtocolError: the connection closed or failed.
 
         """
+        if self.state is not ClientState.OPEN:
+            self._local(ClientInput.REQUEST)  # raises
         request_id = str(self._next_id)
         line = request_line(request_id, op, {} if params is None else params)
         self._next_id += 1
@@ -304,24 +315,38 @@ class ClientConnection:
         """Feed bytes from the server (``b""`` = EOF) and return the replies they complete.
 
         A reply without an ``id`` (Tauri's bad-JSON and ``frame_too_large``
-        answers) belongs to the oldest pending request.
+        answers) belongs to the oldest pending request. Replies completed
+        before a bad line are returned; the error is raised by the next call.
 
         Raises:
             RemoteProtocolError: an unparseable response, one nobody asked for,
                 one whose id is not the oldest pending request's, or EOF while
-                requests are pending (``CONNECTION_CLOSED``).
+                requests are pending (``CONNECTION_CLOSED``); the state is then
+                ``ERROR``.
             FramingError: a response line over ``max_response_bytes``.
+            LocalProtocolError: data after EOF or after the error was raised.
 
         """
-        self._frames.feed(data)
+        self._raise_deferred()
+        if self.state is not ClientState.OPEN:
+            self._local(ClientInput.DATA)  # raises
+        lines, error = self._split(self._lines, data)
         replies: list[Reply] = []
-        while (line := self._frames.next_frame()) is not None:
-            replies.append(self.receive_line(line))
-        if self._frames.eof and self._pending:
-            raise RemoteProtocolError(
-                ErrorCode.CONNECTION_CLOSED,
-                f"the server closed the connection with {len(self._pending)} request(s) unanswered",
-            )
+        try:
+            for line in lines:
+                replies.append(self._reply(line))  # noqa: PERF401 - kept when a later line fails
+            if error is not None:
+                raise error
+            if not data:
+                if self._pending:
+                    raise RemoteProtocolError(
+                        ErrorCode.CONNECTION_CLOSED,
+                        f"the server closed the connection with {len(self._pending)} "
+                        "request(s) unanswered",
+                    )
+                self._remote(ClientInput.EOF)
+        except RemoteProtocolError as exc:
+            return self._deliver(replies, exc)
         return replies
 
     def receive_line(self, line: bytes) -> Reply:
@@ -330,9 +355,19 @@ class ClientConnection:
         For shells whose transport already frames lines.
 
         Raises:
-            RemoteProtocolError: as :meth:`receive_data`; nothing pending is consumed.
+            RemoteProtocolError: as :meth:`receive_data`; nothing pending is
+                consumed, the state is ``ERROR``.
+            LocalProtocolError: the connection closed or failed.
 
         """
+        if self.state is not ClientState.OPEN:
+            self._local(ClientInput.DATA)  # raises
+        try:
+            return self._reply(line)
+        except RemoteProtocolError as exc:
+            raise self._fail(exc) from None
+
+    def _reply(self, line: bytes) -> Reply:
         response = parse_response(line)
         if not self._pending:
             raise RemoteProtocolError(

@@ -1,28 +1,35 @@
 """Every state machine of the desktop core, as transition tables (h11's rule 1).
 
-* :data:`SERVER_TRANSITIONS`: a server connection's read side.
+* :data:`SERVER_TRANSITIONS`: a server connection (read side, and the answers
+  it may still send), the contract table of :class:`ServerConnection`.
+* :data:`CLIENT_TRANSITIONS`: a client connection.
 * :data:`ATTEMPT_TRANSITIONS`: the app's ``craze.create`` attempt (send, one
   retry under the same id, then ``outcome_unknown``).
 * :data:`TICKET_TRANSITIONS`: the client's request-id lifecycle (keep the id
   only while the outcome is unknown).
 
-Anything not in a table is an error; :func:`transition` raises it.
+Anything not in a table is an error; :func:`transition` (the contract's
+:func:`shedproto._contract.step`) raises it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import Enum
-from typing import TypeVar
 
-from shedproto import ErrorCode, LocalProtocolError
+from shedproto._contract import TableEnum, TransitionTable, step
 
 __all__ = [
     "ATTEMPT_TRANSITIONS",
+    "SERVER_TABLE",
     "SERVER_TRANSITIONS",
     "TICKET_TRANSITIONS",
     "AttemptInput",
     "AttemptState",
+    "CLIENT_TABLE",
+    "CLIENT_TRANSITIONS",
+    "ClientInput",
+    "ClientState",
     "ConnInput",
     "ConnState",
     "TicketInput",
@@ -31,7 +38,7 @@ __all__ = [
 ]
 
 
-class ConnState(Enum):
+class ConnState(TableEnum):
     """A server connection's read side."""
 
     OPEN = "open"
@@ -42,19 +49,59 @@ class ConnState(Enum):
     """An over-cap frame ended the connection; answers already owed are still sent."""
 
 
-class ConnInput(Enum):
-    """What the peer did."""
+class ConnInput(TableEnum):
+    """What the peer did (``DATA``, ``EOF``, ``OVERSIZE``) or this side sends (``ANSWER``)."""
 
     DATA = "data"
     EOF = "eof"
     OVERSIZE = "oversize"
+    ANSWER = "answer"
+    """An answer (success or failure) to the oldest unanswered request."""
 
 
 SERVER_TRANSITIONS: Mapping[tuple[ConnState, ConnInput], ConnState] = {
     (ConnState.OPEN, ConnInput.DATA): ConnState.OPEN,
     (ConnState.OPEN, ConnInput.EOF): ConnState.PEER_CLOSED,
     (ConnState.OPEN, ConnInput.OVERSIZE): ConnState.CLOSED,
+    # answers already owed still go out after EOF or an over-cap line
+    **{(state, ConnInput.ANSWER): state for state in ConnState},
 }
+
+SERVER_TABLE = TransitionTable("desktop server", SERVER_TRANSITIONS, error=ConnState.CLOSED)
+"""The contract table of :class:`~shedproto.desktop.ServerConnection`."""
+
+
+class ClientState(TableEnum):
+    """A client connection."""
+
+    OPEN = "open"
+    """Requests go out, replies come in."""
+    CLOSED = "closed"
+    """The server closed with nothing pending."""
+    ERROR = "error"
+    """The server broke the protocol (a bad, stray or mismatched reply, EOF while
+    requests were pending, an over-cap line): sticky."""
+
+
+class ClientInput(TableEnum):
+    """What moves a client connection."""
+
+    REQUEST = "request"
+    """This side sends a request."""
+    DATA = "data"
+    """Bytes or a line from the server."""
+    EOF = "eof"
+    """The server closed its side."""
+
+
+CLIENT_TRANSITIONS: Mapping[tuple[ClientState, ClientInput], ClientState] = {
+    (ClientState.OPEN, ClientInput.REQUEST): ClientState.OPEN,
+    (ClientState.OPEN, ClientInput.DATA): ClientState.OPEN,
+    (ClientState.OPEN, ClientInput.EOF): ClientState.CLOSED,
+}
+
+CLIENT_TABLE = TransitionTable("desktop client", CLIENT_TRANSITIONS, error=ClientState.ERROR)
+"""The contract table of :class:`~shedproto.desktop.ClientConnection`."""
 
 
 class AttemptState(Enum):
@@ -130,20 +177,6 @@ TICKET_TRANSITIONS: Mapping[tuple[TicketState, TicketInput], TicketState] = {
     (TicketState.UNKNOWN, TicketInput.EDIT): TicketState.FORM_CLEAN,
 }
 
-S = TypeVar("S", bound=Enum)
-I = TypeVar("I", bound=Enum)  # noqa: E741
-
-
-def transition(table: Mapping[tuple[S, I], S], state: S, event: I) -> S:
-    """Return the state after ``event`` in ``state`` according to ``table``.
-
-    Raises:
-        LocalProtocolError: ``UNEXPECTED_EVENT`` when the pair is not in the table.
-
-    """
-    try:
-        return table[state, event]
-    except KeyError:
-        raise LocalProtocolError(
-            ErrorCode.UNEXPECTED_EVENT, f"{event.value} is not allowed in state {state.value}"
-        ) from None
+transition = step
+"""``transition(table, state, event)``: the state after ``event``, or a
+:class:`~shedproto.LocalProtocolError` (``UNEXPECTED_EVENT``) for a pair not in ``table``."""

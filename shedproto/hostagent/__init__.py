@@ -59,6 +59,7 @@ from ._constants import (
     NS_EGRESS,
     NS_SSH,
     PING_INTERVAL,
+    POLICIES,
     POLICY_APPROVE_ALL,
     POLICY_DENY_ALL,
     POLICY_SHED_DESKTOP,
@@ -72,10 +73,15 @@ from ._constants import (
 )
 from ._credentials import (
     CREDENTIAL_LIMITS,
+    NO_CREDENTIAL_MINTER,
+    NO_TOKEN_MINTER,
     CertificateCredential,
     CredentialRefused,
+    MintedCredential,
     TokenCredential,
     classify_credential,
+    credential_reply,
+    no_minter_error,
     parse_timestamp,
 )
 from ._frames import (
@@ -110,7 +116,9 @@ from ._render import (
     tabwrite,
 )
 from ._state import (
+    AGENT_TABLE,
     AGENT_TRANSITIONS,
+    CONSUMER_TABLE,
     CONSUMER_TRANSITIONS,
     AgentInput,
     AgentState,
@@ -151,6 +159,7 @@ __all__ = [
     "NS_EGRESS",
     "NAMESPACES",
     "GATED_NAMESPACES",
+    "POLICIES",
     "POLICY_DENY_ALL",
     "POLICY_APPROVE_ALL",
     "POLICY_SHED_DESKTOP",
@@ -220,7 +229,9 @@ __all__ = [
     "AgentInput",
     "ConsumerState",
     "ConsumerInput",
+    "AGENT_TABLE",
     "AGENT_TRANSITIONS",
+    "CONSUMER_TABLE",
     "CONSUMER_TRANSITIONS",
     # approvals
     "ApprovalRegistry",
@@ -240,6 +251,12 @@ __all__ = [
     "CredentialRefused",
     "classify_credential",
     "parse_timestamp",
+    # credentials (agent side)
+    "MintedCredential",
+    "NO_CREDENTIAL_MINTER",
+    "NO_TOKEN_MINTER",
+    "credential_reply",
+    "no_minter_error",
     # config
     "AgentConfig",
     "ConfigError",

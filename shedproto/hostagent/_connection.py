@@ -4,7 +4,12 @@
 ``supersede`` return the bytes to write; deadlines are inputs
 (``handle_timeout(now)``, ``next_deadline()``). Neither class ever raises for
 the peer's bytes: everything the peer can do maps to an event, as the real
-programs map it to a skip or a silent close.
+programs map it to a skip or a silent close. Both are built on the connection
+contract (:class:`shedproto.Contract`, tables in ``_state``): frames before a
+fatal line are delivered, then :class:`ConnectionClosed` with the error. The
+consumer answers each ``ping`` by itself when it is told the wall time
+(``receive_data(data, wall=...)``): the ``pong`` waits in its outbox
+(:meth:`ConsumerConnection.data_to_send`).
 """
 
 from __future__ import annotations
@@ -15,13 +20,15 @@ from enum import Enum
 from typing import TypeAlias
 
 from shedproto import (
+    Contract,
     ErrorCode,
-    FramingError,
     FramingPolicy,
     LineBuffer,
+    LineSkipped,
     LocalProtocolError,
     RemoteProtocolError,
 )
+from shedproto._contract import ConnectionClosed as _Closed
 from shedproto._framing import BlankLines, EofTail, OverCap
 
 from ._constants import HELLO_TIMEOUT, MAX_LINE_BYTES, PING_INTERVAL
@@ -43,13 +50,16 @@ from ._frames import (
     encode_frame,
 )
 from ._state import (
+    AGENT_SENDS,
+    AGENT_TABLE,
+    CONSUMER_SENDS,
+    CONSUMER_TABLE,
     AgentInput,
     AgentState,
     ConsumerInput,
     ConsumerState,
-    agent_transition,
-    consumer_transition,
 )
+from ._time import format_timestamp
 
 __all__ = [
     "AGENT_FRAMING",
@@ -91,21 +101,13 @@ class CloseReason(Enum):
 
 
 @dataclass(frozen=True)
-class ConnectionClosed:
+class ConnectionClosed(_Closed):
     """The connection is over; close the socket without writing anything more.
 
     ``error`` explains a protocol-violation close (``None`` for EOF, timeouts, local close).
     """
 
     reason: CloseReason
-    error: RemoteProtocolError | None = None
-
-
-@dataclass(frozen=True)
-class LineSkipped:
-    """A line was ignored (malformed, unknown type, unexpected here); the connection goes on."""
-
-    error: RemoteProtocolError
 
 
 @dataclass(frozen=True)
@@ -140,18 +142,7 @@ ConsumerConnectionEvent: TypeAlias = (
 """What :meth:`ConsumerConnection.receive_data` returns."""
 
 
-def _unexpected(frame: object, state: Enum) -> RemoteProtocolError:
-    return RemoteProtocolError(
-        ErrorCode.UNEXPECTED_EVENT,
-        f"{type(frame).__name__} frame ignored in state {state.value}",
-    )
-
-
-def _oversize(exc: FramingError) -> ConnectionClosed:
-    return ConnectionClosed(CloseReason.LINE_TOO_LONG, exc)
-
-
-class AgentConnection:
+class AgentConnection(Contract[AgentState]):
     """The agent side of one accepted approval-channel connection.
 
     Create it at accept time with ``accepted_at`` (monotonic seconds). The
@@ -170,7 +161,7 @@ class AgentConnection:
         ping_interval: float = PING_INTERVAL,
         framing: FramingPolicy = AGENT_FRAMING,
     ) -> None:
-        self.state = AgentState.AWAITING_HELLO
+        super().__init__(AGENT_TABLE, AgentState.AWAITING_HELLO)
         self.hello: Hello | None = None
         """The consumer's hello, once received."""
         self.hello_deadline = accepted_at + hello_timeout
@@ -183,10 +174,6 @@ class AgentConnection:
         """True once the connection is over (state ``CLOSED``)."""
         return self.state is AgentState.CLOSED
 
-    def _move(self, event: AgentInput) -> bool:
-        self.state, deliver = agent_transition(self.state, event)
-        return deliver
-
     def receive_data(self, data: bytes) -> list[AgentConnectionEvent]:
         """Feed bytes from the socket (``b""`` at EOF); return the resulting events in order.
 
@@ -196,18 +183,15 @@ class AgentConnection:
         if self.state is AgentState.CLOSED:
             return []
         events: list[AgentConnectionEvent] = []
-        try:
-            lines = self._lines.feed(data)
-        except FramingError as exc:
-            lines = list(exc.frames_before)
-            self._handle_lines(lines, events)
-            if not self.closed:
-                self._move(AgentInput.OVERSIZE)
-                events.append(_oversize(exc))
-            return events
+        lines, error = self._split(self._lines, data)
         self._handle_lines(lines, events)
+        if error is not None:
+            if not self.closed:
+                self._remote(AgentInput.OVERSIZE)
+                events.append(ConnectionClosed(CloseReason.LINE_TOO_LONG, self._fail(error)))
+            return events
         if not data and not self.closed:
-            self._move(AgentInput.EOF)
+            self._remote(AgentInput.EOF)
             events.append(ConnectionClosed(CloseReason.EOF))
         return events
 
@@ -216,42 +200,21 @@ class AgentConnection:
             state = self.state
             if state is AgentState.CLOSED:
                 return
-            if state is AgentState.AWAITING_HELLO:
-                self._first_line(line, events)
-                continue
-            if not line or line.isspace():
-                if self._move(AgentInput.LINE):
-                    events.append(
-                        LineSkipped(RemoteProtocolError(ErrorCode.MALFORMED_FRAME, "empty line"))
-                    )
-                continue
             try:
+                if not line or line.isspace():
+                    raise RemoteProtocolError(ErrorCode.MALFORMED_FRAME, "empty line")
                 frame = decode_consumer_frame(line)
+                if not self._remote(type(frame)):
+                    continue  # a superseded connection is quiet
             except RemoteProtocolError as exc:
-                if self._move(AgentInput.LINE):
+                if state is AgentState.AWAITING_HELLO:  # the real agent's silent close
+                    events.append(ConnectionClosed(CloseReason.NOT_HELLO, self._fail(exc)))
+                elif state not in self.table.quiet:
                     events.append(LineSkipped(exc))
                 continue
-            if not self._move(AgentInput.LINE):
-                continue
             if isinstance(frame, Hello):
-                events.append(LineSkipped(_unexpected(frame, state)))
-            else:
-                events.append(frame)
-
-    def _first_line(self, line: bytes, events: list[AgentConnectionEvent]) -> None:
-        try:
-            frame = decode_consumer_frame(line)
-        except RemoteProtocolError as exc:
-            self._move(AgentInput.BAD_FIRST_LINE)
-            events.append(ConnectionClosed(CloseReason.NOT_HELLO, exc))
-            return
-        if not isinstance(frame, Hello):
-            self._move(AgentInput.BAD_FIRST_LINE)
-            events.append(ConnectionClosed(CloseReason.NOT_HELLO, _unexpected(frame, self.state)))
-            return
-        self._move(AgentInput.HELLO_LINE)
-        self.hello = frame
-        events.append(frame)
+                self.hello = frame
+            events.append(frame)
 
     def accept(self, ack: HelloAck, *, now: float) -> bytes:
         """Write the accepted ``ack`` and start the keepalive (first ping at ``now + interval``).
@@ -264,7 +227,7 @@ class AgentConnection:
         """
         if not ack.accepted:
             raise LocalProtocolError(ErrorCode.INVALID_ARGUMENT, "accept() needs an accepted ack")
-        self._move(AgentInput.SEND_ACCEPT)
+        self._local(AgentInput.ACCEPT)
         self._next_ping = now + self.ping_interval
         return encode_frame(ack)
 
@@ -279,7 +242,7 @@ class AgentConnection:
             raise LocalProtocolError(
                 ErrorCode.INVALID_ARGUMENT, "supersede() needs a superseded ack"
             )
-        self._move(AgentInput.SEND_SUPERSEDE)
+        self._local(AgentInput.SUPERSEDE)
         self._next_ping = None
         return encode_frame(ack)
 
@@ -298,11 +261,11 @@ class AgentConnection:
             raise LocalProtocolError(
                 ErrorCode.INVALID_ARGUMENT, "send hello_ack with accept() or supersede()"
             )
-        if not isinstance(frame, (ApprovalRequest, Event, Ping, TokenResponse, CredentialResponse)):
+        if not isinstance(frame, AGENT_SENDS):
             raise LocalProtocolError(
                 ErrorCode.INVALID_ARGUMENT, f"the agent does not send {type(frame).__name__}"
             )
-        self._move(AgentInput.SEND_FRAME)
+        self._local(type(frame))
         return encode_frame(frame)
 
     def forward(self, lines: Sequence[bytes]) -> bytes:
@@ -314,7 +277,7 @@ class AgentConnection:
             LocalProtocolError: the connection is not active.
 
         """
-        self._move(AgentInput.SEND_FRAME)
+        self._local(Event)
         return b"".join(lines)
 
     def next_deadline(self) -> float | None:
@@ -331,7 +294,7 @@ class AgentConnection:
         Several missed intervals yield a single :class:`PingDue`.
         """
         if self.state is AgentState.AWAITING_HELLO and now >= self.hello_deadline:
-            self._move(AgentInput.HELLO_TIMEOUT)
+            self._remote(AgentInput.HELLO_TIMEOUT)
             return [ConnectionClosed(CloseReason.HELLO_TIMEOUT)]
         if (
             self.state is AgentState.ACTIVE
@@ -346,7 +309,7 @@ class AgentConnection:
 
     def close(self) -> None:
         """Mark the connection closed locally; later data is ignored and sends raise."""
-        self._move(AgentInput.CLOSE)
+        self._local(AgentInput.CLOSE)
 
 
 MAX_CSR_BYTES = 16384
@@ -390,7 +353,7 @@ def validate_csr(csr: str) -> None:
             )
 
 
-class ConsumerConnection:
+class ConsumerConnection(Contract[ConsumerState]):
     """The consumer (app) side of the approval channel.
 
     Send :class:`Hello` first; the accepted ``hello_ack`` makes the
@@ -402,7 +365,7 @@ class ConsumerConnection:
     """
 
     def __init__(self, *, framing: FramingPolicy = AGENT_FRAMING) -> None:
-        self.state = ConsumerState.IDLE
+        super().__init__(CONSUMER_TABLE, ConsumerState.IDLE)
         self.ack: HelloAck | None = None
         """The accepted ack, once received (``supports_credential_get`` etc.)."""
         self.outstanding: dict[str, ApprovalRequest] = {}
@@ -414,50 +377,51 @@ class ConsumerConnection:
         """True once the connection is over (state ``CLOSED``)."""
         return self.state is ConsumerState.CLOSED
 
-    def _move(self, event: ConsumerInput) -> bool:
-        self.state, deliver = consumer_transition(self.state, event)
-        return deliver
-
-    def receive_data(self, data: bytes) -> list[ConsumerConnectionEvent]:
+    def receive_data(
+        self, data: bytes, *, wall: float | None = None
+    ) -> list[ConsumerConnectionEvent]:
         """Feed bytes from the agent (``b""`` at EOF); return the resulting events.
 
-        Never raises for the peer's data.
+        ``wall`` is the time of the read (Unix seconds): when given, each
+        ``ping`` is answered with a ``pong`` stamped with it, queued for
+        :meth:`data_to_send` (the ping is still returned). Never raises for
+        the peer's data.
+
+        Raises:
+            ValueError: ``wall`` is not a finite time in the years 1..9999.
+
         """
         if self.state is ConsumerState.CLOSED:
             return []
         events: list[ConsumerConnectionEvent] = []
-        try:
-            lines = self._lines.feed(data)
-        except FramingError as exc:
-            self._handle_lines(list(exc.frames_before), events)
+        lines, error = self._split(self._lines, data)
+        self._handle_lines(lines, events, wall)
+        if error is not None:
             if not self.closed:
-                self._move(ConsumerInput.OVERSIZE)
-                events.append(_oversize(exc))
+                self._remote(ConsumerInput.OVERSIZE)
+                events.append(ConnectionClosed(CloseReason.LINE_TOO_LONG, self._fail(error)))
             return events
-        self._handle_lines(lines, events)
         if not data:
-            self._move(ConsumerInput.EOF)
+            self._remote(ConsumerInput.EOF)
             events.append(ConnectionClosed(CloseReason.EOF))
         return events
 
-    def _handle_lines(self, lines: list[bytes], events: list[ConsumerConnectionEvent]) -> None:
+    def _handle_lines(
+        self, lines: list[bytes], events: list[ConsumerConnectionEvent], wall: float | None
+    ) -> None:
         for line in lines:
             if not line or line.isspace():
                 continue
             try:
                 frame = decode_agent_frame(line)
+                if isinstance(frame, HelloAck):
+                    self._remote(
+                        ConsumerInput.ACCEPTED if frame.accepted else ConsumerInput.SUPERSEDED
+                    )
+                else:
+                    self._remote(type(frame))
             except RemoteProtocolError as exc:
                 events.append(LineSkipped(exc))
-                continue
-            state = self.state
-            if isinstance(frame, HelloAck):
-                kind = (
-                    ConsumerInput.RECV_ACCEPTED if frame.accepted else ConsumerInput.RECV_SUPERSEDED
-                )
-            else:
-                kind = ConsumerInput.RECV_FRAME
-            if not self._move(kind):
-                events.append(LineSkipped(_unexpected(frame, state)))
                 continue
             if isinstance(frame, HelloAck) and frame.accepted:
                 self.ack = frame
@@ -465,6 +429,8 @@ class ConsumerConnection:
                 self.outstanding.clear()  # the agent failed them closed
             elif isinstance(frame, ApprovalRequest):
                 self.outstanding[frame.id] = frame
+            elif isinstance(frame, Ping) and wall is not None:
+                self.outbox.put(encode_frame(Pong(id=frame.id, ts=format_timestamp(wall))))
             events.append(frame)
 
     def send(self, frame: ConsumerFrame) -> bytes:
@@ -480,9 +446,10 @@ class ConsumerConnection:
 
         """
         if isinstance(frame, Hello):
-            self._move(ConsumerInput.SEND_HELLO)
+            self._local(Hello)
             return encode_frame(frame)
-        consumer_transition(self.state, ConsumerInput.SEND_FRAME)  # check before side effects
+        # check the state before side effects (a frame of the wrong role is refused below)
+        self._check_local(type(frame) if type(frame) in CONSUMER_SENDS else ApprovalResponse)
         if isinstance(frame, ApprovalResponse):
             if frame.request_id not in self.outstanding:
                 raise LocalProtocolError(
@@ -502,9 +469,9 @@ class ConsumerConnection:
             raise LocalProtocolError(
                 ErrorCode.INVALID_ARGUMENT, f"the consumer does not send {type(frame).__name__}"
             )
-        self._move(ConsumerInput.SEND_FRAME)
+        self._local(type(frame))
         return encode_frame(frame)
 
     def close(self) -> None:
         """Mark the connection closed locally."""
-        self._move(ConsumerInput.CLOSE)
+        self._local(ConsumerInput.CLOSE)

@@ -18,6 +18,7 @@ __all__ = [
     "NS_EGRESS",
     "NS_SSH",
     "PING_INTERVAL",
+    "POLICIES",
     "POLICY_APPROVE_ALL",
     "POLICY_DENY_ALL",
     "POLICY_SHED_DESKTOP",
@@ -53,6 +54,8 @@ NAMESPACES: Final = (NS_SSH, NS_AWS, NS_DOCKER, NS_EGRESS)
 POLICY_DENY_ALL: Final = "deny-all"
 POLICY_APPROVE_ALL: Final = "approve-all"
 POLICY_SHED_DESKTOP: Final = "shed-desktop"
+POLICIES: Final = (POLICY_DENY_ALL, POLICY_APPROVE_ALL, POLICY_SHED_DESKTOP)
+"""The approval policies a gated namespace can be set to."""
 
 APPROVAL_METHOD: Final = "shed-desktop"
 """``hello_ack.agent.approval_method`` on an accepted ack."""

@@ -12,6 +12,10 @@ real clients follow; the point is to never downgrade silently:
 * each arm needs its credential and must not carry the other's fields
   (a stray ``cert_serial`` on a token answer is "ambiguous");
 * sizes are capped; a populated but unparseable ``expires_at`` is refused.
+
+The agent's side is here too: :func:`credential_reply` builds the
+``token.response`` / ``credential.response`` the agent writes for what its
+minter returned (:class:`MintedCredential`) or the error it raised.
 """
 
 from __future__ import annotations
@@ -20,12 +24,17 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from ._frames import CredentialResponse
+from ._frames import CredentialGet, CredentialResponse, TokenGet, TokenResponse
 
 __all__ = [
     "CREDENTIAL_LIMITS",
+    "NO_CREDENTIAL_MINTER",
+    "NO_TOKEN_MINTER",
     "CertificateCredential",
     "CredentialRefused",
+    "MintedCredential",
+    "credential_reply",
+    "no_minter_error",
     "TokenCredential",
     "classify_credential",
     "parse_timestamp",
@@ -133,3 +142,70 @@ def classify_credential(
     if _too_big(response.token, "token"):
         return CredentialRefused("oversized token")
     return TokenCredential(response.token, expires_at)
+
+
+NO_TOKEN_MINTER = "control-token minting is not available"
+"""The agent's ``token.response`` error when it has no minter."""
+NO_CREDENTIAL_MINTER = "control-credential minting is not available"
+"""The agent's ``credential.response`` error when it has no minter."""
+
+
+@dataclass(frozen=True)
+class MintedCredential:
+    """What a minter returns: a token (``auth_mode`` ``token``) or a certificate (``mtls``)."""
+
+    auth_mode: str = "token"
+    token: str = ""
+    client_cert: str = ""
+    cert_serial: str = ""
+    expires_at: str = ""
+
+
+def no_minter_error(request: TokenGet | CredentialGet) -> str:
+    """Return the error the agent answers ``request`` with when it cannot mint at all."""
+    return NO_TOKEN_MINTER if isinstance(request, TokenGet) else NO_CREDENTIAL_MINTER
+
+
+def credential_reply(
+    request: TokenGet | CredentialGet,
+    minted: MintedCredential | None,
+    error: str,
+    *,
+    id: str,
+    ts: str,
+) -> TokenResponse | CredentialResponse:
+    """Return the agent's answer to ``request``: what was ``minted``, or ``error``.
+
+    A ``token.get`` answered by an mTLS server is refused (the asking app is
+    too old to use a certificate); a ``credential.response`` carries only the
+    fields of its arm. Never raises.
+    """
+    if isinstance(request, TokenGet):
+        if minted is not None and minted.auth_mode == "mtls":
+            error = (
+                f'server "{request.server}" issues client certificates (auth.mode: mtls); '
+                "this shed-desktop is too old to use one \u2014 upgrade the app"
+            )
+            minted = None
+        return TokenResponse(
+            id=id,
+            ts=ts,
+            in_reply_to=request.id,
+            server=request.server,
+            token=minted.token if minted else "",
+            expires_at=minted.expires_at if minted else "",
+            error=error,
+        )
+    mtls = minted is not None and minted.auth_mode == "mtls"
+    return CredentialResponse(
+        id=id,
+        ts=ts,
+        in_reply_to=request.id,
+        server=request.server,
+        auth_mode=minted.auth_mode if minted else "",
+        token=minted.token if minted and not mtls else "",
+        client_cert=minted.client_cert if minted and mtls else "",
+        cert_serial=minted.cert_serial if minted and mtls else "",
+        expires_at=minted.expires_at if minted else "",
+        error=error,
+    )

@@ -1,14 +1,20 @@
 """Every state transition of both approval-channel roles, in one place (h11's rule 1).
 
-Each table maps ``(state, input) -> (next state, deliver)``; ``deliver``
-says whether a received frame is handed to the caller (``False``: the line
-is skipped, as the real program skips it). A *local* input that is not in
-the table is a :class:`~shedproto.LocalProtocolError` and changes nothing.
-Remote inputs are total: every state says what the peer's bytes do.
+Each table maps ``(state, event type) -> next state`` and is a contract
+:class:`~shedproto.TransitionTable`. An event type is a frame class
+(``Hello``, ``ApprovalRequest``, ...) or, for what has no frame class of its
+own, an input: EOF, an oversize line, the hello deadline, ``close()``, and the
+two ``hello_ack`` kinds (accepted, superseded). A *local* pair that is not in
+the table is a :class:`~shedproto.LocalProtocolError` and changes nothing; a
+*remote* pair that is not in the table is a
+:class:`~shedproto.RemoteProtocolError` the connection reports as
+:class:`~shedproto.LineSkipped` (the real programs skip the line) or, before
+the hello, as the silent close. A superseded agent connection is *quiet*:
+whatever the peer still says is dropped without an event.
 
 Agent side (one per accepted connection)::
 
-    AWAITING_HELLO --hello line--> HELLO_RECEIVED --send accepted ack--> ACTIVE
+    AWAITING_HELLO --hello--> HELLO_RECEIVED --send accepted ack--> ACTIVE
           |  other first line, EOF, oversize, 2 s timeout: CLOSED (silently)
     ACTIVE --send superseded ack--> SUPERSEDED --EOF/close--> CLOSED
 
@@ -19,26 +25,38 @@ Consumer side::
 
 from __future__ import annotations
 
-from enum import Enum
+from collections.abc import Mapping
+from typing import Any
 
-from shedproto import ErrorCode, LocalProtocolError
+from shedproto._contract import TableEnum, TransitionTable
+
+from ._frames import (
+    ApprovalRequest,
+    ApprovalResponse,
+    CredentialGet,
+    CredentialResponse,
+    Event,
+    Hello,
+    Ping,
+    Pong,
+    TokenGet,
+    TokenResponse,
+)
 
 __all__ = [
+    "AGENT_TABLE",
     "AGENT_TRANSITIONS",
+    "CONSUMER_TABLE",
     "CONSUMER_TRANSITIONS",
     "AgentInput",
     "AgentState",
     "ConsumerInput",
     "ConsumerState",
-    "agent_transition",
-    "consumer_transition",
 ]
 
 
-class AgentState(Enum):
+class AgentState(TableEnum):
     """States of the agent side of one approval-channel connection."""
-
-    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
 
     AWAITING_HELLO = "awaiting_hello"
     HELLO_RECEIVED = "hello_received"
@@ -47,27 +65,21 @@ class AgentState(Enum):
     CLOSED = "closed"
 
 
-class AgentInput(Enum):
-    """What can happen to an agent-side connection (``SEND_*``/``CLOSE`` are local)."""
+class AgentInput(TableEnum):
+    """Agent-side inputs without a frame class (``ACCEPT``/``SUPERSEDE``/``CLOSE`` are local)."""
 
-    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
-
-    HELLO_LINE = "hello_line"
-    BAD_FIRST_LINE = "bad_first_line"
-    LINE = "line"
     EOF = "eof"
     OVERSIZE = "oversize"
     HELLO_TIMEOUT = "hello_timeout"
-    SEND_ACCEPT = "send_accept"
-    SEND_SUPERSEDE = "send_supersede"
-    SEND_FRAME = "send_frame"
+    ACCEPT = "accept"
+    """This side sends the accepted ``hello_ack``."""
+    SUPERSEDE = "supersede"
+    """This side sends the superseded ``hello_ack``."""
     CLOSE = "close"
 
 
-class ConsumerState(Enum):
+class ConsumerState(TableEnum):
     """States of the consumer (app) side of the approval channel."""
-
-    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
 
     IDLE = "idle"
     HELLO_SENT = "hello_sent"
@@ -76,112 +88,58 @@ class ConsumerState(Enum):
     CLOSED = "closed"
 
 
-class ConsumerInput(Enum):
-    """What can happen to a consumer-side connection (``SEND_*``/``CLOSE`` are local)."""
+class ConsumerInput(TableEnum):
+    """Consumer-side inputs without a frame class of their own (``CLOSE`` is local)."""
 
-    __hash__ = object.__hash__  # members are singletons: identity hashing is exact
-
-    SEND_HELLO = "send_hello"
-    RECV_ACCEPTED = "recv_accepted"
-    RECV_SUPERSEDED = "recv_superseded"
-    RECV_FRAME = "recv_frame"
-    SEND_FRAME = "send_frame"
+    ACCEPTED = "accepted"
+    """The agent's accepted ``hello_ack``."""
+    SUPERSEDED = "superseded"
+    """The agent's superseded ``hello_ack``."""
     EOF = "eof"
     OVERSIZE = "oversize"
     CLOSE = "close"
 
 
+CONSUMER_SENDS = (ApprovalResponse, Pong, TokenGet, CredentialGet)
+"""What a consumer sends after its hello (and the agent reads once the hello is in)."""
+AGENT_SENDS = (ApprovalRequest, Event, Ping, TokenResponse, CredentialResponse)
+"""What the agent sends to its active consumer, ``hello_ack`` aside."""
+
 _A = AgentState
 _AI = AgentInput
+_ENDS = (_AI.EOF, _AI.OVERSIZE, _AI.CLOSE)
 
-AGENT_TRANSITIONS: dict[tuple[AgentState, AgentInput], tuple[AgentState, bool]] = {
-    (_A.AWAITING_HELLO, _AI.HELLO_LINE): (_A.HELLO_RECEIVED, True),
-    (_A.AWAITING_HELLO, _AI.BAD_FIRST_LINE): (_A.CLOSED, False),
-    (_A.AWAITING_HELLO, _AI.EOF): (_A.CLOSED, False),
-    (_A.AWAITING_HELLO, _AI.OVERSIZE): (_A.CLOSED, False),
-    (_A.AWAITING_HELLO, _AI.HELLO_TIMEOUT): (_A.CLOSED, False),
-    (_A.AWAITING_HELLO, _AI.CLOSE): (_A.CLOSED, False),
+AGENT_TRANSITIONS: Mapping[tuple[AgentState, Any], AgentState] = {
+    (_A.AWAITING_HELLO, Hello): _A.HELLO_RECEIVED,
+    (_A.AWAITING_HELLO, _AI.HELLO_TIMEOUT): _A.CLOSED,
     # Lines that arrive with the hello are read after the ack, in order.
-    (_A.HELLO_RECEIVED, _AI.LINE): (_A.HELLO_RECEIVED, True),
-    (_A.HELLO_RECEIVED, _AI.EOF): (_A.CLOSED, False),
-    (_A.HELLO_RECEIVED, _AI.OVERSIZE): (_A.CLOSED, False),
-    (_A.HELLO_RECEIVED, _AI.SEND_ACCEPT): (_A.ACTIVE, False),
-    (_A.HELLO_RECEIVED, _AI.CLOSE): (_A.CLOSED, False),
-    (_A.ACTIVE, _AI.LINE): (_A.ACTIVE, True),
-    (_A.ACTIVE, _AI.EOF): (_A.CLOSED, False),
-    (_A.ACTIVE, _AI.OVERSIZE): (_A.CLOSED, False),
-    (_A.ACTIVE, _AI.SEND_FRAME): (_A.ACTIVE, False),
-    (_A.ACTIVE, _AI.SEND_SUPERSEDE): (_A.SUPERSEDED, False),
-    (_A.ACTIVE, _AI.CLOSE): (_A.CLOSED, False),
-    # A superseded connection is demoted: whatever it still says is ignored.
-    (_A.SUPERSEDED, _AI.LINE): (_A.SUPERSEDED, False),
-    (_A.SUPERSEDED, _AI.EOF): (_A.CLOSED, False),
-    (_A.SUPERSEDED, _AI.OVERSIZE): (_A.CLOSED, False),
-    (_A.SUPERSEDED, _AI.CLOSE): (_A.CLOSED, False),
-    (_A.CLOSED, _AI.CLOSE): (_A.CLOSED, False),
+    **{(_A.HELLO_RECEIVED, frame): _A.HELLO_RECEIVED for frame in CONSUMER_SENDS},
+    (_A.HELLO_RECEIVED, _AI.ACCEPT): _A.ACTIVE,
+    **{(_A.ACTIVE, frame): _A.ACTIVE for frame in CONSUMER_SENDS + AGENT_SENDS},
+    (_A.ACTIVE, _AI.SUPERSEDE): _A.SUPERSEDED,
+    **{(state, end): _A.CLOSED for state in _A for end in _ENDS},
 }
+
+AGENT_TABLE = TransitionTable(
+    "host-agent agent", AGENT_TRANSITIONS, error=_A.CLOSED, quiet=(_A.SUPERSEDED,)
+)
+"""The contract table of :class:`~shedproto.hostagent.AgentConnection`.
+
+``CLOSED`` is terminal (only ``close()``, EOF and oversize map it to itself);
+a superseded connection is demoted: whatever it still says is ignored.
+"""
 
 _C = ConsumerState
 _CI = ConsumerInput
+_CENDS = (_CI.EOF, _CI.OVERSIZE, _CI.CLOSE)
 
-CONSUMER_TRANSITIONS: dict[tuple[ConsumerState, ConsumerInput], tuple[ConsumerState, bool]] = {
-    (_C.IDLE, _CI.SEND_HELLO): (_C.HELLO_SENT, False),
-    (_C.IDLE, _CI.RECV_FRAME): (_C.IDLE, False),
-    (_C.IDLE, _CI.RECV_ACCEPTED): (_C.IDLE, False),
-    (_C.IDLE, _CI.RECV_SUPERSEDED): (_C.IDLE, False),
-    (_C.IDLE, _CI.EOF): (_C.CLOSED, False),
-    (_C.IDLE, _CI.OVERSIZE): (_C.CLOSED, False),
-    (_C.IDLE, _CI.CLOSE): (_C.CLOSED, False),
-    (_C.HELLO_SENT, _CI.RECV_ACCEPTED): (_C.ACTIVE, True),
-    (_C.HELLO_SENT, _CI.RECV_SUPERSEDED): (_C.HELLO_SENT, False),
-    (_C.HELLO_SENT, _CI.RECV_FRAME): (_C.HELLO_SENT, False),
-    (_C.HELLO_SENT, _CI.EOF): (_C.CLOSED, False),
-    (_C.HELLO_SENT, _CI.OVERSIZE): (_C.CLOSED, False),
-    (_C.HELLO_SENT, _CI.CLOSE): (_C.CLOSED, False),
-    (_C.ACTIVE, _CI.RECV_FRAME): (_C.ACTIVE, True),
-    (_C.ACTIVE, _CI.RECV_ACCEPTED): (_C.ACTIVE, False),
-    (_C.ACTIVE, _CI.RECV_SUPERSEDED): (_C.SUPERSEDED, True),
-    (_C.ACTIVE, _CI.SEND_FRAME): (_C.ACTIVE, False),
-    (_C.ACTIVE, _CI.EOF): (_C.CLOSED, False),
-    (_C.ACTIVE, _CI.OVERSIZE): (_C.CLOSED, False),
-    (_C.ACTIVE, _CI.CLOSE): (_C.CLOSED, False),
-    (_C.SUPERSEDED, _CI.RECV_FRAME): (_C.SUPERSEDED, False),
-    (_C.SUPERSEDED, _CI.RECV_ACCEPTED): (_C.SUPERSEDED, False),
-    (_C.SUPERSEDED, _CI.RECV_SUPERSEDED): (_C.SUPERSEDED, False),
-    (_C.SUPERSEDED, _CI.EOF): (_C.CLOSED, False),
-    (_C.SUPERSEDED, _CI.OVERSIZE): (_C.CLOSED, False),
-    (_C.SUPERSEDED, _CI.CLOSE): (_C.CLOSED, False),
-    (_C.CLOSED, _CI.CLOSE): (_C.CLOSED, False),
+CONSUMER_TRANSITIONS: Mapping[tuple[ConsumerState, Any], ConsumerState] = {
+    (_C.IDLE, Hello): _C.HELLO_SENT,
+    (_C.HELLO_SENT, _CI.ACCEPTED): _C.ACTIVE,
+    **{(_C.ACTIVE, frame): _C.ACTIVE for frame in AGENT_SENDS + CONSUMER_SENDS},
+    (_C.ACTIVE, _CI.SUPERSEDED): _C.SUPERSEDED,
+    **{(state, end): _C.CLOSED for state in _C for end in _CENDS},
 }
 
-
-def agent_transition(state: AgentState, event: AgentInput) -> tuple[AgentState, bool]:
-    """Look up ``(state, event)`` in :data:`AGENT_TRANSITIONS`.
-
-    Raises:
-        LocalProtocolError: ``UNEXPECTED_EVENT`` when the pair is not in the table.
-
-    """
-    try:
-        return AGENT_TRANSITIONS[state, event]
-    except KeyError:
-        raise LocalProtocolError(
-            ErrorCode.UNEXPECTED_EVENT,
-            f"{event.value} is not allowed in agent state {state.value}",
-        ) from None
-
-
-def consumer_transition(state: ConsumerState, event: ConsumerInput) -> tuple[ConsumerState, bool]:
-    """Look up ``(state, event)`` in :data:`CONSUMER_TRANSITIONS`.
-
-    Raises:
-        LocalProtocolError: ``UNEXPECTED_EVENT`` when the pair is not in the table.
-
-    """
-    try:
-        return CONSUMER_TRANSITIONS[state, event]
-    except KeyError:
-        raise LocalProtocolError(
-            ErrorCode.UNEXPECTED_EVENT,
-            f"{event.value} is not allowed in consumer state {state.value}",
-        ) from None
+CONSUMER_TABLE = TransitionTable("host-agent consumer", CONSUMER_TRANSITIONS, error=_C.CLOSED)
+"""The contract table of :class:`~shedproto.hostagent.ConsumerConnection`."""

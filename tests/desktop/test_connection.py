@@ -337,3 +337,47 @@ def test_fast_envelope_paths_agree_with_the_plain_reading(value: Any, pad: bytes
     else:
         assert isinstance(mac, Request)
         assert (mac.id, mac.op, mac.params) == mac_expected
+
+
+def test_client_reply_before_a_bad_line_in_one_chunk_is_not_lost() -> None:
+    """Regression (issue 13): a good reply and a bad line in one chunk lost the reply.
+
+    The reply was popped from the pending requests, then the error was raised,
+    so the caller never saw it (pending 2 -> 1, nothing returned).
+    """
+    client = ClientConnection()
+    client.send_request("identify")
+    client.send_request("ui.show_window")
+    (reply,) = client.receive_data(b'{"id":"1","ok":true,"result":{"v":1}}\nnot json\n')
+    assert (reply.request_id, reply.result()) == ("1", {"v": 1})
+    assert client.pending == 1
+    with pytest.raises(RemoteProtocolError) as info:  # the error comes after the good reply
+        client.receive_data(b"")
+    assert info.value.code.value == "malformed_frame"
+    with pytest.raises(LocalProtocolError):  # sticky: the connection is over
+        client.receive_data(b"")
+
+
+_PIPELINE = b'nope\n{"id":1,"op":"ui.show_window"}\nnope\n{"id":2,"op":"ui.show_window"}\n'
+
+
+def test_server_error_lines_wait_in_the_outbox_behind_owed_answers() -> None:
+    server = ServerConnection(Dialect.TAURI)
+    events = server.receive_data(_PIPELINE)
+    kinds = [type(e) for e in events]
+    assert kinds == [RequestRejected, RequestReceived, RequestRejected, RequestReceived]
+    wire = bytearray()
+    for event in events:  # the shell: due lines after each event, answers in order
+        wire += server.data_to_send()
+        if isinstance(event, RequestReceived):
+            wire += server.send(Answer(id=event.id, result={}))
+    wire += server.data_to_send()
+    rejected = [e.reply for e in events if isinstance(e, RequestRejected)]
+    assert bytes(wire) == (
+        rejected[0]
+        + b'{"id":1,"ok":true,"result":{}}\n'
+        + rejected[1]
+        + b'{"id":2,"ok":true,"result":{}}\n'
+    )
+    assert bytes(wire) == serve_bytes(Dialect.TAURI, _PIPELINE, result={}, eof=False)
+

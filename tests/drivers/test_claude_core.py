@@ -630,3 +630,30 @@ def test_worktree_list_and_matching() -> None:
         ("-repo-wt", "/repo-wt"),
         (other_hash, long_tree),
     ]
+
+
+def test_control_answers_wait_in_the_outbox() -> None:
+    connection = ClaudeStreamConnection(session_id=SID)
+    events = connection.receive_data(
+        b'{"type":"control_request","request_id":"a","request":{"subtype":"can_use_tool"}}\n'
+        b'{"type":"control_request","request_id":"b","request":{"subtype":"nope"}}\n'
+    )
+    replies = [e.reply for e in events if isinstance(e, ControlRequest)]
+    assert len(replies) == 2
+    assert connection.data_to_send() == b"".join(replies)
+    assert connection.data_to_send() == b""
+
+
+def test_over_cap_line_is_the_sticky_error_after_the_lines_before_it() -> None:
+    from shedproto._framing import FramingPolicy
+
+    connection = ClaudeStreamConnection(session_id=SID, framing=FramingPolicy(max_frame_bytes=64))
+    events = connection.receive_data(b'{"type":"system","subtype":"init"}\n' + b"x" * 100)
+    assert isinstance(events[0], StreamMessage)
+    closed = events[-1]
+    assert isinstance(closed, StreamClosed)
+    assert closed.reason == "frame_too_large"
+    assert closed.error is connection.error is not None
+    assert connection.closed
+    with pytest.raises(LocalProtocolError):
+        connection.receive_data(b"more\n")

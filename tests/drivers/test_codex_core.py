@@ -24,9 +24,11 @@ from shedproto.drivers.codex import (
     InventoryCursor,
     MalformedLine,
     Notification,
+    PageWalk,
     Response,
     ServerRequest,
     inventory_page,
+    item_of_entry,
     launch_plan,
     parse_inventory_cursor,
     parse_user_agent_version,
@@ -465,3 +467,49 @@ def test_fuzz_thread_mapping_never_crashes(threads: list[dict[str, Any]], turns:
     events, messages = thread_messages(turns)
     assert all(0 <= m.rawIndex < len(events) for m in messages)
     turn_outcome(turns if isinstance(turns, dict) else {"status": turns})
+
+
+def test_automatic_replies_wait_in_the_outbox_in_order() -> None:
+    connection = CodexClientConnection()
+    connection.initialize(name="t", version="1")
+    events = connection.receive_data(
+        line({"id": 1, "result": {"userAgent": "a/0.1 (x)"}})
+        + line({"id": 7, "method": "item/commandExecution/requestApproval", "params": {}})
+    )
+    done, request = events
+    assert isinstance(done, HandshakeComplete)
+    assert isinstance(request, ServerRequest)
+    assert connection.data_to_send() == done.reply + request.reply
+    assert connection.data_to_send() == b""
+
+
+def test_page_walk_follows_cursors_and_stops_on_a_repeat() -> None:
+    walk = PageWalk({"threadId": "t"})
+    assert walk.query() == {"threadId": "t"}
+    assert walk.add({"data": [1, 2], "nextCursor": "c1"})
+    assert walk.query() == {"threadId": "t", "cursor": "c1"}
+    assert walk.add({"data": [3], "nextCursor": "c2"})
+    assert not walk.add({"data": [4], "nextCursor": "c1"})  # a server going round in circles
+    assert walk.items == [1, 2, 3, 4]
+    ended = PageWalk({})
+    assert not ended.add({"data": "nope", "nextCursor": ""})
+    assert not PageWalk({}).add(None)
+    assert ended.items == []
+
+
+def test_item_of_entry_unwraps_items_list_entries_only() -> None:
+    item = {"type": "agentMessage", "id": "i"}
+    assert item_of_entry({"item": item, "turnId": "t", "startedAtMs": 1}) is item
+    assert item_of_entry(item) is item
+    assert item_of_entry({"item": item}) == {"item": item}
+
+
+def test_started_turns_are_remembered_until_forgotten() -> None:
+    connection = ready()
+    assert not connection.started_turn("z")
+    connection.receive_data(line({"method": "turn/started", "params": {"turn": {"id": "z"}}}))
+    connection.receive_data(line({"method": "turn/started", "params": {"turn": "bad"}}))
+    assert connection.started_turn("z")
+    connection.forget_turn("z")
+    connection.forget_turn("never")
+    assert not connection.started_turn("z")

@@ -374,3 +374,31 @@ def test_consumer_oversize_line_closes() -> None:
     events = app.receive_data(b"z" * ((1 << 20) + 5))
     assert [type(e) for e in events] == [ConnectionClosed]
     assert state(app) is ConsumerState.CLOSED
+
+
+def test_consumer_answers_pings_from_its_outbox() -> None:
+    app = active_app()
+    events = app.receive_data(
+        encode_frame(Ping(id="p1", ts="x")) + encode_frame(Ping(id="p2", ts="x")), wall=0.0
+    )
+    assert [type(e) for e in events] == [Ping, Ping]  # still delivered
+    assert app.data_to_send() == (
+        b'{"v":2,"type":"pong","id":"p1","ts":"1970-01-01T00:00:00Z"}\n'
+        b'{"v":2,"type":"pong","id":"p2","ts":"1970-01-01T00:00:00Z"}\n'
+    )
+    assert app.data_to_send() == b""
+    app.receive_data(encode_frame(Ping(id="p3", ts="x")))  # no wall time: no answer
+    assert app.data_to_send() == b""
+
+
+def test_consumer_fatal_line_is_kept_as_the_sticky_error() -> None:
+    app = active_app()
+    events = app.receive_data(encode_frame(Ping(id="p")) + b"x" * (1 << 20) + b"\n")
+    assert [type(e) for e in events] == [Ping, ConnectionClosed]
+    closed = events[-1]
+    assert isinstance(closed, ConnectionClosed)
+    assert closed.reason is CloseReason.LINE_TOO_LONG
+    assert app.error is closed.error is not None
+    assert app.state is ConsumerState.CLOSED
+    with pytest.raises(LocalProtocolError, match="failed earlier"):
+        app.send(Pong(id="p"))

@@ -1,76 +1,82 @@
 from __future__ import annotations
 
 import itertools
+from enum import Enum
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shedproto import LocalProtocolError, RemoteProtocolError
+from shedproto import LocalProtocolError, RemoteProtocolError, Role, TransitionTable
 from shedproto.hostagent import (
+    AGENT_TABLE,
     AGENT_TRANSITIONS,
+    CONSUMER_TABLE,
     CONSUMER_TRANSITIONS,
     AgentConnection,
     AgentInput,
     AgentState,
+    ApprovalRequest,
+    ApprovalResponse,
     ConnectionClosed,
     ConsumerConnection,
     ConsumerInput,
     ConsumerState,
+    CredentialGet,
+    CredentialResponse,
+    Event,
     Hello,
     HelloAck,
     LineSkipped,
+    Ping,
+    Pong,
+    TokenGet,
+    TokenResponse,
     decode_agent_frame,
     decode_consumer_frame,
     encode_frame,
 )
-from shedproto.hostagent._state import agent_transition, consumer_transition
 
-AGENT_REMOTE = {AgentInput.LINE, AgentInput.EOF, AgentInput.OVERSIZE}
-CONSUMER_REMOTE = {
-    ConsumerInput.RECV_FRAME,
-    ConsumerInput.RECV_ACCEPTED,
-    ConsumerInput.RECV_SUPERSEDED,
-    ConsumerInput.EOF,
-    ConsumerInput.OVERSIZE,
-}
+CONSUMER_FRAMES = (Hello, ApprovalResponse, Pong, TokenGet, CredentialGet)
+AGENT_FRAMES = (ApprovalRequest, Event, Ping, TokenResponse, CredentialResponse)
+AGENT_KEYS = (*CONSUMER_FRAMES, *AGENT_FRAMES, *AgentInput)
+CONSUMER_KEYS = (*CONSUMER_FRAMES, *AGENT_FRAMES, *ConsumerInput)
 
 
-def test_remote_inputs_are_total_outside_closed() -> None:
+def test_ends_are_legal_in_every_state() -> None:
     for state in AgentState:
-        if state is AgentState.CLOSED:
-            continue
-        for event in AGENT_REMOTE - (
-            {AgentInput.LINE} if state is AgentState.AWAITING_HELLO else set()
-        ):
-            assert (state, event) in AGENT_TRANSITIONS
+        for end in (AgentInput.EOF, AgentInput.OVERSIZE, AgentInput.CLOSE):
+            assert AGENT_TRANSITIONS[state, end] is AgentState.CLOSED
     for cstate in ConsumerState:
-        if cstate is ConsumerState.CLOSED:
-            continue
-        for cevent in CONSUMER_REMOTE:
-            assert (cstate, cevent) in CONSUMER_TRANSITIONS
+        for cend in (ConsumerInput.EOF, ConsumerInput.OVERSIZE, ConsumerInput.CLOSE):
+            assert CONSUMER_TRANSITIONS[cstate, cend] is ConsumerState.CLOSED
 
 
-def test_every_pair_either_transitions_or_is_a_local_error() -> None:
-    for state, event in itertools.product(AgentState, AgentInput):
-        if (state, event) in AGENT_TRANSITIONS:
-            assert agent_transition(state, event) == AGENT_TRANSITIONS[state, event]
-        else:
+def test_every_pair_either_transitions_or_raises_by_who_caused_it() -> None:
+    cases: list[tuple[TransitionTable[Any], type[Enum], tuple[object, ...]]] = [
+        (AGENT_TABLE, AgentState, AGENT_KEYS),
+        (CONSUMER_TABLE, ConsumerState, CONSUMER_KEYS),
+    ]
+    for table, states, keys in cases:
+        allowed = 0
+        for state, key in itertools.product(states, keys):
+            if table.allows(state, key):
+                allowed += 1
+                assert table.next_state(state, key, Role.LOCAL) is table.transitions[state, key]
+                continue
             with pytest.raises(LocalProtocolError):
-                agent_transition(state, event)
-    for cstate, cevent in itertools.product(ConsumerState, ConsumerInput):
-        if (cstate, cevent) in CONSUMER_TRANSITIONS:
-            assert consumer_transition(cstate, cevent) == CONSUMER_TRANSITIONS[cstate, cevent]
-        else:
-            with pytest.raises(LocalProtocolError):
-                consumer_transition(cstate, cevent)
+                table.next_state(state, key, Role.LOCAL)
+            with pytest.raises(RemoteProtocolError):
+                table.next_state(state, key, Role.REMOTE)
+        assert allowed == len(table.transitions)
 
 
 def test_closed_is_terminal() -> None:
-    for (state, _), (target, _) in AGENT_TRANSITIONS.items():
+    for (state, _), target in AGENT_TRANSITIONS.items():
         if state is AgentState.CLOSED:
             assert target is AgentState.CLOSED
-    for (cstate, _), (ctarget, _) in CONSUMER_TRANSITIONS.items():
+    for (cstate, _), ctarget in CONSUMER_TRANSITIONS.items():
         if cstate is ConsumerState.CLOSED:
             assert ctarget is ConsumerState.CLOSED
 

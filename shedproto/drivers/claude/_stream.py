@@ -6,24 +6,39 @@ user message and control requests, turns stdout into events, answers the
 CLI's own control requests (tool permission is always denied; unknown
 subtypes get an error response, never silence) and maps the last message to
 the receipt status with the connector's ``claudeTerminalResult`` rule.
+
+The connection is built on the connection contract (:class:`shedproto.Contract`,
+table :data:`STREAM_TABLE`): its answers to the CLI's control requests wait in
+the outbox (:meth:`~shedproto.Contract.data_to_send`); an over-cap stdout line
+ends the stream after the lines before it, :class:`StreamClosed` carrying the error.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 
 from shedproto._codec import decoder_for, encode_line
-from shedproto._errors import ErrorCode, FramingError, LocalProtocolError, RemoteProtocolError
+from shedproto._contract import (
+    ConnectionClosed,
+    Contract,
+    LineSkipped,
+    TableEnum,
+    TransitionTable,
+)
+from shedproto._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
 from shedproto._framing import EofTail, FramingPolicy, LineBuffer, OverCap
 from shedproto.agentshost import CommandExecutionResult
 from shedproto.drivers._results import failed, succeeded, unknown
 
 __all__ = [
     "CLAUDE_FRAMING",
+    "STREAM_TABLE",
+    "StreamInput",
+    "StreamState",
     "build_argv",
     "build_env",
     "result_outcome",
@@ -170,7 +185,7 @@ class ControlResponse:
 
 @dataclass(frozen=True)
 class ControlRequest:
-    """A control request from the CLI; ``reply`` is the answer the shell must write."""
+    """A control request from the CLI; ``reply`` is its answer, queued in the outbox."""
 
     request_id: str
     subtype: str | None
@@ -179,26 +194,55 @@ class ControlRequest:
 
 
 @dataclass(frozen=True)
-class StreamMalformedLine:
-    """A stdout line that is not a JSON object; skipped."""
-
-    line: bytes
-    error: RemoteProtocolError
+class StreamMalformedLine(LineSkipped):
+    """A stdout line that is not a JSON object (kept in ``line``); skipped."""
 
 
 @dataclass(frozen=True)
-class StreamClosed:
-    """stdout ended (``error`` set when an over-cap line killed it); ``outcome`` is final."""
+class StreamClosed(ConnectionClosed):
+    """stdout ended: ``reason`` ``"eof"``, or ``"frame_too_large"`` with ``error``.
 
-    outcome: CommandExecutionResult
-    error: RemoteProtocolError | None = None
+    ``outcome`` is final.
+    """
+
+    reason: str = "eof"
+    outcome: CommandExecutionResult = field(kw_only=True)
 
 
 StreamEvent = StreamMessage | ControlResponse | ControlRequest | StreamMalformedLine | StreamClosed
 """Everything :meth:`ClaudeStreamConnection.receive_data` returns."""
 
 
-class ClaudeStreamConnection:
+class StreamState(TableEnum):
+    """The host side's view of the child's stdout."""
+
+    OPEN = "open"
+    CLOSED = "closed"
+    """stdout ended."""
+    ERROR = "error"
+    """An over-cap line killed the stream (sticky)."""
+
+
+class StreamInput(TableEnum):
+    """What moves a stream connection."""
+
+    EOF = "eof"
+    SEND = "send"
+    """This side writes a line to stdin (allowed while stdin may still be open)."""
+
+
+STREAM_TABLE = TransitionTable(
+    "claude stream",
+    {
+        (StreamState.OPEN, StreamInput.EOF): StreamState.CLOSED,
+        **{(state, StreamInput.SEND): state for state in StreamState},
+    },
+    error=StreamState.ERROR,
+)
+"""The contract table of :class:`ClaudeStreamConnection`."""
+
+
+class ClaudeStreamConnection(Contract[StreamState]):
     """The host side of one stream-json child.
 
     ``request_token`` is the random part of control request ids
@@ -212,16 +256,22 @@ class ClaudeStreamConnection:
         request_token: str = "00000000",
         framing: FramingPolicy = CLAUDE_FRAMING,
     ) -> None:
+        super().__init__(STREAM_TABLE, StreamState.OPEN)
         self.session_id = session_id
         self.last_message: dict[str, Any] | None = None
         """The last message line seen (control traffic excluded)."""
-        self.closed = False
         self._token = request_token
         self._counter = 0
         self._lines = LineBuffer(framing)
 
+    @property
+    def closed(self) -> bool:
+        """True once stdout ended (cleanly or not)."""
+        return self.state is not StreamState.OPEN
+
     def user_message(self, text: str) -> bytes:
         """Return the stdin line carrying the prompt text."""
+        self._local(StreamInput.SEND)
         return encode_line(
             {
                 "type": "user",
@@ -233,6 +283,7 @@ class ClaudeStreamConnection:
 
     def control_request(self, subtype: str, **fields: Any) -> tuple[str, bytes]:
         """Return ``(request_id, line)`` for a control request of ``subtype`` with ``fields``."""
+        self._local(StreamInput.SEND)
         self._counter += 1
         request_id = f"req_{self._counter}_{self._token}"
         request = {"subtype": subtype, **fields}
@@ -263,16 +314,14 @@ class ClaudeStreamConnection:
             LocalProtocolError: data after the stream closed.
 
         """
-        try:
-            lines = self._lines.feed(data)
-        except FramingError as exc:
-            events = [event for line in exc.frames_before for event in self._line(line)]
-            self.closed = True
-            events.append(StreamClosed(outcome=self.outcome(), error=exc))
-            return events
+        lines, error = self._split(self._lines, data)
         events = [event for line in lines for event in self._line(line)]
+        if error is not None:
+            self._fail(error)
+            events.append(StreamClosed("frame_too_large", error, outcome=self.outcome()))
+            return events
         if not data:
-            self.closed = True
+            self._remote(StreamInput.EOF)
             events.append(StreamClosed(outcome=self.outcome()))
         return events
 
@@ -331,9 +380,11 @@ class ClaudeStreamConnection:
                 "request_id": request_id,
                 "error": f"unsupported control request: {subtype}",
             }
+        reply = encode_line({"type": "control_response", "response": body})
+        self.outbox.put(reply)
         return ControlRequest(
             request_id=request_id,
             subtype=subtype if isinstance(subtype, str) else None,
             request=request,
-            reply=encode_line({"type": "control_response", "response": body}),
+            reply=reply,
         )

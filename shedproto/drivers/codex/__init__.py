@@ -39,7 +39,9 @@ from ._operations import (
     CodexConfigError,
     InventoryCursor,
     LaunchPlan,
+    PageWalk,
     inventory_page,
+    item_of_entry,
     launch_plan,
     parse_inventory_cursor,
     thread_list_params,
@@ -48,7 +50,7 @@ from ._operations import (
     turn_outcome,
     turn_start_params,
 )
-from ._state import TRANSITIONS, CodexInput, CodexState, transition
+from ._state import TABLE, TRANSITIONS, CodexInput, CodexState, transition
 
 __all__ = [
     "CodexClientConnection",
@@ -56,6 +58,7 @@ __all__ = [
     "CodexInput",
     "TRANSITIONS",
     "transition",
+    "TABLE",
     "ApprovalPolicy",
     "server_request_answer",
     "parse_user_agent_version",
@@ -73,6 +76,8 @@ __all__ = [
     "JSONRPC_METHOD_NOT_FOUND",
     "CODEX_CAPABILITIES",
     "InventoryCursor",
+    "PageWalk",
+    "item_of_entry",
     "parse_inventory_cursor",
     "thread_list_params",
     "inventory_page",

@@ -5,8 +5,15 @@ returns the bytes to write, :meth:`~CodexClientConnection.receive_data` turns th
 child's stdout into events. It numbers requests with rising integers from 1,
 pairs responses with their requests whatever order they arrive in, answers every
 server-initiated request (the reply bytes ride on the event) and remembers the
-last :data:`NOTIFICATION_MEMORY` notifications and completed turns, so a caller
-that learns a turn id after its ``turn/completed`` arrived still finds it.
+last :data:`NOTIFICATION_MEMORY` notifications, started and completed turns, so a
+caller that learns a turn id after its ``turn/started`` or ``turn/completed``
+arrived still finds it.
+
+It is built on the connection contract (:class:`shedproto.Contract`, table
+:data:`~shedproto.drivers.codex._state.TABLE`): the replies it writes by
+itself (``initialized``, answers to server requests) wait in its outbox
+(:meth:`~shedproto.Contract.data_to_send`); an over-cap line ends the stream
+after the lines before it, with :class:`ConnectionClosed` carrying the error.
 """
 
 from __future__ import annotations
@@ -18,16 +25,17 @@ from typing import Any
 import msgspec
 
 from shedproto._codec import decoder_for, encode_line
+from shedproto._contract import ConnectionClosed as _Closed
+from shedproto._contract import Contract, LineSkipped
 from shedproto._errors import (
     ErrorCode,
-    FramingError,
     LocalProtocolError,
     RemoteProtocolError,
     remote_error_from_msgspec,
 )
 from shedproto._framing import EofTail, FramingPolicy, LineBuffer, OverCap
 
-from ._state import CodexInput, CodexState, transition
+from ._state import TABLE, CodexInput, CodexState
 
 __all__ = [
     "ApprovalPolicy",
@@ -90,7 +98,7 @@ _DECODER = decoder_for(_Wire)
 
 @dataclass(frozen=True)
 class HandshakeComplete:
-    """The ``initialize`` answer arrived; write ``reply`` (the ``initialized`` notification)."""
+    """The ``initialize`` answer arrived; ``reply`` (``initialized``) is queued in the outbox."""
 
     id: int
     user_agent: str | None
@@ -130,7 +138,7 @@ class Notification:
 
 @dataclass(frozen=True)
 class ServerRequest:
-    """A server-initiated request; ``reply`` is the answer the shell must write at once."""
+    """A server-initiated request; ``reply`` is its answer, queued in the outbox."""
 
     id: int | str
     method: str
@@ -139,23 +147,20 @@ class ServerRequest:
 
 
 @dataclass(frozen=True)
-class MalformedLine:
-    """A stdout line that is not a message; it is skipped, the connection goes on."""
-
-    line: bytes
-    error: RemoteProtocolError
+class MalformedLine(LineSkipped):
+    """A stdout line that is not a message (kept in ``line``); skipped, the connection goes on."""
 
 
 @dataclass(frozen=True)
-class ConnectionClosed:
+class ConnectionClosed(_Closed):
     """The stream is over: ``pending`` are the request ids that will never be answered.
 
-    ``error`` is ``None`` at a clean EOF, or the framing error (an over-cap line)
-    that killed the stream.
+    ``reason`` is ``"eof"`` with ``error`` ``None`` at a clean EOF, or
+    ``"frame_too_large"`` with the framing error (an over-cap line) that killed the stream.
     """
 
-    pending: tuple[int, ...]
-    error: RemoteProtocolError | None = None
+    reason: str = "eof"
+    pending: tuple[int, ...] = ()
 
 
 CodexEvent = (
@@ -223,11 +228,11 @@ def parse_user_agent_version(user_agent: object) -> str | None:
 # --- the connection -----------------------------------------------------------------------------
 
 
-class CodexClientConnection:
+class CodexClientConnection(Contract[CodexState]):
     """The client side of one app-server conversation (the driver's side).
 
-    Raises from its methods are described per method; a :class:`RemoteProtocolError`
-    from :meth:`receive_data` (framing only) leaves the connection in ``ERROR``.
+    Raises from its methods are described per method; an over-cap line from
+    the peer leaves the connection in ``ERROR`` (sticky).
     """
 
     def __init__(
@@ -236,7 +241,7 @@ class CodexClientConnection:
         approval_policy: ApprovalPolicy | None = None,
         framing: FramingPolicy = CODEX_FRAMING,
     ) -> None:
-        self.state = CodexState.NEW
+        super().__init__(TABLE, CodexState.NEW)
         self.approval_policy = approval_policy or ApprovalPolicy()
         self.user_agent: str | None = None
         """``userAgent`` from the ``initialize`` answer."""
@@ -245,6 +250,7 @@ class CodexClientConnection:
         self.notifications: deque[Notification] = deque(maxlen=NOTIFICATION_MEMORY)
         """The most recent notifications, oldest first."""
         self._completed: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._started: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._pending: dict[int, str] = {}
         self._next_id = 1
         self._initialize_id: int | None = None
@@ -271,7 +277,7 @@ class CodexClientConnection:
             LocalProtocolError: ``UNEXPECTED_EVENT`` unless the connection is ``NEW``.
 
         """
-        self.state = transition(self.state, CodexInput.SEND_INITIALIZE)
+        self._local(CodexInput.SEND_INITIALIZE)
         client_info: dict[str, Any] = {"name": name}
         if title is not None:
             client_info["title"] = title
@@ -295,7 +301,7 @@ class CodexClientConnection:
         """
         if method == "initialize":
             raise LocalProtocolError(ErrorCode.INVALID_ARGUMENT, "use initialize() for initialize")
-        transition(self.state, CodexInput.SEND_REQUEST)
+        self._local(CodexInput.SEND_REQUEST)
         return self._request(method, params)
 
     def _request(self, method: str, params: dict[str, Any] | None) -> tuple[int, bytes]:
@@ -324,19 +330,16 @@ class CodexClientConnection:
             LocalProtocolError: data after EOF or after the stream was killed.
 
         """
-        try:
-            lines = self._lines.feed(data)
-        except FramingError as exc:
-            events = [event for line in exc.frames_before for event in self._line(line)]
-            self.state = transition(self.state, CodexInput.PROTOCOL_ERROR)
-            events.append(ConnectionClosed(pending=self._drain_pending(), error=exc))
-            return events
+        lines, error = self._split(self._lines, data)
         events = [event for line in lines for event in self._line(line)]
-        if not data:
+        if error is not None:
+            self._fail(error)
             pending = self._drain_pending()
-            if self.state in (CodexState.NEW, CodexState.INITIALIZING, CodexState.READY):
-                self.state = transition(self.state, CodexInput.EOF)
-            events.append(ConnectionClosed(pending=pending))
+            events.append(ConnectionClosed("frame_too_large", error, pending=pending))
+            return events
+        if not data:
+            self._remote(CodexInput.EOF)
+            events.append(ConnectionClosed(pending=self._drain_pending()))
         return events
 
     def _drain_pending(self) -> tuple[int, ...]:
@@ -362,15 +365,13 @@ class CodexClientConnection:
                 answer["result"] = result
             else:
                 answer["error"] = error
-            return [
-                ServerRequest(
-                    id=wire.id, method=wire.method, params=wire.params, reply=encode_line(answer)
-                )
-            ]
+            reply = encode_line(answer)
+            self.outbox.put(reply)
+            return [ServerRequest(id=wire.id, method=wire.method, params=wire.params, reply=reply)]
         if wire.error is not None:
             method = self._pending.pop(wire.id, None) if isinstance(wire.id, int) else None
-            if wire.id is not None and wire.id == self._initialize_id:
-                self.state = transition(self.state, CodexInput.INITIALIZE_ERROR)
+            if method == "initialize" and wire.id == self._initialize_id:
+                self._remote(CodexInput.INITIALIZE_ERROR)
             return [
                 ErrorResponse(
                     id=wire.id,
@@ -391,28 +392,42 @@ class CodexClientConnection:
         return [MalformedLine(line=line, error=problem)]
 
     def _handshake(self, request_id: int, result: Any) -> HandshakeComplete:
-        self.state = transition(self.state, CodexInput.INITIALIZE_RESULT)
+        self._remote(CodexInput.INITIALIZE_RESULT)
         user_agent = result.get("userAgent") if isinstance(result, dict) else None
         self.user_agent = user_agent if isinstance(user_agent, str) else None
         self.version = parse_user_agent_version(self.user_agent)
+        reply = encode_line({"method": "initialized"})
+        self.outbox.put(reply)
         return HandshakeComplete(
             id=request_id,
             user_agent=self.user_agent,
             version=self.version,
             result=result,
-            reply=encode_line({"method": "initialized"}),
+            reply=reply,
         )
 
     def _remember(self, note: Notification) -> None:
         self.notifications.append(note)
-        if note.method != "turn/completed" or not isinstance(note.params, dict):
+        if note.method == "turn/completed":
+            memory = self._completed
+        elif note.method == "turn/started":
+            memory = self._started
+        else:
             return
-        turn = note.params.get("turn")
+        turn = note.params.get("turn") if isinstance(note.params, dict) else None
         if isinstance(turn, dict) and isinstance(turn.get("id"), str):
-            self._completed[turn["id"]] = turn
-            while len(self._completed) > NOTIFICATION_MEMORY:
-                self._completed.popitem(last=False)
+            memory[turn["id"]] = turn
+            while len(memory) > NOTIFICATION_MEMORY:
+                memory.popitem(last=False)
 
     def completed_turn(self, turn_id: str) -> dict[str, Any] | None:
         """Return the final turn object of ``turn/completed`` for ``turn_id``, if it arrived."""
         return self._completed.get(turn_id)
+
+    def started_turn(self, turn_id: str) -> bool:
+        """Return whether ``turn/started`` arrived for ``turn_id`` (and was not forgotten)."""
+        return turn_id in self._started
+
+    def forget_turn(self, turn_id: str) -> None:
+        """Stop remembering that ``turn_id`` started (its prompt is over); never raises."""
+        self._started.pop(turn_id, None)

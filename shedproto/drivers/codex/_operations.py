@@ -1,7 +1,8 @@
 """What the codex driver sends and how it reads the answers: pure functions only.
 
-Inventory cursors, thread and item mapping, ``turn/start`` parameters with the
-``allowDangerFullAccess`` rule, turn outcomes, and the launch plan.
+Inventory cursors, cursor-safe paging of list methods, thread and item
+mapping, ``turn/start`` parameters with the ``allowDangerFullAccess`` rule,
+turn outcomes, and the launch plan.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from shedproto.drivers._results import failed, succeeded, text_preview
 __all__ = [
     "CODEX_CAPABILITIES",
     "InventoryCursor",
+    "PageWalk",
+    "item_of_entry",
     "parse_inventory_cursor",
     "thread_list_params",
     "inventory_page",
@@ -85,6 +88,48 @@ def parse_inventory_cursor(cursor: str | None) -> InventoryCursor:
     if colon and phase == "archived":
         return InventoryCursor(archived=True, cursor=inner or None)
     raise LocalProtocolError(ErrorCode.INVALID_ARGUMENT, f"invalid Codex cursor: {cursor}")
+
+
+class PageWalk:
+    """Collect every page of a cursor-paged list method (``thread/turns/list``, ...).
+
+    Send :meth:`query` until :meth:`add` returns ``False``; :attr:`items`
+    holds the ``data`` of every page in order. The walk stops at a missing or
+    empty ``nextCursor`` and at a cursor it has already followed, so a server
+    that repeats itself cannot loop it.
+    """
+
+    __slots__ = ("_cursor", "_params", "_seen", "items")
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        self._params = dict(params)
+        self._cursor: str | None = None
+        self._seen: set[str] = set()
+        self.items: list[Any] = []
+
+    def query(self) -> dict[str, Any]:
+        """Return the params of the next request (the first one has no ``cursor``)."""
+        if self._cursor is None:
+            return dict(self._params)
+        return {**self._params, "cursor": self._cursor}
+
+    def add(self, result: Any) -> bool:
+        """Take one page's result; return whether another page must be fetched. Never raises."""
+        data = result.get("data") if isinstance(result, dict) else None
+        self.items.extend(data if isinstance(data, list) else [])
+        following = result.get("nextCursor") if isinstance(result, dict) else None
+        if not isinstance(following, str) or not following or following in self._seen:
+            return False
+        self._seen.add(following)
+        self._cursor = following
+        return True
+
+
+def item_of_entry(entry: Any) -> Any:
+    """Unwrap a ``thread/items/list`` entry (``{item, turnId, startedAtMs, completedAtMs}``)."""
+    if isinstance(entry, dict) and isinstance(entry.get("item"), dict) and "turnId" in entry:
+        return entry["item"]
+    return entry
 
 
 def thread_list_params(position: InventoryCursor, *, cwd: str | None = None) -> dict[str, Any]:

@@ -4,23 +4,21 @@
 
     NEW --send initialize--> INITIALIZING --initialize result--> READY
     INITIALIZING --initialize error--> ERROR
-    any --EOF--> CLOSED            any --protocol error--> ERROR
+    any --EOF--> CLOSED (ERROR stays)   an over-cap line: ERROR (the contract's sticky state)
 
 Requests other than ``initialize`` may be sent only in ``READY``; anything not
 in the table raises :class:`~shedproto.LocalProtocolError` and leaves the
-state unchanged.
+state unchanged. :data:`TABLE` is the contract table of the connection.
 """
 
 from __future__ import annotations
 
-from enum import Enum
+from shedproto._contract import TableEnum, TransitionTable, step
 
-from shedproto._errors import ErrorCode, LocalProtocolError
-
-__all__ = ["CodexState", "CodexInput", "TRANSITIONS", "transition"]
+__all__ = ["CodexState", "CodexInput", "TABLE", "TRANSITIONS", "transition"]
 
 
-class CodexState(Enum):
+class CodexState(TableEnum):
     """Where a :class:`CodexClientConnection` is in its life."""
 
     NEW = "new"
@@ -30,7 +28,7 @@ class CodexState(Enum):
     ERROR = "error"
 
 
-class CodexInput(Enum):
+class CodexInput(TableEnum):
     """What moves the state: something sent, received, or the end of the stream."""
 
     SEND_INITIALIZE = "send_initialize"
@@ -38,7 +36,6 @@ class CodexInput(Enum):
     INITIALIZE_ERROR = "initialize_error"
     SEND_REQUEST = "send_request"
     EOF = "eof"
-    PROTOCOL_ERROR = "protocol_error"
 
 
 _S = CodexState
@@ -50,9 +47,12 @@ TRANSITIONS: dict[tuple[CodexState, CodexInput], CodexState] = {
     (_S.INITIALIZING, _I.INITIALIZE_ERROR): _S.ERROR,
     (_S.READY, _I.SEND_REQUEST): _S.READY,
     **{(state, _I.EOF): _S.CLOSED for state in (_S.NEW, _S.INITIALIZING, _S.READY)},
-    **{(state, _I.PROTOCOL_ERROR): _S.ERROR for state in (_S.NEW, _S.INITIALIZING, _S.READY)},
+    (_S.ERROR, _I.EOF): _S.ERROR,
 }
-"""``(state, input) -> next state``; every pair not listed is a local protocol error."""
+"""``(state, input) -> next state``; every pair not listed is a protocol error."""
+
+TABLE = TransitionTable("codex client", TRANSITIONS, error=_S.ERROR)
+"""The contract table of :class:`~shedproto.drivers.codex.CodexClientConnection`."""
 
 
 def transition(state: CodexState, event: CodexInput) -> CodexState:
@@ -62,9 +62,4 @@ def transition(state: CodexState, event: CodexInput) -> CodexState:
         LocalProtocolError: ``UNEXPECTED_EVENT``; ``(state, event)`` is not in the table.
 
     """
-    try:
-        return TRANSITIONS[state, event]
-    except KeyError:
-        raise LocalProtocolError(
-            ErrorCode.UNEXPECTED_EVENT, f"{event.value} is not allowed in state {state.value}"
-        ) from None
+    return step(TRANSITIONS, state, event, name=TABLE.name)
