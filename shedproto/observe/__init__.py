@@ -20,14 +20,35 @@ from __future__ import annotations
 
 from ._agentshost import AgentsHostObserver
 from ._base import Observer
+from ._cassette import (
+    CASSETTE_FORMAT,
+    REDACTED,
+    CassetteError,
+    CassetteHeader,
+    CassetteRecord,
+    decode_cassette,
+    encode_header,
+    encode_record,
+    redact,
+)
 from ._desktop import DesktopObserver
 from ._diagnostic import Diagnostic, DiagnosticKind, Direction, kind_of
-from ._factory import PROTOCOLS, ObserverFactory, observer_factory
+from ._factory import PROTOCOLS, ObserverFactory, observer_factory, resolve_options
 from ._herdr import HerdrObserver
 from ._hostagent import ApprovalObserver, StatusObserver
 
 __all__ = [
+    "CASSETTE_FORMAT",
     "PROTOCOLS",
+    "REDACTED",
+    "CassetteError",
+    "CassetteHeader",
+    "CassetteRecord",
+    "decode_cassette",
+    "encode_header",
+    "encode_record",
+    "redact",
+    "resolve_options",
     "AgentsHostObserver",
     "ApprovalObserver",
     "DesktopObserver",

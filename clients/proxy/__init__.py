@@ -1,0 +1,15 @@
+"""The validating proxy, the cassette recorder and the replay server (issue 15 shells).
+
+* :class:`Proxy`: relays one protocol's connections from a listen socket to
+  an upstream socket byte for byte and reports every deviation the core's
+  observers find (:mod:`shedproto.observe`); ``strict`` stops at the first.
+* :class:`Recorder`: writes what a proxy relays to a cassette (format in
+  :mod:`shedproto.observe`), secrets redacted.
+"""
+
+from __future__ import annotations
+
+from ._recorder import MAX_RECORD_BYTES, Recorder
+from ._relay import RECEIVE_CHUNK, Proxy
+
+__all__ = ["MAX_RECORD_BYTES", "RECEIVE_CHUNK", "Proxy", "Recorder"]
