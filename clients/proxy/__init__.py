@@ -5,11 +5,24 @@
   observers find (:mod:`shedproto.observe`); ``strict`` stops at the first.
 * :class:`Recorder`: writes what a proxy relays to a cassette (format in
   :mod:`shedproto.observe`), secrets redacted.
+* :class:`ReplayServer`: serves a cassette's server side to a client and
+  reports every client frame the cassette did not expect.
 """
 
 from __future__ import annotations
 
 from ._recorder import MAX_RECORD_BYTES, Recorder
 from ._relay import RECEIVE_CHUNK, Proxy
+from ._replay import Episode, ReplayMismatch, ReplayServer, episodes_of, frame_key
 
-__all__ = ["MAX_RECORD_BYTES", "RECEIVE_CHUNK", "Proxy", "Recorder"]
+__all__ = [
+    "MAX_RECORD_BYTES",
+    "RECEIVE_CHUNK",
+    "Episode",
+    "Proxy",
+    "Recorder",
+    "ReplayMismatch",
+    "ReplayServer",
+    "episodes_of",
+    "frame_key",
+]

@@ -1,0 +1,64 @@
+"""Shared helpers of the proxy tests: run a proxy in front of a server, collect diagnostics."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+
+from shedproto.clients.proxy import Proxy, Recorder
+from shedproto.observe import CassetteHeader, Diagnostic, observer_factory
+
+
+@dataclass
+class Running:
+    """A running proxy, the path clients use, and every diagnostic it reported."""
+
+    proxy: Proxy
+    path: Path
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    async def settle(self) -> None:
+        """Wait until the observer task has seen everything relayed so far."""
+        while self.proxy._inbox.statistics().current_buffer_used:  # noqa: SLF001
+            await anyio.sleep(0.01)
+        await anyio.sleep(0.05)
+
+
+@asynccontextmanager
+async def proxied(
+    listen: Path,
+    upstream: Path,
+    protocol: str,
+    *,
+    dialect: str | None = None,
+    version: int | None = None,
+    record: Path | None = None,
+    strict: bool = False,
+) -> AsyncIterator[Running]:
+    """Run a :class:`Proxy` from ``listen`` to ``upstream``; stop it on exit."""
+    recorder = None
+    if record is not None:
+        header = CassetteHeader(protocol=protocol, dialect=dialect, version=version)
+        recorder = Recorder(record, header, overwrite=False)
+    found: list[Diagnostic] = []
+    errors: list[str] = []
+    proxy = Proxy(
+        listen,
+        upstream,
+        observer_factory(protocol, dialect=dialect, version=version),
+        on_diagnostic=found.append,
+        on_error=errors.append,
+        recorder=recorder,
+        strict=strict,
+    )
+    async with anyio.create_task_group() as tasks:
+        path = await tasks.start(proxy.serve)
+        try:
+            yield Running(proxy, path, found, errors)
+        finally:
+            proxy.shutdown()
