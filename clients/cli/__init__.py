@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from shedproto import __version__
 
-from . import _demo, _schemas
+from . import _demo, _proxy, _schemas
 from ._groups import add_groups
 from ._output import EXIT_USAGE
 
@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
     _demo.register(subparsers)
     _schemas.register(subparsers)
+    _proxy.register(subparsers)
     add_groups(subparsers)
     return parser
 

@@ -9,7 +9,7 @@ connections in another order still gets the right answers).
 
 Lines are compared by their *key*, the decoded JSON value with the fields a
 client legitimately changes between runs removed (host-agent: ``id``,
-``ts`` and ``client.pid``); a line that is not JSON is compared byte for byte.
+``ts`` and ``client.pid``) and secrets redacted as in the cassette; a line that is not JSON is compared byte for byte.
 A mismatch is reported with the expected and the received frame and that
 connection is closed; the server stays up.
 """
@@ -30,7 +30,7 @@ import msgspec
 
 from shedproto import FrameQueue, FramingError, FramingPolicy
 from shedproto._framing import BlankLines, EofTail
-from shedproto.observe import CassetteHeader, CassetteRecord, decode_cassette
+from shedproto.observe import CassetteHeader, CassetteRecord, decode_cassette, redact
 from shedproto.servers._unix import UnixServer
 
 from ._relay import RECEIVE_CHUNK
@@ -87,7 +87,11 @@ def episodes_of(records: list[CassetteRecord]) -> list[Episode]:
 
 
 def frame_key(protocol: str, line: bytes) -> Any:
-    """Return what must be equal for a received client line to match a recorded one."""
+    """Return what must be equal for a received client line to match a recorded one.
+
+    The line is redacted first, as the recorder redacted the recorded one.
+    """
+    line, _ = redact(protocol, "c2s", line)
     try:
         value = msgspec.json.decode(line)
     except msgspec.DecodeError:

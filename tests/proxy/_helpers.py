@@ -22,12 +22,6 @@ class Running:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
-    async def settle(self) -> None:
-        """Wait until the observer task has seen everything relayed so far."""
-        while self.proxy._inbox.statistics().current_buffer_used:  # noqa: SLF001
-            await anyio.sleep(0.01)
-        await anyio.sleep(0.05)
-
 
 @asynccontextmanager
 async def proxied(
@@ -40,7 +34,11 @@ async def proxied(
     record: Path | None = None,
     strict: bool = False,
 ) -> AsyncIterator[Running]:
-    """Run a :class:`Proxy` from ``listen`` to ``upstream``; stop it on exit."""
+    """Run a :class:`Proxy` from ``listen`` to ``upstream``; stop it on exit.
+
+    After the ``async with`` block every relayed byte has been observed (and
+    recorded): the proxy drains its observer queue before it returns.
+    """
     recorder = None
     if record is not None:
         header = CassetteHeader(protocol=protocol, dialect=dialect, version=version)
