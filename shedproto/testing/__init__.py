@@ -35,6 +35,10 @@ Fixtures:
   yields a ``RunningAgentsHost`` (``socket``, ``owner_did``, ``driver``);
   async tests only. ``make_command`` builds commands for it.
 
+* ``cassette_server`` and ``--record-mode=none|once|new_episodes|all``:
+  record a protocol session through the validating proxy once, replay the
+  cassette afterwards (see :mod:`shedproto.testing._cassette`).
+
 Protocol issues add their reference-server fixtures here.
 """
 
@@ -48,6 +52,7 @@ from pathlib import Path
 import pytest
 
 from ._agentshost import EchoDriver, RunningAgentsHost, agents_host, make_command
+from ._cassette import CassetteServer, cassette_server, pytest_addoption
 from ._connector import agents_host_dirs, command_ledger
 from ._desktop import desktop_server, desktop_server_factory, running_desktop_server
 from ._drivers import ClaudeProjects, claude_projects
@@ -55,6 +60,9 @@ from ._herdr import herdr_server
 from ._hostagent import host_agent_server
 
 __all__ = [
+    "CassetteServer",
+    "cassette_server",
+    "pytest_addoption",
     "ClaudeProjects",
     "EchoDriver",
     "RunningAgentsHost",
