@@ -11,7 +11,6 @@ per connection and to the optional :class:`Recorder`.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import math
 import os
 import time
@@ -69,8 +68,9 @@ class Proxy:
         """The deviation that stopped a strict proxy."""
         self.diagnostics = 0
         """How many deviations were reported so far."""
+        self.connections = 0
+        """How many client connections were accepted so far."""
         self.server = UnixServer(listen, self._handle, grace=1.0)
-        self._ids = itertools.count(1)
         self._start = clock()
         send, receive = anyio.create_memory_object_stream[_Item](math.inf)
         self._queue: MemoryObjectSendStream[_Item] = send
@@ -117,7 +117,8 @@ class Proxy:
         self._queue.send_nowait((self.clock() - self._start, conn, ev, direction, data))
 
     async def _handle(self, client: anyio.abc.SocketStream) -> None:
-        conn = next(self._ids)
+        self.connections += 1
+        conn = self.connections
         try:
             upstream = await anyio.connect_unix(self.upstream)
         except OSError as exc:

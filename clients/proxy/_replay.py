@@ -9,7 +9,8 @@ connections in another order still gets the right answers).
 
 Lines are compared by their *key*, the decoded JSON value with the fields a
 client legitimately changes between runs removed (host-agent: ``id``,
-``ts`` and ``client.pid``) and secrets redacted as in the cassette; a line that is not JSON is compared byte for byte.
+``ts`` and ``client.pid``) and secrets redacted as in the cassette; a
+line that is not JSON is compared byte for byte.
 A mismatch is reported with the expected and the received frame and that
 connection is closed; the server stays up.
 """
