@@ -41,7 +41,8 @@ class Proxy:
     ``on_diagnostic`` is called (in the observer task) for every deviation;
     ``on_error`` with a one-line message when the upstream cannot be reached
     for a client (that client is disconnected). With ``strict`` the first
-    deviation stops the proxy; it is then in :attr:`failed`. Run with
+    deviation stops the proxy as :meth:`shutdown` does (connections in
+    flight get their grace second); it is then in :attr:`failed`. Run with
     ``await task_group.start(proxy.serve)``; stop with :meth:`shutdown`.
     """
 
@@ -75,7 +76,6 @@ class Proxy:
         send, receive = anyio.create_memory_object_stream[_Item](math.inf)
         self._queue: MemoryObjectSendStream[_Item] = send
         self._inbox: MemoryObjectReceiveStream[_Item] = receive
-        self._scope: anyio.CancelScope | None = None
 
     async def serve(
         self, *, task_status: anyio.abc.TaskStatus[Path] = anyio.TASK_STATUS_IGNORED
@@ -88,7 +88,6 @@ class Proxy:
         """
         try:
             async with anyio.create_task_group() as tasks:
-                self._scope = tasks.cancel_scope
                 tasks.start_soon(self._observe)
                 path = await tasks.start(self._relay)
                 task_status.started(path)
@@ -108,10 +107,6 @@ class Proxy:
         """Stop accepting; open connections get a second, then everything relayed is observed."""
         self.server.shutdown()
 
-    def _stop_now(self) -> None:
-        self.server.shutdown()
-        if self._scope is not None:
-            self._scope.cancel()
 
     def _put(self, conn: int, ev: str, direction: Direction | None, data: bytes = b"") -> None:
         self._queue.send_nowait((self.clock() - self._start, conn, ev, direction, data))
@@ -186,4 +181,4 @@ class Proxy:
             self.on_diagnostic(diagnostic)
             if self.strict and self.failed is None:
                 self.failed = diagnostic
-                self._stop_now()
+                self.shutdown()
