@@ -32,10 +32,15 @@ example:
   shedproto replay --cassette session.ndjson --listen /tmp/r/herdr.sock
   HERDR_SOCKET_PATH=/tmp/r/herdr.sock herdr workspace list
 """
+CHECK_EXAMPLE = """\
+example:
+  shedproto check --protocol desktop --dialect mac \\
+      --socket ~/Library/Caches/ShedDesktop/shed-desktop.sock
+"""
 
 
 def register(subparsers: Any) -> None:
-    """Add the ``proxy`` and ``replay`` commands."""
+    """Add the ``proxy``, ``replay`` and ``check`` commands."""
     proxy = subparsers.add_parser(
         "proxy",
         parents=[json_flag()],
@@ -63,6 +68,24 @@ def register(subparsers: Any) -> None:
     replay.add_argument("--listen", required=True, help="the socket clients connect to")
     replay.add_argument("--strict", action="store_true", help="exit 1 at the first mismatch")
     replay.set_defaults(func=_replay)
+
+    check = subparsers.add_parser(
+        "check",
+        parents=[json_flag()],
+        help="probe a live server with the protocol's edge cases; print a pass/fail table",
+        description="Probe a live server with the specs' edge cases (read-only by default).",
+        epilog=CHECK_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _protocol_options(check)
+    check.add_argument("--socket", required=True, help="the server's socket")
+    check.add_argument(
+        "--allow-mutations", action="store_true", help="also run cases that change server state"
+    )
+    check.add_argument(
+        "--timeout", type=float, default=3.0, help="seconds each case waits (default 3)"
+    )
+    check.set_defaults(func=_check)
 
 
 def _protocol_options(parser: argparse.ArgumentParser) -> None:
@@ -180,4 +203,41 @@ def _replay(args: argparse.Namespace) -> int:
         _run_until_signal(server.serve, server.shutdown, ready)
     except BindError as exc:
         return fail(args, "bind_failed", str(exc))
+    return EXIT_FAILURE if failed else EXIT_OK
+
+
+def _check(args: argparse.Namespace) -> int:
+    import anyio
+
+    from shedproto.clients.proxy import CheckResult, run_check
+
+    async def probe() -> list[CheckResult]:
+        return await run_check(
+            args.protocol,
+            args.socket,
+            dialect=args.dialect,
+            version=args.version,
+            allow_mutations=args.allow_mutations,
+            timeout=args.timeout,
+        )
+
+    try:
+        results = anyio.run(probe)
+    except ValueError as exc:
+        return fail(args, "invalid_argument", str(exc), exit_code=EXIT_USAGE)
+    except OSError as exc:
+        return fail(args, "unreachable", f"cannot reach {args.socket}: {exc.strerror or exc}")
+    failed = [r for r in results if r.status == "fail"]
+    lines = [
+        f"{r.status.upper():4}  {r.case}" + (f": {r.detail}" if r.detail else "") for r in results
+    ]
+    passed = len([r for r in results if r.status == "pass"])
+    lines.append(f"{args.protocol}: {passed} passed, {len(failed)} failed, "
+                 f"{len(results) - passed - len(failed)} skipped")  # fmt: skip
+    if args.json:
+        sys.stdout.write(
+            msgspec.json.encode({"ok": not failed, "results": results}).decode() + "\n"
+        )
+    else:
+        sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_FAILURE if failed else EXIT_OK

@@ -107,7 +107,6 @@ class Proxy:
         """Stop accepting; open connections get a second, then everything relayed is observed."""
         self.server.shutdown()
 
-
     def _put(self, conn: int, ev: str, direction: Direction | None, data: bytes = b"") -> None:
         self._queue.send_nowait((self.clock() - self._start, conn, ev, direction, data))
 

@@ -36,6 +36,7 @@ from ._diagnostic import Diagnostic, DiagnosticKind, Direction, kind_of
 from ._factory import PROTOCOLS, ObserverFactory, observer_factory, resolve_options
 from ._herdr import HerdrObserver
 from ._hostagent import ApprovalObserver, StatusObserver
+from ._probe import Outcome, ProbeCase, judge, outcome_of, probe_cases
 
 __all__ = [
     "CASSETTE_FORMAT",
@@ -47,6 +48,9 @@ __all__ = [
     "decode_cassette",
     "encode_header",
     "encode_record",
+    "judge",
+    "outcome_of",
+    "probe_cases",
     "redact",
     "resolve_options",
     "AgentsHostObserver",
@@ -58,6 +62,8 @@ __all__ = [
     "HerdrObserver",
     "Observer",
     "ObserverFactory",
+    "Outcome",
+    "ProbeCase",
     "StatusObserver",
     "kind_of",
     "observer_factory",

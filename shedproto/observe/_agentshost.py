@@ -84,6 +84,7 @@ class AgentsHostObserver(Observer):
             self._request(line, self._frame("c2s"))
         if error is not None:
             self.report_error("c2s", error, frame=self._frame("c2s"))
+            self._unread_requests += 1  # answered frame-too-large, without an id
 
     def _request(self, line: bytes, index: int) -> None:
         try:

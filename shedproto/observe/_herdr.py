@@ -68,8 +68,8 @@ class HerdrObserver(Observer):
             self.report("illegal_state", "c2s", exc.message)
 
     def _server_bytes(self, data: bytes) -> None:
-        if self._s2c_dead:
-            return
+        if self._s2c_dead or (not data and self._request_id is None):
+            return  # a silent close is herdr's answer to a line it drops
         try:
             events = self.client.receive_data(data)
         except (RemoteProtocolError, LocalProtocolError) as exc:
