@@ -131,3 +131,13 @@ def test_redaction_keeps_the_frame_decodable_and_marks_it() -> None:
     assert paths == ("$.command.payload.env.K",)
     assert b"REDACTED" in redacted
     assert redacted.endswith(b"\n")
+
+
+async def test_checked_in_cassette_replays_through_the_fixture(
+    cassette_server: CassetteServer, herdr_server: HerdrServer
+) -> None:
+    assert cassette_server.directory.parts[-2:] == ("cassettes", "test_cassette_fixture")
+    async with cassette_server("herdr", upstream=herdr_server.path, name="herdr-ping") as path:
+        pong = await ping(path)
+    assert pong.protocol == 21  # type: ignore[attr-defined]
+    assert cassette_server.path_for("herdr-ping").is_file()
