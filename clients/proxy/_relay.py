@@ -40,7 +40,9 @@ class Proxy:
 
     ``on_diagnostic`` is called (in the observer task) for every deviation;
     ``on_error`` with a one-line message when the upstream cannot be reached
-    for a client (that client is disconnected). With ``strict`` the first
+    for a client (that client is disconnected) or an observer fails (that
+    connection is relayed on, unobserved). The observer queue is unbounded:
+    a relay never waits for the observer. With ``strict`` the first
     deviation stops the proxy as :meth:`shutdown` does (connections in
     flight get their grace second); it is then in :attr:`failed`. Run with
     ``await task_group.start(proxy.serve)``; stop with :meth:`shutdown`.
@@ -150,29 +152,38 @@ class Proxy:
             await sink.send_eof()
 
     async def _observe(self) -> None:
-        observers: dict[int, Observer] = {}
+        observers: dict[int, Observer | None] = {}
         async with self._inbox:
             await self._observe_all(observers)
 
-    async def _observe_all(self, observers: dict[int, Observer]) -> None:
+    async def _observe_all(self, observers: dict[int, Observer | None]) -> None:
         async for t, conn, ev, direction, data in self._inbox:
             recorder = self.recorder
-            if ev == "data" and direction is not None:
-                if recorder is not None:
+            if recorder is not None:
+                if ev == "data" and direction is not None:
                     recorder.data(t, conn, direction, data)
-                self._report(observers[conn].feed(direction, data))
-            elif ev == "eof" and direction is not None:
-                if recorder is not None:
-                    recorder.event(t, conn, "eof", direction)
-                self._report(observers[conn].feed(direction, b""))
-            elif ev == "open":
+                else:
+                    recorder.event(t, conn, ev, direction)
+            if ev == "open":
                 observers[conn] = self.observers(conn)
-                if recorder is not None:
-                    recorder.event(t, conn, "open")
-            else:
+            elif ev == "close":
                 observers.pop(conn, None)
-                if recorder is not None:
-                    recorder.event(t, conn, "close")
+            elif direction is not None:
+                self._feed(observers, conn, direction, data)
+
+    def _feed(
+        self, observers: dict[int, Observer | None], conn: int, direction: Direction, data: bytes
+    ) -> None:
+        observer = observers.get(conn)
+        if observer is None:
+            return
+        try:
+            found = observer.feed(direction, data)
+        except Exception as exc:  # an observer bug must never stop the relay
+            observers[conn] = None
+            self.on_error(f"connection {conn}: observer failed ({exc!r}); no longer observed")
+            return
+        self._report(found)
 
     def _report(self, diagnostics: list[Diagnostic]) -> None:
         for diagnostic in diagnostics:

@@ -33,14 +33,14 @@ from shedproto.hostagent import (
 )
 
 from ._base import Observer
-from ._diagnostic import Direction
+from ._diagnostic import DiagnosticKind, Direction
 
 __all__ = ["ApprovalObserver", "StatusObserver"]
 
 MAX_STATUS_BYTES = 16 << 20
 """The largest status document the observer buffers (the status client's own cap)."""
 
-_LOCAL_KINDS = {
+_LOCAL_KINDS: dict[ErrorCode, DiagnosticKind] = {
     ErrorCode.INVALID_ARGUMENT: "unsolicited_answer",
     ErrorCode.UNEXPECTED_EVENT: "illegal_state",
     ErrorCode.VERSION_UNSUPPORTED: "version_mismatch",
@@ -63,11 +63,11 @@ class ApprovalObserver(Observer):
             if isinstance(event, ConnectionClosed):
                 self._closed("c2s", event)
                 continue
+            if isinstance(event, PingDue):
+                continue
             index = self._frame("c2s")
             if isinstance(event, LineSkipped):
                 self.report_error("c2s", event.error, frame=index)
-                continue
-            if isinstance(event, PingDue):
                 continue
             if isinstance(event, (TokenGet, CredentialGet)):
                 self._asked.add(event.id)
@@ -75,7 +75,7 @@ class ApprovalObserver(Observer):
                 self.consumer.send(event)
             except LocalProtocolError as exc:
                 kind = _LOCAL_KINDS.get(exc.code, "illegal_state")
-                self.report(kind, "c2s", exc.message, frame=index)  # type: ignore[arg-type]
+                self.report(kind, "c2s", exc.message, frame=index)
 
     def _server_bytes(self, data: bytes) -> None:
         for event in self.consumer.receive_data(data):
