@@ -39,15 +39,28 @@ example:
 """
 
 
+def _command(
+    subparsers: Any, name: str, summary: str, description: str, example: str
+) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        name,
+        parents=[json_flag()],
+        help=summary,
+        description=description,
+        epilog=example,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return parser
+
+
 def register(subparsers: Any) -> None:
     """Add the ``proxy``, ``replay`` and ``check`` commands."""
-    proxy = subparsers.add_parser(
+    proxy = _command(
+        subparsers,
         "proxy",
-        parents=[json_flag()],
-        help="relay a protocol's traffic unchanged and report every deviation",
-        description="Relay a client and a server byte for byte; print one line per deviation.",
-        epilog=PROXY_EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "relay a protocol's traffic unchanged and report every deviation",
+        "Relay a client and a server byte for byte; print one line per deviation.",
+        PROXY_EXAMPLE,
     )
     _protocol_options(proxy)
     proxy.add_argument("--listen", required=True, help="the socket clients connect to")
@@ -56,26 +69,24 @@ def register(subparsers: Any) -> None:
     proxy.add_argument("--strict", action="store_true", help="exit 1 at the first deviation")
     proxy.set_defaults(func=_proxy)
 
-    replay = subparsers.add_parser(
+    replay = _command(
+        subparsers,
         "replay",
-        parents=[json_flag()],
-        help="serve a recorded cassette's server side to a client",
-        description="Serve the server side of a cassette; report frames it did not expect.",
-        epilog=REPLAY_EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "serve a recorded cassette's server side to a client",
+        "Serve the server side of a cassette; report frames it did not expect.",
+        REPLAY_EXAMPLE,
     )
     replay.add_argument("--cassette", required=True, help="the cassette file to serve")
     replay.add_argument("--listen", required=True, help="the socket clients connect to")
     replay.add_argument("--strict", action="store_true", help="exit 1 at the first mismatch")
     replay.set_defaults(func=_replay)
 
-    check = subparsers.add_parser(
+    check = _command(
+        subparsers,
         "check",
-        parents=[json_flag()],
-        help="probe a live server with the protocol's edge cases; print a pass/fail table",
-        description="Probe a live server with the specs' edge cases (read-only by default).",
-        epilog=CHECK_EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "probe a live server with the protocol's edge cases; print a pass/fail table",
+        "Probe a live server with the specs' edge cases (read-only by default).",
+        CHECK_EXAMPLE,
     )
     _protocol_options(check)
     check.add_argument("--socket", required=True, help="the server's socket")

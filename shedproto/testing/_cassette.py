@@ -27,11 +27,18 @@ import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any, Protocol
 
 import msgspec
 import pytest
 
-__all__ = ["RECORD_MODES", "CassetteServer", "cassette_server", "pytest_addoption"]
+__all__ = [
+    "RECORD_MODES",
+    "CassetteServer",
+    "cassette_server",
+    "pytest_addoption",
+    "serving",
+]
 
 RECORD_MODES = ("none", "once", "new_episodes", "all")
 """The record modes, as pytest-recording names them."""
@@ -99,19 +106,35 @@ class CassetteServer:
             shutil.rmtree(socket_dir, ignore_errors=True)
 
 
+class _Serving(Protocol):
+    async def serve(self, *, task_status: Any = ...) -> None: ...
+
+    def shutdown(self) -> None: ...
+
+
 @asynccontextmanager
-async def _replaying(cassette: Path, listen: Path) -> AsyncIterator[Path]:
+async def serving(server: _Serving) -> AsyncIterator[Path]:
+    """Run ``server`` (a proxy, replay or reference server) for the block; yield its path.
+
+    On exit the server is shut down and everything it started has ended.
+    """
     import anyio
 
-    from shedproto.clients.proxy import ReplayServer
-
-    replay = ReplayServer(cassette, listen)
     async with anyio.create_task_group() as tasks:
-        path = await tasks.start(replay.serve)
+        path: Path = await tasks.start(server.serve)
         try:
             yield path
         finally:
-            replay.shutdown()
+            server.shutdown()
+
+
+@asynccontextmanager
+async def _replaying(cassette: Path, listen: Path) -> AsyncIterator[Path]:
+    from shedproto.clients.proxy import ReplayServer
+
+    replay = ReplayServer(cassette, listen)
+    async with serving(replay) as path:
+        yield path
     if replay.mismatches:
         pytest.fail(replay.mismatches[0].human(), pytrace=False)
 
@@ -127,8 +150,6 @@ async def _recording(
     version: int | None,
     merge: bool,
 ) -> AsyncIterator[Path]:
-    import anyio
-
     from shedproto.clients.proxy import Proxy, Recorder
     from shedproto.observe import CassetteHeader, Diagnostic, observer_factory, resolve_options
 
@@ -145,12 +166,8 @@ async def _recording(
         on_diagnostic=found.append,
         recorder=Recorder(target, header, overwrite=True),
     )
-    async with anyio.create_task_group() as tasks:
-        path = await tasks.start(proxy.serve)
-        try:
-            yield path
-        finally:
-            proxy.shutdown()
+    async with serving(proxy) as path:
+        yield path
     if target != cassette:
         _merge(cassette, target)
     if found:

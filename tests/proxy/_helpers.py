@@ -7,10 +7,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import anyio
-
 from shedproto.clients.proxy import Proxy, Recorder
 from shedproto.observe import CassetteHeader, Diagnostic, observer_factory
+from shedproto.testing._cassette import serving
 
 
 @dataclass
@@ -54,9 +53,5 @@ async def proxied(
         recorder=recorder,
         strict=strict,
     )
-    async with anyio.create_task_group() as tasks:
-        path = await tasks.start(proxy.serve)
-        try:
-            yield Running(proxy, path, found, errors)
-        finally:
-            proxy.shutdown()
+    async with serving(proxy) as path:
+        yield Running(proxy, path, found, errors)

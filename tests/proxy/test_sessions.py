@@ -26,6 +26,7 @@ from shedproto.observe import REDACTED, decode_cassette
 from shedproto.servers.herdr import HerdrServer
 from shedproto.servers.host_agent import HostAgentServer, MintedCredential
 from shedproto.testing import RunningAgentsHost, make_command
+from shedproto.testing._cassette import serving
 from shedproto.testing._desktop import DesktopServerFactory
 
 from ._helpers import proxied
@@ -36,12 +37,8 @@ Session = Callable[[Path], Awaitable[Any]]
 async def replayed(cassette: Path, listen: Path, session: Session) -> tuple[Any, ReplayServer]:
     """Run ``session`` against a replay of ``cassette`` served on ``listen``."""
     replay = ReplayServer(cassette, listen)
-    async with anyio.create_task_group() as tasks:
-        path = await tasks.start(replay.serve)
-        try:
-            result = await session(path)
-        finally:
-            replay.shutdown()
+    async with serving(replay) as path:
+        result = await session(path)
     return result, replay
 
 
