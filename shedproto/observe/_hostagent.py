@@ -5,7 +5,9 @@ agent's view) and the agent's bytes to a :class:`ConsumerConnection` (the
 app's view); each frame one side decodes is mirrored into the other side's
 connection (``send``/``accept``/``supersede``), so the core's state tables
 decide what is legal when. ``approval_response`` and ``token``/``credential``
-answers are matched against the requests actually seen.
+answers are matched against the requests actually seen. The channel has no
+error-code registry (``token.response``/``credential.response`` carry free
+text in ``error``), so no ``unknown_error_code`` is ever reported for it.
 
 Status socket: the agent writes one LiveStatus document and closes; the
 client writes nothing. The document is checked at end of stream.
