@@ -128,3 +128,31 @@ async def test_bytes_arrive_unchanged_even_when_not_protocol(short_socket_dir: P
         upstream.shutdown()
     assert received == payload
     assert SEEN[0].seen == {"c2s": payload, "s2c": payload}
+
+
+async def test_host_agent_long_lived_consumer_with_pings(short_socket_dir: Path) -> None:
+    """Pings and pongs flow through the proxy on a long-lived consumer; nothing is flagged."""
+    from shedproto.hostagent import Hello, Pong, decode_agent_frame, encode_frame
+    from shedproto.servers.host_agent import HostAgentServer
+
+    async with anyio.create_task_group() as tasks:
+        agent = HostAgentServer(short_socket_dir / "a", ping_interval=0.05)
+        await tasks.start(agent.serve)
+        listen = short_socket_dir / "p" / "host-agent.sock"
+        async with proxied(listen, agent.approval_path, "host-agent") as run:
+            stream = await anyio.connect_unix(run.path)
+            async with stream:
+                await stream.send(encode_frame(Hello(id="h")))
+                buffer = b""
+                types: list[str] = []
+                while types.count("ping") < 3:
+                    buffer += await stream.receive()
+                    *lines, buffer = buffer.split(b"\n")
+                    for line in lines:
+                        frame = decode_agent_frame(line)
+                        types.append(str(frame.__struct_config__.tag))
+                        if types[-1] == "ping":
+                            await stream.send(encode_frame(Pong(id="p")))
+        agent.shutdown()
+    assert types[0] == "hello_ack"
+    assert run.diagnostics == []
