@@ -103,3 +103,24 @@ async def test_check_cli_prints_a_table_and_exits_1_on_failure(
     assert code == 1
     assert out.splitlines()[0].startswith("FAIL")
     assert "failed" in out.splitlines()[-1]
+
+
+async def test_check_cli_json_passes_against_the_reference(
+    herdr_server: HerdrServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["check", "--protocol", "herdr", "--socket", str(herdr_server.path), "--json"]
+    code = await anyio.to_thread.run_sync(main, argv)
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert report["ok"] is True
+    assert {r["status"] for r in report["results"]} == {"pass"}
+
+
+def test_check_cli_unreachable_socket_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["check", "--protocol", "herdr", "--socket", str(tmp_path / "none.sock")])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.startswith("shedproto: error: cannot reach ")
+    assert err.count("\n") == 1
