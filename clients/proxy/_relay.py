@@ -157,19 +157,29 @@ class Proxy:
             await self._observe_all(observers)
 
     async def _observe_all(self, observers: dict[int, Observer | None]) -> None:
-        async for t, conn, ev, direction, data in self._inbox:
-            recorder = self.recorder
-            if recorder is not None:
-                if ev == "data" and direction is not None:
-                    recorder.data(t, conn, direction, data)
-                else:
-                    recorder.event(t, conn, ev, direction)
+        async for item in self._inbox:
+            if self.recorder is not None:
+                self._record(self.recorder, item)
+            _, conn, ev, direction, data = item
             if ev == "open":
                 observers[conn] = self.observers(conn)
             elif ev == "close":
                 observers.pop(conn, None)
             elif direction is not None:
                 self._feed(observers, conn, direction, data)
+
+    def _record(self, recorder: Recorder, item: _Item) -> None:
+        t, conn, ev, direction, data = item
+        try:
+            if ev == "data" and direction is not None:
+                recorder.data(t, conn, direction, data)
+            else:
+                recorder.event(t, conn, ev, direction)
+        except OSError as exc:  # a full disk must not stop the relay
+            self.recorder = None
+            self.on_error(f"recording to {recorder.path} stopped: {exc.strerror or exc}")
+            with contextlib.suppress(OSError):
+                recorder.close()
 
     def _feed(
         self, observers: dict[int, Observer | None], conn: int, direction: Direction, data: bytes

@@ -9,10 +9,11 @@ import anyio.abc
 import pytest
 
 from shedproto.clients.herdr import AsyncHerdrClient
-from shedproto.clients.proxy import Proxy
-from shedproto.observe import Diagnostic, Direction, Observer
+from shedproto.clients.proxy import Proxy, Recorder
+from shedproto.observe import CassetteHeader, Diagnostic, Direction, Observer, observer_factory
 from shedproto.servers import UnixServer
 from shedproto.servers.herdr import HerdrServer
+from shedproto.testing._cassette import serving
 
 from ._helpers import proxied
 
@@ -156,3 +157,30 @@ async def test_host_agent_long_lived_consumer_with_pings(short_socket_dir: Path)
         agent.shutdown()
     assert types[0] == "hello_ack"
     assert run.diagnostics == []
+
+
+class FullDisk(Recorder):
+    def data(self, t: float, conn: int, direction: Direction, chunk: bytes) -> None:
+        raise OSError(28, "No space left on device")
+
+
+async def test_a_recording_failure_never_stops_the_relay(
+    herdr_server: HerdrServer, short_socket_dir: Path
+) -> None:
+    errors: list[str] = []
+    recorder = FullDisk(
+        short_socket_dir / "c.ndjson", CassetteHeader(protocol="herdr"), overwrite=False
+    )
+    proxy = Proxy(
+        short_socket_dir / "p.sock",
+        herdr_server.path,
+        observer_factory("herdr"),
+        on_diagnostic=print,
+        on_error=errors.append,
+        recorder=recorder,
+    )
+    async with serving(proxy) as path:
+        client = AsyncHerdrClient.for_socket(path)
+        first, second = await client.request("ping"), await client.request("ping")
+    assert first == second
+    assert errors == [f"recording to {recorder.path} stopped: No space left on device"]
