@@ -23,6 +23,7 @@ SUITES: dict[str, str] = {
     "herdr": "benchmarks.herdr",
     "drivers": "benchmarks.drivers",
     "agentshost": "benchmarks.agentshost",
+    "proxy": "benchmarks.proxy",
 }
 """Suite name -> module exposing ``cases(quick: bool) -> list[Case]``."""
 

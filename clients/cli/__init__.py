@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from shedproto import __version__
 
-from . import _completion, _demo, _schemas
+from . import _completion, _demo, _proxy, _schemas
 from ._convention import CliParser, invoke
 from ._groups import add_groups
 from ._output import EXIT_USAGE
@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     _demo.register(subparsers)
     _schemas.register(subparsers)
     _add_missing_examples(subparsers.choices["schemas"], SCHEMAS_EXAMPLES)
+    _proxy.register(subparsers)
     add_groups(subparsers)
     _completion.register(subparsers, parser)
     return parser

@@ -61,6 +61,10 @@ listed in ``_LAZY`` below, which ``__getattr__`` imports on first use.
   fresh database in it per test; skip where no PostgreSQL binaries exist.
   The ``agents_host`` fixtures are parametrized over both targets (SQLite and
   PostgreSQL).
+
+* ``cassette_server`` and ``--record-mode=none|once|new_episodes|all``:
+  record a protocol session through the validating proxy once, replay the
+  cassette afterwards (see :mod:`shedproto.testing._cassette`).
 """
 
 from __future__ import annotations
@@ -81,6 +85,7 @@ from ._agentshost_fixtures import (
     agents_host_sync,
     running_agents_host,
 )
+from ._cassette import CassetteServer, cassette_server, pytest_addoption
 from ._connector import AgentsHostDirs, agents_host_dirs, command_ledger
 from ._desktop import (
     RunningDesktopServer,
@@ -100,6 +105,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AgentsHostDirs",
+    "CassetteServer",
+    "cassette_server",
+    "pytest_addoption",
     "ClaudeProjects",
     "EchoDriver",
     "HerdrShim",

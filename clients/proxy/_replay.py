@@ -1,0 +1,237 @@
+"""The replay server: serve a cassette's recorded server side to a client.
+
+Each accepted connection plays one recorded connection (an *episode*) as a
+script, in recorded order: server data is written, each recorded client line
+is awaited and compared, a recorded half-close is awaited or sent. Episodes
+are chosen in order, except that when the client speaks first its first line
+picks the first unplayed episode with the same key (so a client that opens
+connections in another order still gets the right answers).
+
+Lines are compared by their *key*, the decoded JSON value with the fields a
+client legitimately changes between runs removed (host-agent: ``id``,
+``ts`` and ``client.pid``) and secrets redacted as in the cassette; a
+line that is not JSON is compared byte for byte.
+A mismatch is reported with the expected and the received frame and that
+connection is closed; the server stays up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+import msgspec
+
+from shedproto import FrameQueue, FramingError, FramingPolicy
+from shedproto._framing import BlankLines, EofTail
+from shedproto.observe import CassetteHeader, CassetteRecord, decode_cassette, redact
+from shedproto.servers._unix import UnixServer
+
+from ._relay import RECEIVE_CHUNK
+
+__all__ = ["Episode", "ReplayMismatch", "ReplayServer", "episodes_of", "frame_key"]
+
+_LINES = FramingPolicy(
+    max_frame_bytes=256 << 20, blank_lines=BlankLines.SKIP_WHITESPACE, eof_tail=EofTail.FRAME
+)
+_GONE = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
+_VOLATILE: dict[str, tuple[str, ...]] = {"host-agent": ("id", "ts")}
+
+
+@dataclass
+class Episode:
+    """One recorded connection: its id in the cassette and its records in order."""
+
+    conn: int
+    records: list[CassetteRecord] = field(default_factory=list)
+
+    def first_client_line(self) -> bytes | None:
+        """Return the first non-blank client line (``None``: the server speaks first)."""
+        for record in self.records:
+            if record.ev == "data" and record.dir == "s2c":
+                return None
+            if record.ev == "data" and record.dir == "c2s" and record.data.strip():
+                return record.data
+        return None
+
+
+class ReplayMismatch(msgspec.Struct, frozen=True, kw_only=True):
+    """A client frame the cassette did not expect (``expected`` ``None``: nothing more)."""
+
+    connection: int
+    episode: int | None
+    expected: str | None
+    received: str | None
+
+    def human(self) -> str:
+        """Return the one-line rendering."""
+        where = f"recorded connection {self.episode}" if self.episode else "no recorded connection"
+        return (
+            f"replay connection {self.connection} ({where}): expected "
+            f"{self.expected or 'nothing more'}, received {self.received or 'end of stream'}"
+        )
+
+
+def episodes_of(records: list[CassetteRecord]) -> list[Episode]:
+    """Group a cassette's records by connection, in order of their first record."""
+    episodes: dict[int, Episode] = {}
+    for record in records:
+        episodes.setdefault(record.conn, Episode(record.conn)).records.append(record)
+    return list(episodes.values())
+
+
+def frame_key(protocol: str, line: bytes) -> Any:
+    """Return what must be equal for a received client line to match a recorded one.
+
+    The line is redacted first, as the recorder redacted the recorded one.
+    """
+    line, _ = redact(protocol, "c2s", line)
+    try:
+        value = msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        return line.strip()
+    if isinstance(value, dict):
+        for name in _VOLATILE.get(protocol, ()):
+            value.pop(name, None)
+        client = value.get("client")
+        if protocol == "host-agent" and isinstance(client, dict):
+            client.pop("pid", None)
+    return value
+
+
+def _show(line: bytes | None) -> str | None:
+    if line is None:
+        return None
+    text = line.rstrip(b"\n").decode("utf-8", "backslashreplace")
+    return text if len(text) <= 300 else text[:300] + "..."
+
+
+class ReplayServer:
+    """Serve the cassette at ``cassette`` on ``listen``; mismatches go to ``on_mismatch``.
+
+    Raises (from the constructor):
+        CassetteError: the cassette cannot be read.
+        OSError: the file cannot be opened.
+
+    """
+
+    def __init__(
+        self,
+        cassette: str | os.PathLike[str],
+        listen: str | os.PathLike[str],
+        *,
+        on_mismatch: Callable[[ReplayMismatch], None] = lambda mismatch: None,
+    ) -> None:
+        header, records = decode_cassette(Path(cassette).read_bytes())
+        self.header: CassetteHeader = header
+        self.unplayed: deque[Episode] = deque(episodes_of(records))
+        self.mismatches: list[ReplayMismatch] = []
+        self.on_mismatch = on_mismatch
+        self.server = UnixServer(listen, self._handle, grace=1.0)
+        self._connections = 0
+
+    async def serve(
+        self, *, task_status: anyio.abc.TaskStatus[Path] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Bind ``listen``, report readiness with its path, serve until :meth:`shutdown`."""
+        await self.server.serve(task_status=task_status)
+
+    def shutdown(self) -> None:
+        """Stop accepting; open connections get a second to finish."""
+        self.server.shutdown()
+
+    def _mismatch(
+        self, conn: int, episode: Episode | None, expected: bytes | None, received: bytes | None
+    ) -> None:
+        mismatch = ReplayMismatch(
+            connection=conn,
+            episode=episode.conn if episode else None,
+            expected=_show(expected),
+            received=_show(received),
+        )
+        self.mismatches.append(mismatch)
+        self.on_mismatch(mismatch)
+
+    def _choose(self, first: bytes | None) -> Episode | None:
+        if not self.unplayed:
+            return None
+        if first is not None:
+            key = frame_key(self.header.protocol, first)
+            for episode in self.unplayed:
+                line = episode.first_client_line()
+                if line is not None and frame_key(self.header.protocol, line) == key:
+                    self.unplayed.remove(episode)
+                    return episode
+        return self.unplayed.popleft()
+
+    async def _handle(self, stream: anyio.abc.SocketStream) -> None:
+        self._connections += 1
+        conn = self._connections
+        frames = FrameQueue(_LINES)
+        first: bytes | None = None
+        speaks_first = bool(self.unplayed) and self.unplayed[0].first_client_line() is None
+        if not speaks_first:
+            first = await _next_line(stream, frames)
+        episode = self._choose(first)
+        if episode is None:
+            self._mismatch(conn, None, None, first)
+            return
+        await self._play(conn, episode, stream, frames, first)
+
+    async def _play(
+        self,
+        conn: int,
+        episode: Episode,
+        stream: anyio.abc.SocketStream,
+        frames: FrameQueue,
+        first: bytes | None,
+    ) -> None:
+        protocol = self.header.protocol
+        pending = first
+        for record in episode.records:
+            if record.ev == "data" and record.dir == "s2c":
+                with contextlib.suppress(*_GONE):
+                    await stream.send(record.data)
+            elif record.ev == "data" and record.dir == "c2s":
+                if not record.data.strip():
+                    continue
+                received = pending if pending is not None else await _next_line(stream, frames)
+                pending = None
+                if received is None or frame_key(protocol, received) != frame_key(
+                    protocol, record.data
+                ):
+                    self._mismatch(conn, episode, record.data, received)
+                    return
+            elif record.ev == "eof" and record.dir == "s2c":
+                with contextlib.suppress(*_GONE):
+                    await stream.send_eof()
+            elif record.ev == "eof" and record.dir == "c2s":
+                received = await _next_line(stream, frames)
+                if received is not None:
+                    self._mismatch(conn, episode, None, received)
+                    return
+
+
+async def _next_line(stream: anyio.abc.SocketStream, frames: FrameQueue) -> bytes | None:
+    """Return the client's next line (without its newline), or ``None`` at end of stream."""
+    while True:
+        try:
+            line = frames.next_frame()
+        except FramingError:
+            return None
+        if line is not None:
+            return line
+        if frames.eof:
+            return None
+        try:
+            data = await stream.receive(RECEIVE_CHUNK)
+        except _GONE:
+            data = b""
+        frames.feed(data)

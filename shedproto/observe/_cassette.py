@@ -1,0 +1,250 @@
+r"""Cassettes: the versioned NDJSON recording of relayed connections, and secret redaction.
+
+Format version 1. The first line is the header, every further line one record::
+
+    {"cassette":"shedproto","format":1,"protocol":"herdr","dialect":null,"version":21}
+    {"t":0.0,"conn":1,"ev":"open"}
+    {"t":0.0012,"conn":1,"dir":"c2s","ev":"data","text":"{\"id\":\"1\",...}\n"}
+    {"t":0.0031,"conn":1,"dir":"s2c","ev":"data","b64":"AAEC"}
+    {"t":0.0040,"conn":1,"dir":"c2s","ev":"eof"}
+    {"t":0.0041,"conn":1,"ev":"close"}
+
+``t`` is monotonic seconds since the recording started (never decreasing),
+``conn`` numbers connections from 1 in accept order, ``dir`` is ``c2s``
+(client to server) or ``s2c``. A data record carries its bytes exactly:
+``text`` when they are valid UTF-8, else ``b64``. Data records hold whole
+lines (a trailing partial line only at end of stream), so that redaction
+works on complete frames. ``redacted`` lists the JSON paths whose values were
+replaced by ``"REDACTED"``; a redacted frame stays decodable by the core.
+
+Redaction rules: host-agent ``token.response`` / ``credential.response``
+(``token``, ``client_cert``); agents-host ``submit`` requests (every value of
+an ``env`` object anywhere in ``command``).
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, Literal
+
+import msgspec
+
+from shedproto._errors import ErrorCode, RemoteProtocolError
+from shedproto.hostagent import CredentialResponse, TokenResponse, decode_agent_frame, encode_frame
+
+from ._diagnostic import Direction
+from ._factory import PROTOCOLS
+
+__all__ = [
+    "CASSETTE_FORMAT",
+    "REDACTED",
+    "CassetteError",
+    "CassetteHeader",
+    "CassetteRecord",
+    "decode_cassette",
+    "encode_header",
+    "encode_record",
+    "redact",
+]
+
+CASSETTE_FORMAT = 1
+"""The format version this library writes and reads."""
+REDACTED = "REDACTED"
+"""The value that replaces a secret."""
+
+RecordEvent = Literal["open", "data", "eof", "close"]
+
+
+class CassetteError(RemoteProtocolError):
+    """A cassette that cannot be read: bad JSON, wrong format version, a broken record.
+
+    ``line`` is the 1-based line number.
+    """
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(ErrorCode.SCHEMA_VIOLATION, f"cassette line {line}: {message}")
+        self.line = line
+
+
+class CassetteHeader(msgspec.Struct, frozen=True, kw_only=True):
+    """The first line: format version, protocol and its dialect or version."""
+
+    cassette: Literal["shedproto"] = "shedproto"
+    format: int = CASSETTE_FORMAT
+    protocol: str
+    dialect: str | None = None
+    version: int | None = None
+
+
+class CassetteRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One event of one connection; ``data`` is the exact bytes of a ``data`` record."""
+
+    t: float
+    conn: int
+    ev: RecordEvent
+    dir: Direction | None = None
+    data: bytes = b""
+    redacted: tuple[str, ...] = ()
+
+
+class _WireRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    t: float
+    conn: int
+    ev: RecordEvent
+    dir: Direction | None = None
+    text: str | None = None
+    b64: str | None = None
+    redacted: tuple[str, ...] = ()
+
+
+_ENCODER = msgspec.json.Encoder()
+_HEADER = msgspec.json.Decoder(CassetteHeader)
+_RECORD = msgspec.json.Decoder(_WireRecord)
+
+
+def encode_header(header: CassetteHeader) -> bytes:
+    """Return the header line (with its newline)."""
+    return _ENCODER.encode(header) + b"\n"
+
+
+def encode_record(record: CassetteRecord) -> bytes:
+    """Return one record line (with its newline); bytes go as text when they are UTF-8."""
+    text: str | None = None
+    b64: str | None = None
+    if record.ev == "data":
+        try:
+            text = record.data.decode("utf-8")
+        except UnicodeDecodeError:
+            b64 = base64.b64encode(record.data).decode("ascii")
+    wire = _WireRecord(
+        t=record.t,
+        conn=record.conn,
+        ev=record.ev,
+        dir=record.dir,
+        text=text,
+        b64=b64,
+        redacted=record.redacted,
+    )
+    return _ENCODER.encode(wire) + b"\n"
+
+
+def decode_cassette(data: bytes) -> tuple[CassetteHeader, list[CassetteRecord]]:
+    """Decode a whole cassette.
+
+    Raises:
+        CassetteError: no header, another format version, an unknown protocol,
+            a line that is not a record, or time running backwards.
+
+    """
+    lines = [line for line in data.split(b"\n") if line.strip()]
+    if not lines:
+        raise CassetteError(1, "empty file; expected a cassette header")
+    try:
+        header = _HEADER.decode(lines[0])
+    except msgspec.DecodeError as exc:
+        raise CassetteError(1, f"not a cassette header: {exc}") from None
+    if header.format != CASSETTE_FORMAT:
+        raise CassetteError(
+            1, f"format {header.format} is not supported (this library reads {CASSETTE_FORMAT})"
+        )
+    if header.protocol not in PROTOCOLS:
+        raise CassetteError(1, f"unknown protocol {header.protocol!r}")
+    records: list[CassetteRecord] = []
+    last = 0.0
+    for number, line in enumerate(lines[1:], start=2):
+        try:
+            wire = _RECORD.decode(line)
+            payload = (
+                base64.b64decode(wire.b64, validate=True)
+                if wire.b64 is not None
+                else (wire.text or "").encode("utf-8")
+            )
+        except (msgspec.DecodeError, ValueError) as exc:
+            raise CassetteError(number, f"not a record: {exc}") from None
+        if wire.t < last:
+            raise CassetteError(number, f"time runs backwards ({wire.t} after {last})")
+        if (wire.ev in ("data", "eof")) != (wire.dir is not None):
+            wants = "needs" if wire.dir is None else "takes no"
+            raise CassetteError(number, f"a {wire.ev!r} record {wants} dir")
+        last = wire.t
+        records.append(
+            CassetteRecord(
+                t=wire.t,
+                conn=wire.conn,
+                ev=wire.ev,
+                dir=wire.dir,
+                data=payload,
+                redacted=wire.redacted,
+            )
+        )
+    return header, records
+
+
+def redact(protocol: str, direction: Direction, line: bytes) -> tuple[bytes, tuple[str, ...]]:
+    """Return ``line`` with its secrets replaced, and the JSON paths replaced.
+
+    ``line`` is one complete frame with or without its newline; a frame that
+    holds no secret (or does not decode) is returned unchanged with ``()``.
+    """
+    if protocol == "host-agent" and direction == "s2c":
+        return _redact_credentials(line)
+    if protocol == "agents-host" and direction == "c2s":
+        return _redact_env(line)
+    return line, ()
+
+
+def _redact_credentials(line: bytes) -> tuple[bytes, tuple[str, ...]]:
+    body = line.rstrip(b"\r\n")
+    try:
+        frame = decode_agent_frame(body)
+    except RemoteProtocolError:
+        return line, ()
+    paths: list[str] = []
+    if isinstance(frame, (TokenResponse, CredentialResponse)) and frame.token:
+        frame = msgspec.structs.replace(frame, token=REDACTED)
+        paths.append("$.token")
+    if isinstance(frame, CredentialResponse) and frame.client_cert:
+        frame = msgspec.structs.replace(frame, client_cert=REDACTED)
+        paths.append("$.client_cert")
+    if not paths:
+        return line, ()
+    encoded = encode_frame(frame)
+    return (encoded if line.endswith(b"\n") else encoded.rstrip(b"\n")), tuple(paths)
+
+
+def _redact_env(line: bytes) -> tuple[bytes, tuple[str, ...]]:
+    try:
+        value = msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        return line, ()
+    if not isinstance(value, dict) or value.get("op") != "submit":
+        return line, ()
+    paths: list[str] = []
+    command = value.get("command")
+    if isinstance(command, str):  # a command may travel as a JSON string
+        try:
+            inner = msgspec.json.decode(command)
+        except msgspec.DecodeError:
+            return line, ()
+        _scrub(inner, "$.command", paths)
+        value["command"] = _ENCODER.encode(inner).decode("utf-8")
+    else:
+        _scrub(command, "$.command", paths)
+    if not paths:
+        return line, ()
+    encoded = _ENCODER.encode(value)
+    return (encoded + b"\n" if line.endswith(b"\n") else encoded), tuple(paths)
+
+
+def _scrub(value: Any, path: str, paths: list[str]) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "env" and isinstance(item, dict):
+                for name in item:
+                    item[name] = REDACTED
+                    paths.append(f"{path}.env.{name}")
+            else:
+                _scrub(item, f"{path}.{key}", paths)
+    elif isinstance(value, list):
+        for position, item in enumerate(value):
+            _scrub(item, f"{path}[{position}]", paths)

@@ -1,0 +1,186 @@
+"""The relay itself: concurrency, an unreachable upstream, a failing observer, exact bytes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import anyio.abc
+import pytest
+
+from shedproto.clients.herdr import AsyncHerdrClient
+from shedproto.clients.proxy import Proxy, Recorder
+from shedproto.observe import CassetteHeader, Diagnostic, Direction, Observer, observer_factory
+from shedproto.servers import UnixServer
+from shedproto.servers.herdr import HerdrServer
+from shedproto.testing._cassette import serving
+
+from ._helpers import proxied
+
+
+async def test_many_concurrent_connections_are_relayed(
+    herdr_server: HerdrServer, short_socket_dir: Path
+) -> None:
+    results: list[object] = []
+    async with proxied(short_socket_dir / "p.sock", herdr_server.path, "herdr") as run:
+        client = AsyncHerdrClient.for_socket(run.path)
+
+        async def one() -> None:
+            results.append(await client.request("workspace.list"))
+
+        async with anyio.create_task_group() as tasks:
+            for _ in range(20):
+                tasks.start_soon(one)
+    assert len(results) == 20
+    assert run.proxy.connections == 20
+    assert run.diagnostics == []
+
+
+async def test_unreachable_upstream_is_one_error_line_and_a_hang_up(
+    short_socket_dir: Path,
+) -> None:
+    nobody = short_socket_dir / "nobody"
+    async with proxied(short_socket_dir / "p.sock", nobody, "herdr") as run:
+        stream = await anyio.connect_unix(run.path)
+        async with stream:
+            await stream.send(b'{"id":"1","method":"ping","params":{}}\n')
+            with pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError)):
+                await stream.receive()
+    assert len(run.errors) == 1
+    assert "cannot reach upstream" in run.errors[0]
+
+
+class Exploding(Observer):
+    protocol = "herdr"
+
+    def _client_bytes(self, data: bytes) -> None:
+        raise RuntimeError("observer bug")
+
+    def _server_bytes(self, data: bytes) -> None:
+        raise RuntimeError("observer bug")
+
+
+async def test_a_failing_observer_never_stops_the_relay(
+    herdr_server: HerdrServer, short_socket_dir: Path
+) -> None:
+    errors: list[str] = []
+    found: list[Diagnostic] = []
+    proxy = Proxy(
+        short_socket_dir / "p.sock",
+        herdr_server.path,
+        Exploding,
+        on_diagnostic=found.append,
+        on_error=errors.append,
+    )
+    async with anyio.create_task_group() as tasks:
+        path = await tasks.start(proxy.serve)
+        pong = await AsyncHerdrClient.for_socket(path).request("ping")
+        proxy.shutdown()
+    assert pong.protocol == 21
+    assert len(errors) == 1
+    assert "observer failed" in errors[0]
+
+
+class Recording(Observer):
+    protocol = "herdr"
+
+    def __init__(self, connection: int) -> None:
+        super().__init__(connection)
+        self.seen: dict[Direction, bytes] = {"c2s": b"", "s2c": b""}
+        SEEN.append(self)
+
+    def _client_bytes(self, data: bytes) -> None:
+        self.seen["c2s"] += data
+
+    def _server_bytes(self, data: bytes) -> None:
+        self.seen["s2c"] += data
+
+
+SEEN: list[Recording] = []
+
+
+async def test_bytes_arrive_unchanged_even_when_not_protocol(short_socket_dir: Path) -> None:
+    """Arbitrary bytes (not JSON, no newline, NULs) pass both ways exactly; EOF is relayed."""
+    payload = bytes(range(256)) * 300
+    received = b""
+
+    async def echo(stream: anyio.abc.SocketStream) -> None:
+        while True:
+            try:
+                await stream.send(await stream.receive())
+            except anyio.EndOfStream:
+                return
+
+    SEEN.clear()
+    async with anyio.create_task_group() as tasks:
+        upstream = UnixServer(short_socket_dir / "echo.sock", echo)
+        echo_path = await tasks.start(upstream.serve)
+        proxy = Proxy(short_socket_dir / "p.sock", echo_path, Recording, on_diagnostic=print)
+        path = await tasks.start(proxy.serve)
+        async with await anyio.connect_unix(path) as stream:
+            await stream.send(payload)
+            await stream.send_eof()
+            while True:
+                try:
+                    received += await stream.receive()
+                except anyio.EndOfStream:
+                    break
+        proxy.shutdown()
+        upstream.shutdown()
+    assert received == payload
+    assert SEEN[0].seen == {"c2s": payload, "s2c": payload}
+
+
+async def test_host_agent_long_lived_consumer_with_pings(short_socket_dir: Path) -> None:
+    """Pings and pongs flow through the proxy on a long-lived consumer; nothing is flagged."""
+    from shedproto.hostagent import Hello, Pong, decode_agent_frame, encode_frame
+    from shedproto.servers.host_agent import HostAgentServer
+
+    async with anyio.create_task_group() as tasks:
+        agent = HostAgentServer(short_socket_dir / "a", ping_interval=0.05)
+        await tasks.start(agent.serve)
+        listen = short_socket_dir / "p" / "host-agent.sock"
+        async with proxied(listen, agent.approval_path, "host-agent") as run:
+            stream = await anyio.connect_unix(run.path)
+            async with stream:
+                await stream.send(encode_frame(Hello(id="h")))
+                buffer = b""
+                types: list[str] = []
+                while types.count("ping") < 3:
+                    buffer += await stream.receive()
+                    *lines, buffer = buffer.split(b"\n")
+                    for line in lines:
+                        frame = decode_agent_frame(line)
+                        types.append(str(frame.__struct_config__.tag))
+                        if types[-1] == "ping":
+                            await stream.send(encode_frame(Pong(id="p")))
+        agent.shutdown()
+    assert types[0] == "hello_ack"
+    assert run.diagnostics == []
+
+
+class FullDisk(Recorder):
+    def data(self, t: float, conn: int, direction: Direction, chunk: bytes) -> None:
+        raise OSError(28, "No space left on device")
+
+
+async def test_a_recording_failure_never_stops_the_relay(
+    herdr_server: HerdrServer, short_socket_dir: Path
+) -> None:
+    errors: list[str] = []
+    recorder = FullDisk(
+        short_socket_dir / "c.ndjson", CassetteHeader(protocol="herdr"), overwrite=False
+    )
+    proxy = Proxy(
+        short_socket_dir / "p.sock",
+        herdr_server.path,
+        observer_factory("herdr"),
+        on_diagnostic=print,
+        on_error=errors.append,
+        recorder=recorder,
+    )
+    async with serving(proxy) as path:
+        client = AsyncHerdrClient.for_socket(path)
+        first, second = await client.request("ping"), await client.request("ping")
+    assert first == second
+    assert errors == [f"recording to {recorder.path} stopped: No space left on device"]
