@@ -373,7 +373,7 @@ class AcpConnection:
             session_id=session_id,
         )
         self._prompting[session_id] = request_id
-        self.transcripts.setdefault(session_id, SessionTranscript(session_id))
+        self.transcripts.setdefault(session_id, SessionTranscript(session_id)).record_prompt(text)
         return request_id, data
 
     def prompting(self, session_id: str) -> bool:
@@ -495,7 +495,7 @@ class AcpConnection:
                 ErrorCode.UNEXPECTED_EVENT, f"response to unknown request id {request_id!r}"
             )
         if pending.method == "session/prompt" and pending.session_id is not None:
-            self._prompting.pop(pending.session_id, None)
+            self._end_turn(pending.session_id, request_id)
         if not isinstance(message.error, msgspec.UnsetType):
             error = message.error
             if pending.method == "initialize":
@@ -519,6 +519,13 @@ class AcpConnection:
             result=result,
             session_id=pending.session_id,
         )
+
+    def _end_turn(self, session_id: str, request_id: RequestId) -> None:
+        if self._prompting.get(session_id) == request_id:
+            del self._prompting[session_id]
+        transcript = self.transcripts.get(session_id)
+        if transcript is not None:
+            transcript.close_turn()
 
     def _on_initialized(self, result: Any) -> None:
         if not isinstance(result, dict) or not isinstance(result.get("protocolVersion"), int):
@@ -592,7 +599,9 @@ class AcpConnection:
                 "session/update needs a string sessionUpdate",
                 path="$.params.update.sessionUpdate",
             )
-        self.transcripts.setdefault(session_id, SessionTranscript(session_id)).record(update)
+        if not (kind == "user_message_chunk" and session_id in self._prompting):
+            # A live echo of the prompt is already recorded by prompt().
+            self.transcripts.setdefault(session_id, SessionTranscript(session_id)).record(update)
         controls = self.sessions.get(session_id)
         if controls is not None:
             if kind == "current_mode_update" and isinstance(update.get("currentModeId"), str):

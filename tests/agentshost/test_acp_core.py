@@ -332,3 +332,73 @@ def test_fuzz_receive_data(data: bytes, cuts: list[int]) -> None:
         conn.receive_data(b"")
     except RemoteProtocolError:
         assert conn.state is AcpState.CLOSED
+
+
+def agent_chunk(session: str, text: str) -> bytes:
+    update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+    return line(
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": session, "update": update},
+        }
+    )
+
+
+def test_live_turns_record_the_prompt_and_do_not_merge() -> None:
+    # Regression (issue 17 item 2): real agents stream only their own output during
+    # session/prompt; two turns came out as one assistant message and no user message.
+    conn = ready()
+    for text in ("first", "second"):
+        prompt_id, _ = conn.prompt("s1", text)
+        conn.receive_data(
+            agent_chunk("s1", "hi from ")
+            + agent_chunk("s1", "fake model")
+            + line({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": "end_turn"}})
+        )
+    messages = conn.transcripts["s1"].messages()
+    assert [(m.role, m.textPreview) for m in messages] == [
+        ("user", "first"),
+        ("assistant", "hi from fake model"),
+        ("user", "second"),
+        ("assistant", "hi from fake model"),
+    ]
+
+
+def test_a_live_echo_of_the_prompt_is_not_recorded_twice() -> None:
+    conn = ready()
+    prompt_id, _ = conn.prompt("s1", "hi")
+    echo = {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "hi"}}
+    events = conn.receive_data(
+        line(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": "s1", "update": echo},
+            }
+        )
+        + agent_chunk("s1", "yo")
+        + line({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": "end_turn"}})
+    )
+    assert [e.kind for e in events if isinstance(e, SessionUpdated)] == [
+        "user_message_chunk",
+        "agent_message_chunk",
+    ]
+    messages = conn.transcripts["s1"].messages()
+    assert [(m.role, m.textPreview) for m in messages] == [("user", "hi"), ("assistant", "yo")]
+
+
+def test_a_turn_ends_its_assistant_message_even_without_a_next_prompt() -> None:
+    conn = ready()
+    prompt_id, _ = conn.prompt("s1", "go")
+    conn.receive_data(
+        agent_chunk("s1", "a")
+        + line({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": "end_turn"}})
+        + agent_chunk("s1", "b")
+    )
+    messages = conn.transcripts["s1"].messages()
+    assert [(m.role, m.textPreview) for m in messages] == [
+        ("user", "go"),
+        ("assistant", "a"),
+        ("assistant", "b"),
+    ]
