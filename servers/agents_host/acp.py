@@ -116,25 +116,34 @@ class AcpProcess:
         self._closed = anyio.Event()
         self._stop = anyio.Event()
         self._exited = anyio.Event()
+        self._running = False
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[AgentFeatures]) -> None:
         """Spawn, handshake, report the agent's features, and run until :meth:`stop`.
 
         Raises:
-            AcpDriverError: spawning or the handshake failed (readiness is
-                never signalled; the process is killed).
-            OSError: the command could not be executed.
+            AcpDriverError: the command could not be executed, or the
+                handshake failed (readiness is never signalled; the process
+                is killed).
 
         """
         env = {**os.environ, **self.env} if self.env is not None else None
-        process = await anyio.open_process(
-            self.command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=self.cwd,
-            env=env,
-        )
+        self._running = True
+        try:
+            process = await anyio.open_process(
+                self.command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=self.cwd,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            # Nothing was spawned: release every waiter (stop() included) now.
+            self._fail_all(f"cannot run {self.command[0]}: {exc.strerror or exc}")
+            self._exited.set()
+            raise AcpDriverError(self.failure or "the agent could not be started") from exc
         self._process = process
         failure: AcpDriverError | None = None
         try:
@@ -208,6 +217,8 @@ class AcpProcess:
     def stop(self) -> None:
         """Ask :meth:`run` to close the agent's stdin and let it exit; idempotent."""
         self._stop.set()
+        if not self._running:
+            self._exited.set()  # never started: nothing to wait for
 
     async def wait_exited(self) -> None:
         """Wait until the agent process has been reaped."""
