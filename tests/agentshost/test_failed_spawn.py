@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from shedproto.connector import AgentSourceConfig, AgentsHostCliOptions, parse_agents_host_config
+from shedproto.connector import AgentsHostCliOptions, AgentSourceConfig, parse_agents_host_config
 from shedproto.servers.agents_host import AcpDriver, AcpDriverError, HostRun, run_host
 
 MISSING = "/nonexistent/agent-bin"
