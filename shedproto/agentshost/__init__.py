@@ -19,8 +19,16 @@ ACP driver
   ``VERSION_UNSUPPORTED``. ``initialize`` advertises no ``fs`` or
   ``terminal`` capability, so ``fs/*`` and ``terminal/*`` requests are
   refused with ``-32601``.
-* Permission requests are answered ``cancelled`` (the connector's driver);
-  ``allow-once`` / ``reject-once`` policies pick the matching option.
+* Permission requests select the agent's ``reject_once`` option (the
+  connector answers ``cancelled``, which ACP v1 reserves for a cancelled
+  turn); a source with ``allowDangerFullAccess: true`` selects
+  ``allow_once``. ``cancelled`` only when no option of the kind is offered.
+* ``authenticate`` follows ``initialize`` when the source names
+  ``authMethod`` or exactly one of the agent's ``env_var`` methods has its
+  variables set (the agent's own environment: the host's plus the source's
+  ``env``); ``auth_required`` (-32000) answers become ``acp-auth-required``.
+* Reference-host error codes (driver codes, like the connector's Claude
+  ``claude-*`` codes): see :mod:`shedproto.agentshost._driver`.
 * ``session/list`` and ``session/load`` are optional (the issue says "where
   the agent supports it"; the real driver refuses to start without them):
   without ``list`` the inventory is the sessions this driver created; without
@@ -52,12 +60,15 @@ from __future__ import annotations
 from ._acp import (
     ACP_FRAMING,
     CLIENT_NAME,
+    CLOSED_CODE,
+    MAX_ERROR_DETAIL,
     PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
     AcpConnection,
     AcpEvent,
     AcpProtocolError,
     AgentFeatures,
+    AuthMethod,
     ConnectionClosed,
     PeerRequestRefused,
     PermissionAnswered,
@@ -66,6 +77,9 @@ from ._acp import (
     RequestSucceeded,
     SessionControls,
     SessionUpdated,
+    choose_auth_method,
+    describe_rpc_error,
+    is_standard_rpc_code,
 )
 from ._acp_state import TRANSITIONS, AcpInput, AcpState
 from ._api import (
@@ -113,6 +127,12 @@ from ._collection import (
     should_retain,
 )
 from ._driver import (
+    ACP_AGENT_EXITED,
+    ACP_AGENT_UNAVAILABLE,
+    ACP_AUTH_REQUIRED,
+    ACP_PROMPT_DEADLINE,
+    ACP_PROMPT_FAILED,
+    ACP_START_FAILED,
     CommandExecutionResult,
     ExecutionStatus,
     SessionPage,
@@ -125,6 +145,18 @@ from ._jsonrpc import RpcError, RpcMessage, decode_message
 from ._transcript import PREVIEW_LIMIT, SessionTranscript, normalize_updates
 
 __all__ = [
+    "ACP_AGENT_EXITED",
+    "ACP_AGENT_UNAVAILABLE",
+    "ACP_AUTH_REQUIRED",
+    "ACP_PROMPT_DEADLINE",
+    "ACP_PROMPT_FAILED",
+    "ACP_START_FAILED",
+    "CLOSED_CODE",
+    "MAX_ERROR_DETAIL",
+    "AuthMethod",
+    "choose_auth_method",
+    "describe_rpc_error",
+    "is_standard_rpc_code",
     "RECENT_MESSAGES",
     "RECENT_WINDOW_MS",
     "SESSION_SCHEMA",
