@@ -271,6 +271,11 @@ class AcpProcess:
         await self._exited.wait()
 
     @property
+    def pid(self) -> int | None:
+        """The agent's process id (its process group's id), once spawned."""
+        return None if self._process is None else self._process.pid
+
+    @property
     def returncode(self) -> int | None:
         """The agent's exit status once it ended, else ``None``."""
         return None if self._process is None else self._process.returncode

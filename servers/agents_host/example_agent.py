@@ -8,17 +8,21 @@ the user's text appears as ``user_message_chunk`` only when a session is
 replayed by ``session/load``.
 
 Methods: ``initialize`` (``loadSession``, ``sessionCapabilities.list``; one
-auth method ``example-token``, needed only when ``EXAMPLE_AGENT_REQUIRE_AUTH``
-is set), ``authenticate``, ``session/new``, ``session/load``,
-``session/list``, ``session/set_mode``, ``session/prompt``, ``session/cancel``.
-A prompt's text chooses its behaviour:
+``env_var`` auth method ``example-token`` reading ``EXAMPLE_AGENT_TOKEN``,
+needed only when ``EXAMPLE_AGENT_REQUIRE_AUTH`` is set: until then session
+methods answer ``auth_required``, -32000), ``authenticate``, ``session/new``,
+``session/load``, ``session/list``, ``session/set_mode``, ``session/prompt``,
+``session/cancel``. Sessions live in memory, or, like a real agent's, in
+``EXAMPLE_AGENT_STATE_DIR`` (one JSON file each) so that a restarted agent
+can load them. A prompt's text chooses its behaviour:
 
 * ``permission ...``: asks ``session/request_permission`` first and answers
   ``outcome=<optionId or cancelled>``;
 * ``wait ...``: streams ``echo: `` then waits for ``session/cancel``
   (stop reason ``cancelled``);
 * ``hang ...``: never answers, not even a cancel (an agent that is stuck);
-* ``fail ...``: answers with JSON-RPC ``-32603`` and ``error.data``;
+* ``fail ...``: answers with JSON-RPC ``-32603`` and ``error.data``
+  (``fail-nonstandard ...``: code ``500``, as some agents do);
 * anything else: ``echo: <text>``, stop reason ``end_turn``.
 
 Malformed lines are answered with JSON-RPC ``-32700`` and otherwise ignored.
@@ -53,9 +57,12 @@ def _text(text: str, kind: str) -> dict[str, Any]:
 class ExampleAgent:
     """The agent's state; :meth:`handle` takes one decoded message and writes the replies."""
 
-    def __init__(self, out: TextIO, *, require_auth: bool = False) -> None:
+    def __init__(
+        self, out: TextIO, *, require_auth: bool = False, state_dir: str | None = None
+    ) -> None:
         self.out = out
         self.require_auth = require_auth
+        self.state_dir = state_dir
         self.authenticated = False
         self.sessions: dict[str, _Session] = {}
         self.counter = 0
@@ -81,7 +88,32 @@ class ExampleAgent:
     def _say(self, session_id: str, text: str) -> None:
         update = _text(text, "agent_message_chunk")
         self.sessions[session_id].history.append(update)
+        self._save(session_id)
         self._update(session_id, update)
+
+    def _save(self, session_id: str) -> None:
+        if self.state_dir is None:
+            return
+        session = self.sessions[session_id]
+        record = {"cwd": session.cwd, "title": session.title, "history": session.history}
+        path = os.path.join(self.state_dir, f"{session_id}.json")
+        with open(path + ".tmp", "w", encoding="utf-8") as handle:
+            json.dump(record, handle)
+        os.replace(path + ".tmp", path)
+
+    def _lookup(self, session_id: str) -> _Session | None:
+        session = self.sessions.get(session_id)
+        if session is not None or self.state_dir is None or "/" in session_id:
+            return session
+        try:
+            with open(os.path.join(self.state_dir, f"{session_id}.json"), encoding="utf-8") as f:
+                record = json.load(f)
+        except (OSError, ValueError):
+            return None
+        session = _Session(cwd=record.get("cwd"), history=record.get("history", []))
+        session.title = record.get("title")
+        self.sessions[session_id] = session
+        return session
 
     def handle(self, message: Any) -> None:
         """Act on one message from the client (request, notification or response)."""
@@ -118,9 +150,14 @@ class ExampleAgent:
             self.counter += 1
             session_id = f"example-{os.getpid()}-{self.counter}"
             self.sessions[session_id] = _Session(cwd=params.get("cwd"))
+            self._save(session_id)
             self.write({"id": request_id, "result": {"sessionId": session_id, **self._modes()}})
             return
         if method == "session/list":
+            if self.state_dir is not None:
+                for name in sorted(os.listdir(self.state_dir)):
+                    if name.endswith(".json"):
+                        self._lookup(name[: -len(".json")])
             rows = [
                 {"sessionId": key, "cwd": value.cwd, "title": value.title}
                 for key, value in self.sessions.items()
@@ -128,7 +165,7 @@ class ExampleAgent:
             self.write({"id": request_id, "result": {"sessions": rows}})
             return
         session_id = str(params.get("sessionId"))
-        session = self.sessions.get(session_id)
+        session = self._lookup(session_id)
         if method not in ("session/load", "session/prompt", "session/set_mode"):
             self._error(request_id, -32601, f"Method not found: {method}")
         elif session is None:
@@ -149,7 +186,13 @@ class ExampleAgent:
             "agentCapabilities": {"loadSession": True, "sessionCapabilities": {"list": {}}},
             "agentInfo": {"name": AGENT_NAME, "version": "1"},
             "authMethods": [
-                {"id": AUTH_METHOD, "name": "Example token", "description": "Any token works"}
+                {
+                    "type": "env_var",
+                    "id": AUTH_METHOD,
+                    "name": "Example token",
+                    "description": "Any non-empty EXAMPLE_AGENT_TOKEN works",
+                    "vars": [{"name": "EXAMPLE_AGENT_TOKEN"}],
+                }
             ],
         }
 
@@ -171,6 +214,9 @@ class ExampleAgent:
             else ""
         )
         if text.startswith("hang"):
+            return
+        if text.startswith("fail-nonstandard"):
+            self._error(request_id, 500, "upstream failed", {"status": 500})
             return
         if text.startswith("fail"):
             self._error(request_id, -32603, "Internal error", {"message": "asked to fail"})
@@ -223,7 +269,9 @@ class ExampleAgent:
 def main() -> None:
     """Serve the example agent on stdin/stdout until stdin ends."""
     agent = ExampleAgent(
-        sys.stdout, require_auth=bool(os.environ.get("EXAMPLE_AGENT_REQUIRE_AUTH"))
+        sys.stdout,
+        require_auth=bool(os.environ.get("EXAMPLE_AGENT_REQUIRE_AUTH")),
+        state_dir=os.environ.get("EXAMPLE_AGENT_STATE_DIR") or None,
     )
     for raw in sys.stdin:
         if not raw.strip():
