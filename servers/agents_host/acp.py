@@ -141,7 +141,11 @@ class _Waiter:
 
 
 class AcpProcess:
-    """One spawned agent and its :class:`AcpConnection`; start with ``task_group.start(run)``."""
+    """One spawned agent and its :class:`AcpConnection`; start with ``task_group.start(run)``.
+
+    ``env`` is added to this process's environment, or with
+    ``inherit_env=False`` is the agent's whole environment.
+    """
 
     def __init__(
         self,
@@ -152,9 +156,11 @@ class AcpProcess:
         permission_policy: PermissionPolicy = PermissionPolicy.REJECT_ONCE,
         handshake_timeout: float = 60.0,
         stop_grace: float = STOP_GRACE,
+        inherit_env: bool = True,
     ) -> None:
         self.command = list(command)
         self.stop_grace = stop_grace
+        self.inherit_env = inherit_env
         self.cwd = cwd
         self.env = dict(env) if env is not None else None
         self.handshake_timeout = handshake_timeout
@@ -179,7 +185,9 @@ class AcpProcess:
                 is killed).
 
         """
-        env = {**os.environ, **self.env} if self.env is not None else None
+        env = self.env
+        if env is not None and self.inherit_env:
+            env = {**os.environ, **env}
         self._running = True
         try:
             process = await anyio.open_process(
@@ -532,6 +540,7 @@ class AcpDriver:
             permission_policy=self.permission_policy,
             handshake_timeout=self.handshake_timeout,
             stop_grace=self.stop_grace,
+            inherit_env=False,
         )
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -559,6 +568,7 @@ class AcpDriver:
         """
         self._task_group = task_group
         await self._launch()
+        self.supervision.up.set()
         task_group.start_soon(self._supervise)
 
     async def _launch(self) -> None:
@@ -577,8 +587,6 @@ class AcpDriver:
         self._replayed.clear()
         self._open.clear()
         self._refresh_capabilities()
-        self.supervision.error = None
-        self.supervision.up.set()
 
     async def _authenticate(self, process: AcpProcess, features: AgentFeatures) -> None:
         try:
@@ -622,6 +630,8 @@ class AcpDriver:
                 break
             self.supervision.restarts += 1
             failures = await self._reopen(reopen)
+            self.supervision.error = None
+            self.supervision.up.set()  # commands resume once the sessions are open again
             detail = f"; could not reopen: {'; '.join(failures)}" if failures else ""
             self._notify(
                 "source-agent-restarted",
@@ -760,20 +770,20 @@ class AcpDriver:
         )
 
     async def _open_session(self, session_id: str) -> None:
-        if session_id in self._open:
-            return
-        process = self.process
-        features = process.features
-        connection = process.connection
-        cwd = self._summary(session_id).cwd or self._default_cwd
-        if features is not None and features.resume_session:
-            await process.request(connection.resume_session(session_id, cwd), "session/resume")
-        else:
-            async with self._load_lock:
+        async with self._load_lock:  # one open per session, never two at once
+            if session_id in self._open:
+                return
+            process = self.process
+            features = process.features
+            connection = process.connection
+            cwd = self._summary(session_id).cwd or self._default_cwd
+            if features is not None and features.resume_session:
+                await process.request(connection.resume_session(session_id, cwd), "session/resume")
+            else:
                 await process.request(connection.load_session(session_id, cwd), "session/load")
-            self._replayed.add(session_id)
-        self._open.add(session_id)
-        self._refresh_capabilities()
+                self._replayed.add(session_id)
+            self._open.add(session_id)
+            self._refresh_capabilities()
 
     # -- turns -----------------------------------------------------------------------------
 
