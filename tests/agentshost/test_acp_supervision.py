@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,8 @@ from shedproto.connector import AgentSourceConfig, PromptPayload, StartPayload
 from shedproto.servers.agents_host import AcpDriver, AcpDriverError, OperationOptions
 from shedproto.servers.agents_host.process_group import group_alive
 
+from .acp_driving import running_driver, start, turn_with
+
 AGENT = (sys.executable, "-m", "shedproto.servers.agents_host.example_agent")
 
 
@@ -36,30 +36,10 @@ def source(
     )
 
 
-@asynccontextmanager
-async def running(config: AgentSourceConfig, **options: Any) -> AsyncIterator[AcpDriver]:
-    driver = AcpDriver(
-        config,
-        handshake_timeout=20,
-        stop_grace=options.pop("stop_grace", 2.0),
-        base_env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-        **options,
-    )
-    with anyio.fail_after(60):
-        async with anyio.create_task_group() as tg:
-            await driver.start(tg)
-            try:
-                yield driver
-            finally:
-                await driver.stop()
-
-
-async def start(driver: AcpDriver, text: str = "hello") -> str:
-    result = await driver.start_session("new-1", StartPayload(text=text), OperationOptions())
-    assert result.status == "succeeded", result
-    assert result.result is not None
-    agent_id: str = result.result["nativeSessionId"]
-    return agent_id
+def running(config: AgentSourceConfig, **options: Any) -> Any:
+    options.setdefault("stop_grace", 2.0)
+    base_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    return running_driver(config, handshake_timeout=20, base_env=base_env, **options)
 
 
 def error_code(result: CommandExecutionResult) -> str | None:
@@ -176,23 +156,13 @@ async def test_killed_agent_restarts_and_the_next_prompt_works(tmp_path: Path) -
     async with running(config, restart_backoff=0.05) as driver:
         driver.set_lifecycle_listener(lambda kind, message, up: events.append((kind, up)))
         session = await start(driver)
-        ready = anyio.Event()
-        outcome: dict[str, CommandExecutionResult] = {}
+        pid = driver.process.pid
+        assert pid is not None
 
-        async def turn() -> None:
-            outcome["r"] = await driver.prompt(
-                session,
-                PromptPayload(text="wait forever"),
-                OperationOptions(on_cancellation_ready=ready.set),
-            )
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(turn)
-            await ready.wait()
-            pid = driver.process.pid
-            assert pid is not None
+        async def kill() -> None:
             os.kill(pid, signal.SIGKILL)
-        died = outcome["r"]
+
+        died = await turn_with(driver, session, "wait forever", kill)
         assert died.status == "unknown"
         assert error_code(died) == ACP_AGENT_EXITED
         assert died.error is not None

@@ -16,8 +16,7 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from shedproto.connector import AgentSourceConfig, PromptPayload, StartPayload
 from shedproto.servers.agents_host import AcpDriver, OperationOptions
 from shedproto.servers.agents_host.process_group import group_alive
 
+from .acp_driving import running_driver, start, turn_with
 from .fake_model import REPLY, FakeModel
 
 CODEX_ACP = "@zed-industries/codex-acp@0.16.0"
@@ -152,45 +152,22 @@ def make_agent(name: str, prefix: Path, tmp_path: Path, model: FakeModel, **fiel
     return Agent(name, build(prefix, home, model, **fields), model, Path(model.permission_file))
 
 
-@asynccontextmanager
-async def running(agent: Agent, **options: Any) -> AsyncIterator[AcpDriver]:
-    driver = AcpDriver(
-        agent.source, handshake_timeout=60, base_env=BASE_ENV, restart_backoff=0.2, **options
+def running(agent: Agent, **options: Any) -> Any:
+    return running_driver(
+        agent.source,
+        deadline=180,
+        handshake_timeout=60,
+        base_env=BASE_ENV,
+        restart_backoff=0.2,
+        **options,
     )
-    with anyio.fail_after(180):
-        async with anyio.create_task_group() as tg:
-            await driver.start(tg)
-            try:
-                yield driver
-            finally:
-                await driver.stop()
 
 
-async def start(driver: AcpDriver, text: str = "hello") -> str:
-    result = await driver.start_session("new-1", StartPayload(text=text), OperationOptions())
-    assert result.status == "succeeded", result
-    assert result.result is not None
-    session: str = result.result["nativeSessionId"]
-    return session
-
-
-async def hanging_turn(driver: AcpDriver, session: str, during: Any) -> CommandExecutionResult:
+async def hanging_turn(
+    driver: AcpDriver, session: str, during: Callable[[], Awaitable[None]]
+) -> CommandExecutionResult:
     """Run a prompt the fake model never answers; ``during()`` runs once it can be cancelled."""
-    ready = anyio.Event()
-    outcome: dict[str, CommandExecutionResult] = {}
-
-    async def turn() -> None:
-        outcome["r"] = await driver.prompt(
-            session,
-            PromptPayload(text="hang here"),
-            OperationOptions(on_cancellation_ready=ready.set),
-        )
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(turn)
-        await ready.wait()
-        await during()
-    return outcome["r"]
+    return await turn_with(driver, session, "hang here", during)
 
 
 async def test_two_prompts_read_as_user_assistant_pairs(
