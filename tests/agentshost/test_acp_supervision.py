@@ -316,3 +316,67 @@ async def test_host_health_shows_the_agent_down_then_restarted(tmp_path: Path) -
     assert after.status == "ready"
     kinds = [entry.type for entry in after.activity]
     assert kinds.index("source-agent-exited") < kinds.index("source-agent-restarted")
+
+
+async def test_host_cancel_command_names_a_running_start_by_its_requested_id(
+    tmp_path: Path,
+) -> None:
+    # Regression (item 7): the start's session id was known only from its terminal
+    # receipt, so `cancel new-1` answered not-active.
+    from shedproto.clients.agents_host import AgentsHostClient
+    from shedproto.connector import AgentsHostCliOptions, parse_agents_host_config
+    from shedproto.servers.agents_host import HostRun, run_host
+    from shedproto.testing._agentshost import make_command
+
+    owner = "did:key:z6MkTestOwner"
+    (tmp_path / "operator.key").write_bytes(b"test")
+    run = HostRun(
+        cli=AgentsHostCliOptions(
+            config_path=str(tmp_path / "agents.jsonc"),
+            api_url="http://localhost:8000",
+            identity_path=str(tmp_path / "operator.key"),
+            space="did:key:z6MkTestSpace",
+        ),
+        config=parse_agents_host_config(
+            {
+                "schema": "commonfabric.agents-host.config",
+                "ownerDid": owner,
+                "collectionIntervalMs": 0,
+                "sources": [
+                    {"id": "echo", "driver": "acp", "enabled": True, "command": list(AGENT)}
+                ],
+            }
+        ),
+        env={
+            "XDG_STATE_HOME": str(tmp_path / "state"),
+            "CF_AGENTS_HOST_LOCK_DIR": str(tmp_path / "run"),
+        },
+        socket_path=str(tmp_path / "h.sock"),
+        out=lambda line: None,
+        err=lambda line: None,
+        handle_signals=False,
+    )
+    start_command = make_command(
+        owner, "s-1", type_="start", session="new-1", payload={"text": "wait for me"}
+    )
+    cancel_command = make_command(owner, "c-1", type_="cancel", session="new-1", payload={})
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+
+            async def main() -> None:
+                await run_host(run)
+                run.ready.set()
+
+            tg.start_soon(main)
+            await run.ready.wait()
+            async with await AgentsHostClient.connect(tmp_path / "h.sock") as client:
+                await client.submit(start_command)
+                cancelled = (await client.submit(cancel_command, wait=True)).receipt
+                started = (await client.submit(start_command, wait=True)).receipt
+            run.stop_requested.set()
+    assert cancelled is not None
+    assert cancelled.status == "succeeded", cancelled
+    assert started is not None
+    assert started.status == "failed"
+    assert started.error is not None
+    assert started.error.code == "cancelled"
