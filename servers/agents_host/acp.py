@@ -232,13 +232,23 @@ class AcpProcess:
             raise failure
 
     async def _handshake(self) -> AgentFeatures:
-        try:
-            with anyio.fail_after(self.handshake_timeout):
-                await self.request(self.connection.initialize(), "initialize")
-        except TimeoutError:
-            raise AcpDriverError(
-                f"the agent did not answer initialize within {self.handshake_timeout}s"
-            ) from None
+        async with anyio.create_task_group() as watch:
+
+            async def stop_requested() -> None:
+                await self._stop.wait()  # a stop never waits for a slow initialize
+                watch.cancel_scope.cancel()
+
+            watch.start_soon(stop_requested)
+            try:
+                with anyio.fail_after(self.handshake_timeout):
+                    await self.request(self.connection.initialize(), "initialize")
+            except TimeoutError:
+                raise AcpDriverError(
+                    f"the agent did not answer initialize within {self.handshake_timeout}s"
+                ) from None
+            watch.cancel_scope.cancel()
+        if self._stop.is_set() and self.connection.features is None:
+            raise AcpDriverError("the agent was stopped before it answered initialize")
         features = self.connection.features
         if features is None:
             raise AcpDriverError(self.failure or "the agent did not complete initialize")

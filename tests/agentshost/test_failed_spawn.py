@@ -103,3 +103,23 @@ async def test_acp_driver_stop_before_start_returns() -> None:
     driver = AcpDriver(AgentSourceConfig(id="a", driver="acp", enabled=True, command=(MISSING,)))
     with anyio.fail_after(10):
         await driver.stop()
+
+
+async def test_stop_during_a_silent_initialize_does_not_wait_for_the_handshake() -> None:
+    # A stop (host shutdown, or during a restart) must not wait out handshake_timeout.
+    config = AgentSourceConfig(id="a", driver="acp", enabled=True, command=("sleep", "300"))
+    driver = AcpDriver(config, handshake_timeout=300, stop_grace=0.2)
+    failures: list[str] = []
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tg:
+
+            async def start() -> None:
+                try:
+                    await driver.start(tg)
+                except AcpDriverError as exc:
+                    failures.append(str(exc))
+
+            tg.start_soon(start)
+            await anyio.sleep(0.2)  # the agent is spawned and silent
+            await driver.stop()
+    assert failures == ["the agent was stopped before it answered initialize"]

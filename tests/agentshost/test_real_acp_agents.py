@@ -35,6 +35,8 @@ from .fake_model import REPLY, FakeModel
 CODEX_ACP = "@zed-industries/codex-acp@0.16.0"
 CLAUDE_ACP = "@zed-industries/claude-agent-acp@0.23.1"
 PACKAGES = (CODEX_ACP, CLAUDE_ACP)
+NPM_QUICK = ("--fetch-retries=1", "--fetch-timeout=30000")
+"""An unreachable registry fails the install in about a minute instead of many."""
 AGENTS_ENV = "SHEDPROTO_ACP_AGENTS"
 BINARIES = {"codex": "codex-acp", "claude": "claude-agent-acp"}
 BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin"}
@@ -65,7 +67,16 @@ def agents_prefix() -> Path:
     prefix.mkdir(parents=True, exist_ok=True)
     try:
         installed = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--prefix", str(prefix), *PACKAGES],
+            [
+                npm,
+                "install",
+                "--no-audit",
+                "--no-fund",
+                *NPM_QUICK,
+                "--prefix",
+                str(prefix),
+                *PACKAGES,
+            ],
             capture_output=True,
             text=True,
             timeout=900,
