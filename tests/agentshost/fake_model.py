@@ -5,16 +5,17 @@
 * ``POST .../responses`` -- the OpenAI Responses API as server-sent events
   (what Codex calls);
 * ``POST .../chat/completions`` -- OpenAI Chat Completions streaming;
-* ``POST .../messages`` -- the Anthropic Messages API streaming (what Claude
-  Code calls); ``.../messages/count_tokens`` answers a fixed count;
+* ``POST .../messages`` -- the Anthropic Messages API, streamed (what Claude
+  Code calls) or whole when the request does not ask for a stream;
+  ``.../messages/count_tokens`` answers a fixed count;
 * anything else: ``404``.
 
 The reply depends on the last user text of the request: ``hang`` keeps the
 response open without a byte until the server stops; ``permission`` asks
 for a tool call (a shell command touching ``permission_file``) once,
 then answers the tool result with text (``tool_calls`` counts the asks);
-anything else streams :data:`REPLY`. Every request path is kept in
-``requests``, every body in ``bodies``.
+anything else streams :data:`REPLY`. Every request is kept in ``requests``
+as ``(method, path)``, every body in ``bodies``.
 """
 
 from __future__ import annotations
@@ -76,13 +77,13 @@ class _Handler(BaseHTTPRequestHandler):
         return value if isinstance(value, dict) else {}
 
     def do_GET(self) -> None:
-        self.server.owner.requests.append(f"GET {self.path}")
+        self.server.owner.requests.append(("GET", self.path))
         self._json(404, {"error": {"message": "not found"}})
 
     def do_POST(self) -> None:
         body = self._body()
         path = self.path.split("?")[0]
-        self.server.owner.requests.append(f"POST {path}")
+        self.server.owner.requests.append(("POST", self.path))
         self.server.owner.bodies.append(body)
         text = _last_user_text(body)
         if path.endswith("/count_tokens"):
@@ -97,7 +98,9 @@ class _Handler(BaseHTTPRequestHandler):
         tool = "permission" in text and not _has_tool_result(body)
         if tool:
             self.server.owner.tool_calls += 1
-        if path.endswith("/responses"):
+        if path.endswith("/messages") and not body.get("stream"):
+            self._json(200, self._anthropic_whole(body))
+        elif path.endswith("/responses"):
             self._stream(self._responses(tool))
         elif path.endswith("/chat/completions"):
             self._stream(self._chat())
@@ -206,6 +209,18 @@ class _Handler(BaseHTTPRequestHandler):
         }
         return [(None, chunk), (None, done), (None, "[DONE]")]
 
+    def _anthropic_whole(self, body: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": "msg_whole",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "claude-fake"),
+            "content": [{"type": "text", "text": REPLY}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+        }
+
     def _anthropic(
         self, body: dict[str, Any], tool: bool
     ) -> list[tuple[str | None, dict[str, Any] | str]]:
@@ -276,7 +291,7 @@ class FakeModel:
     """The fake endpoint; use as a context manager, then point the agent at :attr:`url`."""
 
     def __init__(self, permission_file: str) -> None:
-        self.requests: list[str] = []
+        self.requests: list[tuple[str, str]] = []
         self.bodies: list[dict[str, Any]] = []
         self.counter = 0
         self.tool_calls = 0
