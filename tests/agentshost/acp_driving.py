@@ -1,16 +1,23 @@
-"""Running an :class:`AcpDriver` in a test: start, stop, a first session, a turn to interrupt."""
+"""Running an :class:`AcpDriver` or a whole host in a test: start, stop, sessions, turns."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
 
 from shedproto.agentshost import CommandExecutionResult
-from shedproto.connector import AgentSourceConfig, PromptPayload, StartPayload
-from shedproto.servers.agents_host import AcpDriver, OperationOptions
+from shedproto.connector import (
+    AgentsHostCliOptions,
+    AgentSourceConfig,
+    PromptPayload,
+    StartPayload,
+    parse_agents_host_config,
+)
+from shedproto.servers.agents_host import AcpDriver, HostRun, OperationOptions, run_host
 
 
 @asynccontextmanager
@@ -54,3 +61,59 @@ async def turn_with(
         await ready.wait()
         await during()
     return outcome["r"]
+
+
+OWNER_DID = "did:key:z6MkTestOwner"
+
+
+def host_run(root: Path, sources: list[dict[str, Any]], errors: list[str]) -> HostRun:
+    """Return a :class:`HostRun` of ``sources`` with private dirs under ``root``.
+
+    Its stderr lines go to ``errors``.
+    """
+    (root / "operator.key").write_bytes(b"test")
+    return HostRun(
+        cli=AgentsHostCliOptions(
+            config_path=str(root / "agents.jsonc"),
+            api_url="http://localhost:8000",
+            identity_path=str(root / "operator.key"),
+            space="did:key:z6MkTestSpace",
+        ),
+        config=parse_agents_host_config(
+            {
+                "schema": "commonfabric.agents-host.config",
+                "ownerDid": OWNER_DID,
+                "collectionIntervalMs": 0,
+                "sources": sources,
+            }
+        ),
+        env={
+            "XDG_STATE_HOME": str(root / "state"),
+            "CF_AGENTS_HOST_LOCK_DIR": str(root / "run"),
+            "HOME": str(root),
+            "PATH": "/usr/bin:/bin",
+        },
+        socket_path=str(root / "h.sock"),
+        out=lambda line: None,
+        err=errors.append,
+        handle_signals=False,
+    )
+
+
+@asynccontextmanager
+async def hosting(run: HostRun, *, deadline: float = 60) -> AsyncIterator[list[int]]:
+    """Run the host until it is ready (or failed); yield its exit status list; stop it on exit."""
+    status: list[int] = []
+    with anyio.fail_after(deadline):
+        async with anyio.create_task_group() as tg:
+
+            async def main() -> None:
+                status.append(await run_host(run))
+                run.ready.set()
+
+            tg.start_soon(main)
+            await run.ready.wait()
+            try:
+                yield status
+            finally:
+                run.stop_requested.set()

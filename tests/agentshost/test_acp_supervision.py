@@ -23,7 +23,7 @@ from shedproto.connector import AgentSourceConfig, PromptPayload, StartPayload
 from shedproto.servers.agents_host import AcpDriver, AcpDriverError, OperationOptions
 from shedproto.servers.agents_host.process_group import group_alive
 
-from .acp_driving import running_driver, start, turn_with
+from .acp_driving import OWNER_DID, host_run, hosting, running_driver, start, turn_with
 
 AGENT = (sys.executable, "-m", "shedproto.servers.agents_host.example_agent")
 
@@ -34,6 +34,10 @@ def source(
     return AgentSourceConfig(
         id="ex", driver="acp", enabled=True, command=command, env=env, **fields
     )
+
+
+def source_entry() -> dict[str, Any]:
+    return {"id": "echo", "driver": "acp", "enabled": True, "command": list(AGENT)}
 
 
 def running(config: AgentSourceConfig, **options: Any) -> Any:
@@ -324,56 +328,17 @@ async def test_host_cancel_command_names_a_running_start_by_its_requested_id(
     # Regression (item 7): the start's session id was known only from its terminal
     # receipt, so `cancel new-1` answered not-active.
     from shedproto.clients.agents_host import AgentsHostClient
-    from shedproto.connector import AgentsHostCliOptions, parse_agents_host_config
-    from shedproto.servers.agents_host import HostRun, run_host
     from shedproto.testing._agentshost import make_command
 
-    owner = "did:key:z6MkTestOwner"
-    (tmp_path / "operator.key").write_bytes(b"test")
-    run = HostRun(
-        cli=AgentsHostCliOptions(
-            config_path=str(tmp_path / "agents.jsonc"),
-            api_url="http://localhost:8000",
-            identity_path=str(tmp_path / "operator.key"),
-            space="did:key:z6MkTestSpace",
-        ),
-        config=parse_agents_host_config(
-            {
-                "schema": "commonfabric.agents-host.config",
-                "ownerDid": owner,
-                "collectionIntervalMs": 0,
-                "sources": [
-                    {"id": "echo", "driver": "acp", "enabled": True, "command": list(AGENT)}
-                ],
-            }
-        ),
-        env={
-            "XDG_STATE_HOME": str(tmp_path / "state"),
-            "CF_AGENTS_HOST_LOCK_DIR": str(tmp_path / "run"),
-        },
-        socket_path=str(tmp_path / "h.sock"),
-        out=lambda line: None,
-        err=lambda line: None,
-        handle_signals=False,
-    )
+    run = host_run(tmp_path, [source_entry()], [])
     start_command = make_command(
-        owner, "s-1", type_="start", session="new-1", payload={"text": "wait for me"}
+        OWNER_DID, "s-1", type_="start", session="new-1", payload={"text": "wait for me"}
     )
-    cancel_command = make_command(owner, "c-1", type_="cancel", session="new-1", payload={})
-    with anyio.fail_after(60):
-        async with anyio.create_task_group() as tg:
-
-            async def main() -> None:
-                await run_host(run)
-                run.ready.set()
-
-            tg.start_soon(main)
-            await run.ready.wait()
-            async with await AgentsHostClient.connect(tmp_path / "h.sock") as client:
-                await client.submit(start_command)
-                cancelled = (await client.submit(cancel_command, wait=True)).receipt
-                started = (await client.submit(start_command, wait=True)).receipt
-            run.stop_requested.set()
+    cancel_command = make_command(OWNER_DID, "c-1", type_="cancel", session="new-1", payload={})
+    async with hosting(run), await AgentsHostClient.connect(tmp_path / "h.sock") as client:
+        await client.submit(start_command)
+        cancelled = (await client.submit(cancel_command, wait=True)).receipt
+        started = (await client.submit(start_command, wait=True)).receipt
     assert cancelled is not None
     assert cancelled.status == "succeeded", cancelled
     assert started is not None

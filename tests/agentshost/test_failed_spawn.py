@@ -10,8 +10,10 @@ from typing import Any
 import anyio
 import pytest
 
-from shedproto.connector import AgentsHostCliOptions, AgentSourceConfig, parse_agents_host_config
-from shedproto.servers.agents_host import AcpDriver, AcpDriverError, HostRun, run_host
+from shedproto.connector import AgentSourceConfig
+from shedproto.servers.agents_host import AcpDriver, AcpDriverError
+
+from .acp_driving import host_run, hosting
 
 MISSING = "/nonexistent/agent-bin"
 
@@ -28,46 +30,10 @@ def source_entry(driver: str, program: str) -> dict[str, Any]:
 async def run_once(entry: dict[str, Any]) -> tuple[int, list[str]]:
     """Run a host with one source; stop it as soon as it is up. Returns (status, stderr)."""
     root = Path(tempfile.mkdtemp(prefix="sp-spawn-", dir="/tmp"))
+    errors: list[str] = []
     try:
-        (root / "operator.key").write_bytes(b"test")
-        errors: list[str] = []
-        run = HostRun(
-            cli=AgentsHostCliOptions(
-                config_path=str(root / "agents.jsonc"),
-                api_url="http://localhost:8000",
-                identity_path=str(root / "operator.key"),
-                space="did:key:z6MkTestSpace",
-            ),
-            config=parse_agents_host_config(
-                {
-                    "schema": "commonfabric.agents-host.config",
-                    "ownerDid": "did:key:z6MkTestOwner",
-                    "collectionIntervalMs": 0,
-                    "sources": [entry],
-                }
-            ),
-            env={
-                "XDG_STATE_HOME": str(root / "state"),
-                "CF_AGENTS_HOST_LOCK_DIR": str(root / "run"),
-                "HOME": str(root),
-                "PATH": "/usr/bin:/bin",
-            },
-            socket_path=str(root / "h.sock"),
-            out=lambda line: None,
-            err=errors.append,
-            handle_signals=False,
-        )
-        status: list[int] = []
-        with anyio.fail_after(20):
-            async with anyio.create_task_group() as tg:
-
-                async def main() -> None:
-                    status.append(await run_host(run))
-                    run.ready.set()
-
-                tg.start_soon(main)
-                await run.ready.wait()
-                run.stop_requested.set()
+        async with hosting(host_run(root, [entry], errors), deadline=20) as status:
+            pass
         return status[0] if status else -1, errors
     finally:
         shutil.rmtree(root, ignore_errors=True)
