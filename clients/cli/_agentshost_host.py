@@ -378,7 +378,11 @@ async def demo_step(socket_dir: Path) -> DemoStep:
                     "id": "echo",
                     "driver": "acp",
                     "enabled": True,
-                    "command": [sys.executable, "-m", "shedproto.testing._agentshost"],
+                    "command": [
+                        sys.executable,
+                        "-m",
+                        "shedproto.servers.agents_host.example_agent",
+                    ],
                 }
             ],
         }
@@ -421,20 +425,41 @@ async def demo_step(socket_dir: Path) -> DemoStep:
     return DemoStep(name="agents-host", ok=ok and status == [0], lines=lines)
 
 
+def _demo_command(
+    owner: str,
+    command_id: str,
+    *,
+    session: str,
+    payload: dict[str, Any],
+    type_: str = "prompt",
+) -> dict[str, Any]:
+    """Return a command for the demo's ``echo`` source (no pytest-based helpers)."""
+    from shedproto.connector import COMMAND_SCHEMA
+
+    return {
+        "schema": COMMAND_SCHEMA,
+        "ownerDid": owner,
+        "id": command_id,
+        "createdAt": "2026-01-01T00:00:00.000Z",
+        "sourceId": "echo",
+        "nativeSessionId": session,
+        "type": type_,
+        "payload": payload,
+    }
+
+
 async def _demo_commands(client: Any, owner: str, lines: list[str]) -> bool:
     """Submit a start and a prompt, then report receipts, sessions and settled health."""
     import anyio
 
-    from shedproto.testing._agentshost import make_command
-
-    start = make_command(
+    start = _demo_command(
         owner, "demo-start", type_="start", session="new", payload={"text": "hello"}
     )
     started = (await client.submit(start, wait=True)).receipt
     assert started is not None
     lines.append(f"receipt: {_receipt_line(started)}")
     session = (started.result or {}).get("nativeSessionId", "new")
-    prompt = make_command(owner, "demo-prompt", session=session, payload={"text": "how are you?"})
+    prompt = _demo_command(owner, "demo-prompt", session=session, payload={"text": "how are you?"})
     prompted = (await client.submit(prompt, wait=True)).receipt
     assert prompted is not None
     lines.append(f"receipt: {_receipt_line(prompted)}")

@@ -12,9 +12,22 @@
 
 from __future__ import annotations
 
-from .acp import AcpDriver, AcpDriverError, AcpProcess, AcpRequestError
+from .acp import (
+    DEFAULT_PROMPT_TIMEOUT_MS,
+    AcpAgentExitedError,
+    AcpDriver,
+    AcpDriverError,
+    AcpProcess,
+    AcpRequestError,
+)
 from .api import EVENT_BUFFER, IDLE_TIMEOUT, SOCKET_NAME, api_server, serve_api_connection
-from .driver import AgentDriver, DriverFactory, OperationOptions
+from .driver import (
+    AgentDriver,
+    DriverFactory,
+    LifecycleListener,
+    OperationOptions,
+    SupervisedDriver,
+)
 from .git import CheckoutDiscoveryError, find_checkouts, make_checkout_finder
 from .host import AgentsHost, CollectOutcome, HostStartError
 from .runner import HostRun, default_driver_factory, default_socket_path, run_host
@@ -44,6 +57,8 @@ __all__ = [
     "default_driver_factory",
     "default_socket_path",
     "run_host",
+    "DEFAULT_PROMPT_TIMEOUT_MS",
+    "AcpAgentExitedError",
     "AcpDriver",
     "AcpDriverError",
     "AcpProcess",
@@ -60,5 +75,7 @@ __all__ = [
     "receipt_link",
     "target_file_name",
     "DriverFactory",
+    "LifecycleListener",
     "OperationOptions",
+    "SupervisedDriver",
 ]

@@ -6,8 +6,21 @@ by the core written back at once) and one stderr task (the last 64 KiB kept
 for error messages). :class:`AcpDriver` maps the connector driver interface
 onto it (spec section 7.4):
 
-* start: spawn, ``initialize`` (within ``handshake_timeout``; the only
-  deadline: a silent agent must not hang the host's startup forever);
+* start: spawn (in its own process group), ``initialize`` (within
+  ``handshake_timeout``), then ``authenticate`` when the source names an
+  ``authMethod`` or exactly one of the agent's ``env_var`` methods has its
+  variables set;
+* stop: close stdin, ``SIGTERM`` the group after a grace, ``SIGKILL`` after
+  another (:mod:`.process_group`);
+* supervision: an agent that dies is restarted with exponential backoff
+  (reported through the lifecycle listener, hence in health), initialised
+  and authenticated again, and the sessions open on the dead process are
+  loaded (or resumed) again; the running turn's receipt is ``unknown`` /
+  ``acp-agent-exited``; commands meanwhile wait for the restart (bounded);
+* deadlines: every turn is bounded by the source's ``promptTimeoutMs``
+  (default :data:`DEFAULT_PROMPT_TIMEOUT_MS`); past it the turn is cancelled
+  and fails ``acp-prompt-deadline`` (abandoned if the agent does not answer
+  the cancel within ``cancel_grace``);
 * inventory: ``session/list`` pages when advertised, else the sessions this
   process created; read: ``session/load`` (serialised), or this
   connection's own complete transcript for a session it created or loaded;
@@ -18,7 +31,11 @@ onto it (spec section 7.4):
   agents mint session ids, so the receipt's ``result`` carries both the id
   the command named (``requestedSessionId``) and the agent's
   (``nativeSessionId``), and the refresh targets the agent's id;
-* cancel: ``session/cancel``, only for a prompt this driver runs;
+* cancel: ``session/cancel``, only for a prompt this driver runs; a start's
+  turn may be addressed by the command's requested id (a cancel that comes
+  before ``session/new`` answered stops the start before its prompt);
+* permission requests select ``reject_once`` (``allow_once`` when the source
+  has ``allowDangerFullAccess``), ``cancelled`` only when no option fits;
 * rename: ``unsupported``; set-mode / set-config-option: validated against
   the modes and options the agent advertised for the session.
 """
@@ -29,13 +46,21 @@ import contextlib
 import os
 import subprocess
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import anyio.abc
 
+from shedproto import LocalProtocolError
 from shedproto.agentshost import (
+    ACP_AGENT_EXITED,
+    ACP_AGENT_UNAVAILABLE,
+    ACP_AUTH_REQUIRED,
+    ACP_PROMPT_DEADLINE,
+    ACP_PROMPT_FAILED,
+    ACP_START_FAILED,
+    MAX_ERROR_DETAIL,
     AcpConnection,
     AcpEvent,
     AcpProtocolError,
@@ -48,6 +73,8 @@ from shedproto.agentshost import (
     SessionPage,
     SessionSnapshot,
     SessionSummary,
+    choose_auth_method,
+    describe_rpc_error,
     execution_error,
     unsupported,
 )
@@ -59,25 +86,48 @@ from shedproto.connector import (
     StartPayload,
 )
 
-from .driver import OperationOptions
+from .driver import LifecycleListener, OperationOptions
+from .process_group import STOP_GRACE, stop_process_group
 
-__all__ = ["AcpDriver", "AcpDriverError", "AcpProcess", "AcpRequestError"]
+__all__ = [
+    "DEFAULT_PROMPT_TIMEOUT_MS",
+    "AcpAgentExitedError",
+    "AcpDriver",
+    "AcpDriverError",
+    "AcpProcess",
+    "AcpRequestError",
+]
+
+DEFAULT_PROMPT_TIMEOUT_MS = 1_800_000
+"""A turn's deadline when the source sets no ``promptTimeoutMs``: 30 minutes."""
+CANCEL_GRACE = 10.0
+"""Seconds an agent gets to answer the cancel sent at a turn's deadline."""
+RESTART_BACKOFF = 0.5
+"""Seconds before the first restart of a dead agent; doubled per failed attempt."""
+RESTART_BACKOFF_MAX = 30.0
+"""The longest wait between two restart attempts."""
+RESTART_WAIT = 30.0
+"""Seconds a command waits for a dead agent's restart before failing."""
+AUTH_REQUIRED = -32000
+"""ACP's ``auth_required`` error code."""
 
 STDERR_TAIL = 64 * 1024
 RECEIVE_CHUNK = 65536
-STOP_GRACE = 5.0
-"""Seconds the agent gets to exit after its stdin closes, before it is killed."""
 
 
 class AcpDriverError(Exception):
     """The agent process failed: it exited, broke the protocol, or never answered."""
 
 
+class AcpAgentExitedError(AcpDriverError):
+    """The agent process ended (or broke the protocol) before answering a request."""
+
+
 class AcpRequestError(AcpDriverError):
     """The agent answered a request with a JSON-RPC error (``code``, ``data`` kept)."""
 
     def __init__(self, method: str, code: int, message: str, data: Any) -> None:
-        super().__init__(f"{method} failed ({code}): {message}")
+        super().__init__(f"{method} failed: {describe_rpc_error(code, message, data)}")
         self.method = method
         self.code = code
         self.rpc_message = message
@@ -91,7 +141,11 @@ class _Waiter:
 
 
 class AcpProcess:
-    """One spawned agent and its :class:`AcpConnection`; start with ``task_group.start(run)``."""
+    """One spawned agent and its :class:`AcpConnection`; start with ``task_group.start(run)``.
+
+    ``env`` is added to this process's environment, or with
+    ``inherit_env=False`` is the agent's whole environment.
+    """
 
     def __init__(
         self,
@@ -99,10 +153,14 @@ class AcpProcess:
         *,
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
-        permission_policy: PermissionPolicy = PermissionPolicy.CANCELLED,
+        permission_policy: PermissionPolicy = PermissionPolicy.REJECT_ONCE,
         handshake_timeout: float = 60.0,
+        stop_grace: float = STOP_GRACE,
+        inherit_env: bool = True,
     ) -> None:
         self.command = list(command)
+        self.stop_grace = stop_grace
+        self.inherit_env = inherit_env
         self.cwd = cwd
         self.env = dict(env) if env is not None else None
         self.handshake_timeout = handshake_timeout
@@ -116,27 +174,39 @@ class AcpProcess:
         self._closed = anyio.Event()
         self._stop = anyio.Event()
         self._exited = anyio.Event()
+        self._running = False
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[AgentFeatures]) -> None:
         """Spawn, handshake, report the agent's features, and run until :meth:`stop`.
 
         Raises:
-            AcpDriverError: spawning or the handshake failed (readiness is
-                never signalled; the process is killed).
-            OSError: the command could not be executed.
+            AcpDriverError: the command could not be executed, or the
+                handshake failed (readiness is never signalled; the process
+                is killed).
 
         """
-        env = {**os.environ, **self.env} if self.env is not None else None
-        process = await anyio.open_process(
-            self.command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=self.cwd,
-            env=env,
-        )
+        env = self.env
+        if env is not None and self.inherit_env:
+            env = {**os.environ, **env}
+        self._running = True
+        try:
+            process = await anyio.open_process(
+                self.command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=self.cwd,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            # Nothing was spawned: release every waiter (stop() included) now.
+            self._fail_all(f"cannot run {self.command[0]}: {exc.strerror or exc}")
+            self._exited.set()
+            raise AcpDriverError(self.failure or "the agent could not be started") from exc
         self._process = process
         failure: AcpDriverError | None = None
+        grace = 0.0
         try:
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(self._read_stdout)
@@ -149,22 +219,36 @@ class AcpProcess:
                 else:
                     task_status.started(features)
                     await self._wait_stop_or_exit()
-                    await self._shutdown(process)
+                    if self._stop.is_set():
+                        # Let the agent exit on its own after stdin closes (and its
+                        # streams drain) before its group is signalled.
+                        grace = self.stop_grace
+                        await stop_process_group(process, grace=grace)
                     tasks.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
-                await self._reap(process)
+                await self._reap(process, grace)
         if failure is not None:
             raise failure
 
     async def _handshake(self) -> AgentFeatures:
-        try:
-            with anyio.fail_after(self.handshake_timeout):
-                await self.request(self.connection.initialize(), "initialize")
-        except TimeoutError:
-            raise AcpDriverError(
-                f"the agent did not answer initialize within {self.handshake_timeout}s"
-            ) from None
+        async with anyio.create_task_group() as watch:
+
+            async def stop_requested() -> None:
+                await self._stop.wait()  # a stop never waits for a slow initialize
+                watch.cancel_scope.cancel()
+
+            watch.start_soon(stop_requested)
+            try:
+                with anyio.fail_after(self.handshake_timeout):
+                    await self.request(self.connection.initialize(), "initialize")
+            except TimeoutError:
+                raise AcpDriverError(
+                    f"the agent did not answer initialize within {self.handshake_timeout}s"
+                ) from None
+            watch.cancel_scope.cancel()
+        if self._stop.is_set() and self.connection.features is None:
+            raise AcpDriverError("the agent was stopped before it answered initialize")
         features = self.connection.features
         if features is None:
             raise AcpDriverError(self.failure or "the agent did not complete initialize")
@@ -185,33 +269,29 @@ class AcpProcess:
             waiters.start_soon(stop_requested)
             waiters.start_soon(closed)
 
-    async def _shutdown(self, process: anyio.abc.Process) -> None:
-        if process.stdin is not None:
-            with anyio.CancelScope(shield=True):
-                with contextlib.suppress(
-                    anyio.BrokenResourceError, anyio.ClosedResourceError, OSError
-                ):
-                    await process.stdin.aclose()
-        with anyio.move_on_after(STOP_GRACE, shield=True):
-            await process.wait()
-
-    async def _reap(self, process: anyio.abc.Process) -> None:
-        if process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-        with anyio.move_on_after(STOP_GRACE):
-            await process.wait()
-        await process.aclose()
+    async def _reap(self, process: anyio.abc.Process, grace: float) -> None:
+        await stop_process_group(process, grace=grace)
+        with contextlib.suppress(OSError):
+            await process.aclose()
+        if self.failure is None and not self._stop.is_set():
+            self.failure = self._exit_message(process.returncode)
         self._fail_all("the agent process ended")
         self._exited.set()
 
     def stop(self) -> None:
         """Ask :meth:`run` to close the agent's stdin and let it exit; idempotent."""
         self._stop.set()
+        if not self._running:
+            self._exited.set()  # never started: nothing to wait for
 
     async def wait_exited(self) -> None:
         """Wait until the agent process has been reaped."""
         await self._exited.wait()
+
+    @property
+    def pid(self) -> int | None:
+        """The agent's process id (its process group's id), once spawned."""
+        return None if self._process is None else self._process.pid
 
     @property
     def returncode(self) -> int | None:
@@ -253,8 +333,10 @@ class AcpProcess:
         outcome = waiter.outcome
         if isinstance(outcome, RequestSucceeded):
             return outcome.result
-        if outcome is None:
-            raise AcpDriverError(self.failure or "the agent process ended")
+        if outcome is None or outcome.closed:
+            with anyio.move_on_after(3 * self.stop_grace):
+                await self._exited.wait()  # the exit status makes the message
+            raise AcpAgentExitedError(self.failure or "the agent process ended")
         raise AcpRequestError(method, outcome.code, outcome.message, outcome.data)
 
     async def request(
@@ -291,8 +373,6 @@ class AcpProcess:
                 self._dispatch(exc.events)
                 self.failure = f"the agent broke the ACP protocol: {exc.message}"
                 self._fail_all(self.failure)
-                if process.returncode is None:
-                    process.kill()
                 return
             reply = self.connection.data_to_send()
             if reply:
@@ -300,13 +380,17 @@ class AcpProcess:
                     await self.send(reply)
             self._dispatch(events)
             if not data:
-                self._fail_all(self.failure or self._exit_message())
+                self._closed.set()  # _reap fails what is left, with the exit status
                 return
 
-    def _exit_message(self) -> str:
+    def _exit_message(self, returncode: int | None = None) -> str:
         tail = bytes(self.stderr_tail).decode("utf-8", "replace").strip().splitlines()
-        detail = f": {tail[-1]}" if tail else ""
-        return f"the agent process closed its output{detail}"
+        detail = f": {tail[-1][:MAX_ERROR_DETAIL]}" if tail else ""
+        if returncode is None:
+            return f"the agent process closed its output{detail}"
+        if returncode < 0:
+            return f"the agent process was killed by signal {-returncode}{detail}"
+        return f"the agent process exited with status {returncode}{detail}"
 
     async def _read_stderr(self) -> None:
         process = self._process
@@ -351,6 +435,55 @@ def _controls_capabilities(process: AcpProcess) -> tuple[tuple[str, ...], dict[s
     return tuple(modes), options
 
 
+@dataclass
+class _StartTurn:
+    """A running ``start``: the agent's session id once known, and an early cancel."""
+
+    agent_id: str | None = None
+    cancelled: bool = False
+
+
+def _failed(
+    code: str,
+    message: str,
+    *,
+    status: Any = "failed",
+    retryable: bool = False,
+    operation: str | None = None,
+    result: dict[str, Any] | None = None,
+) -> CommandExecutionResult:
+    return CommandExecutionResult(
+        status=status,
+        providerOperationId=operation,
+        result=result,
+        error=ReceiptErrorInfo(code=code, message=message, retryable=retryable),
+    )
+
+
+def _request_failure(exc: AcpRequestError, default_code: str) -> CommandExecutionResult:
+    code = ACP_AUTH_REQUIRED if exc.code == AUTH_REQUIRED else default_code
+    return _failed(code, str(exc))
+
+
+def _driver_failure(exc: AcpDriverError) -> CommandExecutionResult:
+    """Map a request that got no (good) answer to its receipt error."""
+    if isinstance(exc, AcpRequestError):
+        return _request_failure(exc, ACP_PROMPT_FAILED)
+    if isinstance(exc, AcpAgentExitedError):
+        return _failed(ACP_AGENT_EXITED, f"the agent died: {exc}", status="unknown")
+    return _failed(ACP_AGENT_UNAVAILABLE, f"the agent is not running: {exc}", retryable=True)
+
+
+@dataclass
+class _Supervision:
+    """Restart bookkeeping, shown in health while the agent is down."""
+
+    restarts: int = 0
+    down_since_attempt: int = 0
+    error: str | None = None
+    up: anyio.Event = field(default_factory=anyio.Event)
+
+
 class AcpDriver:
     """The connector's ``acp`` driver over :class:`AcpProcess`; see the module docstring."""
 
@@ -358,9 +491,14 @@ class AcpDriver:
         self,
         source: AgentSourceConfig,
         *,
-        permission_policy: PermissionPolicy = PermissionPolicy.CANCELLED,
+        permission_policy: PermissionPolicy | None = None,
         handshake_timeout: float = 60.0,
         default_cwd: str | None = None,
+        base_env: Mapping[str, str] | None = None,
+        stop_grace: float = STOP_GRACE,
+        cancel_grace: float = CANCEL_GRACE,
+        restart_backoff: float = RESTART_BACKOFF,
+        restart_wait: float = RESTART_WAIT,
     ) -> None:
         if not source.command:
             raise ValueError(f"sources {source.id}: command is required for an enabled ACP source")
@@ -375,31 +513,162 @@ class AcpDriver:
             setMode=False,
             setConfigOption=False,
         )
-        self.process = AcpProcess(
-            source.command,
-            cwd=source.cwd,
-            env=source.env,
-            permission_policy=permission_policy,
-            handshake_timeout=handshake_timeout,
-        )
+        if permission_policy is None:
+            permission_policy = (
+                PermissionPolicy.ALLOW_ONCE
+                if source.allowDangerFullAccess
+                else PermissionPolicy.REJECT_ONCE
+            )
+        self.permission_policy = permission_policy
+        self.handshake_timeout = handshake_timeout
+        self.stop_grace = stop_grace
+        self.cancel_grace = cancel_grace
+        self.restart_backoff = restart_backoff
+        self.restart_wait = restart_wait
+        self.prompt_timeout = (source.promptTimeoutMs or DEFAULT_PROMPT_TIMEOUT_MS) / 1000
+        self.auth_method: str | None = None
+        self._agent_env = {**(os.environ if base_env is None else base_env), **(source.env or {})}
+        self.process = self._new_process()
+        self.supervision = _Supervision()
+        self._listener: LifecycleListener | None = None
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._stopping = anyio.Event()
         self._default_cwd = default_cwd or source.cwd or os.getcwd()
         self._replayed: set[str] = set()
         self._open: set[str] = set()
         self._listed: dict[str, SessionSummary] = {}
         self._created: dict[str, SessionSummary] = {}
+        self._starts: dict[str, _StartTurn] = {}
         self._load_lock = anyio.Lock()
-        self._operations = 0
+
+    def _new_process(self) -> AcpProcess:
+        assert self.source.command
+        return AcpProcess(
+            self.source.command,
+            cwd=self.source.cwd,
+            env=self._agent_env,
+            permission_policy=self.permission_policy,
+            handshake_timeout=self.handshake_timeout,
+            stop_grace=self.stop_grace,
+            inherit_env=False,
+        )
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def set_lifecycle_listener(self, listener: LifecycleListener) -> None:
+        """Call ``listener(kind, message, healthy)`` when the agent dies or is restarted."""
+        self._listener = listener
+
+    @property
+    def supervision_error(self) -> str | None:
+        """Why the agent is down and when it restarts, or ``None`` while it runs."""
+        return self.supervision.error
+
+    def _notify(self, kind: str, message: str, healthy: bool) -> None:
+        if self._listener is not None:
+            self._listener(kind, message, healthy)
 
     async def start(self, task_group: anyio.abc.TaskGroup) -> None:
-        """Spawn the agent and learn its capabilities.
+        """Spawn the agent, initialise (and authenticate) it; then supervise it.
 
         Raises:
-            AcpDriverError: the handshake failed. OSError: the command cannot run.
+            AcpDriverError: the command cannot run, the handshake failed, or
+                ``authenticate`` failed (the process is stopped).
 
         """
-        features: AgentFeatures = await task_group.start(self.process.run)
+        self._task_group = task_group
+        await self._launch()
+        self.supervision.up.set()
+        task_group.start_soon(self._supervise)
+
+    async def _launch(self) -> None:
+        assert self._task_group is not None
+        process = self._new_process()
+        self.process = process
+        features: AgentFeatures = await self._task_group.start(process.run)
+        try:
+            await self._authenticate(process, features)
+        except BaseException:
+            process.stop()
+            with anyio.CancelScope(shield=True):
+                await process.wait_exited()
+            raise
         self.version = features.agent_version
+        self._replayed.clear()
+        self._open.clear()
         self._refresh_capabilities()
+
+    async def _authenticate(self, process: AcpProcess, features: AgentFeatures) -> None:
+        try:
+            method = choose_auth_method(
+                features.auth_methods, self.source.authMethod, self._agent_env
+            )
+        except LocalProtocolError as exc:
+            raise AcpDriverError(exc.message) from None
+        if method is None:
+            return
+        try:
+            await process.request(process.connection.authenticate(method), "authenticate")
+        except AcpRequestError as exc:
+            raise AcpDriverError(f"authentication with {method} failed: {exc}") from None
+        self.auth_method = method
+
+    async def _supervise(self) -> None:
+        while True:
+            await self.process.wait_exited()
+            if self._stopping.is_set():
+                return
+            reopen = sorted(self._open)
+            self.supervision.up = anyio.Event()
+            reason = self.process.failure or "the agent process ended"
+            delay = self.restart_backoff
+            attempt = 1
+            while True:
+                self.supervision.error = f"{reason}; restart attempt {attempt} in {delay:g}s"
+                self._notify("source-agent-exited", self.supervision.error, False)
+                with anyio.move_on_after(delay):
+                    await self._stopping.wait()
+                if self._stopping.is_set():
+                    return
+                try:
+                    await self._launch()
+                except Exception as exc:
+                    reason = str(exc) or type(exc).__name__
+                    delay = min(delay * 2, RESTART_BACKOFF_MAX)
+                    attempt += 1
+                    continue
+                break
+            self.supervision.restarts += 1
+            failures = await self._reopen(reopen)
+            self.supervision.error = None
+            self.supervision.up.set()  # commands resume once the sessions are open again
+            detail = f"; could not reopen: {'; '.join(failures)}" if failures else ""
+            self._notify(
+                "source-agent-restarted",
+                f"agent restarted (restart {self.supervision.restarts}){detail}",
+                True,
+            )
+
+    async def _reopen(self, sessions: list[str]) -> list[str]:
+        failures: list[str] = []
+        for session_id in sessions:
+            try:
+                await self._open_session(session_id)
+            except (AcpDriverError, LocalProtocolError) as exc:
+                failures.append(f"{session_id}: {exc}")
+        return failures
+
+    async def _wait_up(self) -> bool:
+        """Wait (bounded) for a dead agent's restart; ``False`` when it is still down."""
+        if self.supervision.up.is_set():
+            return True
+        with anyio.move_on_after(self.restart_wait):
+            await self.supervision.up.wait()
+        return self.supervision.up.is_set()
+
+    async def _require_up(self) -> None:
+        if not await self._wait_up():
+            raise AcpDriverError(f"the agent is not running: {self.supervision.error or 'stopped'}")
 
     def _refresh_capabilities(self) -> None:
         features = self.process.features
@@ -420,9 +689,12 @@ class AcpDriver:
         )
 
     async def stop(self) -> None:
-        """Close the agent's stdin, wait for it to exit (killed after a grace period)."""
+        """Stop the agent and its process group (stdin, SIGTERM, SIGKILL); idempotent."""
+        self._stopping.set()
         self.process.stop()
         await self.process.wait_exited()
+
+    # -- inventory and reads ---------------------------------------------------------------
 
     def _summary(self, session_id: str) -> SessionSummary:
         known = self._listed.get(session_id) or self._created.get(session_id)
@@ -441,12 +713,13 @@ class AcpDriver:
         )
 
     async def list_sessions(self, cursor: str | None = None) -> SessionPage:
-        """One ``session/list`` page, or this process's own sessions when not advertised.
+        """One ``session/list`` page, or this driver's own sessions when not advertised.
 
         Raises:
-            AcpRequestError / AcpDriverError: the agent failed the listing.
+            AcpRequestError / AcpDriverError: the agent failed the listing or is down.
 
         """
+        await self._require_up()
         features = self.process.features
         if features is None or not features.list_sessions:
             return SessionPage(sessions=tuple(self._summary(k) for k in self._created))
@@ -479,18 +752,20 @@ class AcpDriver:
         """Read a session: its transcript here, else ``session/load`` (loads serialised).
 
         Raises:
-            AcpRequestError / AcpDriverError: the agent failed the load;
-            AcpDriverError: the agent does not support ``session/load``.
+            AcpRequestError / AcpDriverError: the agent failed the load, is
+            down, or does not support ``session/load``.
 
         """
-        connection = self.process.connection
+        await self._require_up()
+        process = self.process
+        connection = process.connection
         if native_session_id not in self._replayed:
-            features = self.process.features
+            features = process.features
             if features is None or not features.load_session:
                 raise AcpDriverError("the agent does not support session/load")
             async with self._load_lock:
                 cwd = self._summary(native_session_id).cwd or self._default_cwd
-                await self.process.request(
+                await process.request(
                     connection.load_session(native_session_id, cwd), "session/load"
                 )
                 self._replayed.add(native_session_id)
@@ -505,24 +780,32 @@ class AcpDriver:
         )
 
     async def _open_session(self, session_id: str) -> None:
-        if session_id in self._open:
-            return
-        features = self.process.features
-        connection = self.process.connection
-        cwd = self._summary(session_id).cwd or self._default_cwd
-        if features is not None and features.resume_session:
-            await self.process.request(connection.resume_session(session_id, cwd), "session/resume")
-        else:
-            async with self._load_lock:
-                await self.process.request(connection.load_session(session_id, cwd), "session/load")
-            self._replayed.add(session_id)
-        self._open.add(session_id)
-        self._refresh_capabilities()
+        async with self._load_lock:  # one open per session, never two at once
+            if session_id in self._open:
+                return
+            process = self.process
+            features = process.features
+            connection = process.connection
+            cwd = self._summary(session_id).cwd or self._default_cwd
+            if features is not None and features.resume_session:
+                await process.request(connection.resume_session(session_id, cwd), "session/resume")
+            else:
+                await process.request(connection.load_session(session_id, cwd), "session/load")
+                self._replayed.add(session_id)
+            self._open.add(session_id)
+            self._refresh_capabilities()
+
+    # -- turns -----------------------------------------------------------------------------
 
     async def _run_prompt(
         self, session_id: str, text: str, options: OperationOptions
     ) -> CommandExecutionResult:
-        sent = self.process.connection.prompt(session_id, text)
+        process = self.process
+        connection = process.connection
+        try:
+            sent = connection.prompt(session_id, text)
+        except LocalProtocolError as exc:
+            return _failed(ACP_AGENT_UNAVAILABLE, exc.message, retryable=True)
         operation = f"{session_id}:{sent[0]}"
 
         async def started() -> None:
@@ -531,17 +814,47 @@ class AcpDriver:
             if options.on_session_active is not None:
                 await options.on_session_active()
 
-        try:
-            answer = await self.process.request(sent, "session/prompt", on_sent=started)
-        except AcpRequestError as exc:
+        answer: Any = None
+        failure: AcpDriverError | None = None
+        deadline_hit = False
+        request_scope = anyio.CancelScope()
+
+        async def call(scope: anyio.CancelScope) -> None:
+            nonlocal answer, failure
+            with request_scope:
+                try:
+                    answer = await process.request(sent, "session/prompt", on_sent=started)
+                except AcpDriverError as exc:
+                    failure = exc
+            scope.cancel()
+
+        async def watchdog() -> None:
+            nonlocal deadline_hit
+            await anyio.sleep(self.prompt_timeout)
+            deadline_hit = True
+            with contextlib.suppress(AcpDriverError, LocalProtocolError):
+                await process.send(connection.cancel(session_id))
+            await anyio.sleep(self.cancel_grace)
+            request_scope.cancel()
+
+        async with anyio.create_task_group() as turn:
+            turn.start_soon(call, turn.cancel_scope)
+            turn.start_soon(watchdog)
+        if deadline_hit:
+            abandoned = request_scope.cancelled_caught
+            if abandoned:
+                connection.abandon_prompt(session_id)
+            detail = "; the agent did not answer the cancel" if abandoned else ""
+            return _failed(
+                ACP_PROMPT_DEADLINE,
+                f"the turn ran past the source's prompt deadline of "
+                f"{int(self.prompt_timeout * 1000)} ms and was cancelled{detail}",
+                operation=operation,
+            )
+        if failure is not None:
+            outcome = _driver_failure(failure)
             return CommandExecutionResult(
-                status="failed",
-                providerOperationId=operation,
-                error=ReceiptErrorInfo(
-                    code="acp-prompt-failed",
-                    message=f"session/prompt failed ({exc.code}): {exc.rpc_message}",
-                    retryable=False,
-                ),
+                status=outcome.status, providerOperationId=operation, error=outcome.error
             )
         result = answer if isinstance(answer, dict) else {}
         stop_reason = result.get("stopReason")
@@ -564,6 +877,12 @@ class AcpDriver:
         self, native_session_id: str, payload: PromptPayload, options: OperationOptions
     ) -> CommandExecutionResult:
         """Run one prompt turn; see the module docstring."""
+        if not await self._wait_up():
+            return _failed(
+                ACP_AGENT_UNAVAILABLE,
+                f"the agent is not running: {self.supervision.error or 'stopped'}",
+                retryable=True,
+            )
         if self.process.connection.prompting(native_session_id):
             return execution_error(
                 "needs-confirmation",
@@ -571,36 +890,94 @@ class AcpDriver:
                 f"a prompt is already running in session {native_session_id}",
                 retryable=True,
             )
-        await self._open_session(native_session_id)
+        try:
+            await self._open_session(native_session_id)
+        except AcpDriverError as exc:
+            return _driver_failure(exc)
         return await self._run_prompt(native_session_id, payload.text, options)
 
     async def start_session(
         self, native_session_id: str, payload: StartPayload, options: OperationOptions
     ) -> CommandExecutionResult:
-        """``session/new`` plus the first prompt; see the module docstring."""
+        """``session/new`` plus the first prompt; see the module docstring.
+
+        A failure before the agent assigned a session names no session to
+        refresh (the requested id never exists at the agent).
+        """
         if payload.surface != "headless":
             return execution_error(
                 "unsupported", "unsupported", f"surface {payload.surface} is not supported"
             )
+        turn_entry = self._starts[native_session_id] = _StartTurn()
+        try:
+            return await self._start(native_session_id, payload, options, turn_entry)
+        finally:
+            if self._starts.get(native_session_id) is turn_entry:
+                del self._starts[native_session_id]
+
+    async def _start(
+        self,
+        native_session_id: str,
+        payload: StartPayload,
+        options: OperationOptions,
+        entry: _StartTurn,
+    ) -> CommandExecutionResult:
+        no_session: dict[str, Any] = {"affectedSession": None, "affected_session_set": True}
         cwd = payload.cwd or self._default_cwd
-        connection = self.process.connection
-        result = await self.process.request(connection.new_session(cwd), "session/new")
+        if not await self._wait_up():
+            failed = _failed(
+                ACP_AGENT_UNAVAILABLE,
+                f"the agent is not running: {self.supervision.error or 'stopped'}",
+                retryable=True,
+            )
+            return CommandExecutionResult(status=failed.status, error=failed.error, **no_session)
+        process = self.process
+        try:
+            result = await process.request(process.connection.new_session(cwd), "session/new")
+        except AcpRequestError as exc:
+            failed = _request_failure(exc, ACP_START_FAILED)
+            return CommandExecutionResult(status=failed.status, error=failed.error, **no_session)
+        except AcpDriverError as exc:
+            failed = _driver_failure(exc)
+            return CommandExecutionResult(status="failed", error=failed.error, **no_session)
         agent_id = result.get("sessionId") if isinstance(result, dict) else None
         if not isinstance(agent_id, str):
-            raise AcpDriverError("session/new answered without a sessionId")
+            return CommandExecutionResult(
+                status="failed",
+                error=ReceiptErrorInfo(
+                    code=ACP_START_FAILED,
+                    message="session/new answered without a sessionId",
+                    retryable=False,
+                ),
+                **no_session,
+            )
+        entry.agent_id = agent_id
+        ids = {"nativeSessionId": agent_id, "requestedSessionId": native_session_id}
         self._created[agent_id] = SessionSummary(
             nativeSessionId=agent_id, title=payload.title, cwd=cwd, raw={"sessionId": agent_id}
         )
         self._replayed.add(agent_id)
         self._open.add(agent_id)
         self._refresh_capabilities()
+        if entry.cancelled:
+            return CommandExecutionResult(
+                status="failed",
+                result={**ids, "stopReason": "cancelled"},
+                error=ReceiptErrorInfo(
+                    code="cancelled",
+                    message="the start was cancelled before its first prompt",
+                    retryable=False,
+                ),
+                affectedSession=agent_id,
+                affected_session_set=True,
+            )
         if payload.mode is not None:
             mode_result = await self.set_mode(agent_id, payload.mode)
             if mode_result.status != "succeeded":
                 return CommandExecutionResult(
                     status=mode_result.status,
                     error=mode_result.error,
-                    result={"nativeSessionId": agent_id, "requestedSessionId": native_session_id},
+                    result=ids,
                     affectedSession=agent_id,
                     affected_session_set=True,
                 )
@@ -618,25 +995,31 @@ class AcpDriver:
             status=turn.status,
             providerOperationId=turn.providerOperationId,
             error=turn.error,
-            result={
-                **(turn.result or {}),
-                "nativeSessionId": agent_id,
-                "requestedSessionId": native_session_id,
-                "cwd": cwd,
-                "surface": "headless",
-            },
+            result={**(turn.result or {}), **ids, "cwd": cwd, "surface": "headless"},
             affectedSession=agent_id,
             affected_session_set=True,
         )
 
     async def cancel(self, native_session_id: str) -> CommandExecutionResult:
-        """``session/cancel`` for this driver's running prompt, else a ``failed`` result."""
+        """``session/cancel`` for this driver's running prompt, else a ``failed`` result.
+
+        ``native_session_id`` may be a running start's requested id.
+        """
+        entry = self._starts.get(native_session_id)
+        if entry is not None:
+            if entry.agent_id is None:
+                entry.cancelled = True
+                return CommandExecutionResult(status="succeeded", result={"cancelled": True})
+            native_session_id = entry.agent_id
         connection = self.process.connection
         if not connection.prompting(native_session_id):
             return execution_error(
                 "failed", "not-active", f"no prompt of this host runs in {native_session_id}"
             )
-        await self.process.send(connection.cancel(native_session_id))
+        try:
+            await self.process.send(connection.cancel(native_session_id))
+        except AcpDriverError as exc:
+            return _driver_failure(exc)
         return CommandExecutionResult(status="succeeded")
 
     async def rename_session(self, native_session_id: str, title: str) -> CommandExecutionResult:
@@ -645,6 +1028,7 @@ class AcpDriver:
 
     async def set_mode(self, native_session_id: str, mode: str) -> CommandExecutionResult:
         """``session/set_mode`` after checking the mode against the advertised ones."""
+        await self._require_up()
         await self._open_session(native_session_id)
         controls = self.process.connection.sessions.get(native_session_id)
         if controls is None or mode not in controls.modes:
@@ -661,6 +1045,7 @@ class AcpDriver:
         self, native_session_id: str, key: str, value: Any
     ) -> CommandExecutionResult:
         """``session/set_config_option`` once key and value match the advertised option."""
+        await self._require_up()
         await self._open_session(native_session_id)
         controls = self.process.connection.sessions.get(native_session_id)
         option = None if controls is None else controls.config_options.get(key)

@@ -10,14 +10,23 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import anyio.abc
 
 from shedproto.agentshost import CommandExecutionResult, SessionPage, SessionSnapshot
 from shedproto.connector import AgentSourceConfig, Capabilities, PromptPayload, StartPayload
 
-__all__ = ["AgentDriver", "DriverFactory", "OperationOptions"]
+__all__ = [
+    "AgentDriver",
+    "DriverFactory",
+    "LifecycleListener",
+    "OperationOptions",
+    "SupervisedDriver",
+]
+
+LifecycleListener = Callable[[str, str, bool], None]
+"""``listener(kind, message, healthy)``: an activity type, its message, whether the source is up."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +85,18 @@ class AgentDriver(Protocol):
         self, native_session_id: str, key: str, value: Any
     ) -> CommandExecutionResult:
         """Set one of a session's configuration options."""
+
+
+@runtime_checkable
+class SupervisedDriver(Protocol):
+    """A driver that restarts its provider on its own and reports it (the ACP driver)."""
+
+    def set_lifecycle_listener(self, listener: LifecycleListener) -> None:
+        """Register the host's listener for provider deaths and restarts."""
+
+    @property
+    def supervision_error(self) -> str | None:
+        """Why the provider is down and when it restarts, or ``None`` while it runs."""
 
 
 DriverFactory = Callable[[AgentSourceConfig], AgentDriver]

@@ -81,7 +81,7 @@ from shedproto.connector import (
 )
 from shedproto.servers.connector import CommandLedger
 
-from .driver import AgentDriver, DriverFactory
+from .driver import AgentDriver, DriverFactory, SupervisedDriver
 from .target import AgentsHostTarget
 from .worker import CommandTaskError, CommandWorker, CommandWorkerError, WorkerHooks
 
@@ -366,6 +366,22 @@ class AgentsHost:
         source.driver = driver
         source.status = "ready"
         self.record("source-started", "Source started", source_id=source.config.id)
+        if isinstance(driver, SupervisedDriver):
+            driver.set_lifecycle_listener(
+                lambda kind, message, healthy: self._on_provider_lifecycle(
+                    source, kind, message, healthy
+                )
+            )
+
+    def _on_provider_lifecycle(self, source: _Source, kind: str, message: str, up: bool) -> None:
+        """Record that a supervised provider died (``up`` false) or was restarted."""
+        if source.status in ("stopped", "failed") or self._stopped:
+            return
+        source.status = "ready" if up else "degraded"
+        if not up:
+            source.last_error = message
+        self.record(kind, message, source_id=source.config.id)
+        self._settle_status()
 
     # -- command admission -----------------------------------------------------------------
 
@@ -931,22 +947,26 @@ class AgentsHost:
         return failures
 
     async def _stop_drivers(self) -> list[str]:
+        """Stop every source's driver at once (each may take its grace periods)."""
         failures: list[str] = []
-        for source in self.sources.values():
-            if source.driver is None:
-                continue
-            try:
-                await source.driver.stop()
-            except Exception as exc:
-                source.status = "failed"
-                source.last_error = str(exc)
-                failures.append(f"source {source.config.id} failed to stop: {exc}")
-                self.activity.record(
-                    "source-stop-failed", str(exc), at=self.now(), source_id=source.config.id
-                )
-            else:
-                source.status = "stopped"
-                self.activity.record(
-                    "source-stopped", "Source stopped", at=self.now(), source_id=source.config.id
-                )
+        async with anyio.create_task_group() as stops:
+            for source in self.sources.values():
+                if source.driver is not None:
+                    stops.start_soon(self._stop_driver, source, source.driver, failures)
         return failures
+
+    async def _stop_driver(self, source: _Source, driver: AgentDriver, failures: list[str]) -> None:
+        try:
+            await driver.stop()
+        except Exception as exc:
+            source.status = "failed"
+            source.last_error = str(exc)
+            failures.append(f"source {source.config.id} failed to stop: {exc}")
+            self.activity.record(
+                "source-stop-failed", str(exc), at=self.now(), source_id=source.config.id
+            )
+        else:
+            source.status = "stopped"
+            self.activity.record(
+                "source-stopped", "Source stopped", at=self.now(), source_id=source.config.id
+            )

@@ -2,6 +2,9 @@
 
 stderr is read continuously so the child can never block on a full pipe; its
 last :data:`STDERR_TAIL` bytes are kept for error messages and never echoed.
+Children start in their own process group, and stopping one stops the group
+(close stdin, ``SIGTERM`` after a grace, ``SIGKILL`` after another), so a
+wrapper's grandchildren never outlive it.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from collections.abc import Mapping, Sequence
 
 import anyio
 import anyio.abc
+
+from shedproto.servers.agents_host.process_group import stop_process_group
 
 __all__ = ["ChildProcess", "ChildError", "STDERR_TAIL", "RECEIVE_CHUNK", "STOP_GRACE"]
 
@@ -54,6 +59,7 @@ class ChildProcess:
             stderr=subprocess.PIPE,
             cwd=cwd,
             env=dict(env) if env is not None else None,
+            start_new_session=True,
         )
         return cls(process)
 
@@ -113,15 +119,13 @@ class ChildProcess:
                 await stdin.aclose()
 
     async def aclose(self, grace: float = STOP_GRACE) -> None:
-        """Close stdin, give the child ``grace`` seconds, then kill it and reap it; never raises."""
+        """Close stdin, then stop the child's process group and reap it; never raises.
+
+        The group gets ``grace`` seconds after stdin closes, ``SIGTERM``, then
+        ``grace`` more before ``SIGKILL`` (``grace`` 0: ``SIGKILL`` at once).
+        """
         with anyio.CancelScope(shield=True):
             await self.close_stdin()
-            with anyio.move_on_after(grace):
-                await self.process.wait()
-            if self.process.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    self.process.kill()
-                with anyio.move_on_after(grace):
-                    await self.process.wait()
+            await stop_process_group(self.process, grace=grace, close_stdin=False)
             with contextlib.suppress(*_GONE):
                 await self.process.aclose()

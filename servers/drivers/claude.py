@@ -282,12 +282,17 @@ class ClaudeAgentSdkDriver:
         for query in queries:
             await query.control(query.connection.interrupt())
             await query.child.close_stdin()
-        for query in queries:
-            with anyio.move_on_after(grace):
-                await query.done.wait()
-            if not query.done.is_set() and query.child.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    query.child.process.kill()
+        async with anyio.create_task_group() as stops:
+            for query in queries:
+                stops.start_soon(self._end_query, query, grace)
+
+    @staticmethod
+    async def _end_query(query: _Query, grace: float) -> None:
+        """Give a query ``grace`` seconds, then stop its child's process group."""
+        with anyio.move_on_after(grace):
+            await query.done.wait()
+        if not query.done.is_set():
+            await query.child.aclose(grace=0.0)
 
     @property
     def cli_available(self) -> bool:

@@ -19,12 +19,15 @@ from __future__ import annotations
 from ._acp import (
     ACP_FRAMING,
     CLIENT_NAME,
+    CLOSED_CODE,
+    MAX_ERROR_DETAIL,
     PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
     AcpConnection,
     AcpEvent,
     AcpProtocolError,
     AgentFeatures,
+    AuthMethod,
     ConnectionClosed,
     PeerRequestRefused,
     PermissionAnswered,
@@ -33,6 +36,9 @@ from ._acp import (
     RequestSucceeded,
     SessionControls,
     SessionUpdated,
+    choose_auth_method,
+    describe_rpc_error,
+    is_standard_rpc_code,
 )
 from ._acp_state import TRANSITIONS, AcpInput, AcpState
 from ._api import (
@@ -88,6 +94,12 @@ from ._collection import (
     should_retain,
 )
 from ._driver import (
+    ACP_AGENT_EXITED,
+    ACP_AGENT_UNAVAILABLE,
+    ACP_AUTH_REQUIRED,
+    ACP_PROMPT_DEADLINE,
+    ACP_PROMPT_FAILED,
+    ACP_START_FAILED,
     CommandExecutionResult,
     ExecutionStatus,
     SessionPage,
@@ -100,6 +112,18 @@ from ._jsonrpc import RpcError, RpcMessage, decode_message
 from ._transcript import PREVIEW_LIMIT, SessionTranscript, normalize_updates
 
 __all__ = [
+    "ACP_AGENT_EXITED",
+    "ACP_AGENT_UNAVAILABLE",
+    "ACP_AUTH_REQUIRED",
+    "ACP_PROMPT_DEADLINE",
+    "ACP_PROMPT_FAILED",
+    "ACP_START_FAILED",
+    "CLOSED_CODE",
+    "MAX_ERROR_DETAIL",
+    "AuthMethod",
+    "choose_auth_method",
+    "describe_rpc_error",
+    "is_standard_rpc_code",
     "RECENT_MESSAGES",
     "RECENT_WINDOW_MS",
     "SESSION_SCHEMA",

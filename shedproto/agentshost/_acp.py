@@ -6,7 +6,9 @@ stdout into events (:data:`AcpEvent`). It answers the agent's own requests
 itself and queues those answers for :meth:`AcpConnection.data_to_send`:
 
 * ``session/request_permission`` is answered by the :class:`PermissionPolicy`
-  (the connector's policy, the default, answers ``cancelled``);
+  (default :attr:`PermissionPolicy.REJECT_ONCE`: select the agent's
+  ``reject_once`` option; ``cancelled`` only when no option fits, since ACP
+  v1 reserves that outcome for a cancelled turn);
 * any other agent-to-client method (``fs/*``, ``terminal/*``, ...) is
   refused with JSON-RPC ``-32601`` because the client advertises none of
   those capabilities.
@@ -18,7 +20,8 @@ disconnect").
 
 Capabilities are learned at runtime: the ``initialize`` answer gives
 :class:`AgentFeatures` (``loadSession``, ``sessionCapabilities.list`` /
-``resume`` / ``close``); session answers and ``current_mode_update`` /
+``resume`` / ``close``, ``authMethods``; :func:`choose_auth_method` picks the
+method to ``authenticate`` with); session answers and ``current_mode_update`` /
 ``config_option_update`` notifications give each session's modes and
 configuration options (:class:`SessionControls`).
 """
@@ -54,6 +57,9 @@ from ._transcript import SessionTranscript
 __all__ = [
     "ACP_FRAMING",
     "AcpProtocolError",
+    "AuthMethod",
+    "CLOSED_CODE",
+    "MAX_ERROR_DETAIL",
     "CLIENT_NAME",
     "PROTOCOL_VERSION",
     "SUPPORTED_PROTOCOL_VERSIONS",
@@ -68,6 +74,9 @@ __all__ = [
     "RequestSucceeded",
     "SessionControls",
     "SessionUpdated",
+    "choose_auth_method",
+    "describe_rpc_error",
+    "is_standard_rpc_code",
 ]
 
 PROTOCOL_VERSION = 1
@@ -122,6 +131,13 @@ def _permission_outcome(policy: PermissionPolicy, options: Any) -> dict[str, Any
     return {"outcome": "cancelled"}
 
 
+class AuthMethod(msgspec.Struct, frozen=True, kw_only=True):
+    """One of the agent's ``authMethods``; ``env_vars``: what a ``type: env_var`` method needs."""
+
+    id: str
+    env_vars: tuple[str, ...] = ()
+
+
 class AgentFeatures(msgspec.Struct, frozen=True, kw_only=True):
     """What the agent advertised in its ``initialize`` answer."""
 
@@ -132,6 +148,97 @@ class AgentFeatures(msgspec.Struct, frozen=True, kw_only=True):
     close_session: bool = False
     agent_name: str | None = None
     agent_version: str | None = None
+    auth_methods: tuple[AuthMethod, ...] = ()
+
+
+def _auth_methods(value: Any) -> tuple[AuthMethod, ...]:
+    methods: list[AuthMethod] = []
+    for entry in value if isinstance(value, list) else ():
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+            continue
+        raw_vars = entry.get("vars")
+        env_vars = tuple(
+            var["name"]
+            for var in (raw_vars if isinstance(raw_vars, list) else ())
+            if isinstance(var, dict) and isinstance(var.get("name"), str)
+        )
+        methods.append(AuthMethod(id=entry["id"], env_vars=env_vars))
+    return tuple(methods)
+
+
+def choose_auth_method(
+    methods: tuple[AuthMethod, ...], configured: str | None, env: Mapping[str, str]
+) -> str | None:
+    """Return the ``methodId`` to ``authenticate`` with, or ``None`` to skip ``authenticate``.
+
+    A configured method wins; otherwise the one method (if exactly one) whose
+    environment variables are all set and non-empty in ``env``.
+
+    Raises:
+        LocalProtocolError: ``INVALID_ARGUMENT`` when ``configured`` is not
+            one of the agent's methods.
+
+    """
+    if configured is not None:
+        if configured not in {m.id for m in methods}:
+            offered = ", ".join(m.id for m in methods) or "none"
+            raise LocalProtocolError(
+                ErrorCode.INVALID_ARGUMENT,
+                f"the agent offers no auth method {configured} (it offers: {offered})",
+            )
+        return configured
+    present = [m.id for m in methods if m.env_vars and all(env.get(v) for v in m.env_vars)]
+    return present[0] if len(present) == 1 else None
+
+
+MAX_ERROR_DETAIL = 500
+"""Characters of an agent's ``error.data`` kept in a message."""
+_SECRET_KEY = ("key", "token", "secret", "password", "authorization", "cookie", "credential")
+
+
+def _redact(value: Any, depth: int = 0) -> Any:
+    if depth > 8:
+        return "…"
+    if isinstance(value, dict):
+        return {
+            str(k): "[redacted]"
+            if any(word in str(k).lower() for word in _SECRET_KEY)
+            else _redact(v, depth + 1)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_redact(v, depth + 1) for v in value]
+    return value
+
+
+def is_standard_rpc_code(code: int) -> bool:
+    """Return whether ``code`` lies in JSON-RPC 2.0's reserved range (-32768 to -32000)."""
+    return -32768 <= code <= -32000
+
+
+def describe_rpc_error(code: int, message: str, data: Any) -> str:
+    """Return ``message (code)`` plus the agent's ``data``, bounded and without secrets.
+
+    Values under keys that name a secret (``key``, ``token``, ``password``...)
+    are replaced by ``[redacted]``; the data is cut to :data:`MAX_ERROR_DETAIL`
+    characters. A code outside JSON-RPC's reserved range is flagged
+    ``nonstandard``. Never raises.
+    """
+    flag = "" if is_standard_rpc_code(code) else ", nonstandard"
+    text = f"{message} ({code}{flag})"
+    if data is None:
+        return text
+    if isinstance(data, dict) and set(data) <= {"message", "details"} and len(data) == 1:
+        detail = next(iter(data.values()))
+        detail = detail if isinstance(detail, str) else msgspec.json.encode(detail).decode()
+    else:
+        try:
+            detail = msgspec.json.encode(_redact(data)).decode()
+        except (TypeError, ValueError, OverflowError):
+            detail = repr(data)
+    if len(detail) > MAX_ERROR_DETAIL:
+        detail = detail[: MAX_ERROR_DETAIL - 1] + "…"
+    return f"{text}: {detail}"
 
 
 @dataclass
@@ -159,7 +266,11 @@ class RequestSucceeded:
 
 @dataclass(frozen=True)
 class RequestFailed:
-    """A request this side sent was answered with a JSON-RPC error."""
+    """A request this side sent was answered with a JSON-RPC error.
+
+    ``closed`` is true when no answer came: the agent's output ended first
+    (``code`` is then :data:`CLOSED_CODE`, not a code the agent sent).
+    """
 
     request_id: RequestId
     method: str
@@ -167,6 +278,7 @@ class RequestFailed:
     message: str
     data: Any
     session_id: str | None
+    closed: bool = False
 
 
 @dataclass(frozen=True)
@@ -211,8 +323,11 @@ AcpEvent = (
 )
 """Everything :meth:`AcpConnection.receive_data` can return."""
 
-_CLOSED_CODE = -32000
-"""Code of the :class:`RequestFailed` synthesised for requests pending at EOF."""
+CLOSED_CODE = -32099
+"""Code of the :class:`RequestFailed` synthesised for requests pending at EOF.
+
+Not ``-32000``: ACP uses that for ``auth_required``.
+"""
 
 
 @dataclass(frozen=True)
@@ -235,7 +350,7 @@ class AcpConnection:
         *,
         client_name: str = CLIENT_NAME,
         client_version: str = "0",
-        permission_policy: PermissionPolicy = PermissionPolicy.CANCELLED,
+        permission_policy: PermissionPolicy = PermissionPolicy.REJECT_ONCE,
         framing: FramingPolicy = ACP_FRAMING,
     ) -> None:
         self.client_name = client_name
@@ -303,6 +418,15 @@ class AcpConnection:
         """
         self._advance(AcpInput.SEND_REQUEST)
         return self._request(method, params, session_id)
+
+    def authenticate(self, method_id: str) -> tuple[int, bytes]:
+        """Request ``authenticate`` with one of the agent's ``authMethods``.
+
+        Raises:
+            LocalProtocolError: ``UNEXPECTED_EVENT`` when not ready.
+
+        """
+        return self.send_request("authenticate", {"methodId": method_id})
 
     def new_session(self, cwd: str) -> tuple[int, bytes]:
         """Request ``session/new`` in ``cwd`` (no MCP servers)."""
@@ -373,8 +497,19 @@ class AcpConnection:
             session_id=session_id,
         )
         self._prompting[session_id] = request_id
-        self.transcripts.setdefault(session_id, SessionTranscript(session_id))
+        self.transcripts.setdefault(session_id, SessionTranscript(session_id)).record_prompt(text)
         return request_id, data
+
+    def abandon_prompt(self, session_id: str) -> None:
+        """Stop tracking the running prompt of ``session_id`` (its deadline passed).
+
+        A later answer to it is still accepted (and reported) but no longer
+        marks the session idle; a new prompt may be sent at once.
+        """
+        if self._prompting.pop(session_id, None) is not None:
+            transcript = self.transcripts.get(session_id)
+            if transcript is not None:
+                transcript.close_turn()
 
     def prompting(self, session_id: str) -> bool:
         """Return whether a prompt sent by this connection is running in ``session_id``."""
@@ -462,10 +597,11 @@ class AcpConnection:
             RequestFailed(
                 request_id=request_id,
                 method=pending.method,
-                code=_CLOSED_CODE,
+                code=CLOSED_CODE,
                 message="the agent closed the connection before answering",
                 data=None,
                 session_id=pending.session_id,
+                closed=True,
             )
             for request_id, pending in self._pending.items()
         ]
@@ -495,7 +631,7 @@ class AcpConnection:
                 ErrorCode.UNEXPECTED_EVENT, f"response to unknown request id {request_id!r}"
             )
         if pending.method == "session/prompt" and pending.session_id is not None:
-            self._prompting.pop(pending.session_id, None)
+            self._end_turn(pending.session_id, request_id)
         if not isinstance(message.error, msgspec.UnsetType):
             error = message.error
             if pending.method == "initialize":
@@ -519,6 +655,13 @@ class AcpConnection:
             result=result,
             session_id=pending.session_id,
         )
+
+    def _end_turn(self, session_id: str, request_id: RequestId) -> None:
+        if self._prompting.get(session_id) == request_id:
+            del self._prompting[session_id]
+        transcript = self.transcripts.get(session_id)
+        if transcript is not None:
+            transcript.close_turn()
 
     def _on_initialized(self, result: Any) -> None:
         if not isinstance(result, dict) or not isinstance(result.get("protocolVersion"), int):
@@ -547,6 +690,7 @@ class AcpConnection:
             close_session=isinstance(session_caps.get("close"), dict),
             agent_name=info.get("name") if isinstance(info.get("name"), str) else None,
             agent_version=info.get("version") if isinstance(info.get("version"), str) else None,
+            auth_methods=_auth_methods(result.get("authMethods")),
         )
         self._advance(AcpInput.INITIALIZE_ACCEPTED)
 
@@ -592,7 +736,9 @@ class AcpConnection:
                 "session/update needs a string sessionUpdate",
                 path="$.params.update.sessionUpdate",
             )
-        self.transcripts.setdefault(session_id, SessionTranscript(session_id)).record(update)
+        if not (kind == "user_message_chunk" and session_id in self._prompting):
+            # A live echo of the prompt is already recorded by prompt().
+            self.transcripts.setdefault(session_id, SessionTranscript(session_id)).record(update)
         controls = self.sessions.get(session_id)
         if controls is not None:
             if kind == "current_mode_update" and isinstance(update.get("currentModeId"), str):

@@ -3,6 +3,24 @@
 Drivers are I/O shells (:mod:`shedproto.servers.agents_host`); what they
 return is plain data defined here so that the worker and collection logic
 stay pure.
+
+Receipt error codes of the reference host's ACP driver. The spec's worker
+codes (``provider-call-failed``, ``source-unavailable``...) are fixed; a
+driver adds its own, as the connector's Claude driver adds ``claude-*``:
+
+==========================  ===========  =========  ==========================================
+code                        status       retryable  when
+==========================  ===========  =========  ==========================================
+``acp-prompt-failed``       failed       false      the agent answered the request with an error
+``acp-auth-required``       failed       false      the agent answered ``auth_required`` (-32000)
+``acp-start-failed``        failed       false      ``session/new`` failed: no session exists
+``acp-agent-exited``        unknown      false      the agent died during the turn (it restarts)
+``acp-agent-unavailable``   failed       true       the agent is down and not yet restarted
+``acp-prompt-deadline``     failed       false      the turn outlived ``promptTimeoutMs``
+==========================  ===========  =========  ==========================================
+
+Messages carry the agent's ``error.data`` (bounded, secrets redacted) and
+flag a code outside JSON-RPC's reserved range as ``nonstandard``.
 """
 
 from __future__ import annotations
@@ -14,6 +32,12 @@ import msgspec
 from shedproto.connector import NormalizedMessage, ReceiptErrorInfo
 
 __all__ = [
+    "ACP_AGENT_EXITED",
+    "ACP_AGENT_UNAVAILABLE",
+    "ACP_AUTH_REQUIRED",
+    "ACP_PROMPT_DEADLINE",
+    "ACP_PROMPT_FAILED",
+    "ACP_START_FAILED",
     "ExecutionStatus",
     "CommandExecutionResult",
     "SessionPage",
@@ -22,6 +46,19 @@ __all__ = [
     "execution_error",
     "unsupported",
 ]
+
+ACP_PROMPT_FAILED = "acp-prompt-failed"
+"""The agent answered a request of the operation with a JSON-RPC error."""
+ACP_AUTH_REQUIRED = "acp-auth-required"
+"""The agent answered ``auth_required`` (-32000): configure the source's ``authMethod``."""
+ACP_START_FAILED = "acp-start-failed"
+"""``session/new`` failed; the agent assigned no session (nothing is refreshed)."""
+ACP_AGENT_EXITED = "acp-agent-exited"
+"""The agent process ended during the operation; the turn's outcome is unknown."""
+ACP_AGENT_UNAVAILABLE = "acp-agent-unavailable"
+"""The agent is down and its restart has not succeeded yet; retry later."""
+ACP_PROMPT_DEADLINE = "acp-prompt-deadline"
+"""The turn ran past the source's ``promptTimeoutMs``; it was cancelled."""
 
 ExecutionStatus = Literal["succeeded", "failed", "unsupported", "needs-confirmation", "unknown"]
 """The terminal statuses a driver operation can report."""

@@ -17,6 +17,12 @@ of their text blocks.
 ``plan``                      system       ``plan``
 ============================  ===========  ====================
 
+A live turn is recorded the way the agent will replay it on ``session/load``:
+real agents stream only their own output during ``session/prompt``, so the
+client records the prompt it sent as a ``user_message_chunk`` (marked
+``_meta.shedproto.recordedBy = "client"``) and closes the turn when the
+answer arrives, so the next turn's chunks start new messages.
+
 Other kinds (commands, mode and config updates, session info, usage) are
 events only. A message's ``id`` is ``<sessionId>#<rawIndex>``, ``rawIndex``
 the index of its first event; ``createdAt`` is ``null`` (ACP carries no
@@ -30,7 +36,7 @@ from typing import Any
 
 from shedproto.connector import NormalizedMessage
 
-__all__ = ["PREVIEW_LIMIT", "SessionTranscript", "normalize_updates"]
+__all__ = ["PREVIEW_LIMIT", "SessionTranscript", "normalize_updates", "prompt_update"]
 
 PREVIEW_LIMIT = 500
 """Characters kept in a message's ``textPreview``."""
@@ -65,12 +71,28 @@ def _text_of(update: dict[str, Any]) -> str | None:
     return None
 
 
-def normalize_updates(session_id: str, events: list[dict[str, Any]]) -> list[NormalizedMessage]:
-    """Fold ``events`` (``update`` objects) into normalised messages; never raises."""
+def prompt_update(text: str) -> dict[str, Any]:
+    """Return the ``user_message_chunk`` a client records for a prompt it sent."""
+    return {
+        "sessionUpdate": "user_message_chunk",
+        "content": {"type": "text", "text": text},
+        "_meta": {"shedproto": {"recordedBy": "client"}},
+    }
+
+
+def normalize_updates(
+    session_id: str, events: list[dict[str, Any]], breaks: frozenset[int] = frozenset()
+) -> list[NormalizedMessage]:
+    """Fold ``events`` (``update`` objects) into normalised messages; never raises.
+
+    No message spans an index in ``breaks`` (where a turn ended).
+    """
     messages: list[NormalizedMessage] = []
     texts: list[list[str] | None] = []
     merge_key: tuple[str, Any] | None = None
     for index, update in enumerate(events):
+        if index in breaks:
+            merge_key = None
         kind_name = update.get("sessionUpdate")
         mapped = _MESSAGE_KINDS.get(kind_name) if isinstance(kind_name, str) else None
         if mapped is None:
@@ -121,18 +143,29 @@ class SessionTranscript:
 
     ``events`` grows with every ``session/update``; :meth:`messages` folds
     them on demand. :meth:`mark` and :meth:`since` let a caller take the
-    events of one prompt turn.
+    events of one prompt turn; :meth:`record_prompt` and :meth:`close_turn`
+    frame a live turn (see the module docstring).
     """
 
-    __slots__ = ("events", "session_id")
+    __slots__ = ("_breaks", "events", "session_id")
 
     def __init__(self, session_id: str) -> None:
         self.session_id = session_id
         self.events: list[dict[str, Any]] = []
+        self._breaks: set[int] = set()
 
     def record(self, update: dict[str, Any]) -> None:
         """Append one ``update`` object."""
         self.events.append(update)
+
+    def record_prompt(self, text: str) -> None:
+        """Record the prompt this client sent as the turn's user message."""
+        self._breaks.add(len(self.events))
+        self.events.append(prompt_update(text))
+
+    def close_turn(self) -> None:
+        """End the running turn: later chunks start new messages."""
+        self._breaks.add(len(self.events))
 
     def mark(self) -> int:
         """Return the current event count (a position for :meth:`since`)."""
@@ -144,4 +177,4 @@ class SessionTranscript:
 
     def messages(self) -> list[NormalizedMessage]:
         """Return the normalised messages of every event so far."""
-        return normalize_updates(self.session_id, self.events)
+        return normalize_updates(self.session_id, self.events, frozenset(self._breaks))

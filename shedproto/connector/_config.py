@@ -77,6 +77,8 @@ _SOURCE_FIELDS = frozenset(
         "codexTransport",
         "codexSocket",
         "allowDangerFullAccess",
+        "authMethod",
+        "promptTimeoutMs",
     )
 )
 _PRODUCER_FIELDS = frozenset(("id", "piece"))
@@ -100,6 +102,9 @@ class AgentSourceConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults
     codexTransport: CodexTransport | None = None  # noqa: N815 - wire name
     codexSocket: str | None = None  # noqa: N815 - wire name
     allowDangerFullAccess: bool | None = None  # noqa: N815 - wire name
+    # Reference-host extensions (ACP sources; the real parser rejects them):
+    authMethod: str | None = None  # noqa: N815 - wire name
+    promptTimeoutMs: int | None = None  # noqa: N815 - wire name
 
 
 class CommandProducerConfig(msgspec.Struct, frozen=True, kw_only=True):
@@ -203,7 +208,7 @@ def _parse_source(index: int, value: object) -> AgentSourceConfig:  # noqa: PLR0
             f"{label}.command is required for an enabled ACP source", path=f"{path}.command"
         )
     strings: dict[str, str] = {}
-    for key in ("cwd", "configDir", "codexBin", "codexHome", "codexSocket"):
+    for key in ("cwd", "configDir", "codexBin", "codexHome", "codexSocket", "authMethod"):
         if key in value:
             text = value[key]
             if not _is_non_empty_string(text):
@@ -227,6 +232,14 @@ def _parse_source(index: int, value: object) -> AgentSourceConfig:  # noqa: PLR0
             f"{label}.allowDangerFullAccess must be a boolean",
             path=f"{path}.allowDangerFullAccess",
         )
+    timeout: int | None = None
+    if "promptTimeoutMs" in value:
+        timeout = _safe_integer(value["promptTimeoutMs"])
+        if timeout is None or not 0 < timeout <= MAX_COLLECTION_INTERVAL_MS:
+            raise ConfigError(
+                f"{label}.promptTimeoutMs must be a positive integer of milliseconds",
+                path=f"{path}.promptTimeoutMs",
+            )
     return AgentSourceConfig(
         id=raw_id,
         driver=driver,
@@ -240,6 +253,8 @@ def _parse_source(index: int, value: object) -> AgentSourceConfig:  # noqa: PLR0
         codexTransport=transport,
         codexSocket=strings.get("codexSocket"),
         allowDangerFullAccess=danger,
+        authMethod=strings.get("authMethod"),
+        promptTimeoutMs=timeout,
     )
 
 

@@ -7,16 +7,12 @@
   prompts until set; ``fail`` makes operations raise.
 * :func:`make_command` -- a valid command object for an owner.
 * The ``agents_host`` fixtures that run a host on it are in ``_agentshost_fixtures``.
-* ``python -m shedproto.testing._agentshost`` -- a minimal ACP agent on
-  stdio using only the standard library (``initialize``, ``session/new``,
-  ``session/load``, ``session/list``, ``session/prompt`` echoing the text,
-  ``session/cancel``); the demo and benchmarks run it so they need no SDK.
+* ``python -m shedproto.testing._agentshost`` -- the example ACP agent
+  (``python -m shedproto.servers.agents_host.example_agent``, no pytest needed).
 """
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -251,95 +247,14 @@ def echo_host_run(
     )
 
 
-# --- a stdlib ACP echo agent ---------------------------------------------------------------
-
-
-def _write(message: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(message, separators=(",", ":")) + "\n")
-    sys.stdout.flush()
+# --- the example ACP agent ------------------------------------------------------------------
 
 
 def serve_echo_agent() -> None:
-    """Serve a minimal ACP echo agent on stdin/stdout until EOF (see the module docstring)."""
-    sessions: dict[str, dict[str, Any]] = {}
-    counter = 0
-    for raw in sys.stdin:
-        if not raw.strip():
-            continue
-        message = json.loads(raw)
-        method = message.get("method")
-        params = message.get("params") or {}
-        request_id = message.get("id")
-        if method is None or request_id is None:
-            continue
-        result: Any
-        if method == "initialize":
-            result = {
-                "protocolVersion": 1,
-                "agentCapabilities": {"loadSession": True, "sessionCapabilities": {"list": {}}},
-                "agentInfo": {"name": "shedproto-echo-agent", "version": "1"},
-            }
-        elif method == "session/new":
-            counter += 1
-            session_id = f"echo-{counter}"
-            sessions[session_id] = {"cwd": params.get("cwd"), "history": [], "title": None}
-            result = {"sessionId": session_id}
-        elif method == "session/list":
-            result = {
-                "sessions": [
-                    {"sessionId": key, "cwd": value["cwd"], "title": value["title"]}
-                    for key, value in sessions.items()
-                ]
-            }
-        elif method in ("session/load", "session/prompt"):
-            session = sessions.get(str(params.get("sessionId")))
-            if session is None:
-                _write(
-                    {
-                        "jsonrpc": "2.0",
-                        "id": request_id,
-                        "error": {"code": -32002, "message": "Resource not found"},
-                    }
-                )
-                continue
-            if method == "session/prompt":
-                text = "".join(b.get("text", "") for b in params.get("prompt", []))
-                if text.startswith("hang"):
-                    continue  # never answers: a turn that outlives its host
-                session["title"] = session["title"] or text[:40]
-                session["history"] += [
-                    {
-                        "sessionUpdate": "user_message_chunk",
-                        "content": {"type": "text", "text": text},
-                    },
-                    {
-                        "sessionUpdate": "agent_message_chunk",
-                        "content": {"type": "text", "text": f"echo: {text}"},
-                    },
-                ]
-                updates = session["history"][-2:]
-                result = {"stopReason": "end_turn"}
-            else:
-                updates = session["history"]
-                result = {}
-            for update in updates:
-                _write(
-                    {
-                        "jsonrpc": "2.0",
-                        "method": "session/update",
-                        "params": {"sessionId": params["sessionId"], "update": update},
-                    }
-                )
-        else:
-            _write(
-                {
-                    "jsonrpc": "2.0",
-                    "id": request_id,
-                    "error": {"code": -32601, "message": f"Method not found: {method}"},
-                }
-            )
-            continue
-        _write({"jsonrpc": "2.0", "id": request_id, "result": result})
+    """Serve :mod:`shedproto.servers.agents_host.example_agent` on stdin/stdout until EOF."""
+    from shedproto.servers.agents_host.example_agent import main
+
+    main()
 
 
 if __name__ == "__main__":

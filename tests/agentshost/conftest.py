@@ -120,3 +120,12 @@ def _close_opened_targets() -> Iterator[None]:
     yield
     while _OPENED:
         _OPENED.pop().close()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the ``real_agents`` marker (the real ACP agents from npm)."""
+    config.addinivalue_line(
+        "markers",
+        "real_agents: runs the real codex-acp and claude-agent-acp from npm "
+        "($SHEDPROTO_ACP_AGENTS, else installed into the user cache; skipped without npm)",
+    )

@@ -3,8 +3,9 @@
 Run as a script (``python sdk_echo_agent.py``); it speaks ACP over stdio.
 Behaviour, chosen by the prompt text:
 
-* any text: a ``user_message_chunk`` echo, then ``agent_message_chunk`` s
-  ``"echo: "`` and the text, stop reason ``end_turn``;
+* any text: ``agent_message_chunk`` s ``"echo: "`` and the text, stop reason
+  ``end_turn``; like the real agents, the user's text is streamed only when
+  ``session/load`` replays the session, never live;
 * ``permission ...``: first asks ``session/request_permission`` and reports
   the outcome in an ``agent_message_chunk`` (``outcome=<...>``);
 * ``wait ...``: streams one chunk, then waits for ``session/cancel`` and
@@ -109,7 +110,8 @@ class EchoAgent:
             session["title"] = text[:40]
         if text.startswith("fail"):
             raise acp.RequestError.internal_error({"reason": "asked to fail"})
-        await self._say(session_id, acp.update_user_message_text(text))
+        # Like real agents: the user's text is replayed by session/load, never streamed live.
+        session["history"].append(acp.update_user_message_text(text))
         if text.startswith("permission"):
             response = await self.conn.request_permission(
                 session_id=session_id,

@@ -332,3 +332,155 @@ def test_fuzz_receive_data(data: bytes, cuts: list[int]) -> None:
         conn.receive_data(b"")
     except RemoteProtocolError:
         assert conn.state is AcpState.CLOSED
+
+
+def agent_chunk(session: str, text: str) -> bytes:
+    update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+    return line(
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": session, "update": update},
+        }
+    )
+
+
+def test_live_turns_record_the_prompt_and_do_not_merge() -> None:
+    # Regression (issue 17 item 2): real agents stream only their own output during
+    # session/prompt; two turns came out as one assistant message and no user message.
+    conn = ready()
+    for text in ("first", "second"):
+        prompt_id, _ = conn.prompt("s1", text)
+        conn.receive_data(
+            agent_chunk("s1", "hi from ")
+            + agent_chunk("s1", "fake model")
+            + line({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": "end_turn"}})
+        )
+    messages = conn.transcripts["s1"].messages()
+    assert [(m.role, m.textPreview) for m in messages] == [
+        ("user", "first"),
+        ("assistant", "hi from fake model"),
+        ("user", "second"),
+        ("assistant", "hi from fake model"),
+    ]
+
+
+def test_a_live_echo_of_the_prompt_is_not_recorded_twice() -> None:
+    conn = ready()
+    prompt_id, _ = conn.prompt("s1", "hi")
+    echo = {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "hi"}}
+    events = conn.receive_data(
+        line(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": "s1", "update": echo},
+            }
+        )
+        + agent_chunk("s1", "yo")
+        + line({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": "end_turn"}})
+    )
+    assert [e.kind for e in events if isinstance(e, SessionUpdated)] == [
+        "user_message_chunk",
+        "agent_message_chunk",
+    ]
+    messages = conn.transcripts["s1"].messages()
+    assert [(m.role, m.textPreview) for m in messages] == [("user", "hi"), ("assistant", "yo")]
+
+
+def test_a_turn_ends_its_assistant_message_even_without_a_next_prompt() -> None:
+    conn = ready()
+    prompt_id, _ = conn.prompt("s1", "go")
+    conn.receive_data(
+        agent_chunk("s1", "a")
+        + line({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": "end_turn"}})
+        + agent_chunk("s1", "b")
+    )
+    messages = conn.transcripts["s1"].messages()
+    assert [(m.role, m.textPreview) for m in messages] == [
+        ("user", "go"),
+        ("assistant", "a"),
+        ("assistant", "b"),
+    ]
+
+
+def test_agent_error_detail_is_bounded_redacted_and_flags_nonstandard_codes() -> None:
+    from shedproto.agentshost import MAX_ERROR_DETAIL, describe_rpc_error
+
+    assert describe_rpc_error(-32603, "Internal error", None) == "Internal error (-32603)"
+    assert (
+        describe_rpc_error(-32603, "Internal error", {"message": "stream disconnected"})
+        == "Internal error (-32603): stream disconnected"
+    )
+    redacted = describe_rpc_error(
+        -32603, "x", {"apiKey": "sk-live", "nested": [{"Authorization": "Bearer t"}], "n": 1}
+    )
+    assert "sk-live" not in redacted
+    assert "Bearer" not in redacted
+    assert '"n":1' in redacted
+    long = describe_rpc_error(-32603, "x", {"details": "y" * 5000})
+    assert len(long) <= len("x (-32603): ") + MAX_ERROR_DETAIL
+    assert describe_rpc_error(500, "oops", None) == "oops (500, nonstandard)"
+
+
+def test_auth_method_choice() -> None:
+    from shedproto.agentshost import AuthMethod, choose_auth_method
+
+    methods = (
+        AuthMethod(id="chatgpt"),
+        AuthMethod(id="codex-api-key", env_vars=("CODEX_API_KEY",)),
+        AuthMethod(id="openai-api-key", env_vars=("OPENAI_API_KEY",)),
+    )
+    assert choose_auth_method(methods, None, {"OPENAI_API_KEY": "k"}) == "openai-api-key"
+    assert choose_auth_method(methods, None, {}) is None
+    both = {"OPENAI_API_KEY": "k", "CODEX_API_KEY": "c"}
+    assert choose_auth_method(methods, None, both) is None  # ambiguous: configure authMethod
+    assert choose_auth_method(methods, "chatgpt", both) == "chatgpt"
+    assert choose_auth_method(methods, None, {"OPENAI_API_KEY": ""}) is None
+    with pytest.raises(LocalProtocolError, match="offers no auth method nope"):
+        choose_auth_method(methods, "nope", {})
+
+
+def test_initialize_learns_env_var_auth_methods() -> None:
+    conn = AcpConnection()
+    request_id, _ = conn.initialize()
+    result = {
+        **INIT_RESULT,
+        "authMethods": [
+            {"id": "chatgpt", "name": "ChatGPT"},
+            {"type": "env_var", "id": "k", "name": "K", "vars": [{"name": "OPENAI_API_KEY"}]},
+            {"name": "no id"},
+        ],
+    }
+    conn.receive_data(line({"jsonrpc": "2.0", "id": request_id, "result": result}))
+    assert conn.features is not None
+    assert [(m.id, m.env_vars) for m in conn.features.auth_methods] == [
+        ("chatgpt", ()),
+        ("k", ("OPENAI_API_KEY",)),
+    ]
+    _, data = conn.authenticate("k")
+    assert json.loads(data)["params"] == {"methodId": "k"}
+
+
+def test_requests_pending_at_eof_fail_as_closed_not_auth_required() -> None:
+    conn = ready()
+    prompt_id, _ = conn.prompt("s1", "hi")
+    events = conn.receive_data(b"")
+    failed = [e for e in events if isinstance(e, RequestFailed)]
+    assert [(e.request_id, e.closed) for e in failed] == [(prompt_id, True)]
+    assert failed[0].code != -32000  # ACP's auth_required
+
+
+def test_an_abandoned_prompt_frees_the_session_and_its_late_answer_is_harmless() -> None:
+    conn = ready()
+    first, _ = conn.prompt("s1", "one")
+    conn.abandon_prompt("s1")
+    assert not conn.prompting("s1")
+    second, _ = conn.prompt("s1", "two")
+    late = conn.receive_data(
+        line({"jsonrpc": "2.0", "id": first, "result": {"stopReason": "cancelled"}})
+    )
+    assert isinstance(late[0], RequestSucceeded)
+    assert conn.prompting("s1")  # the late answer does not end the second turn
+    conn.receive_data(line({"jsonrpc": "2.0", "id": second, "result": {"stopReason": "end_turn"}}))
+    assert not conn.prompting("s1")

@@ -36,7 +36,7 @@ def write_config(dirs: AgentsHostDirs, **extra: Any) -> Path:
                 "id": "echo",
                 "driver": "acp",
                 "enabled": True,
-                "command": [sys.executable, "-m", "shedproto.testing._agentshost"],
+                "command": [sys.executable, "-m", "shedproto.servers.agents_host.example_agent"],
             }
         ],
         **extra,
