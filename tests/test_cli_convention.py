@@ -55,7 +55,7 @@ def test_every_help_ends_with_examples(path: str) -> None:
     for line in examples:
         assert line.startswith("  "), line
         stripped = line.strip()
-        assert stripped.startswith(("shedproto ", "SHED_", "CF_", "--")), line
+        assert stripped.startswith(("shedproto ", "SHED_", "CF_", "HERDR_", "--")), line
 
 
 def test_bad_flag_on_a_subcommand_prints_that_subcommands_usage(

@@ -22,18 +22,18 @@ __all__ = ["register"]
 _PROTOCOLS = ("host-agent", "host-agent-status", "desktop", "herdr", "agents-host")
 
 PROXY_EXAMPLE = """\
-example:
+examples:
   shedproto proxy --protocol herdr --listen /tmp/p/herdr.sock \\
       --upstream ~/.config/herdr/herdr.sock --record session.ndjson --strict
   HERDR_SOCKET_PATH=/tmp/p/herdr.sock herdr workspace list
 """
 REPLAY_EXAMPLE = """\
-example:
+examples:
   shedproto replay --cassette session.ndjson --listen /tmp/r/herdr.sock
   HERDR_SOCKET_PATH=/tmp/r/herdr.sock herdr workspace list
 """
 CHECK_EXAMPLE = """\
-example:
+examples:
   shedproto check --protocol desktop --dialect mac \\
       --socket ~/Library/Caches/ShedDesktop/shed-desktop.sock
 """
