@@ -62,8 +62,12 @@ def register(subparsers: Any) -> None:
         "serve", parents=[json_flag()], help="run the herdr reference server"
     )
     serve.add_argument("--socket", help="socket path (default: resolved as herdr does)")
-    serve.add_argument("--protocol", type=int, default=None, help="protocol to report (20 or 21)")
-    serve.add_argument("--server-version", default="0.8.0", help="version to report")
+    serve.add_argument(
+        "--protocol", type=int, default=None, help="protocol to speak (20, 21 or 22; default 22)"
+    )
+    serve.add_argument(
+        "--server-version", default=None, help="version to report (default: that protocol's herdr)"
+    )
     serve.add_argument("--shell", default=None, help="program each pane runs (default $SHELL)")
     serve.set_defaults(func=_serve)
 
@@ -190,6 +194,7 @@ def _serve(args: argparse.Namespace) -> int:
     path = args.socket or api_socket_path(os.environ)
     shell = [args.shell] if args.shell else None
     server = HerdrServer(path, protocol=protocol, version=args.server_version, shell=shell)
+    args.server_version = server.version
 
     async def main() -> None:
         # SIGINT/SIGTERM end it gracefully (exit 0, socket removed); relying on

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from shedproto.herdr import LifecycleEvent, pane_id, tab_id, workspace_id
+from shedproto.herdr import HUB_SIZE, LifecycleEvent, pane_id, tab_id, workspace_id
 from shedproto.herdr import types as t
 from shedproto.herdr._screen import stripped_terminal_title
 
@@ -27,9 +27,6 @@ if TYPE_CHECKING:
     from ._screen import PaneScreen
 
 __all__ = ["EventHub", "Pane", "Split", "Tab", "Workspace"]
-
-HUB_SIZE = 512
-"""herdr's EventHub keeps the 512 most recent events."""
 
 _STATUS_PRIORITY = {"blocked": 4, "done": 3, "working": 2, "idle": 1, "unknown": 0}
 
@@ -56,6 +53,10 @@ class EventHub:
             if number > seq and event.event == kind:
                 return number, event
         return None
+
+    def oldest(self) -> int | None:
+        """Return the sequence of the oldest retained event (``None`` when empty)."""
+        return self.events[0][0] if self.events else None
 
     async def wait(self) -> None:
         """Wait until the next event is emitted."""

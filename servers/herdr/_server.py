@@ -54,20 +54,26 @@ import anyio.lowlevel
 from shedproto import RemoteProtocolError
 from shedproto.herdr import (
     DEFAULT_PROTOCOL,
+    EVENTS_LOST,
+    HERDR_VERSIONS,
     NOT_MODELLED,
     ClientGone,
     ConnectionClosed,
     ErrorResponse,
     HerdrErrorCode,
     LifecycleEvent,
+    ReplayRule,
     ServerConnection,
     SubscriptionEvent,
     SuccessResponse,
     UnsupportedKeyError,
     encode_keys,
+    event_kind,
     parse_pane_ref,
     parse_tab_ref,
     parse_workspace_ref,
+    probe_id,
+    replay_rule,
 )
 from shedproto.herdr import types as t
 from shedproto.herdr._screen import split_lines
@@ -160,7 +166,9 @@ Handler = Callable[[str, Any], Awaitable[Any]]
 class HerdrServer:
     """A herdr stand-in serving the JSON API on ``path``; start it with ``serve``.
 
-    ``protocol``/``version`` are what ``ping`` and ``session.snapshot`` report.
+    ``protocol``/``version`` are what ``ping`` and ``session.snapshot`` report
+    (``version`` defaults to the herdr release of that protocol); the
+    protocol also picks herdr's subscription replay rule.
     ``shell`` is the program a new pane runs (default ``$SHELL``, else
     ``/bin/sh``); ``agent_commands`` maps an agent kind to the program
     ``agent.start`` types (default: the kind's own name), and its keys are
@@ -178,7 +186,7 @@ class HerdrServer:
         path: str | os.PathLike[str],
         *,
         protocol: int = DEFAULT_PROTOCOL,
-        version: str = "0.8.0",
+        version: str | None = None,
         shell: Sequence[str] | None = None,
         agent_commands: Mapping[str, str] | None = None,
         environ: Mapping[str, str] | None = None,
@@ -191,7 +199,8 @@ class HerdrServer:
         require_supported(protocol)
         self.path = Path(path)
         self.protocol = protocol
-        self.version = version
+        self.version = HERDR_VERSIONS[protocol] if version is None else version
+        self.replay: ReplayRule = replay_rule(protocol)
         base_env = dict(os.environ if environ is None else environ)
         self.shell = list(shell) if shell else [base_env.get("SHELL") or "/bin/sh"]
         self.agent_commands = {kind: kind for kind in DEFAULT_AGENT_KINDS}
@@ -1197,17 +1206,18 @@ class HerdrServer:
                     # herdr probes the socket before every round and before
                     # every event line; a probe that sees data or EOF ends it
                     while not _peer_gone(stream):
-                        for entry in entries:
-                            line = entry.poll(self)
-                            if line is not None:
-                                if _peer_gone(stream):
-                                    break
-                                with anyio.fail_after(WRITE_TIMEOUT):
-                                    await stream.send(conn.send(line))
-                        else:
+                        sent = await self._round(stream, conn, entries)
+                        if sent is None:
+                            break
+                        if not (sent and self.replay.drain_bursts):
                             await anyio.sleep(self.poll_interval)
-                            continue
-                        break
+                except _EventsLostError:
+                    lost = ErrorResponse.of(
+                        request.id, EVENTS_LOST, "subscription fell behind the event history"
+                    )
+                    with contextlib.suppress(anyio.BrokenResourceError, TimeoutError):
+                        with anyio.fail_after(WRITE_TIMEOUT):
+                            await stream.send(conn.send(lost))
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError, TimeoutError):
                     pass
                 tg.cancel_scope.cancel()
@@ -1216,25 +1226,44 @@ class HerdrServer:
             await self._watch_client(stream, conn)
             tg.cancel_scope.cancel()
 
+    async def _round(
+        self, stream: anyio.abc.SocketStream, conn: ServerConnection, entries: list[_Entry]
+    ) -> bool | None:
+        """Poll every entry once and send its line; True if any was sent, None if the peer left.
+
+        Raises:
+            _EventsLostError: an entry's cursor fell out of the hub (protocol 22).
+
+        """
+        sent = False
+        for entry in entries:
+            line = entry.poll(self)
+            if line is not None:
+                if _peer_gone(stream):
+                    return None
+                with anyio.fail_after(WRITE_TIMEOUT):
+                    await stream.send(conn.send(line))
+                sent = True
+        return sent
+
     def _entry(self, id: str, index: int, sub: Any) -> _Entry:
-        probe_id = f"{id}:sub:{index}:probe"
+        probe = probe_id(id, index)
         if isinstance(sub, t.PaneOutputMatchedSubscription):
-            test = self._matcher(sub.match, probe_id)
+            test = self._matcher(sub.match, probe)
             try:
                 pane = self._find_pane(sub.pane_id)
             except AnswerError as failure:
-                raise AnswerError(failure.code, failure.message, id=probe_id) from None
+                raise AnswerError(failure.code, failure.message, id=probe) from None
             return _OutputEntry(pane, sub, test)
         if isinstance(sub, (t.PaneAgentStatusChangedSubscription, t.PaneScrollChangedSubscription)):
             try:
                 pane = self._find_pane(sub.pane_id)
             except AnswerError as failure:
-                raise AnswerError(failure.code, failure.message, id=probe_id) from None
+                raise AnswerError(failure.code, failure.message, id=probe) from None
             if isinstance(sub, t.PaneScrollChangedSubscription):
                 return _ScrollEntry(pane)
             return _StatusEntry(pane, sub.agent_status)
-        kind = str(sub.__struct_config__.tag).replace(".", "_")
-        return _LifecycleEntry(kind)
+        return _LifecycleEntry(event_kind(sub), self.replay, self.replay.start(self.hub.seq))
 
 
 class _Entry:
@@ -1242,16 +1271,24 @@ class _Entry:
         raise NotImplementedError
 
 
-class _LifecycleEntry(_Entry):
-    """A plain subscription: replays the hub from sequence 0, one line per round (herdr)."""
+class _EventsLostError(Exception):
+    """A protocol-22 subscription's cursor fell out of the event hub."""
 
-    def __init__(self, kind: str) -> None:
+
+class _LifecycleEntry(_Entry):
+    """A plain subscription: a cursor into the hub, started and checked by the protocol's rule."""
+
+    def __init__(self, kind: str, rule: ReplayRule, start: int) -> None:
         self.kind = kind
-        self.seq = 0
+        self.rule = rule
+        self.seq = start
 
     def poll(self, server: HerdrServer) -> LifecycleEvent | None:
+        if self.rule.lost(self.seq, server.hub.oldest()):
+            raise _EventsLostError
         found = server.hub.after(self.seq, self.kind)
         if found is None:
+            self.seq = server.hub.seq  # nothing of this kind up to here
             return None
         self.seq, event = found
         return event

@@ -140,14 +140,20 @@ from ._paths import (
 from ._screen import DEFAULT_RECENT_LINES, MAX_READ_LINES, split_lines, strip_ansi
 from ._state import TRANSITIONS, Role, State
 from ._subscriptions import (
+    EVENTS_LOST,
+    HUB_SIZE,
     LIFECYCLE_SUBSCRIPTIONS,
     PARAMETERIZED_SUBSCRIPTIONS,
+    ReplayRule,
     event_kind,
     is_parameterized,
+    probe_id,
+    replay_rule,
     subscription_type,
 )
 from ._versions import (
     DEFAULT_PROTOCOL,
+    HERDR_VERSIONS,
     SUPPORTED_PROTOCOLS,
     Compatibility,
     VersionMismatchError,
@@ -188,6 +194,7 @@ __all__ = [
     "NOT_MODELLED",
     # versions
     "DEFAULT_PROTOCOL",
+    "HERDR_VERSIONS",
     "SUPPORTED_PROTOCOLS",
     "Compatibility",
     "VersionMismatchError",
@@ -204,10 +211,15 @@ __all__ = [
     "normalize_session_name",
     "validate_session_name",
     # subscriptions
+    "EVENTS_LOST",
+    "HUB_SIZE",
     "LIFECYCLE_SUBSCRIPTIONS",
     "PARAMETERIZED_SUBSCRIPTIONS",
+    "ReplayRule",
     "event_kind",
     "is_parameterized",
+    "probe_id",
+    "replay_rule",
     "subscription_type",
     # ids and keys
     "encode_public_number",

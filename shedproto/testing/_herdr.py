@@ -17,7 +17,7 @@ __all__ = ["herdr_server"]
 
 @pytest.fixture
 async def herdr_server() -> AsyncIterator[HerdrServer]:
-    """Yield a running :class:`HerdrServer` (protocol 21) on a fresh short socket path.
+    """Yield a running :class:`HerdrServer` (protocol 22, herdr 0.9.5) on a fresh short socket path.
 
     Panes run ``/bin/sh`` in their PTYs. Point a client at ``server.path``
     (``AsyncHerdrClient.for_socket(server.path)``) or set

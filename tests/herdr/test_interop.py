@@ -12,11 +12,8 @@ It skips cleanly when either is missing. The client is used unchanged.
 
 from __future__ import annotations
 
-import glob
 import json
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import anyio
@@ -24,32 +21,9 @@ import pytest
 
 from shedproto.servers.herdr import HerdrServer
 
-CLIENT_DIR = Path(os.environ.get("SHEDPROTO_HERDR_CLIENT", "/tmp/interop/herdr_client"))
+from ._interop import CLIENT_DIR, python313
 
-
-def _python313() -> str | None:
-    """Find a Python >= 3.13 that really runs (a pyenv shim may not)."""
-    candidates = [os.environ.get("SHEDPROTO_HERDR_PYTHON"), shutil.which("python3.13")]
-    pattern = os.path.expanduser("~/.pyenv/versions/3.1[3-9]*/bin/python3")
-    candidates += sorted(glob.glob(pattern))
-    for candidate in candidates:
-        if not candidate:
-            continue
-        try:
-            probe = subprocess.run(
-                [candidate, "-c", "import sys; sys.exit(sys.version_info < (3, 13))"],
-                capture_output=True,
-                timeout=20,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        if probe.returncode == 0:
-            return candidate
-    return None
-
-
-PYTHON = _python313() if (CLIENT_DIR / "herdr_client").is_dir() else None
+PYTHON = python313() if (CLIENT_DIR / "herdr_client").is_dir() else None
 
 SCRIPT = r"""
 import json, sys
@@ -68,6 +42,7 @@ out["matched"] = matched["matched_line"]
 out["read"] = client.pane_read(pane, source="recent", lines=10)["read"]["text"]
 out["workspaces"] = [w["workspace_id"] for w in client.workspace_list()["workspaces"]]
 with client.subscribe([{"type": "workspace.created"}]) as stream:
+    client.request("workspace.create", {"label": "later"})  # protocol 22: no history replay
     for event in stream.events():
         out["event"] = event
         break
@@ -99,10 +74,11 @@ async def test_herdr_client_package_works_unchanged(short_socket_dir: Path) -> N
     assert result.returncode == 0, result.stderr.decode()
     out = json.loads(result.stdout)
     assert out["pong"]["type"] == "pong"
-    assert out["pong"]["protocol"] == 21
+    assert (out["pong"]["protocol"], out["pong"]["version"]) == (22, "0.9.5")
     assert out["created"] == "w1"
     assert out["matched"].endswith("INTEROP-42")
     assert "INTEROP-42" in out["read"]
     assert out["workspaces"] == ["w1"]
+    assert out["event"]["data"]["workspace"]["label"] == "later"
     assert out["event"]["event"] == "workspace_created"
     assert "pane_not_found" in out["error"]

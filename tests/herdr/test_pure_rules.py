@@ -213,8 +213,9 @@ def test_unknown_keys(key: str) -> None:
 
 # ---------------------------------------------------------------- versions
 def test_supported_protocols() -> None:
-    assert herdr.SUPPORTED_PROTOCOLS == (20, 21)
-    assert herdr.DEFAULT_PROTOCOL == 21
+    assert herdr.SUPPORTED_PROTOCOLS == (20, 21, 22)
+    assert herdr.DEFAULT_PROTOCOL == 22
+    assert herdr.HERDR_VERSIONS == {20: "0.8.2", 21: "0.9.0-preview", 22: "0.9.5"}
 
 
 def test_exact_rule_names_both_versions() -> None:
@@ -238,8 +239,11 @@ def test_looser_per_method_check() -> None:
         herdr.check_methods(21, 20, ["ping", "workspace.close"])
     assert info.value.methods == ("workspace.close",)
     with pytest.raises(herdr.VersionMismatchError):
-        herdr.check_methods(21, 22, ["ping"])
+        herdr.check_methods(21, 23, ["ping"])
     assert "pane.graphics.info" in herdr.differing_methods(20, 21)
+    new = set(herdr.differing_methods(22, 21))
+    assert {"ping", "workspace.create", "integration.list", "pane.scroll"} <= new
+    assert "pane.read" not in new
     assert herdr.differing_methods(21, 21) == ()
 
 
