@@ -97,6 +97,12 @@ class Pane:
     closed: bool = False
     output: anyio.Event = field(default_factory=anyio.Event)
     reader: anyio.CancelScope | None = None
+    title: str | None = None
+    display_agent: str | None = None
+    state_labels: dict[str, str] = field(default_factory=dict)
+    tokens: dict[str, str] = field(default_factory=dict)
+    agent_session: t.AgentSessionInfo | None = None
+    right_click: str = "herdr"
 
     def notify_output(self) -> None:
         """Wake everything waiting for this pane's output to change."""
@@ -116,6 +122,11 @@ class Pane:
             agent=self.agent,
             terminal_title=self.screen.title or None,
             terminal_title_stripped=stripped_terminal_title(self.screen.title),
+            title=self.title,
+            display_agent=self.display_agent,
+            state_labels=dict(self.state_labels),
+            tokens=dict(self.tokens),
+            agent_session=self.agent_session,
             agent_status=self.agent_status,
             scroll=self.scroll(),
             revision=0,
@@ -137,6 +148,11 @@ class Pane:
             agent=self.agent,
             terminal_title=self.screen.title or None,
             terminal_title_stripped=stripped_terminal_title(self.screen.title),
+            title=self.title,
+            display_agent=self.display_agent,
+            state_labels=dict(self.state_labels),
+            tokens=dict(self.tokens),
+            agent_session=self.agent_session,
             agent_status=self.agent_status,
             workspace_id=self.workspace.id,
             tab_id=self.tab.id,
@@ -158,6 +174,7 @@ class Tab:
     label: str
     root: Split | Pane | None = None
     focused_pane: Pane | None = None
+    zoomed: bool = False
     split_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def panes(self) -> list[Pane]:
@@ -182,6 +199,7 @@ class Workspace:
     label: str
     tabs: list[Tab] = field(default_factory=list)
     active_tab: Tab | None = None
+    tokens: dict[str, str] = field(default_factory=dict)
     tab_numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     pane_numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 

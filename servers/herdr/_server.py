@@ -41,7 +41,9 @@ import logging
 import os
 import re
 import shlex
+import shutil
 import socket
+import typing
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +52,7 @@ from typing import Any
 import anyio
 import anyio.abc
 import anyio.lowlevel
+import msgspec
 
 from shedproto import RemoteProtocolError
 from shedproto.herdr import (
@@ -74,6 +77,7 @@ from shedproto.herdr import (
     parse_workspace_ref,
     probe_id,
     replay_rule,
+    select_text,
 )
 from shedproto.herdr import types as t
 from shedproto.herdr._screen import split_lines
@@ -81,6 +85,7 @@ from shedproto.herdr._versions import require_supported
 from shedproto.servers._unix import UnixServer
 
 from ._model import EventHub, Pane, Split, Tab, Workspace, aggregate_status, new_workspace_id
+from ._procinfo import process_info
 from ._pty import PtyProcess
 from ._screen import PaneScreen
 
@@ -112,19 +117,59 @@ FEED_SLICE = 4096
 PROMPT_ENTER_DELAY = 0.05
 PROMPT_STALL_SECONDS = 5.0
 
-MODELLED_METHODS: frozenset[str] = frozenset(
-    {
-        "ping", "server.stop", "session.snapshot",
-        "workspace.create", "workspace.list", "workspace.get", "workspace.focus",
-        "workspace.rename", "workspace.close",
-        "tab.create", "tab.list", "tab.get", "tab.focus", "tab.rename", "tab.close",
-        "pane.split", "pane.list", "pane.get", "pane.focus", "pane.rename", "pane.close",
-        "pane.send_text", "pane.send_keys", "pane.send_input", "pane.read",
-        "pane.wait_for_output", "pane.report_agent", "pane.layout",
-        "agent.start", "agent.list", "agent.get", "agent.wait", "agent.prompt",
-        "events.subscribe", "events.wait",
-    }
-)  # fmt: skip
+_HANDLERS: dict[str, str] = {
+    "ping": "_ping",
+    "server.stop": "_ok_handler",
+    "session.snapshot": "_snapshot",
+    "workspace.create": "_workspace_create",
+    "workspace.list": "_workspace_list",
+    "workspace.get": "_workspace_get",
+    "workspace.focus": "_workspace_focus",
+    "workspace.rename": "_workspace_rename",
+    "workspace.close": "_workspace_close",
+    "tab.create": "_tab_create",
+    "tab.list": "_tab_list",
+    "tab.get": "_tab_get",
+    "tab.focus": "_tab_focus",
+    "tab.rename": "_tab_rename",
+    "tab.close": "_tab_close",
+    "pane.split": "_pane_split",
+    "pane.list": "_pane_list",
+    "pane.get": "_pane_get",
+    "pane.focus": "_pane_focus",
+    "pane.rename": "_pane_rename",
+    "pane.close": "_pane_close",
+    "pane.send_text": "_pane_send_text",
+    "pane.send_keys": "_pane_send_keys",
+    "pane.send_input": "_pane_send_input",
+    "pane.read": "_pane_read",
+    "pane.wait_for_output": "_pane_wait_for_output",
+    "pane.report_agent": "_pane_report_agent",
+    "pane.layout": "_pane_layout",
+    "agent.start": "_agent_start",
+    "agent.list": "_agent_list",
+    "agent.get": "_agent_get",
+    "agent.wait": "_agent_wait",
+    "agent.prompt": "_agent_prompt",
+    "events.wait": "_events_wait",
+    "pane.process_info": "_pane_process_info",
+    "agent.read": "_agent_read",
+    "pane.zoom": "_pane_zoom",
+    "notification.show": "_notification_show",
+    "pane.report_metadata": "_pane_report_metadata",
+    "workspace.report_metadata": "_workspace_report_metadata",
+    "pane.report_agent_session": "_pane_report_agent_session",
+    "layout.export": "_layout_export",
+    "integration.list": "_integration_list",
+    "pane.scroll": "_pane_scroll",
+    "pane.selection.read": "_pane_selection_read",
+    "release_notes.dismiss": "_dismiss",
+    "product_announcement.dismiss": "_dismiss",
+    "server.reload_config": "_reload_config",
+}
+"""Method -> the name of the ``HerdrServer`` coroutine that answers it."""
+
+MODELLED_METHODS: frozenset[str] = frozenset({*_HANDLERS, "events.subscribe"})
 """The methods the reference server implements; the rest answer ``not_implemented``."""
 
 
@@ -212,6 +257,10 @@ class HerdrServer:
         self.request_timeout = request_timeout
         self.input_timeout = input_timeout
         self.hub = EventHub()
+        self.notifications: list[t.NotificationShowParams] = []
+        """Every ``notification.show`` accepted (no TUI shows them)."""
+        self.dismissed: list[Any] = []
+        """The params of every release-notes and announcement dismissal."""
         self.workspaces: list[Workspace] = []
         self.active: Workspace | None = None
         self._workspace_numbers = itertools.count(1)
@@ -388,42 +437,7 @@ class HerdrServer:
         return SuccessResponse(id=request.id, result=result)
 
     def _handler_table(self) -> dict[str, Handler]:
-        return {
-            "ping": self._ping,
-            "server.stop": self._ok_handler,
-            "session.snapshot": self._snapshot,
-            "workspace.create": self._workspace_create,
-            "workspace.list": self._workspace_list,
-            "workspace.get": self._workspace_get,
-            "workspace.focus": self._workspace_focus,
-            "workspace.rename": self._workspace_rename,
-            "workspace.close": self._workspace_close,
-            "tab.create": self._tab_create,
-            "tab.list": self._tab_list,
-            "tab.get": self._tab_get,
-            "tab.focus": self._tab_focus,
-            "tab.rename": self._tab_rename,
-            "tab.close": self._tab_close,
-            "pane.split": self._pane_split,
-            "pane.list": self._pane_list,
-            "pane.get": self._pane_get,
-            "pane.focus": self._pane_focus,
-            "pane.rename": self._pane_rename,
-            "pane.close": self._pane_close,
-            "pane.send_text": self._pane_send_text,
-            "pane.send_keys": self._pane_send_keys,
-            "pane.send_input": self._pane_send_input,
-            "pane.read": self._pane_read,
-            "pane.wait_for_output": self._pane_wait_for_output,
-            "pane.report_agent": self._pane_report_agent,
-            "pane.layout": self._pane_layout,
-            "agent.start": self._agent_start,
-            "agent.list": self._agent_list,
-            "agent.get": self._agent_get,
-            "agent.wait": self._agent_wait,
-            "agent.prompt": self._agent_prompt,
-            "events.wait": self._events_wait,
-        }
+        return {method: getattr(self, name) for method, name in _HANDLERS.items()}
 
     # ------------------------------------------------------------------ info builders
     def _ws_info(self, ws: Workspace) -> t.WorkspaceInfo:
@@ -438,6 +452,7 @@ class HerdrServer:
             tab_count=len(ws.tabs),
             active_tab_id=active,
             agent_status=aggregate_status(panes),  # type: ignore[arg-type]
+            tokens=dict(ws.tokens),
         )
 
     def _tab_focused(self, tab: Tab) -> bool:
@@ -486,7 +501,7 @@ class HerdrServer:
         return t.PaneLayoutSnapshot(
             workspace_id=tab.workspace.id,
             tab_id=tab.id,
-            zoomed=False,
+            zoomed=tab.zoomed,
             area=area,
             focused_pane_id=focused,
             panes=panes,
@@ -1177,6 +1192,169 @@ class HerdrServer:
             with anyio.move_on_after(remaining if remaining is not None else float("inf")):
                 await pane.output.wait()
 
+    # ------------------------------------------------------------------ handlers: 22 and the rest
+    def _pane_or_focused(self, pane_id: str | None) -> Pane:
+        return self._focused_pane() if pane_id is None else self._find_pane(pane_id)
+
+    async def _pane_process_info(
+        self, id: str, params: t.PaneProcessInfoParams
+    ) -> t.PaneProcessInfoReply:
+        pane = self._pane_or_focused(params.pane_id)
+        info = process_info(pane.id, pane.process.pid, pane.process.master)
+        return t.PaneProcessInfoReply(process_info=info)
+
+    async def _agent_read(self, id: str, params: t.AgentReadParams) -> t.PaneReadReply:
+        pane = self._find_agent(params.target)
+        return t.PaneReadReply(read=self._read(pane, params.source, params.lines, params.format))
+
+    async def _pane_zoom(self, id: str, params: t.PaneZoomParams) -> t.PaneZoomReply:
+        pane = self._pane_or_focused(params.pane_id)
+        tab = pane.tab
+        focus_changed = tab.focused_pane is not pane
+        want = {"on": True, "off": False}.get(params.mode, not tab.zoomed)
+        reason: t.PaneZoomReason | None = None
+        if want and len(tab.panes()) < 2:
+            reason, want = "single_pane", tab.zoomed
+        elif want == tab.zoomed:
+            reason = "already_zoomed" if want else "already_unzoomed"
+        zoom_changed = want != tab.zoomed
+        tab.zoomed = want
+        self._focus_pane(pane)
+        if zoom_changed or focus_changed:
+            self._emit_layout(tab)
+        result = t.PaneZoomResult(
+            changed=zoom_changed or focus_changed,
+            zoom_changed=zoom_changed,
+            focus_changed=focus_changed,
+            reason=reason if not (zoom_changed or focus_changed) else None,
+            pane_id=pane.id,
+            focused_pane_id=pane.id,
+            zoomed=tab.zoomed,
+            layout=self._layout(tab),
+        )
+        return t.PaneZoomReply(zoom=result)
+
+    async def _notification_show(
+        self, id: str, params: t.NotificationShowParams
+    ) -> t.NotificationShowReply:
+        title = " ".join(params.title.split())
+        if not title:
+            raise AnswerError(E.INVALID_PARAMS, "notification title must not be empty")
+        self.notifications.append(params)
+        # no TUI client is attached to a reference server: herdr's answer then
+        return t.NotificationShowReply(shown=False, reason="no_foreground_client")
+
+    async def _pane_report_metadata(self, id: str, params: t.PaneReportMetadataParams) -> t.OkReply:
+        pane = self._find_pane(params.pane_id)
+        if not params.source.strip():
+            raise AnswerError(E.INVALID_METADATA_SOURCE, "metadata source must not be empty")
+        if params.clear_title:
+            pane.title = None
+        if params.title is not None:
+            pane.title = params.title
+        if params.clear_display_agent:
+            pane.display_agent = None
+        if params.display_agent is not None:
+            pane.display_agent = params.display_agent
+        if params.clear_state_labels:
+            pane.state_labels.clear()
+        pane.state_labels.update(params.state_labels)
+        _apply_tokens(pane.tokens, params.tokens)
+        self.hub.emit(t.PaneUpdatedEventData(pane=self._pane_info(pane)))
+        return t.OkReply()
+
+    async def _workspace_report_metadata(
+        self, id: str, params: t.WorkspaceReportMetadataParams
+    ) -> t.OkReply:
+        ws = self._find_workspace(params.workspace_id)
+        if not params.source.strip():
+            raise AnswerError(E.INVALID_METADATA_SOURCE, "metadata source must not be empty")
+        _apply_tokens(ws.tokens, params.tokens)
+        self.hub.emit(t.WorkspaceMetadataUpdatedEventData(workspace=self._ws_info(ws)))
+        return t.OkReply()
+
+    async def _pane_report_agent_session(
+        self, id: str, params: t.PaneReportAgentSessionParams
+    ) -> t.OkReply:
+        pane = self._find_pane(params.pane_id)
+        if params.agent_session_id is not None:
+            ref = t.AgentSessionInfo(
+                source=params.source, agent=params.agent, kind="id", value=params.agent_session_id
+            )
+        elif params.agent_session_path is not None:
+            ref = t.AgentSessionInfo(
+                source=params.source, agent=params.agent, kind="path",
+                value=params.agent_session_path,
+            )  # fmt: skip
+        else:
+            raise AnswerError(
+                E.INVALID_METADATA_REQUEST, "agent_session_id or agent_session_path is required"
+            )
+        pane.agent_session = ref
+        self.hub.emit(t.PaneUpdatedEventData(pane=self._pane_info(pane)))
+        return t.OkReply()
+
+    async def _layout_export(self, id: str, params: t.LayoutExportParams) -> t.LayoutExportReply:
+        if params.tab_id is not None:
+            tab = self._find_tab(params.tab_id)
+        else:
+            tab = self._pane_or_focused(params.pane_id).tab
+        if tab.root is None:
+            raise AnswerError(E.PANE_LAYOUT_UNAVAILABLE, "pane layout unavailable")
+
+        def node(item: Split | Pane) -> t.LayoutNode:
+            if isinstance(item, Pane):
+                return t.PaneLayoutNode(pane_id=item.id, cwd=item.cwd, label=item.label)
+            return t.SplitLayoutNode(
+                direction=item.direction, ratio=item.ratio,
+                first=node(item.first), second=node(item.second),
+            )  # fmt: skip
+
+        focused = tab.focused_pane.id if tab.focused_pane else ""
+        layout = t.LayoutDescription(
+            workspace_id=tab.workspace.id, tab_id=tab.id, zoomed=tab.zoomed,
+            focused_pane_id=focused, root=node(tab.root),
+        )  # fmt: skip
+        return t.LayoutExportReply(layout=layout)
+
+    async def _integration_list(self, id: str, params: Any) -> t.IntegrationListReply:
+        integrations = [
+            t.IntegrationInfo(
+                target=target,
+                label=target,
+                command=target,
+                available=shutil.which(target, path=self.environ.get("PATH")) is not None,
+                state="not_installed",
+            )
+            for target in typing.get_args(t.IntegrationTarget)
+        ]
+        return t.IntegrationListReply(integrations=integrations)
+
+    async def _pane_scroll(self, id: str, params: t.PaneScrollParams) -> t.OkReply:
+        self._find_pane(params.pane_id)  # the viewport stays at the bottom (decision notes)
+        return t.OkReply()
+
+    async def _pane_selection_read(
+        self, id: str, params: t.PaneSelectionReadParams
+    ) -> t.PaneSelectionReply:
+        pane = self._find_pane(params.pane_id)
+        lines = self._copy_lines(pane)
+        anchor, cursor = params.anchor, params.cursor
+        text = select_text(lines, (anchor.row, anchor.col), (cursor.row, cursor.col))
+        return t.PaneSelectionReply(pane_id=pane.id, text=text)
+
+    def _copy_lines(self, pane: Pane) -> list[str]:
+        """Return the pane's copy-mode lines: retained scrollback, then the screen."""
+        total = pane.screen.scrollback_rows + pane.screen.rows
+        return split_lines(pane.screen.read("recent", lines=total).text)
+
+    async def _dismiss(self, id: str, params: Any) -> t.OkReply:
+        self.dismissed.append(msgspec.to_builtins(params))
+        return t.OkReply()
+
+    async def _reload_config(self, id: str, params: Any) -> t.ConfigReloadReply:
+        return t.ConfigReloadReply(status="applied", diagnostics=[])
+
     async def _subscribe(
         self,
         stream: anyio.abc.SocketStream,
@@ -1366,6 +1544,15 @@ class _OutputEntry(_Entry):
         self.armed = False
         data = t.PaneOutputMatchedEvent(pane_id=self.pane.id, matched_line=matched, read=read)
         return SubscriptionEvent(event="pane.output_matched", data=data)
+
+
+def _apply_tokens(tokens: dict[str, str], update: Mapping[str, str | None]) -> None:
+    """Merge reported metadata tokens: a ``null`` value removes its key."""
+    for key, value in update.items():
+        if value is None:
+            tokens.pop(key, None)
+        else:
+            tokens[key] = value
 
 
 def _peer_gone(stream: anyio.abc.SocketStream) -> bool:

@@ -104,6 +104,7 @@ from ._connection import (
     ServerConnection,
     make_request,
 )
+from ._copymode import clamp_point, select_text
 from ._envelope import (
     ErrorResponse,
     LifecycleEvent,
@@ -233,6 +234,9 @@ __all__ = [
     "parse_key",
     "encode_keys",
     "UnsupportedKeyError",
+    # copy mode
+    "clamp_point",
+    "select_text",
     # pane reads
     "MAX_READ_LINES",
     "DEFAULT_RECENT_LINES",

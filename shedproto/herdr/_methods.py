@@ -245,9 +245,9 @@ class AsyncMethods:
         result: NotificationShowReply = await self._call("notification.show", _params(NotificationShowParams, title=title, body=body, position=position, sound=sound), NotificationShowReply)
         return result
 
-    async def product_announcement_dismiss(self, id: str, version: str) -> OkReply:
+    async def product_announcement_dismiss(self, version: str, id: str) -> OkReply:
         """Call ``product_announcement.dismiss``; return its ``ok`` result."""
-        result: OkReply = await self._call("product_announcement.dismiss", _params(ProductAnnouncementDismissParams, id=id, version=version), OkReply)
+        result: OkReply = await self._call("product_announcement.dismiss", _params(ProductAnnouncementDismissParams, version=version, id=id), OkReply)
         return result
 
     async def release_notes_dismiss(self, version: str) -> OkReply:
@@ -255,9 +255,9 @@ class AsyncMethods:
         result: OkReply = await self._call("release_notes.dismiss", _params(ReleaseNotesDismissParams, version=version), OkReply)
         return result
 
-    async def command_invoke(self, command_id: str, *, pane_id: str | None = None, selection: PaneSelectionReadParams | None = None, tab_id: str | None = None, workspace_id: str | None = None) -> OkReply:
+    async def command_invoke(self, command_id: str, *, pane_id: str | None = None, tab_id: str | None = None, workspace_id: str | None = None, selection: PaneSelectionReadParams | None = None) -> OkReply:
         """Call ``command.invoke``; return its ``ok`` result."""
-        result: OkReply = await self._call("command.invoke", _params(CommandInvokeParams, command_id=command_id, pane_id=pane_id, selection=selection, tab_id=tab_id, workspace_id=workspace_id), OkReply)
+        result: OkReply = await self._call("command.invoke", _params(CommandInvokeParams, command_id=command_id, pane_id=pane_id, tab_id=tab_id, workspace_id=workspace_id, selection=selection), OkReply)
         return result
 
     async def client_window_title_set(self, title: str) -> ClientWindowTitleReply:
@@ -505,9 +505,9 @@ class AsyncMethods:
         result: PaneResizeReply = await self._call("pane.resize", _params(PaneResizeParams, pane_id=pane_id, direction=direction, amount=amount), PaneResizeReply)
         return result
 
-    async def pane_scroll(self, offset_from_bottom: UInt64, pane_id: str) -> OkReply:
+    async def pane_scroll(self, pane_id: str, offset_from_bottom: UInt64) -> OkReply:
         """Call ``pane.scroll``; return its ``ok`` result."""
-        result: OkReply = await self._call("pane.scroll", _params(PaneScrollParams, offset_from_bottom=offset_from_bottom, pane_id=pane_id), OkReply)
+        result: OkReply = await self._call("pane.scroll", _params(PaneScrollParams, pane_id=pane_id, offset_from_bottom=offset_from_bottom), OkReply)
         return result
 
     async def pane_edit_scrollback(self, pane_id: str) -> OkReply:
@@ -515,19 +515,19 @@ class AsyncMethods:
         result: OkReply = await self._call("pane.edit_scrollback", _params(PaneTarget, pane_id=pane_id), OkReply)
         return result
 
-    async def pane_selection_read(self, anchor: PaneTextPoint, cursor: PaneTextPoint, pane_id: str, *, content_revision: UInt64 | None = None) -> PaneSelectionReply:
+    async def pane_selection_read(self, pane_id: str, anchor: PaneTextPoint, cursor: PaneTextPoint, *, content_revision: UInt64 | None = None) -> PaneSelectionReply:
         """Call ``pane.selection.read``; return its ``pane_selection`` result."""
-        result: PaneSelectionReply = await self._call("pane.selection.read", _params(PaneSelectionReadParams, anchor=anchor, cursor=cursor, pane_id=pane_id, content_revision=content_revision), PaneSelectionReply)
+        result: PaneSelectionReply = await self._call("pane.selection.read", _params(PaneSelectionReadParams, pane_id=pane_id, anchor=anchor, cursor=cursor, content_revision=content_revision), PaneSelectionReply)
         return result
 
-    async def pane_copy_motion(self, cursor: PaneTextPoint, motion: PaneCopyMotion, pane_id: str, *, content_revision: UInt64 | None = None) -> PaneCopyMotionReply:
+    async def pane_copy_motion(self, pane_id: str, cursor: PaneTextPoint, motion: PaneCopyMotion, *, content_revision: UInt64 | None = None) -> PaneCopyMotionReply:
         """Call ``pane.copy_motion``; return its ``pane_copy_motion`` result."""
-        result: PaneCopyMotionReply = await self._call("pane.copy_motion", _params(PaneCopyMotionParams, cursor=cursor, motion=motion, pane_id=pane_id, content_revision=content_revision), PaneCopyMotionReply)
+        result: PaneCopyMotionReply = await self._call("pane.copy_motion", _params(PaneCopyMotionParams, pane_id=pane_id, cursor=cursor, motion=motion, content_revision=content_revision), PaneCopyMotionReply)
         return result
 
-    async def pane_copy_search(self, content_revision: UInt64, cursor: PaneTextPoint, direction: PaneCopySearchDirection, pane_id: str, query: str, *, previous: PaneTextRange | None = None) -> PaneCopySearchReply:
+    async def pane_copy_search(self, pane_id: str, query: str, direction: PaneCopySearchDirection, cursor: PaneTextPoint, content_revision: UInt64, *, previous: PaneTextRange | None = None) -> PaneCopySearchReply:
         """Call ``pane.copy_search``; return its ``pane_copy_search`` result."""
-        result: PaneCopySearchReply = await self._call("pane.copy_search", _params(PaneCopySearchParams, content_revision=content_revision, cursor=cursor, direction=direction, pane_id=pane_id, query=query, previous=previous), PaneCopySearchReply)
+        result: PaneCopySearchReply = await self._call("pane.copy_search", _params(PaneCopySearchParams, pane_id=pane_id, query=query, direction=direction, cursor=cursor, content_revision=content_revision, previous=previous), PaneCopySearchReply)
         return result
 
     async def pane_list(self, *, workspace_id: str | None = None) -> PaneListReply:
@@ -555,14 +555,14 @@ class AsyncMethods:
         result: OkReply = await self._call("pane.input.set", _params(PaneInputSetParams, pane_id=pane_id, right_click=right_click), OkReply)
         return result
 
-    async def pane_link_activate(self, col: UInt16, pane_id: str, viewport_row: UInt16, *, content_revision: UInt64 | None = None, offset_from_bottom: UInt64 | None = None) -> PaneLinkActivatedReply:
+    async def pane_link_activate(self, pane_id: str, viewport_row: UInt16, col: UInt16, *, content_revision: UInt64 | None = None, offset_from_bottom: UInt64 | None = None) -> PaneLinkActivatedReply:
         """Call ``pane.link.activate``; return its ``pane_link_activated`` result."""
-        result: PaneLinkActivatedReply = await self._call("pane.link.activate", _params(PaneLinkActivateParams, col=col, pane_id=pane_id, viewport_row=viewport_row, content_revision=content_revision, offset_from_bottom=offset_from_bottom), PaneLinkActivatedReply)
+        result: PaneLinkActivatedReply = await self._call("pane.link.activate", _params(PaneLinkActivateParams, pane_id=pane_id, viewport_row=viewport_row, col=col, content_revision=content_revision, offset_from_bottom=offset_from_bottom), PaneLinkActivatedReply)
         return result
 
-    async def pane_link_resolve(self, col: UInt16, pane_id: str, viewport_row: UInt16, *, content_revision: UInt64 | None = None, offset_from_bottom: UInt64 | None = None) -> PaneLinkResolvedReply:
+    async def pane_link_resolve(self, pane_id: str, viewport_row: UInt16, col: UInt16, *, content_revision: UInt64 | None = None, offset_from_bottom: UInt64 | None = None) -> PaneLinkResolvedReply:
         """Call ``pane.link.resolve``; return its ``pane_link_resolved`` result."""
-        result: PaneLinkResolvedReply = await self._call("pane.link.resolve", _params(PaneLinkActivateParams, col=col, pane_id=pane_id, viewport_row=viewport_row, content_revision=content_revision, offset_from_bottom=offset_from_bottom), PaneLinkResolvedReply)
+        result: PaneLinkResolvedReply = await self._call("pane.link.resolve", _params(PaneLinkActivateParams, pane_id=pane_id, viewport_row=viewport_row, col=col, content_revision=content_revision, offset_from_bottom=offset_from_bottom), PaneLinkResolvedReply)
         return result
 
     async def pane_rename(self, pane_id: str, *, label: str | None = None) -> PaneInfoReply:
@@ -762,9 +762,9 @@ class BlockingMethods:
         result: NotificationShowReply = self._call("notification.show", _params(NotificationShowParams, title=title, body=body, position=position, sound=sound), NotificationShowReply)
         return result
 
-    def product_announcement_dismiss(self, id: str, version: str) -> OkReply:
+    def product_announcement_dismiss(self, version: str, id: str) -> OkReply:
         """Call ``product_announcement.dismiss``; return its ``ok`` result."""
-        result: OkReply = self._call("product_announcement.dismiss", _params(ProductAnnouncementDismissParams, id=id, version=version), OkReply)
+        result: OkReply = self._call("product_announcement.dismiss", _params(ProductAnnouncementDismissParams, version=version, id=id), OkReply)
         return result
 
     def release_notes_dismiss(self, version: str) -> OkReply:
@@ -772,9 +772,9 @@ class BlockingMethods:
         result: OkReply = self._call("release_notes.dismiss", _params(ReleaseNotesDismissParams, version=version), OkReply)
         return result
 
-    def command_invoke(self, command_id: str, *, pane_id: str | None = None, selection: PaneSelectionReadParams | None = None, tab_id: str | None = None, workspace_id: str | None = None) -> OkReply:
+    def command_invoke(self, command_id: str, *, pane_id: str | None = None, tab_id: str | None = None, workspace_id: str | None = None, selection: PaneSelectionReadParams | None = None) -> OkReply:
         """Call ``command.invoke``; return its ``ok`` result."""
-        result: OkReply = self._call("command.invoke", _params(CommandInvokeParams, command_id=command_id, pane_id=pane_id, selection=selection, tab_id=tab_id, workspace_id=workspace_id), OkReply)
+        result: OkReply = self._call("command.invoke", _params(CommandInvokeParams, command_id=command_id, pane_id=pane_id, tab_id=tab_id, workspace_id=workspace_id, selection=selection), OkReply)
         return result
 
     def client_window_title_set(self, title: str) -> ClientWindowTitleReply:
@@ -1022,9 +1022,9 @@ class BlockingMethods:
         result: PaneResizeReply = self._call("pane.resize", _params(PaneResizeParams, pane_id=pane_id, direction=direction, amount=amount), PaneResizeReply)
         return result
 
-    def pane_scroll(self, offset_from_bottom: UInt64, pane_id: str) -> OkReply:
+    def pane_scroll(self, pane_id: str, offset_from_bottom: UInt64) -> OkReply:
         """Call ``pane.scroll``; return its ``ok`` result."""
-        result: OkReply = self._call("pane.scroll", _params(PaneScrollParams, offset_from_bottom=offset_from_bottom, pane_id=pane_id), OkReply)
+        result: OkReply = self._call("pane.scroll", _params(PaneScrollParams, pane_id=pane_id, offset_from_bottom=offset_from_bottom), OkReply)
         return result
 
     def pane_edit_scrollback(self, pane_id: str) -> OkReply:
@@ -1032,19 +1032,19 @@ class BlockingMethods:
         result: OkReply = self._call("pane.edit_scrollback", _params(PaneTarget, pane_id=pane_id), OkReply)
         return result
 
-    def pane_selection_read(self, anchor: PaneTextPoint, cursor: PaneTextPoint, pane_id: str, *, content_revision: UInt64 | None = None) -> PaneSelectionReply:
+    def pane_selection_read(self, pane_id: str, anchor: PaneTextPoint, cursor: PaneTextPoint, *, content_revision: UInt64 | None = None) -> PaneSelectionReply:
         """Call ``pane.selection.read``; return its ``pane_selection`` result."""
-        result: PaneSelectionReply = self._call("pane.selection.read", _params(PaneSelectionReadParams, anchor=anchor, cursor=cursor, pane_id=pane_id, content_revision=content_revision), PaneSelectionReply)
+        result: PaneSelectionReply = self._call("pane.selection.read", _params(PaneSelectionReadParams, pane_id=pane_id, anchor=anchor, cursor=cursor, content_revision=content_revision), PaneSelectionReply)
         return result
 
-    def pane_copy_motion(self, cursor: PaneTextPoint, motion: PaneCopyMotion, pane_id: str, *, content_revision: UInt64 | None = None) -> PaneCopyMotionReply:
+    def pane_copy_motion(self, pane_id: str, cursor: PaneTextPoint, motion: PaneCopyMotion, *, content_revision: UInt64 | None = None) -> PaneCopyMotionReply:
         """Call ``pane.copy_motion``; return its ``pane_copy_motion`` result."""
-        result: PaneCopyMotionReply = self._call("pane.copy_motion", _params(PaneCopyMotionParams, cursor=cursor, motion=motion, pane_id=pane_id, content_revision=content_revision), PaneCopyMotionReply)
+        result: PaneCopyMotionReply = self._call("pane.copy_motion", _params(PaneCopyMotionParams, pane_id=pane_id, cursor=cursor, motion=motion, content_revision=content_revision), PaneCopyMotionReply)
         return result
 
-    def pane_copy_search(self, content_revision: UInt64, cursor: PaneTextPoint, direction: PaneCopySearchDirection, pane_id: str, query: str, *, previous: PaneTextRange | None = None) -> PaneCopySearchReply:
+    def pane_copy_search(self, pane_id: str, query: str, direction: PaneCopySearchDirection, cursor: PaneTextPoint, content_revision: UInt64, *, previous: PaneTextRange | None = None) -> PaneCopySearchReply:
         """Call ``pane.copy_search``; return its ``pane_copy_search`` result."""
-        result: PaneCopySearchReply = self._call("pane.copy_search", _params(PaneCopySearchParams, content_revision=content_revision, cursor=cursor, direction=direction, pane_id=pane_id, query=query, previous=previous), PaneCopySearchReply)
+        result: PaneCopySearchReply = self._call("pane.copy_search", _params(PaneCopySearchParams, pane_id=pane_id, query=query, direction=direction, cursor=cursor, content_revision=content_revision, previous=previous), PaneCopySearchReply)
         return result
 
     def pane_list(self, *, workspace_id: str | None = None) -> PaneListReply:
@@ -1072,14 +1072,14 @@ class BlockingMethods:
         result: OkReply = self._call("pane.input.set", _params(PaneInputSetParams, pane_id=pane_id, right_click=right_click), OkReply)
         return result
 
-    def pane_link_activate(self, col: UInt16, pane_id: str, viewport_row: UInt16, *, content_revision: UInt64 | None = None, offset_from_bottom: UInt64 | None = None) -> PaneLinkActivatedReply:
+    def pane_link_activate(self, pane_id: str, viewport_row: UInt16, col: UInt16, *, content_revision: UInt64 | None = None, offset_from_bottom: UInt64 | None = None) -> PaneLinkActivatedReply:
         """Call ``pane.link.activate``; return its ``pane_link_activated`` result."""
-        result: PaneLinkActivatedReply = self._call("pane.link.activate", _params(PaneLinkActivateParams, col=col, pane_id=pane_id, viewport_row=viewport_row, content_revision=content_revision, offset_from_bottom=offset_from_bottom), PaneLinkActivatedReply)
+        result: PaneLinkActivatedReply = self._call("pane.link.activate", _params(PaneLinkActivateParams, pane_id=pane_id, viewport_row=viewport_row, col=col, content_revision=content_revision, offset_from_bottom=offset_from_bottom), PaneLinkActivatedReply)
         return result
 
-    def pane_link_resolve(self, col: UInt16, pane_id: str, viewport_row: UInt16, *, content_revision: UInt64 | None = None, offset_from_bottom: UInt64 | None = None) -> PaneLinkResolvedReply:
+    def pane_link_resolve(self, pane_id: str, viewport_row: UInt16, col: UInt16, *, content_revision: UInt64 | None = None, offset_from_bottom: UInt64 | None = None) -> PaneLinkResolvedReply:
         """Call ``pane.link.resolve``; return its ``pane_link_resolved`` result."""
-        result: PaneLinkResolvedReply = self._call("pane.link.resolve", _params(PaneLinkActivateParams, col=col, pane_id=pane_id, viewport_row=viewport_row, content_revision=content_revision, offset_from_bottom=offset_from_bottom), PaneLinkResolvedReply)
+        result: PaneLinkResolvedReply = self._call("pane.link.resolve", _params(PaneLinkActivateParams, pane_id=pane_id, viewport_row=viewport_row, col=col, content_revision=content_revision, offset_from_bottom=offset_from_bottom), PaneLinkResolvedReply)
         return result
 
     def pane_rename(self, pane_id: str, *, label: str | None = None) -> PaneInfoReply:

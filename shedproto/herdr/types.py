@@ -521,9 +521,9 @@ class CommandInvokeParams(LenientFrame, frozen=True, kw_only=True, omit_defaults
 
     command_id: str
     pane_id: str | None = None
-    selection: PaneSelectionReadParams | None = None
     tab_id: str | None = None
     workspace_id: str | None = None
+    selection: PaneSelectionReadParams | None = None
 
 
 class CommandInvokeRequest(Request, tag="command.invoke", frozen=True, kw_only=True):
@@ -1008,9 +1008,9 @@ class PaneClosedSubscription(LenientFrame, tag_field="type", tag="pane.closed", 
 class PaneCopyMotionParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
     """Herdr's ``PaneCopyMotionParams``."""
 
+    pane_id: str
     cursor: PaneTextPoint
     motion: PaneCopyMotion
-    pane_id: str
     content_revision: UInt64 | None = None
 
 
@@ -1031,11 +1031,11 @@ class PaneCopyMotionRequest(Request, tag="pane.copy_motion", frozen=True, kw_onl
 class PaneCopySearchParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
     """Herdr's ``PaneCopySearchParams``."""
 
-    content_revision: UInt64
-    cursor: PaneTextPoint
-    direction: PaneCopySearchDirection
     pane_id: str
     query: str
+    direction: PaneCopySearchDirection
+    cursor: PaneTextPoint
+    content_revision: UInt64
     previous: PaneTextRange | None = None
 
 
@@ -1419,9 +1419,9 @@ class PaneLayoutSplit(LenientFrame, frozen=True, kw_only=True, omit_defaults=Tru
 class PaneLinkActivateParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
     """Herdr's ``PaneLinkActivateParams``."""
 
-    col: UInt16
     pane_id: str
     viewport_row: UInt16
+    col: UInt16
     content_revision: UInt64 | None = None
     offset_from_bottom: UInt64 | None = None
 
@@ -1817,8 +1817,8 @@ class PaneScrollInfo(LenientFrame, frozen=True, kw_only=True, omit_defaults=True
 class PaneScrollParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
     """Herdr's ``PaneScrollParams``."""
 
-    offset_from_bottom: UInt64
     pane_id: str
+    offset_from_bottom: UInt64
 
 
 class PaneScrollRequest(Request, tag="pane.scroll", frozen=True, kw_only=True):
@@ -1830,9 +1830,9 @@ class PaneScrollRequest(Request, tag="pane.scroll", frozen=True, kw_only=True):
 class PaneSelectionReadParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
     """Herdr's ``PaneSelectionReadParams``."""
 
+    pane_id: str
     anchor: PaneTextPoint
     cursor: PaneTextPoint
-    pane_id: str
     content_revision: UInt64 | None = None
 
 
@@ -1949,15 +1949,15 @@ class PaneTarget(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
 class PaneTextPoint(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
     """Herdr's ``PaneTextPoint``."""
 
-    col: UInt16
     row: UInt32
+    col: UInt16
 
 
 class PaneTextRange(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
     """Herdr's ``PaneTextRange``."""
 
-    end: PaneTextPoint
     start: PaneTextPoint
+    end: PaneTextPoint
 
 
 class PaneUpdatedEventData(LenientFrame, tag_field="type", tag="pane_updated", frozen=True, kw_only=True, omit_defaults=True):
@@ -2398,8 +2398,8 @@ class PopupCloseRequest(Request, tag="popup.close", frozen=True, kw_only=True):
 class ProductAnnouncementDismissParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
     """Herdr's ``ProductAnnouncementDismissParams``."""
 
-    id: str
     version: str
+    id: str
 
 
 class ProductAnnouncementDismissRequest(Request, tag="product_announcement.dismiss", frozen=True, kw_only=True):

@@ -1,0 +1,179 @@
+"""The methods beyond the core subset, each against the reference server (protocol 22)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import anyio
+import pytest
+
+from shedproto import herdr
+from shedproto.clients.herdr import AsyncHerdrClient
+from shedproto.herdr import types as t
+from shedproto.servers.herdr import HerdrServer
+
+LIMIT = 30
+
+
+async def _pane(client: AsyncHerdrClient) -> str:
+    created = await client.workspace_create(focus=True)
+    return created.root_pane.pane_id
+
+
+def _resolved(path: str) -> str:
+    return str(Path(path).resolve())
+
+
+def test_selection_rules() -> None:
+    lines = ["alpha beta", "gamma", "delta epsilon   "]
+    assert herdr.select_text(lines, (0, 6), (0, 9)) == "beta"
+    assert herdr.select_text(lines, (2, 4), (0, 6)) == "beta\ngamma\ndelta"
+    assert herdr.select_text(lines, (2, 6), (9, 99)) == "epsilon"
+    assert herdr.select_text([], (0, 0), (1, 1)) == ""
+
+
+async def test_process_info_reports_the_foreground_job(
+    herdr_server: HerdrServer, tmp_path: Path
+) -> None:
+    sleep = shutil.which("sleep")
+    assert sleep is not None
+    (tmp_path / "claude").symlink_to(sleep)  # a harmless stand-in named like the agent
+    real_sleep = _resolved(sleep)
+    client = AsyncHerdrClient.for_socket(herdr_server.path)
+    with anyio.fail_after(LIMIT):
+        pane = await _pane(client)
+        idle = (await client.pane_process_info(pane_id=pane)).process_info
+        while idle.foreground_process_group_id is None:  # the shell is still starting
+            await anyio.sleep(0.02)
+            idle = (await client.pane_process_info(pane_id=pane)).process_info
+        assert idle.shell_pid == idle.foreground_process_group_id
+        assert [p.pid for p in idle.foreground_processes] == [idle.shell_pid]
+        await client.pane_send_text(pane, f"cd {tmp_path} && ./claude 30\r")
+        while True:
+            info = (await client.pane_process_info(pane_id=pane)).process_info
+            names = [p.name for p in info.foreground_processes]
+            if names == ["claude"]:
+                break
+            await anyio.sleep(0.05)
+        job = info.foreground_processes[0]
+        assert job.pid == info.foreground_process_group_id != info.shell_pid
+        assert (job.argv, job.cmdline, job.cwd) == (
+            ["./claude", "30"],
+            "./claude 30",
+            str(tmp_path),
+        )
+        assert os.readlink(f"/proc/{job.pid}/exe") == real_sleep
+        focused = await client.request("pane.process_info", {})
+        assert focused.process_info.pane_id == pane
+
+
+async def test_zoom_modes_and_reasons(herdr_server: HerdrServer) -> None:
+    client = AsyncHerdrClient.for_socket(herdr_server.path)
+    with anyio.fail_after(LIMIT):
+        first = await _pane(client)
+        alone = (await client.pane_zoom(pane_id=first, mode="on")).zoom
+        assert (alone.changed, alone.reason, alone.zoomed) == (False, "single_pane", False)
+        second = (await client.pane_split("right", target_pane_id=first)).pane.pane_id
+        on = (await client.pane_zoom(pane_id=second, mode="on")).zoom
+        assert (on.zoom_changed, on.zoomed, on.focused_pane_id) == (True, True, second)
+        assert on.layout.zoomed
+        again = (await client.pane_zoom(pane_id=second, mode="on")).zoom
+        assert (again.changed, again.reason) == (False, "already_zoomed")
+        toggled = (await client.pane_zoom(pane_id=second)).zoom
+        assert (toggled.zoom_changed, toggled.zoomed) == (True, False)
+
+
+async def test_metadata_reports_show_in_pane_and_workspace_info(herdr_server: HerdrServer) -> None:
+    client = AsyncHerdrClient.for_socket(herdr_server.path)
+    with anyio.fail_after(LIMIT):
+        pane = await _pane(client)
+        await client.pane_report_metadata(
+            pane, "focus", title="Fix bug", state_labels={"queue": "2"}, tokens={"a": "1", "b": "2"}
+        )
+        await client.pane_report_metadata(pane, "focus", tokens={"b": None})
+        info = (await client.pane_get(pane)).pane
+        assert (info.title, info.state_labels, info.tokens) == (
+            "Fix bug",
+            {"queue": "2"},
+            {"a": "1"},
+        )
+        await client.pane_report_metadata(pane, "focus", clear_title=True)
+        assert (await client.pane_get(pane)).pane.title is None
+        await client.workspace_report_metadata("w1", "focus", {"k": "v"})
+        assert (await client.workspace_get("w1")).workspace.tokens == {"k": "v"}
+        await client.pane_report_agent_session(pane, "hook", "claude", agent_session_id="abc")
+        session = (await client.pane_get(pane)).pane.agent_session
+        assert session == t.AgentSessionInfo(source="hook", agent="claude", kind="id", value="abc")
+        with pytest.raises(herdr.HerdrApiError) as bad:
+            await client.pane_report_metadata(pane, " ")
+        assert bad.value.code == "invalid_metadata_source"
+
+
+async def test_agent_read_reads_the_agents_pane(herdr_server: HerdrServer) -> None:
+    client = AsyncHerdrClient.for_socket(herdr_server.path)
+    with anyio.fail_after(LIMIT):
+        pane = await _pane(client)
+        await client.pane_send_text(pane, "echo AGENT-$((20+1))\r")
+        await client.pane_wait_for_output(
+            pane, "recent", t.SubstringOutputMatch(value="AGENT-21"), timeout_ms=10000
+        )
+        await client.pane_report_agent(pane, "test", "claude", "idle")
+        read = (await client.agent_read(pane, "recent", lines=5)).read
+        assert "AGENT-21" in read.text
+        with pytest.raises(herdr.HerdrApiError) as missing:
+            await client.agent_read("nobody", "visible")
+        assert missing.value.code == "agent_not_found"
+
+
+async def test_layout_export_describes_the_split_tree(herdr_server: HerdrServer) -> None:
+    client = AsyncHerdrClient.for_socket(herdr_server.path)
+    with anyio.fail_after(LIMIT):
+        first = await _pane(client)
+        second = (await client.pane_split("down", target_pane_id=first, ratio=0.25)).pane.pane_id
+        layout = (await client.layout_export(pane_id=first)).layout
+        assert isinstance(layout.root, t.SplitLayoutNode)
+        assert (layout.root.direction, layout.root.ratio) == ("down", 0.25)
+        assert isinstance(layout.root.first, t.PaneLayoutNode)
+        assert isinstance(layout.root.second, t.PaneLayoutNode)
+        assert (layout.root.first.pane_id, layout.root.second.pane_id) == (first, second)
+
+
+async def test_selection_read_over_the_screen(herdr_server: HerdrServer) -> None:
+    client = AsyncHerdrClient.for_socket(herdr_server.path)
+    with anyio.fail_after(LIMIT):
+        pane = await _pane(client)
+        await client.pane_send_text(pane, 'echo SELECT-""ME; echo NE""XT\r')
+        await client.pane_wait_for_output(
+            pane, "visible", t.SubstringOutputMatch(value="NEXT"), timeout_ms=10000
+        )
+        lines = (await client.pane_read(pane, "recent", lines=1000)).read.text.split("\n")
+        row = next(i for i, line in enumerate(lines) if "SELECT-ME" in line)
+        col = lines[row].index("SELECT-ME")
+        point = t.PaneTextPoint
+        selected = await client.pane_selection_read(
+            pane_id=pane, anchor=point(row=row, col=col + 7), cursor=point(row=row + 1, col=1)
+        )
+        assert selected.text == "ME\n" + lines[row + 1][:2]
+        assert lines[row + 1].startswith("NEXT")
+
+
+async def test_state_only_methods(herdr_server: HerdrServer) -> None:
+    client = AsyncHerdrClient.for_socket(herdr_server.path)
+    with anyio.fail_after(LIMIT):
+        pane = await _pane(client)
+        shown = await client.notification_show("claude-focus", body="hello")
+        assert (shown.shown, shown.reason) == (False, "no_foreground_client")
+        assert herdr_server.notifications[0].body == "hello"
+        with pytest.raises(herdr.HerdrApiError) as empty:
+            await client.notification_show("  ")
+        assert empty.value.code == "invalid_params"
+        targets = [i.target for i in (await client.integration_list()).integrations]
+        assert "claude" in targets
+        assert "command_code" not in targets
+        assert await client.release_notes_dismiss("0.9.5") == t.OkReply()
+        await client.product_announcement_dismiss(version="0.9.5", id="news")
+        assert herdr_server.dismissed == [{"version": "0.9.5"}, {"version": "0.9.5", "id": "news"}]
+        assert (await client.server_reload_config()).status == "applied"
+        assert await client.pane_scroll(pane_id=pane, offset_from_bottom=3) == t.OkReply()
