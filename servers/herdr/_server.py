@@ -166,6 +166,36 @@ _HANDLERS: dict[str, str] = {
     "release_notes.dismiss": "_dismiss",
     "product_announcement.dismiss": "_dismiss",
     "server.reload_config": "_reload_config",
+    "agent.send_keys": "_agent_send_keys",
+    "agent.rename": "_agent_rename",
+    "agent.focus": "_agent_focus",
+    "agent.explain": "_agent_explain",
+    "pane.clear_agent_authority": "_pane_clear_agent_authority",
+    "pane.release_agent": "_pane_release_agent",
+    "server.agent_manifests": "_agent_manifests",
+    "server.reload_agent_manifests": "_reload_agent_manifests",
+    "server.live_handoff": "_live_handoff",
+    "client.window_title.set": "_window_title",
+    "client.window_title.clear": "_window_title",
+    "client_shell.surface.set": "_client_shell_surface",
+    "pane.input.set": "_pane_input_set",
+    "pane.current": "_pane_current",
+    "popup.close": "_popup_close",
+    "agent.view.set": "_agent_view_set",
+    "agent.view.clear": "_agent_view_clear",
+    "integration.install": "_integration_refused",
+    "integration.uninstall": "_integration_refused",
+    "command.invoke": "_command_invoke",
+    "pane.edit_scrollback": "_edit_scrollback",
+    "pane.neighbor": "_pane_neighbor",
+    "pane.edges": "_pane_edges",
+    "pane.focus_direction": "_pane_focus_direction",
+    "pane.resize": "_pane_resize",
+    "pane.swap": "_pane_swap",
+    "layout.set_split_ratio": "_set_split_ratio",
+    "tab.move": "_tab_move",
+    "workspace.move": "_workspace_move",
+    "workspace.move_block": "_workspace_move_block",
 }
 """Method -> the name of the ``HerdrServer`` coroutine that answers it."""
 
@@ -261,6 +291,10 @@ class HerdrServer:
         """Every ``notification.show`` accepted (no TUI shows them)."""
         self.dismissed: list[Any] = []
         """The params of every release-notes and announcement dismissal."""
+        self.window_title: str | None = None
+        self.surface_active = False
+        self.surface_revision = 0
+        self.agent_view: t.AgentViewSetParams | None = None
         self.workspaces: list[Workspace] = []
         self.active: Workspace | None = None
         self._workspace_numbers = itertools.count(1)
@@ -1355,6 +1389,310 @@ class HerdrServer:
     async def _reload_config(self, id: str, params: Any) -> t.ConfigReloadReply:
         return t.ConfigReloadReply(status="applied", diagnostics=[])
 
+    # ------------------------------------------------------------------ handlers: agents, state
+    async def _agent_send_keys(self, id: str, params: t.AgentSendKeysParams) -> t.OkReply:
+        pane = self._find_agent(params.target)
+        await self._write_pane(pane, self._keys(params.keys))
+        return t.OkReply()
+
+    async def _agent_rename(self, id: str, params: t.AgentRenameParams) -> t.AgentInfoReply:
+        pane = self._find_agent(params.target)
+        if params.name is not None:
+            if AGENT_NAME_PATTERN.fullmatch(params.name) is None:
+                raise AnswerError(
+                    E.INVALID_AGENT_NAME,
+                    f"invalid agent name {params.name}; use ^[a-z][a-z0-9_-]{{0,31}}$",
+                )
+            if any(p.agent_name == params.name and p is not pane for p in self._agent_panes()):
+                raise AnswerError(E.AGENT_NAME_TAKEN, f"agent name {params.name} is taken")
+        pane.agent_name = params.name
+        return t.AgentInfoReply(agent=self._agent_reply(pane))
+
+    async def _agent_focus(self, id: str, params: t.AgentTarget) -> t.AgentInfoReply:
+        pane = self._find_agent(params.target)
+        self._focus_pane(pane)
+        return t.AgentInfoReply(agent=self._agent_reply(pane))
+
+    async def _agent_explain(self, id: str, params: t.AgentTarget) -> t.AgentExplainReply:
+        pane = self._find_agent(params.target)
+        explain = {
+            "pane_id": pane.id,
+            "agent": pane.agent,
+            "agent_status": pane.agent_status,
+            "status_source": pane.agent_source or "none",
+            "screen_detection": "not modelled: status comes only from pane.report_agent",
+        }
+        return t.AgentExplainReply(explain=explain)
+
+    async def _pane_clear_agent_authority(
+        self, id: str, params: t.PaneClearAgentAuthorityParams
+    ) -> t.OkReply:
+        pane = self._find_pane(params.pane_id)
+        if params.source is None or params.source == pane.agent_source:
+            pane.agent_source = None
+        return t.OkReply()
+
+    async def _pane_release_agent(self, id: str, params: t.PaneReleaseAgentParams) -> t.OkReply:
+        pane = self._find_pane(params.pane_id)
+        if pane.agent == params.agent:
+            final = pane.agent_status
+            pane.agent, pane.agent_name, pane.agent_source = None, None, None
+            pane.agent_status = "unknown"
+            self.hub.emit(
+                t.PaneAgentDetectedEventData(
+                    pane_id=pane.id, workspace_id=pane.workspace.id, released=True,
+                    final_status=final,
+                )
+            )  # fmt: skip
+        return t.OkReply()
+
+    def _manifests(self) -> list[t.AgentManifestInfo]:
+        return [
+            t.AgentManifestInfo(
+                agent=kind,
+                source="builtin",
+                source_kind="builtin",
+                local_override_shadowing_remote=False,
+            )
+            for kind in sorted(self.agent_commands)
+        ]
+
+    async def _agent_manifests(self, id: str, params: Any) -> t.AgentManifestStatusReply:
+        return t.AgentManifestStatusReply(manifests=self._manifests())
+
+    async def _reload_agent_manifests(self, id: str, params: Any) -> t.AgentManifestReloadReply:
+        return t.AgentManifestReloadReply(manifests=self._manifests())
+
+    async def _live_handoff(self, id: str, params: t.ServerLiveHandoffParams) -> t.OkReply:
+        raise AnswerError(
+            E.HANDOFF_FAILED, "live handoff needs a herdr server to hand off to (decision notes)"
+        )
+
+    async def _window_title(self, id: str, params: Any) -> t.ClientWindowTitleReply:
+        self.window_title = getattr(params, "title", None)
+        return t.ClientWindowTitleReply(changed=False, reason="no_foreground_client")
+
+    async def _client_shell_surface(
+        self, id: str, params: t.ClientShellSurfaceSetParams
+    ) -> t.ClientShellSurfaceSetReply:
+        if params.active != self.surface_active:
+            self.surface_active = params.active
+            self.surface_revision += 1
+        return t.ClientShellSurfaceSetReply(
+            active=self.surface_active, projection_revision=self.surface_revision
+        )
+
+    async def _pane_input_set(self, id: str, params: t.PaneInputSetParams) -> t.OkReply:
+        self._find_pane(params.pane_id).right_click = params.right_click
+        return t.OkReply()
+
+    async def _pane_current(self, id: str, params: t.PaneCurrentParams) -> t.PaneCurrentReply:
+        pane = self._pane_or_focused(params.caller_pane_id)
+        return t.PaneCurrentReply(pane=self._pane_info(pane))
+
+    async def _popup_close(self, id: str, params: Any) -> t.OkReply:
+        raise AnswerError(E.POPUP_NOT_OPEN, "no popup is open")
+
+    async def _agent_view_set(self, id: str, params: t.AgentViewSetParams) -> t.AgentViewReply:
+        self.agent_view = params
+        return t.AgentViewReply(active=True, source=params.source, label=params.label)
+
+    async def _agent_view_clear(self, id: str, params: t.AgentViewClearParams) -> t.AgentViewReply:
+        view = self.agent_view
+        if view is not None and params.source in (None, view.source):
+            self.agent_view = None
+        return t.AgentViewReply(active=self.agent_view is not None)
+
+    async def _integration_refused(self, id: str, params: Any) -> Any:
+        raise AnswerError(
+            E.INTEGRATION_INSTALL_FAILED
+            if isinstance(params, t.IntegrationInstallParams)
+            else E.INTEGRATION_UNINSTALL_FAILED,
+            f"the reference server never edits {params.target}'s configuration (decision notes)",
+        )
+
+    async def _command_invoke(self, id: str, params: t.CommandInvokeParams) -> t.OkReply:
+        raise AnswerError(E.INVALID_PARAMS, f"unknown command {params.command_id}")
+
+    async def _edit_scrollback(self, id: str, params: t.PaneTarget) -> t.OkReply:
+        self._find_pane(params.pane_id)  # needs an interactive editor: decision notes
+        return t.OkReply()
+
+    # ------------------------------------------------------------------ handlers: geometry
+    def _rects(self, tab: Tab) -> dict[str, t.PaneLayoutRect]:
+        return {entry.pane_id: entry.rect for entry in self._layout(tab).panes}
+
+    def _neighbor(self, pane: Pane, direction: str) -> Pane | None:
+        """Return the pane beside ``pane`` in ``direction``: most overlap, then nearest."""
+        rects = self._rects(pane.tab)
+        own = rects[pane.id]
+        best: tuple[int, int, Pane] | None = None
+        for other in pane.tab.panes():
+            if other is pane:
+                continue
+            found = _beside(own, rects[other.id], direction)
+            if found is not None and (best is None or found > best[:2]):
+                best = (*found, other)
+        return best[2] if best else None
+
+    async def _pane_neighbor(self, id: str, params: t.PaneNeighborParams) -> t.PaneNeighborReply:
+        pane = self._pane_or_focused(params.pane_id)
+        other = self._neighbor(pane, params.direction)
+        return t.PaneNeighborReply(
+            neighbor=t.PaneNeighborResult(
+                pane_id=pane.id, direction=params.direction,
+                neighbor_pane_id=other.id if other else None, layout=self._layout(pane.tab),
+            )
+        )  # fmt: skip
+
+    async def _pane_edges(self, id: str, params: t.PaneEdgesParams) -> t.PaneEdgesReply:
+        pane = self._pane_or_focused(params.pane_id)
+        rect = self._rects(pane.tab)[pane.id]
+        edges = t.PaneEdgesResult(
+            pane_id=pane.id,
+            left=rect.x == 0,
+            right=rect.x + rect.width >= self.area.cols,
+            up=rect.y == 0,
+            down=rect.y + rect.height >= self.area.rows,
+            layout=self._layout(pane.tab),
+        )
+        return t.PaneEdgesReply(edges=edges)
+
+    async def _pane_focus_direction(
+        self, id: str, params: t.PaneFocusDirectionParams
+    ) -> t.PaneFocusDirectionReply:
+        pane = self._pane_or_focused(params.pane_id)
+        other = self._neighbor(pane, params.direction)
+        if other is not None:
+            self._focus_pane(other)
+        result = t.PaneFocusDirectionResult(
+            changed=other is not None,
+            reason=None if other else "no_neighbor",
+            source_pane_id=pane.id,
+            focused_pane_id=other.id if other else pane.id,
+            layout=self._layout(pane.tab),
+        )
+        return t.PaneFocusDirectionReply(focus=result)
+
+    async def _pane_resize(self, id: str, params: t.PaneResizeParams) -> t.PaneResizeReply:
+        pane = self._pane_or_focused(params.pane_id)
+        amount = 0.05 if params.amount is None else params.amount
+        if not 0 < amount < 1:
+            raise AnswerError(E.INVALID_RATIO, "amount must be between 0 and 1")
+        changed = _resize(pane.tab.root, pane, params.direction, amount)
+        if changed:
+            self._resize(pane.tab)
+            self._emit_layout(pane.tab)
+        result = t.PaneResizeResult(
+            changed=changed, reason=None if changed else "unchanged", pane_id=pane.id,
+            focused_pane_id=pane.tab.focused_pane.id if pane.tab.focused_pane else pane.id,
+            layout=self._layout(pane.tab),
+        )  # fmt: skip
+        return t.PaneResizeReply(resize=result)
+
+    async def _pane_swap(self, id: str, params: t.PaneSwapParams) -> t.PaneSwapReply:
+        source = self._pane_or_focused(params.source_pane_id or params.pane_id)
+        reason: t.PaneSwapReason | None = None
+        target: Pane | None = None
+        if params.target_pane_id is not None:
+            try:
+                target = self._find_pane(params.target_pane_id)
+            except AnswerError:
+                reason = "not_found"
+        elif params.direction is not None:
+            target = self._neighbor(source, params.direction)
+            reason = None if target else "no_neighbor"
+        else:
+            raise AnswerError(E.INVALID_PANE_SWAP, "give target_pane_id or direction")
+        if target is source:
+            reason, target = "same_pane", None
+        elif target is not None and target.tab is not source.tab:
+            reason, target = "cross_tab", None
+        if target is not None:
+            _swap(source.tab, source, target)
+            self._resize(source.tab)
+            self._emit_layout(source.tab)
+        result = t.PaneSwapResult(
+            changed=target is not None, reason=reason, source_pane_id=source.id,
+            target_pane_id=target.id if target else None,
+            focused_pane_id=source.tab.focused_pane.id if source.tab.focused_pane else source.id,
+            layout=self._layout(source.tab),
+        )  # fmt: skip
+        return t.PaneSwapReply(swap=result)
+
+    async def _set_split_ratio(
+        self, id: str, params: t.LayoutSetSplitRatioParams
+    ) -> t.LayoutSplitRatioSetReply:
+        if params.tab_id is not None:
+            tab = self._find_tab(params.tab_id)
+        else:
+            tab = self._pane_or_focused(params.pane_id).tab
+        if not 0 < params.ratio < 1:
+            raise AnswerError(E.INVALID_RATIO, "ratio must be between 0 and 1")
+        node = tab.root
+        for second in params.path:
+            if not isinstance(node, Split):
+                raise AnswerError(E.SPLIT_NOT_FOUND, "no split at that path")
+            node = node.second if second else node.first
+        if not isinstance(node, Split):
+            raise AnswerError(E.SPLIT_NOT_FOUND, "no split at that path")
+        node.ratio = params.ratio
+        self._resize(tab)
+        self._emit_layout(tab)
+        exported = await self._layout_export(id, t.LayoutExportParams(tab_id=tab.id))
+        return t.LayoutSplitRatioSetReply(layout=exported.layout)
+
+    async def _tab_move(self, id: str, params: t.TabMoveParams) -> t.TabListReply:
+        tab = self._find_tab(params.tab_id)
+        ws = tab.workspace
+        ws.tabs.remove(tab)
+        ws.tabs.insert(min(params.insert_index, len(ws.tabs)), tab)
+        tabs = [self._tab_info(x) for x in ws.tabs]
+        self.hub.emit(
+            t.TabMovedEventData(
+                tab_id=tab.id, workspace_id=ws.id, insert_index=ws.tabs.index(tab), tabs=tabs
+            )
+        )
+        return t.TabListReply(tabs=tabs)
+
+    async def _workspace_move(self, id: str, params: t.WorkspaceMoveParams) -> t.WorkspaceListReply:
+        ws = self._find_workspace(params.workspace_id)
+        self.workspaces.remove(ws)
+        self.workspaces.insert(min(params.insert_index, len(self.workspaces)), ws)
+        infos = [self._ws_info(x) for x in self.workspaces]
+        self.hub.emit(
+            t.WorkspaceMovedEventData(
+                workspace_id=ws.id, insert_index=self.workspaces.index(ws), workspaces=infos
+            )
+        )
+        return t.WorkspaceListReply(workspaces=infos)
+
+    async def _workspace_move_block(
+        self, id: str, params: t.WorkspaceMoveBlockParams
+    ) -> t.WorkspaceListReply:
+        block = [self._find_workspace(ref) for ref in params.workspace_ids]
+        if not block or len({w.id for w in block}) != len(block):
+            raise AnswerError(E.WORKSPACE_MOVE_FAILED, "workspace_ids must be distinct, not empty")
+        before = (
+            None
+            if params.before_workspace_id is None
+            else self._find_workspace(params.before_workspace_id)
+        )
+        if before in block:
+            raise AnswerError(E.WORKSPACE_MOVE_FAILED, "cannot move a block before itself")
+        rest = [w for w in self.workspaces if w not in block]
+        at = rest.index(before) if before is not None else len(rest)
+        self.workspaces[:] = rest[:at] + block + rest[at:]
+        infos = [self._ws_info(x) for x in self.workspaces]
+        self.hub.emit(
+            t.WorkspaceReorderedEventData(
+                workspace_ids=[w.id for w in block],
+                before_workspace_id=before.id if before else None,
+                workspaces=infos,
+            )
+        )
+        return t.WorkspaceListReply(workspaces=infos)
+
     async def _subscribe(
         self,
         stream: anyio.abc.SocketStream,
@@ -1544,6 +1882,70 @@ class _OutputEntry(_Entry):
         self.armed = False
         data = t.PaneOutputMatchedEvent(pane_id=self.pane.id, matched_line=matched, read=read)
         return SubscriptionEvent(event="pane.output_matched", data=data)
+
+
+def _beside(
+    own: t.PaneLayoutRect, other: t.PaneLayoutRect, direction: str
+) -> tuple[int, int] | None:
+    """``(overlap, -gap)`` when ``other`` lies in ``direction`` of ``own``, else None."""
+    if direction in ("left", "right"):
+        overlap = min(own.y + own.height, other.y + other.height) - max(own.y, other.y)
+        after, before = other.x - (own.x + own.width), own.x - (other.x + other.width)
+        gap = after if direction == "right" else before
+    else:
+        overlap = min(own.x + own.width, other.x + other.width) - max(own.x, other.x)
+        after, before = other.y - (own.y + own.height), own.y - (other.y + other.height)
+        gap = after if direction == "down" else before
+    if overlap <= 0 or gap < 0:
+        return None
+    return overlap, -gap
+
+
+def _resize(node: Split | Pane | None, pane: Pane, direction: str, amount: float) -> bool:
+    """Move the nearest enclosing split edge of ``pane`` towards ``direction``; True if moved."""
+    axis = "right" if direction in ("left", "right") else "down"
+    path: list[tuple[Split, bool]] = []
+
+    def find(current: Split | Pane | None) -> bool:
+        if current is pane:
+            return True
+        if isinstance(current, Split):
+            for second, child in ((False, current.first), (True, current.second)):
+                path.append((current, second))
+                if find(child):
+                    return True
+                path.pop()
+        return False
+
+    if not find(node):
+        return False
+    for split, _ in reversed(path):
+        if split.direction != axis:
+            continue
+        grow = direction in ("right", "down")
+        delta = amount if grow else -amount
+        ratio = min(0.95, max(0.05, split.ratio + delta))
+        if ratio == split.ratio:
+            return False
+        split.ratio = ratio
+        return True
+    return False
+
+
+def _swap(tab: Tab, a: Pane, b: Pane) -> None:
+    """Exchange two panes' places in ``tab``'s layout tree."""
+
+    def replace(node: Split | Pane | None) -> Split | Pane | None:
+        if node is a:
+            return b
+        if node is b:
+            return a
+        if isinstance(node, Split):
+            node.first = replace(node.first)  # type: ignore[assignment]
+            node.second = replace(node.second)  # type: ignore[assignment]
+        return node
+
+    tab.root = replace(tab.root)
 
 
 def _apply_tokens(tokens: dict[str, str], update: Mapping[str, str | None]) -> None:

@@ -177,3 +177,82 @@ async def test_state_only_methods(herdr_server: HerdrServer) -> None:
         assert herdr_server.dismissed == [{"version": "0.9.5"}, {"version": "0.9.5", "id": "news"}]
         assert (await client.server_reload_config()).status == "applied"
         assert await client.pane_scroll(pane_id=pane, offset_from_bottom=3) == t.OkReply()
+
+
+async def test_geometry_neighbors_edges_focus_resize_swap(herdr_server: HerdrServer) -> None:
+    client = AsyncHerdrClient.for_socket(herdr_server.path)
+    with anyio.fail_after(LIMIT):
+        left = await _pane(client)
+        right = (await client.pane_split("right", target_pane_id=left)).pane.pane_id
+        found = (await client.pane_neighbor("right", pane_id=left)).neighbor
+        assert found.neighbor_pane_id == right
+        assert (await client.pane_neighbor("up", pane_id=left)).neighbor.neighbor_pane_id is None
+        edges = (await client.pane_edges(pane_id=left)).edges
+        assert (edges.left, edges.right, edges.up, edges.down) == (True, False, True, True)
+        moved = (await client.pane_focus_direction("right", pane_id=left)).focus
+        assert (moved.changed, moved.focused_pane_id) == (True, right)
+        blocked = (await client.pane_focus_direction("right", pane_id=right)).focus
+        assert (blocked.changed, blocked.reason) == (False, "no_neighbor")
+        before = {p.pane_id: p.rect.width for p in (await client.pane_layout()).layout.panes}
+        grown = (await client.pane_resize("right", pane_id=left, amount=0.1)).resize
+        after = {p.pane_id: p.rect.width for p in grown.layout.panes}
+        assert grown.changed
+        assert after[left] > before[left]
+        swapped = (await client.pane_swap(source_pane_id=left, target_pane_id=right)).swap
+        assert swapped.changed
+        order = [p.pane_id for p in sorted(swapped.layout.panes, key=lambda p: p.rect.x)]
+        assert order == [right, left]
+        ratio = await client.layout_set_split_ratio([], 0.3, pane_id=left)
+        assert isinstance(ratio.layout.root, t.SplitLayoutNode)
+        assert ratio.layout.root.ratio == 0.3
+        with pytest.raises(herdr.HerdrApiError) as bad:
+            await client.layout_set_split_ratio([True], 0.3, pane_id=left)
+        assert bad.value.code == "split_not_found"
+
+
+async def test_workspace_and_tab_reordering(herdr_server: HerdrServer) -> None:
+    client = AsyncHerdrClient.for_socket(herdr_server.path)
+    with anyio.fail_after(LIMIT):
+        for _ in range(3):
+            await client.workspace_create()
+        moved = await client.workspace_move("w3", 0)
+        assert [w.workspace_id for w in moved.workspaces] == ["w3", "w1", "w2"]
+        block = await client.workspace_move_block(["w1", "w2"], before_workspace_id="w3")
+        assert [w.workspace_id for w in block.workspaces] == ["w1", "w2", "w3"]
+        await client.tab_create(workspace_id="w1")
+        tabs = await client.tab_move("w1:t2", 0)
+        assert [x.tab_id for x in tabs.tabs] == ["w1:t2", "w1:t1"]
+
+
+async def test_agent_and_state_methods(herdr_server: HerdrServer) -> None:
+    client = AsyncHerdrClient.for_socket(herdr_server.path)
+    with anyio.fail_after(LIMIT):
+        pane = await _pane(client)
+        await client.pane_report_agent(pane, "test", "claude", "working")
+        renamed = (await client.agent_rename(pane, name="buddy")).agent
+        assert renamed.name == "buddy"
+        assert (await client.agent_focus("buddy")).agent.focused
+        explained = (await client.agent_explain("buddy")).explain
+        assert explained["agent"] == "claude"
+        await client.agent_send_keys("buddy", ["enter"])
+        await client.pane_release_agent(pane, "test", "claude")
+        assert (await client.agent_list()).agents == []
+        assert "claude" in [m.agent for m in (await client.server_agent_manifests()).manifests]
+        surface = await client.client_shell_surface_set(True)
+        assert (surface.active, surface.projection_revision) == (True, 1)
+        title = await client.client_window_title_set("x")
+        assert (title.changed, title.reason) == (False, "no_foreground_client")
+        assert (await client.pane_current(caller_pane_id=pane)).pane.pane_id == pane
+        assert await client.pane_input_set(pane, "pane") == t.OkReply()
+        view = await client.agent_view_set("me", label="mine")
+        assert (view.active, view.label) == (True, "mine")
+        assert not (await client.agent_view_clear()).active
+        for call, code in [
+            (client.popup_close(), "popup_not_open"),
+            (client.server_live_handoff(), "handoff_failed"),
+            (client.integration_install("claude"), "integration_install_failed"),
+            (client.command_invoke("no.such.command"), "invalid_params"),
+        ]:
+            with pytest.raises(herdr.HerdrApiError) as refused:
+                await call
+            assert refused.value.code == code
