@@ -256,3 +256,45 @@ async def test_agent_and_state_methods(herdr_server: HerdrServer) -> None:
             with pytest.raises(herdr.HerdrApiError) as refused:
                 await call
             assert refused.value.code == code
+
+
+async def test_graphics_layers_are_state(herdr_server: HerdrServer) -> None:
+    client = AsyncHerdrClient.for_socket(herdr_server.path)
+    with anyio.fail_after(LIMIT):
+        pane = await _pane(client)
+        pixel = "AAAA/w=="  # one RGBA pixel
+        await client.pane_graphics_set(pane, "rgba", 1, 1, data_base64=pixel, layer_id="a")
+        assert set(herdr_server.graphics[pane]) == {"a"}
+        with pytest.raises(herdr.HerdrApiError) as bad:
+            await client.pane_graphics_set(pane, "rgba", 2, 2, data_base64=pixel)
+        assert bad.value.code == "invalid_image"
+        info = await client.pane_graphics_info(pane)
+        assert (info.cell_width_px, info.pane_visible) == (0, True)
+        await client.pane_graphics_clear(pane)
+        assert herdr_server.graphics[pane] == {}
+
+
+async def test_plugins_are_a_registry(herdr_server: HerdrServer, tmp_path: Path) -> None:
+    client = AsyncHerdrClient.for_socket(herdr_server.path)
+    root = tmp_path / "demo"
+    root.mkdir()
+    with anyio.fail_after(LIMIT):
+        linked = (await client.plugin_link(str(root))).plugin
+        assert (linked.plugin_id, linked.enabled, linked.plugin_root) == ("demo", True, str(root))
+        assert not (await client.plugin_disable("demo")).plugin.enabled
+        assert (await client.plugin_enable("demo")).plugin.enabled
+        assert [p.plugin_id for p in (await client.plugin_list()).plugins] == ["demo"]
+        assert (await client.plugin_action_list(plugin_id="demo")).actions == []
+        assert (await client.plugin_log_list()).logs == []
+        for call, code in [
+            (client.plugin_pane_open("demo", "main"), "invalid_plugin_entrypoint"),
+            (client.plugin_action_invoke("go"), "plugin_action_not_found"),
+            (client.plugin_pane_focus("w1:p1"), "plugin_pane_not_found"),
+            (client.plugin_list(plugin_id="nope"), "plugin_not_found"),
+            (client.plugin_link(str(tmp_path / "missing")), "plugin_link_failed"),
+        ]:
+            with pytest.raises(herdr.HerdrApiError) as refused:
+                await call
+            assert refused.value.code == code
+        assert (await client.plugin_unlink("demo")).removed
+        assert not (await client.plugin_unlink("demo")).removed
