@@ -103,9 +103,12 @@ class Pane:
     tokens: dict[str, str] = field(default_factory=dict)
     agent_session: t.AgentSessionInfo | None = None
     right_click: str = "herdr"
+    content_revision: int = 0
+    """Counts output changes: what copy-mode answers report as ``content_revision``."""
 
     def notify_output(self) -> None:
         """Wake everything waiting for this pane's output to change."""
+        self.content_revision += 1
         self.output.set()
         self.output = anyio.Event()
 

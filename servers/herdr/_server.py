@@ -60,6 +60,7 @@ from shedproto.herdr import (
     DEFAULT_PROTOCOL,
     EVENTS_LOST,
     HERDR_VERSIONS,
+    MAX_MATCHES,
     NOT_MODELLED,
     ClientGone,
     ConnectionClosed,
@@ -71,13 +72,17 @@ from shedproto.herdr import (
     SubscriptionEvent,
     SuccessResponse,
     UnsupportedKeyError,
+    copy_motion,
+    current_match,
     encode_keys,
     event_kind,
+    links,
     parse_pane_ref,
     parse_tab_ref,
     parse_workspace_ref,
     probe_id,
     replay_rule,
+    search,
     select_text,
 )
 from shedproto.herdr import types as t
@@ -211,6 +216,10 @@ _HANDLERS: dict[str, str] = {
     "plugin.pane.open": "_plugin_pane_open",
     "plugin.pane.focus": "_plugin_pane",
     "plugin.pane.close": "_plugin_pane",
+    "pane.copy_motion": "_copy_motion",
+    "pane.copy_search": "_copy_search",
+    "pane.link.resolve": "_link_resolve",
+    "pane.link.activate": "_link_activate",
 }
 """Method -> the name of the ``HerdrServer`` coroutine that answers it."""
 
@@ -1710,6 +1719,62 @@ class HerdrServer:
             )
         )
         return t.WorkspaceListReply(workspaces=infos)
+
+    # ------------------------------------------------------------------ handlers: copy mode, links
+    async def _copy_motion(self, id: str, params: t.PaneCopyMotionParams) -> t.PaneCopyMotionReply:
+        pane = self._find_pane(params.pane_id)
+        cursor = params.cursor
+        row, col = copy_motion(self._copy_lines(pane), (cursor.row, cursor.col), params.motion)
+        return t.PaneCopyMotionReply(
+            pane_id=pane.id,
+            content_revision=pane.content_revision,
+            cursor=t.PaneTextPoint(row=row, col=col),
+        )
+
+    async def _copy_search(self, id: str, params: t.PaneCopySearchParams) -> t.PaneCopySearchReply:
+        pane = self._find_pane(params.pane_id)
+        found = search(self._copy_lines(pane), params.query)
+        previous = params.previous
+        at = current_match(
+            found,
+            (params.cursor.row, params.cursor.col),
+            params.direction == "forward",
+            None if previous is None else (previous.start.row, previous.start.col),
+        )
+        matches = [
+            t.PaneTextRange(
+                start=t.PaneTextPoint(row=start[0], col=start[1]),
+                end=t.PaneTextPoint(row=end[0], col=end[1]),
+            )
+            for start, end in found[:MAX_MATCHES]
+        ]
+        return t.PaneCopySearchReply(
+            pane_id=pane.id, content_revision=pane.content_revision, matches=matches,
+            total=len(found), current=at, current_global=at,
+        )  # fmt: skip
+
+    def _link_at(self, params: t.PaneLinkActivateParams) -> tuple[int, tuple[int, int, str] | None]:
+        pane = self._find_pane(params.pane_id)
+        rows = pane.screen.read("visible").text.split("\n")
+        line = rows[params.viewport_row] if params.viewport_row < len(rows) else ""
+        hit = next((link for link in links(line) if link[0] <= params.col <= link[1]), None)
+        return params.viewport_row, hit
+
+    async def _link_resolve(
+        self, id: str, params: t.PaneLinkActivateParams
+    ) -> t.PaneLinkResolvedReply:
+        row, hit = self._link_at(params)
+        if hit is None:
+            return t.PaneLinkResolvedReply(regions=[])
+        region = t.PaneLinkRegion(row=row, start_col=hit[0], end_col=hit[1])
+        return t.PaneLinkResolvedReply(regions=[region])
+
+    async def _link_activate(
+        self, id: str, params: t.PaneLinkActivateParams
+    ) -> t.PaneLinkActivatedReply:
+        _, hit = self._link_at(params)
+        # opening a URL needs a desktop opener: reported, never opened (decision notes)
+        return t.PaneLinkActivatedReply(handled=False, url=None if hit is None else hit[2])
 
     # ------------------------------------------------------------------ handlers: graphics, plugins
     async def _graphics_set(self, id: str, params: t.PaneGraphicsSetParams) -> t.OkReply:

@@ -104,7 +104,15 @@ from ._connection import (
     ServerConnection,
     make_request,
 )
-from ._copymode import clamp_point, select_text
+from ._copymode import (
+    MAX_MATCHES,
+    clamp_point,
+    copy_motion,
+    current_match,
+    links,
+    search,
+    select_text,
+)
 from ._envelope import (
     ErrorResponse,
     LifecycleEvent,
@@ -235,7 +243,12 @@ __all__ = [
     "encode_keys",
     "UnsupportedKeyError",
     # copy mode
+    "MAX_MATCHES",
     "clamp_point",
+    "copy_motion",
+    "current_match",
+    "links",
+    "search",
     "select_text",
     # pane reads
     "MAX_READ_LINES",

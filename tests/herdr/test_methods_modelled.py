@@ -298,3 +298,68 @@ async def test_plugins_are_a_registry(herdr_server: HerdrServer, tmp_path: Path)
             assert refused.value.code == code
         assert (await client.plugin_unlink("demo")).removed
         assert not (await client.plugin_unlink("demo")).removed
+
+
+TEXT = ["  foo.bar baz", "", "next line-here", "end"]
+
+
+@pytest.mark.parametrize(
+    ("point", "motion", "expected"),
+    [
+        ((0, 0), "first_non_blank", (0, 2)),
+        ((0, 0), "line_end", (0, 12)),
+        ((0, 2), "next_word_start", (0, 5)),
+        ((0, 2), "next_big_word_start", (0, 10)),
+        ((0, 2), "next_word_end", (0, 4)),
+        ((0, 2), "next_big_word_end", (0, 8)),
+        ((0, 10), "previous_word_start", (0, 6)),
+        ((0, 10), "previous_big_word_start", (0, 2)),
+        ((0, 10), "next_word_start", (2, 0)),  # words continue across lines and blank ones
+        ((3, 0), "previous_paragraph", (1, 0)),
+        ((0, 5), "next_paragraph", (1, 0)),
+        ((3, 2), "next_word_start", (3, 2)),  # nowhere to go: stays
+    ],
+)
+def test_copy_motions_follow_vi(
+    point: tuple[int, int], motion: str, expected: tuple[int, int]
+) -> None:
+    assert herdr.copy_motion(TEXT, point, motion) == expected
+
+
+def test_search_and_links_rules() -> None:
+    found = herdr.search(["abab ab", "xab"], "ab")
+    assert found == [((0, 0), (0, 1)), ((0, 2), (0, 3)), ((0, 5), (0, 6)), ((1, 1), (1, 2))]
+    assert herdr.current_match(found, (0, 2), True) == 2
+    assert herdr.current_match(found, (0, 2), False) == 0
+    assert herdr.current_match(found, (1, 5), True) == 0  # wraps
+    assert herdr.search(["x"], "") == []
+    line = "see https://herdr.dev/docs). and file:///tmp/x"
+    assert herdr.links(line) == [(4, 25, "https://herdr.dev/docs"), (33, 45, "file:///tmp/x")]
+    with pytest.raises(ValueError, match="unknown copy motion"):
+        herdr.copy_motion(TEXT, (0, 0), "sideways")
+
+
+async def test_copy_mode_and_links_over_a_pane(herdr_server: HerdrServer) -> None:
+    client = AsyncHerdrClient.for_socket(herdr_server.path)
+    with anyio.fail_after(LIMIT):
+        pane = await _pane(client)
+        await client.pane_send_text(pane, 'clear; echo "go http""s://herdr.dev now"\r')
+        await client.pane_wait_for_output(
+            pane, "visible", t.SubstringOutputMatch(value="go https"), timeout_ms=10000
+        )
+        visible = (await client.pane_read(pane, "visible")).read.text.split("\n")
+        row = next(i for i, line in enumerate(visible) if line.endswith("go https://herdr.dev now"))
+        col = visible[row].index("https")
+        hit = await client.pane_link_resolve(pane, row, col + 2)
+        assert [(r.row, r.start_col, r.end_col) for r in hit.regions] == [(row, col, col + 16)]
+        activated = await client.pane_link_activate(pane, row, col)
+        assert (activated.handled, activated.url) == (False, "https://herdr.dev")
+        assert (await client.pane_link_resolve(pane, row, col - 2)).regions == []
+        found = await client.pane_copy_search(
+            pane, "herdr.dev", "forward", t.PaneTextPoint(row=0, col=0), 0
+        )
+        assert found.total == len(found.matches) >= 1
+        assert found.current == 0
+        start = found.matches[-1].start
+        moved = await client.pane_copy_motion(pane, start, "next_big_word_start")
+        assert (moved.cursor.row, moved.cursor.col) == (start.row, start.col + 10)
