@@ -203,6 +203,7 @@ class Workspace:
     tabs: list[Tab] = field(default_factory=list)
     active_tab: Tab | None = None
     tokens: dict[str, str] = field(default_factory=dict)
+    worktree: t.WorkspaceWorktreeInfo | None = None
     tab_numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     pane_numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 

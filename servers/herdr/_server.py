@@ -74,12 +74,16 @@ from shedproto.herdr import (
     UnsupportedKeyError,
     copy_motion,
     current_match,
+    default_checkout_path,
     encode_keys,
     event_kind,
+    generated_branch,
+    is_dirty_remove_error,
     links,
     parse_pane_ref,
     parse_tab_ref,
     parse_workspace_ref,
+    parse_worktree_list,
     probe_id,
     replay_rule,
     search,
@@ -220,6 +224,10 @@ _HANDLERS: dict[str, str] = {
     "pane.copy_search": "_copy_search",
     "pane.link.resolve": "_link_resolve",
     "pane.link.activate": "_link_activate",
+    "worktree.list": "_worktree_list",
+    "worktree.create": "_worktree_create",
+    "worktree.open": "_worktree_open",
+    "worktree.remove": "_worktree_remove",
 }
 """Method -> the name of the ``HerdrServer`` coroutine that answers it."""
 
@@ -274,7 +282,8 @@ class HerdrServer:
     added to the accepted kinds. ``environ`` is the base environment of pane
     processes (default ``os.environ``); the ``HERDR_*`` identity variables are
     added to it. ``input_timeout`` bounds how long a write to a pane may wait
-    for its program to read (then ``pane_send_failed``).
+    for its program to read (then ``pane_send_failed``). ``worktrees_dir`` is
+    where ``worktree.create`` puts new checkouts (herdr's ``~/.herdr/worktrees``).
 
     Use ``await task_group.start(server.serve)``; ``shutdown()`` (or
     ``server.stop``) stops it and terminates every pane process.
@@ -294,6 +303,7 @@ class HerdrServer:
         poll_interval: float = POLL_INTERVAL,
         request_timeout: float = 5.0,
         input_timeout: float = 5.0,
+        worktrees_dir: str | None = None,
     ) -> None:
         require_supported(protocol)
         self.path = Path(path)
@@ -322,6 +332,10 @@ class HerdrServer:
         self.graphics: dict[str, dict[str, t.PaneGraphicsSetParams]] = {}
         """Pane id -> layer id -> the image last set there (no terminal draws them)."""
         self.plugins: dict[str, t.InstalledPluginInfo] = {}
+        self.worktrees_dir = worktrees_dir or os.path.join(
+            base_env.get("HOME") or self.cwd, ".herdr", "worktrees"
+        )
+        self._worktree_seeds = itertools.count(1)
         self.workspaces: list[Workspace] = []
         self.active: Workspace | None = None
         self._workspace_numbers = itertools.count(1)
@@ -514,6 +528,7 @@ class HerdrServer:
             active_tab_id=active,
             agent_status=aggregate_status(panes),  # type: ignore[arg-type]
             tokens=dict(ws.tokens),
+            worktree=ws.worktree,
         )
 
     def _tab_focused(self, tab: Tab) -> bool:
@@ -1719,6 +1734,176 @@ class HerdrServer:
             )
         )
         return t.WorkspaceListReply(workspaces=infos)
+
+    # ------------------------------------------------------------------ handlers: worktrees
+    async def _git(self, directory: str, *args: str, code: str) -> str:
+        """Run ``git -C directory args``; its stdout, or ``code`` with git's message."""
+        try:
+            done = await anyio.run_process(
+                ["git", "-C", directory, *args], check=False, env=self.environ
+            )
+        except OSError as exc:
+            raise AnswerError(code, f"cannot run git: {exc}") from None
+        if done.returncode != 0:
+            message = done.stderr.decode(errors="replace").strip() or f"git {args[0]} failed"
+            raise AnswerError(code, message)
+        return done.stdout.decode(errors="replace").strip()
+
+    async def _repo(
+        self, workspace_id: str | None, cwd: str | None
+    ) -> tuple[t.WorktreeSourceInfo, Workspace | None]:
+        ws = None if workspace_id is None else self._find_workspace(workspace_id)
+        root_pane = ws.panes()[0] if ws is not None and ws.panes() else None
+        directory = (root_pane.cwd if root_pane else None) or cwd or self.cwd
+        top = await self._git(directory, "rev-parse", "--show-toplevel", code="worktree_not_found")
+        common = await self._git(
+            directory, "rev-parse", "--path-format=absolute", "--git-common-dir",
+            code="worktree_not_found",
+        )  # fmt: skip
+        main = os.path.dirname(common) if os.path.basename(common) == ".git" else common
+        source = t.WorktreeSourceInfo(
+            repo_key=common, repo_name=os.path.basename(main), repo_root=main,
+            source_checkout_path=top, source_workspace_id=ws.id if ws else None,
+        )  # fmt: skip
+        return source, ws
+
+    def _open_workspace(self, path: str) -> Workspace | None:
+        for ws in self.workspaces:
+            if ws.worktree is not None and ws.worktree.checkout_path == path:
+                return ws
+        return None
+
+    async def _worktrees(self, source: t.WorktreeSourceInfo) -> list[t.WorktreeInfo]:
+        text = await self._git(
+            source.repo_root, "worktree", "list", "--porcelain", code="worktree_not_found"
+        )
+        out = []
+        for entry in parse_worktree_list(text):
+            ws = self._open_workspace(entry.path)
+            out.append(
+                t.WorktreeInfo(
+                    path=entry.path, branch=entry.branch, is_bare=entry.is_bare,
+                    is_detached=entry.is_detached, is_prunable=entry.is_prunable,
+                    is_linked_worktree=entry.path != source.repo_root,
+                    open_workspace_id=ws.id if ws else None,
+                    label=os.path.basename(entry.path),
+                )
+            )  # fmt: skip
+        return out
+
+    async def _worktree_list(self, id: str, params: t.WorktreeListParams) -> t.WorktreeListReply:
+        source, _ = await self._repo(params.workspace_id, params.cwd)
+        return t.WorktreeListReply(source=source, worktrees=await self._worktrees(source))
+
+    async def _open_as_workspace(
+        self, source: t.WorktreeSourceInfo, info: t.WorktreeInfo, label: str | None, focus: bool
+    ) -> t.WorkspaceCreatedReply:
+        created = await self._workspace_create(
+            "", t.WorkspaceCreateParams(cwd=info.path, label=label or info.label, focus=focus)
+        )
+        ws = self._find_workspace(created.workspace.workspace_id)
+        ws.worktree = t.WorkspaceWorktreeInfo(
+            repo_key=source.repo_key, repo_name=source.repo_name, repo_root=source.repo_root,
+            checkout_path=info.path, is_linked_worktree=info.is_linked_worktree,
+        )  # fmt: skip
+        return t.WorkspaceCreatedReply(
+            workspace=self._ws_info(ws), tab=created.tab, root_pane=created.root_pane
+        )
+
+    async def _worktree_create(
+        self, id: str, params: t.WorktreeCreateParams
+    ) -> t.WorktreeCreatedReply:
+        source, _ = await self._repo(params.workspace_id, params.cwd)
+        branch = params.branch or generated_branch(next(self._worktree_seeds))
+        path = params.path or default_checkout_path(self.worktrees_dir, source.repo_name, branch)
+        exists = await anyio.run_process(
+            ["git", "-C", source.repo_root, "show-ref", "--verify", "--quiet",
+             f"refs/heads/{branch}"],
+            check=False, env=self.environ,
+        )  # fmt: skip
+        args = ["worktree", "add", path, branch] if exists.returncode == 0 else [
+            "worktree", "add", "-b", branch, path, *([params.base] if params.base else []),
+        ]  # fmt: skip
+        await self._git(source.repo_root, *args, code="worktree_create_failed")
+        real = await anyio.Path(path).resolve()
+        entries = await self._worktrees(source)
+        matching = [w for w in entries if await anyio.Path(w.path).resolve() == real]
+        if not matching:
+            raise AnswerError("worktree_create_failed", f"git did not list {path}")
+        info = matching[0]
+        created = await self._open_as_workspace(source, info, params.label, params.focus)
+        info = msgspec.structs.replace(info, open_workspace_id=created.workspace.workspace_id)
+        self.hub.emit(t.WorktreeCreatedEventData(workspace=created.workspace, worktree=info))
+        return t.WorktreeCreatedReply(
+            workspace=created.workspace, tab=created.tab, root_pane=created.root_pane,
+            worktree=info,
+        )  # fmt: skip
+
+    async def _worktree_open(self, id: str, params: t.WorktreeOpenParams) -> t.WorktreeOpenedReply:
+        source, _ = await self._repo(params.workspace_id, params.cwd)
+        entries = await self._worktrees(source)
+        wanted = await anyio.Path(params.path).resolve() if params.path else None
+        info = None
+        for entry in entries:
+            if wanted is not None:
+                if await anyio.Path(entry.path).resolve() == wanted:
+                    info = entry
+            elif params.branch is not None and entry.branch == params.branch:
+                info = entry
+        if info is None:
+            raise AnswerError("worktree_not_found", "worktree cannot be opened")
+        open_ws = self._open_workspace(info.path)
+        if open_ws is not None:
+            if params.focus:
+                await self._workspace_focus(id, t.WorkspaceTarget(workspace_id=open_ws.id))
+            tab = open_ws.active_tab or open_ws.tabs[0]
+            pane = tab.focused_pane or tab.panes()[0]
+            reply = t.WorktreeOpenedReply(
+                workspace=self._ws_info(open_ws), tab=self._tab_info(tab),
+                root_pane=self._pane_info(pane), worktree=info, already_open=True,
+            )  # fmt: skip
+        else:
+            created = await self._open_as_workspace(source, info, params.label, params.focus)
+            info = msgspec.structs.replace(info, open_workspace_id=created.workspace.workspace_id)
+            reply = t.WorktreeOpenedReply(
+                workspace=created.workspace, tab=created.tab, root_pane=created.root_pane,
+                worktree=info, already_open=False,
+            )  # fmt: skip
+        self.hub.emit(
+            t.WorktreeOpenedEventData(
+                workspace=reply.workspace, worktree=info, already_open=reply.already_open
+            )
+        )
+        return reply
+
+    async def _worktree_remove(
+        self, id: str, params: t.WorktreeRemoveParams
+    ) -> t.WorktreeRemovedReply:
+        ws = self._find_workspace(params.workspace_id)
+        tree = ws.worktree
+        if tree is None or not tree.is_linked_worktree:
+            raise AnswerError("not_linked_worktree", f"workspace {ws.id} is not a linked worktree")
+        args = ["worktree", "remove", *(["--force"] if params.force else []), tree.checkout_path]
+        try:
+            await self._git(tree.repo_root, *args, code="worktree_remove_failed")
+        except AnswerError as failure:
+            if is_dirty_remove_error(failure.message):
+                raise AnswerError("dirty_worktree_requires_force", failure.message) from None
+            raise
+        info = self._ws_info(ws)
+        worktree = t.WorktreeInfo(
+            path=tree.checkout_path, is_bare=False, is_detached=False, is_prunable=False,
+            is_linked_worktree=True, label=os.path.basename(tree.checkout_path),
+        )  # fmt: skip
+        await self._close_all(ws.panes())
+        self.hub.emit(
+            t.WorktreeRemovedEventData(
+                workspace_id=ws.id, workspace=info, worktree=worktree, forced=params.force
+            )
+        )
+        return t.WorktreeRemovedReply(
+            workspace_id=ws.id, path=tree.checkout_path, forced=params.force
+        )
 
     # ------------------------------------------------------------------ handlers: copy mode, links
     async def _copy_motion(self, id: str, params: t.PaneCopyMotionParams) -> t.PaneCopyMotionReply:

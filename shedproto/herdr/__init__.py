@@ -170,6 +170,14 @@ from ._versions import (
     check_methods,
     differing_methods,
 )
+from ._worktrees import (
+    GitWorktree,
+    branch_slug,
+    default_checkout_path,
+    generated_branch,
+    is_dirty_remove_error,
+    parse_worktree_list,
+)
 
 __all__ = [
     "types",
@@ -250,6 +258,13 @@ __all__ = [
     "links",
     "search",
     "select_text",
+    # worktrees
+    "GitWorktree",
+    "branch_slug",
+    "default_checkout_path",
+    "generated_branch",
+    "is_dirty_remove_error",
+    "parse_worktree_list",
     # pane reads
     "MAX_READ_LINES",
     "DEFAULT_RECENT_LINES",

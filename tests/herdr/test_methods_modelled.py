@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import anyio
@@ -363,3 +364,65 @@ async def test_copy_mode_and_links_over_a_pane(herdr_server: HerdrServer) -> Non
         start = found.matches[-1].start
         moved = await client.pane_copy_motion(pane, start, "next_big_word_start")
         assert (moved.cursor.row, moved.cursor.col) == (start.row, start.col + 10)
+
+
+def _git_repo(root: Path) -> Path:
+    repo = root / "proj"
+    repo.mkdir()
+    who = {"NAME": "t", "EMAIL": "t@example.invalid"}
+    env = {
+        **os.environ,
+        **{f"GIT_{role}_{k}": v for role in ("AUTHOR", "COMMITTER") for k, v in who.items()},
+    }
+    for args in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "init"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, env=env, capture_output=True)
+    return repo
+
+
+def test_worktree_rules() -> None:
+    assert herdr.branch_slug("Feature/Fix Bug!") == "feature-fix-bug"
+    assert herdr.branch_slug("///") == "worktree"
+    assert herdr.default_checkout_path("/w", "proj", "a/b") == "/w/proj/a-b"
+    assert herdr.generated_branch(9).startswith("worktree/calm-cloud-")
+    listing = "worktree /r\nHEAD abc\nbranch refs/heads/main\n\nworktree /w/x\nHEAD def\ndetached\n"
+    assert herdr.parse_worktree_list(listing) == [
+        herdr.GitWorktree(path="/r", branch="main"),
+        herdr.GitWorktree(path="/w/x", is_detached=True),
+    ]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+async def test_worktrees_with_real_git(short_socket_dir: Path, tmp_path: Path) -> None:
+    repo = _git_repo(tmp_path)
+    server = HerdrServer(
+        short_socket_dir / "h.sock", shell=["/bin/sh"], cwd=str(repo),
+        worktrees_dir=str(tmp_path / "trees"),
+    )  # fmt: skip
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            path = await tg.start(server.serve)
+            client = AsyncHerdrClient.for_socket(path)
+            listed = await client.worktree_list(cwd=str(repo))
+            assert listed.source.repo_name == "proj"
+            assert [w.is_linked_worktree for w in listed.worktrees] == [False]
+            created = await client.worktree_create(cwd=str(repo), branch="feat/x", focus=True)
+            checkout = tmp_path / "trees" / "proj" / "feat-x"
+            assert created.worktree.branch == "feat/x"
+            assert created.workspace.worktree is not None
+            assert created.workspace.worktree.checkout_path == created.worktree.path
+            assert await anyio.Path(checkout / ".git").is_file()
+            again = await client.worktree_open(cwd=str(repo), branch="feat/x")
+            assert again.already_open
+            assert again.workspace.workspace_id == created.workspace.workspace_id
+            await anyio.Path(checkout / "dirty.txt").write_text("x")
+            ws = created.workspace.workspace_id
+            with pytest.raises(herdr.HerdrApiError) as dirty:
+                await client.worktree_remove(ws)
+            assert dirty.value.code == "dirty_worktree_requires_force"
+            removed = await client.worktree_remove(ws, force=True)
+            assert removed.forced
+            assert not await anyio.Path(checkout).exists()
+            with pytest.raises(herdr.HerdrApiError) as main:
+                await client.worktree_remove("w1")
+            assert main.value.code in ("not_linked_worktree", "workspace_not_found")
+            server.shutdown()
