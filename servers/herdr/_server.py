@@ -6,15 +6,12 @@ streams after its acknowledgement until the client closes or writes
 anything; waits hold the connection the same way. Every pane runs a real
 program on a PTY.
 
-Methods modelled: ``ping``, ``server.stop``, ``session.snapshot``;
-``workspace.{create,list,get,focus,rename,close}``;
-``tab.{create,list,get,focus,rename,close}``;
-``pane.{split,list,get,focus,rename,close,send_text,send_keys,send_input,read,
-wait_for_output,report_agent,layout}``; ``agent.{start,list,get,wait,prompt}``;
-``events.{subscribe,wait}``. Any other method of the protocol answers
-``not_implemented`` (herdr's own fallback code) with a message that names the
-method; nothing is ever faked. A handler that fails unexpectedly answers
-``internal_error``.
+Every method of protocols 20, 21 and 22 has a handler (:data:`MODELLED_METHODS`;
+README's herdr section says what each does). Where herdr needs a GUI client,
+another herdr or the user's agent configs, the answer is herdr's for that
+situation (``no_foreground_client``, ``handoff_failed``, ...). A method
+without a handler would answer ``not_implemented`` naming it; a handler that
+fails unexpectedly answers ``internal_error``.
 
 Pane screens are terminal emulators (:mod:`._screen`, pyte): ``pane.read``
 and ``pane.wait_for_output`` see what a user of the pane would see, full-screen
@@ -26,10 +23,9 @@ Where this server knowingly differs from herdr: the viewport never scrolls
 scrollback grows, on resize and on alternate-screen switches); agent readiness is not
 detected (``agent.start`` answers once the command line is typed,
 ``launch_pending`` stays false, agent status comes only from
-``pane.report_agent``); ``PaneInfo``/``AgentInfo`` carry the program's terminal title (raw and
-stripped of an activity glyph) but no presentation ``title``, labels or tokens;
-layout split ids are ``s<n>``; soft-wrapped lines are not reflowed on resize;
-keys use the legacy encoding even when a program asks for the kitty protocol.
+``pane.report_agent``); layout split ids are ``s<n>``; soft-wrapped lines
+are not reflowed on resize; keys use the legacy encoding even when a program
+asks for the kitty protocol.
 """
 
 from __future__ import annotations
@@ -228,6 +224,8 @@ _HANDLERS: dict[str, str] = {
     "worktree.create": "_worktree_create",
     "worktree.open": "_worktree_open",
     "worktree.remove": "_worktree_remove",
+    "pane.move": "_pane_move",
+    "layout.apply": "_layout_apply",
 }
 """Method -> the name of the ``HerdrServer`` coroutine that answers it."""
 
@@ -1734,6 +1732,174 @@ class HerdrServer:
             )
         )
         return t.WorkspaceListReply(workspaces=infos)
+
+    # ------------------------------------------------------------------ handlers: moves, layouts
+    def _detach(self, pane: Pane) -> tuple[str | None, str | None]:
+        """Take ``pane`` out of its tab (the process keeps running); return closed tab/ws ids."""
+        tab, ws = pane.tab, pane.workspace
+        tab.root = _remove(tab.root, pane) if tab.root is not None else None
+        if tab.focused_pane is pane:
+            remaining = tab.panes()
+            tab.focused_pane = remaining[0] if remaining else None
+        if tab.root is not None:
+            self._resize(tab)
+            self._emit_layout(tab)
+            return None, None
+        closed_ws = ws.id if len(ws.tabs) == 1 else None
+        self._drop_tab(tab)
+        return tab.id, closed_ws
+
+    def _attach(
+        self, pane: Pane, tab: Tab, target: Pane | None, direction: str, ratio: float
+    ) -> None:
+        """Put ``pane`` into ``tab`` beside ``target`` (or as its only pane), renumbering it."""
+        if pane.workspace is not tab.workspace:
+            pane.number, pane.id = tab.workspace.next_pane_ids()
+        pane.workspace, pane.tab = tab.workspace, tab
+        if target is None:
+            tab.root = tab.focused_pane = pane
+        else:
+            split = Split(
+                id=f"s{next(tab.split_ids)}", direction=direction,  # type: ignore[arg-type]
+                ratio=ratio, first=target, second=pane,
+            )  # fmt: skip
+            tab.root = _replace(tab.root, target, split)
+        self._resize(tab)
+        self._emit_layout(tab)
+
+    async def _pane_move(self, id: str, params: t.PaneMoveParams) -> t.PaneMoveReply:
+        pane = self._find_pane(params.pane_id)
+        before = (pane.id, pane.workspace.id, pane.tab.id)
+        source_tab = pane.tab
+        dest = params.destination
+        created_ws: t.WorkspaceInfo | None = None
+        created_tab: t.TabInfo | None = None
+        if isinstance(dest, t.TabDestination):
+            tab = self._find_tab(dest.tab_id)
+            target = self._find_pane(dest.target_pane_id) if dest.target_pane_id else None
+            if target is not None and target.tab is not tab:
+                raise AnswerError(E.TARGET_PANE_NOT_FOUND, f"pane {target.id} is not in {tab.id}")
+            if tab is source_tab or tab.zoomed:
+                reason: t.PaneMoveReason = "same_tab" if tab is source_tab else "zoomed_tab"
+                return t.PaneMoveReply(
+                    move_result=t.PaneMoveResult(
+                        changed=False, reason=reason, previous_pane_id=pane.id,
+                        previous_workspace_id=before[1], previous_tab_id=before[2],
+                        pane=self._pane_info(pane), target_layout=self._layout(tab),
+                        focused_pane_id=pane.id,
+                    )
+                )  # fmt: skip
+            if dest.ratio is not None and not 0 < dest.ratio < 1:
+                raise AnswerError(E.INVALID_RATIO, "ratio must be between 0 and 1")
+            closed_tab, closed_ws = self._detach(pane)
+            panes = tab.panes()
+            anchor = target or tab.focused_pane or (panes[0] if panes else None)
+            self._attach(pane, tab, anchor, dest.split, dest.ratio or 0.5)
+        elif isinstance(dest, t.NewTabDestination):
+            ws = self._find_workspace(dest.workspace_id) if dest.workspace_id else pane.workspace
+            closed_tab, closed_ws = self._detach(pane)
+            tab = ws.new_tab(dest.label)
+            self._attach(pane, tab, None, "right", 0.5)
+            ws.active_tab = ws.active_tab or tab
+            created_tab = self._tab_info(tab)
+            self.hub.emit(t.TabCreatedEventData(tab=created_tab))
+        else:
+            closed_tab, closed_ws = self._detach(pane)
+            number = next(self._workspace_numbers)
+            label = dest.label or os.path.basename((pane.cwd or self.cwd).rstrip("/")) or "shell"
+            ws = Workspace(number=number, id=new_workspace_id(number), label=label)
+            self.workspaces.append(ws)
+            tab = ws.new_tab(dest.tab_label)
+            ws.active_tab = tab
+            self._attach(pane, tab, None, "right", 0.5)
+            created_ws, created_tab = self._ws_info(ws), self._tab_info(tab)
+            self.hub.emit(t.WorkspaceCreatedEventData(workspace=created_ws))
+            self.hub.emit(t.TabCreatedEventData(tab=created_tab))
+        if params.focus:
+            self._focus_pane(pane)
+        info = self._pane_info(pane)
+        self.hub.emit(
+            t.PaneMovedEventData(
+                previous_pane_id=before[0], previous_workspace_id=before[1],
+                previous_tab_id=before[2], pane=info, created_workspace=created_ws,
+                created_tab=created_tab, closed_workspace_id=closed_ws, closed_tab_id=closed_tab,
+            )
+        )  # fmt: skip
+        result = t.PaneMoveResult(
+            changed=True, previous_pane_id=before[0], previous_workspace_id=before[1],
+            previous_tab_id=before[2], pane=info,
+            source_layout=self._layout(source_tab) if source_tab.root is not None else None,
+            target_layout=self._layout(pane.tab), created_workspace=created_ws,
+            created_tab=created_tab, closed_workspace_id=closed_ws, closed_tab_id=closed_tab,
+            focused_pane_id=pane.tab.focused_pane.id if pane.tab.focused_pane else pane.id,
+        )  # fmt: skip
+        return t.PaneMoveReply(move_result=result)
+
+    def _layout_panes(self, node: t.LayoutNode, moving: list[Pane]) -> None:
+        """Validate ``node``; collect the existing panes it names into ``moving``."""
+        if isinstance(node, t.SplitLayoutNode):
+            if not 0 < node.ratio < 1:
+                raise AnswerError(E.INVALID_LAYOUT, "split ratios must be between 0 and 1")
+            self._layout_panes(node.first, moving)
+            self._layout_panes(node.second, moving)
+        elif node.pane_id is not None:
+            moving.append(self._find_pane(node.pane_id))
+        else:
+            self._check_env(node.env)
+
+    def _layout_build(
+        self, node: t.LayoutNode, tab: Tab, spawned: list[tuple[Pane, list[str] | None]]
+    ) -> Split | Pane:
+        if isinstance(node, t.SplitLayoutNode):
+            return Split(
+                id=f"s{next(tab.split_ids)}", direction=node.direction, ratio=node.ratio,
+                first=self._layout_build(node.first, tab, spawned),
+                second=self._layout_build(node.second, tab, spawned),
+            )  # fmt: skip
+        ws = tab.workspace
+        if node.pane_id is not None:
+            pane = self._find_pane(node.pane_id)
+            self._detach(pane)
+            if pane.workspace is not ws:
+                pane.number, pane.id = ws.next_pane_ids()
+            pane.workspace, pane.tab = ws, tab
+            return pane
+        try:
+            pane = self._spawn(ws, tab, node.cwd, node.env)
+        except AnswerError as failure:
+            raise AnswerError(E.LAYOUT_APPLY_FAILED, failure.message) from None
+        pane.label = node.label
+        spawned.append((pane, node.command))
+        return pane
+
+    async def _layout_apply(self, id: str, params: t.LayoutApplyParams) -> t.LayoutApplyReply:
+        """Build a new tab from ``root``: panes named by id move into it, others spawn."""
+        if params.workspace_id is not None:
+            ws = self._find_workspace(params.workspace_id)
+        elif self.active is not None:
+            ws = self.active
+        else:
+            raise AnswerError(E.WORKSPACE_NOT_FOUND, "no active workspace")
+        moving: list[Pane] = []
+        self._layout_panes(params.root, moving)
+        if len({p.id for p in moving}) != len(moving):
+            raise AnswerError(E.INVALID_LAYOUT, "a pane appears twice in the layout")
+        tab = ws.new_tab(params.tab_label)
+        spawned: list[tuple[Pane, list[str] | None]] = []
+        tab.root = self._layout_build(params.root, tab, spawned)
+        tab.focused_pane = tab.panes()[0]
+        self._resize(tab)
+        self.hub.emit(t.TabCreatedEventData(tab=self._tab_info(tab)))
+        for pane, _ in spawned:
+            self.hub.emit(t.PaneCreatedEventData(pane=self._pane_info(pane)))
+        self._emit_layout(tab)
+        for pane, command in spawned:
+            if command:
+                await self._write_pane(pane, (shlex.join(command) + "\r").encode())
+        if params.focus:
+            self._focus_pane(tab.panes()[0])
+        exported = await self._layout_export(id, t.LayoutExportParams(tab_id=tab.id))
+        return t.LayoutApplyReply(layout=exported.layout)
 
     # ------------------------------------------------------------------ handlers: worktrees
     async def _git(self, directory: str, *args: str, code: str) -> str:

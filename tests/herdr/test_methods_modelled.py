@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -13,7 +14,7 @@ import pytest
 from shedproto import herdr
 from shedproto.clients.herdr import AsyncHerdrClient
 from shedproto.herdr import types as t
-from shedproto.servers.herdr import HerdrServer
+from shedproto.servers.herdr import MODELLED_METHODS, HerdrServer
 
 LIMIT = 30
 
@@ -426,3 +427,93 @@ async def test_worktrees_with_real_git(short_socket_dir: Path, tmp_path: Path) -
                 await client.worktree_remove("w1")
             assert main.value.code in ("not_linked_worktree", "workspace_not_found")
             server.shutdown()
+
+
+async def test_pane_move_to_tab_new_tab_and_new_workspace(herdr_server: HerdrServer) -> None:
+    client = AsyncHerdrClient.for_socket(herdr_server.path)
+    with anyio.fail_after(LIMIT):
+        first = await _pane(client)
+        second = (await client.pane_split("right", target_pane_id=first)).pane.pane_id
+        here = t.TabDestination(tab_id="w1:t1", split="right")
+        same = (await client.pane_move(second, here)).move_result
+        assert (same.changed, same.reason) == (False, "same_tab")
+        to_tab = await client.pane_move(second, t.NewTabDestination(label="moved"))
+        assert to_tab.move_result.created_tab is not None
+        assert to_tab.move_result.pane.tab_id == to_tab.move_result.created_tab.tab_id
+        away = (await client.pane_move(second, t.NewWorkspaceDestination(label="away"))).move_result
+        assert away.created_workspace is not None
+        assert away.pane.pane_id == f"{away.created_workspace.workspace_id}:p1"
+        assert away.closed_tab_id == to_tab.move_result.created_tab.tab_id
+        back = await client.pane_move(
+            away.pane.pane_id, t.TabDestination(tab_id="w1:t1", target_pane_id=first, split="down")
+        )
+        assert back.move_result.closed_workspace_id == away.created_workspace.workspace_id
+        panes = [p.pane_id for p in (await client.pane_list(workspace_id="w1")).panes]
+        assert panes == [first, back.move_result.pane.pane_id]
+        await client.pane_send_text(back.move_result.pane.pane_id, "echo MOVED-$((3*3))\r")
+        await client.pane_wait_for_output(
+            back.move_result.pane.pane_id, "recent", t.SubstringOutputMatch(value="MOVED-9"),
+            timeout_ms=10000,
+        )  # fmt: skip
+
+
+async def test_layout_apply_builds_a_tab(herdr_server: HerdrServer) -> None:
+    client = AsyncHerdrClient.for_socket(herdr_server.path)
+    with anyio.fail_after(LIMIT):
+        first = await _pane(client)
+        root = t.SplitLayoutNode(
+            direction="right",
+            ratio=0.3,
+            first=t.PaneLayoutNode(pane_id=first),
+            second=t.PaneLayoutNode(label="logs", command=["echo", "APPLIED"]),
+        )
+        applied = (await client.layout_apply(root, workspace_id="w1", tab_label="work")).layout
+        assert isinstance(applied.root, t.SplitLayoutNode)
+        assert applied.root.ratio == 0.3
+        assert isinstance(applied.root.second, t.PaneLayoutNode)
+        new = applied.root.second.pane_id
+        assert new is not None
+        assert applied.root.second.label == "logs"
+        await client.pane_wait_for_output(
+            new, "recent", t.SubstringOutputMatch(value="APPLIED"), timeout_ms=10000
+        )
+        tabs = [x.tab_id for x in (await client.tab_list(workspace_id="w1")).tabs]
+        assert tabs == [applied.tab_id]  # the first tab emptied and closed
+        bad = t.SplitLayoutNode(
+            direction="down", ratio=2.0, first=t.PaneLayoutNode(), second=t.PaneLayoutNode()
+        )
+        with pytest.raises(herdr.HerdrApiError) as refused:
+            await client.layout_apply(bad)
+        assert refused.value.code == "invalid_layout"
+
+
+@pytest.mark.parametrize("protocol", [20, 21, 22])
+def test_every_method_of_every_protocol_is_modelled(protocol: int) -> None:
+    """Zero ``not_implemented``: every method of the protocol has a handler."""
+    methods = set(t.PROTOCOL_TABLES[protocol][0])
+    assert len(methods) == (103 if protocol == 22 else 91)
+    assert sorted(methods - MODELLED_METHODS) == []
+
+
+@pytest.mark.parametrize("protocol", [20, 22])
+async def test_no_method_answers_not_implemented(short_socket_dir: Path, protocol: int) -> None:
+    """Send every method with empty params: answers are results or herdr's own errors."""
+    server = HerdrServer(short_socket_dir / "h.sock", protocol=protocol, shell=["/bin/sh"])
+    codes: dict[str, str] = {}
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            path = await tg.start(server.serve)
+            for method in t.PROTOCOL_TABLES[protocol][0]:
+                if method in ("server.stop", "events.subscribe", "events.wait", "agent.wait"):
+                    continue  # they stop the server or hold the connection
+                line = json.dumps({"id": "x", "method": method, "params": {}}).encode() + b"\n"
+                async with await anyio.connect_unix(path) as stream:
+                    await stream.send(line)
+                    data = b""
+                    while not data.endswith(b"\n"):
+                        data += await stream.receive()
+                answer = json.loads(data)
+                codes[method] = answer.get("error", {}).get("code", "ok")
+            server.shutdown()
+    assert "not_implemented" not in codes.values()
+    assert codes["ping"] == "ok"

@@ -197,18 +197,12 @@ async def test_envelope_edge_cases_over_the_socket(short_socket_dir: Path) -> No
             # ping still works afterwards: nothing was lost and the server is up
             pong = json.loads(await raw(path, b'{"id":"p","method":"ping","params":{}}\r\n'))
             assert pong["result"]["type"] == "pong"
-            # a method the server does not model answers a clear error
-            unmodelled = json.loads(
-                await raw(path, b'{"id":"u","method":"worktree.list","params":{}}\n')
+            # an app-layer failure answers herdr's code with the request id
+            outside = json.loads(
+                await raw(path, b'{"id":"u","method":"worktree.list","params":{"cwd":"/"}}\n')
             )
-            assert unmodelled == {
-                "id": "u",
-                "error": {
-                    "code": "not_implemented",
-                    "message": "method worktree.list is not modelled by the shedproto herdr "
-                    "reference server",
-                },
-            }
+            assert outside["id"] == "u"
+            assert outside["error"]["code"] == "worktree_not_found"
             server.shutdown()
 
 
