@@ -53,6 +53,7 @@ import msgspec
 
 from shedproto import RemoteProtocolError
 from shedproto.herdr import (
+    AGENT_NAME_PATTERN,
     DEFAULT_PROTOCOL,
     EVENTS_LOST,
     HERDR_VERSIONS,
@@ -68,6 +69,8 @@ from shedproto.herdr import (
     SubscriptionEvent,
     SuccessResponse,
     UnsupportedKeyError,
+    agent_name_error,
+    agent_start_error,
     copy_motion,
     current_match,
     default_checkout_path,
@@ -104,10 +107,6 @@ __all__ = [
 
 log = logging.getLogger("shedproto.servers.herdr")
 
-AGENT_NAME_PATTERN = re.compile(r"[a-z][a-z0-9_-]{0,31}")
-"""herdr's agent name rule: ``^[a-z][a-z0-9_-]{0,31}$``."""
-AGENT_TIMEOUT_MIN_MS = 3000
-AGENT_TIMEOUT_MAX_MS = 300_000
 DEFAULT_AGENT_KINDS: tuple[str, ...] = (
     "pi", "omp", "claude", "codex", "copilot", "devin", "droid", "kimi", "opencode",
     "kilo", "hermes", "qodercli", "qwen", "cursor", "mastracode", "antigravity_cli",
@@ -1115,26 +1114,12 @@ class HerdrServer:
         return t.AgentInfoReply(agent=self._agent_reply(self._find_agent(params.target)))
 
     async def _agent_start(self, id: str, params: t.AgentStartParams) -> t.AgentStartedReply:
-        if AGENT_NAME_PATTERN.fullmatch(params.name) is None:
-            raise AnswerError(
-                E.INVALID_AGENT_NAME,
-                f"invalid agent name {params.name}; use ^[a-z][a-z0-9_-]{{0,31}}$",
-            )
-        command = self.agent_commands.get(params.kind)
-        if command is None:
-            raise AnswerError(E.UNSUPPORTED_AGENT_KIND, f"unsupported agent kind {params.kind}")
-        if (
-            params.timeout_ms is not None
-            and not AGENT_TIMEOUT_MIN_MS < params.timeout_ms <= AGENT_TIMEOUT_MAX_MS
-        ):
-            raise AnswerError(
-                E.INVALID_AGENT_TIMEOUT,
-                f"timeout_ms must be greater than {AGENT_TIMEOUT_MIN_MS} "
-                f"and at most {AGENT_TIMEOUT_MAX_MS}",
-            )
-        for arg in params.args:
-            if "\0" in arg or "\n" in arg or "\r" in arg:
-                raise AnswerError(E.INVALID_AGENT_ARGUMENT, f"invalid agent argument {arg!r}")
+        failure = agent_start_error(
+            params.name, params.kind, self.agent_commands, params.timeout_ms, params.args
+        )
+        if failure is not None:
+            raise AnswerError(*failure)
+        command = self.agent_commands[params.kind]
         try:
             pane = self._find_pane(params.pane_id)
         except AnswerError:
@@ -1438,11 +1423,9 @@ class HerdrServer:
     async def _agent_rename(self, id: str, params: t.AgentRenameParams) -> t.AgentInfoReply:
         pane = self._find_agent(params.target)
         if params.name is not None:
-            if AGENT_NAME_PATTERN.fullmatch(params.name) is None:
-                raise AnswerError(
-                    E.INVALID_AGENT_NAME,
-                    f"invalid agent name {params.name}; use ^[a-z][a-z0-9_-]{{0,31}}$",
-                )
+            failure = agent_name_error(params.name)
+            if failure is not None:
+                raise AnswerError(*failure)
             if any(p.agent_name == params.name and p is not pane for p in self._agent_panes()):
                 raise AnswerError(E.AGENT_NAME_TAKEN, f"agent name {params.name} is taken")
         pane.agent_name = params.name

@@ -92,6 +92,13 @@ Decisions where the digest leaves room or the versions differ:
 from __future__ import annotations
 
 from . import types
+from ._agents import (
+    AGENT_NAME_PATTERN,
+    AGENT_TIMEOUT_MAX_MS,
+    AGENT_TIMEOUT_MIN_MS,
+    agent_name_error,
+    agent_start_error,
+)
 from ._codes import NOT_MODELLED, HerdrApiError, HerdrErrorCode
 from ._connection import (
     HOLDING_METHODS,
@@ -258,6 +265,12 @@ __all__ = [
     "links",
     "search",
     "select_text",
+    # agents
+    "AGENT_NAME_PATTERN",
+    "AGENT_TIMEOUT_MAX_MS",
+    "AGENT_TIMEOUT_MIN_MS",
+    "agent_name_error",
+    "agent_start_error",
     # worktrees
     "GitWorktree",
     "branch_slug",

@@ -314,3 +314,20 @@ def test_stripped_terminal_title() -> None:
     assert stripped_terminal_title("✳task") == "✳task"  # the glyph must stand alone
     assert stripped_terminal_title("vim ✳ x") == "vim ✳ x"
     assert stripped_terminal_title("   ") is None
+
+
+def test_agent_start_rules_live_in_the_core() -> None:
+    kinds = {"claude"}
+    assert herdr.agent_start_error("pi", "claude", kinds, None, ["--x"]) is None
+    cases = [
+        (("Bad", "claude", None, []), "invalid_agent_name"),
+        (("pi", "nope", None, []), "unsupported_agent_kind"),
+        (("pi", "claude", 3000, []), "invalid_agent_timeout"),
+        (("pi", "claude", 300_001, []), "invalid_agent_timeout"),
+        (("pi", "claude", 300_000, ["a\nb"]), "invalid_agent_argument"),
+    ]
+    for (name, kind, timeout, args), code in cases:
+        failure = herdr.agent_start_error(name, kind, kinds, timeout, args)
+        assert failure is not None
+        assert failure[0].value == code
+    assert herdr.agent_name_error("a" * 33) is not None
