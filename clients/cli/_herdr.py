@@ -265,18 +265,20 @@ async def demo_step(socket_dir: Path) -> DemoStep:
                 f"split {split.pane.pane_id}; agent {agent.agent.name!r} typed {agent.argv} (cat)"
             )
             kinds: list[str] = []
-            async with client.subscribe("workspace.created", "pane.created") as events:
+            async with client.subscribe("tab.created", "pane.created") as events:
+                await client.tab_create(workspace_id=created.workspace.workspace_id)
                 async for event in events:
                     kinds.append(event.event)
-                    if len(kinds) == 3:
+                    if len(kinds) == 2:
                         break
-            lines.append(f"subscription replayed {kinds}")
+            lines.append(f"subscription saw {sorted(kinds)} (protocol 22: no history replay)")
             pids = [p.process.pid for ws in server.workspaces for p in ws.panes()]
             await client.workspace_close(created.workspace.workspace_id)
             elapsed = (time.perf_counter() - start) * 1000
             server.shutdown()
     leftovers = [pid for pid in pids if _process_exists(pid)]
-    ok = bool(matched.matched_line) and len(kinds) == 3 and not leftovers
+    ok = bool(matched.matched_line) and sorted(kinds) == ["pane_created", "tab_created"]
+    ok = ok and not leftovers
     lines.append(f"closed everything in {elapsed:.0f} ms; pane processes left: {len(leftovers)}")
     return DemoStep(name="herdr", ok=ok, lines=lines)
 
