@@ -1255,6 +1255,14 @@ class HerdrServer:
     def _pane_or_focused(self, pane_id: str | None) -> Pane:
         return self._focused_pane() if pane_id is None else self._find_pane(pane_id)
 
+    def _tab_of(self, tab_id: str | None, pane_id: str | None) -> Tab:
+        """Return the tab named, else the named pane's tab, else the focused pane's."""
+        return self._find_tab(tab_id) if tab_id is not None else self._pane_or_focused(pane_id).tab
+
+    def _check_source(self, source: str) -> None:
+        if not source.strip():
+            raise AnswerError(E.INVALID_METADATA_SOURCE, "metadata source must not be empty")
+
     async def _pane_process_info(
         self, id: str, params: t.PaneProcessInfoParams
     ) -> t.PaneProcessInfoReply:
@@ -1305,8 +1313,7 @@ class HerdrServer:
 
     async def _pane_report_metadata(self, id: str, params: t.PaneReportMetadataParams) -> t.OkReply:
         pane = self._find_pane(params.pane_id)
-        if not params.source.strip():
-            raise AnswerError(E.INVALID_METADATA_SOURCE, "metadata source must not be empty")
+        self._check_source(params.source)
         if params.clear_title:
             pane.title = None
         if params.title is not None:
@@ -1326,8 +1333,7 @@ class HerdrServer:
         self, id: str, params: t.WorkspaceReportMetadataParams
     ) -> t.OkReply:
         ws = self._find_workspace(params.workspace_id)
-        if not params.source.strip():
-            raise AnswerError(E.INVALID_METADATA_SOURCE, "metadata source must not be empty")
+        self._check_source(params.source)
         _apply_tokens(ws.tokens, params.tokens)
         self.hub.emit(t.WorkspaceMetadataUpdatedEventData(workspace=self._ws_info(ws)))
         return t.OkReply()
@@ -1354,10 +1360,7 @@ class HerdrServer:
         return t.OkReply()
 
     async def _layout_export(self, id: str, params: t.LayoutExportParams) -> t.LayoutExportReply:
-        if params.tab_id is not None:
-            tab = self._find_tab(params.tab_id)
-        else:
-            tab = self._pane_or_focused(params.pane_id).tab
+        tab = self._tab_of(params.tab_id, params.pane_id)
         if tab.root is None:
             raise AnswerError(E.PANE_LAYOUT_UNAVAILABLE, "pane layout unavailable")
 
@@ -1646,10 +1649,7 @@ class HerdrServer:
     async def _set_split_ratio(
         self, id: str, params: t.LayoutSetSplitRatioParams
     ) -> t.LayoutSplitRatioSetReply:
-        if params.tab_id is not None:
-            tab = self._find_tab(params.tab_id)
-        else:
-            tab = self._pane_or_focused(params.pane_id).tab
+        tab = self._tab_of(params.tab_id, params.pane_id)
         if not 0 < params.ratio < 1:
             raise AnswerError(E.INVALID_RATIO, "ratio must be between 0 and 1")
         node = tab.root
