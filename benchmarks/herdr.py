@@ -9,7 +9,7 @@
    both sides and runs herdr's connection state machines.
 2. Decoding a large ``session.snapshot`` answer (200 workspaces, 400 tabs,
    800 panes, their layouts and 200 agents) into typed Structs with
-   :func:`shedproto.herdr.decode_response`, against ``json.loads`` of the
+   :func:`shedproto.herdr.decode_response` at the default protocol, against ``json.loads`` of the
    same bytes into plain dicts. Target 1.0.
 """
 
@@ -149,7 +149,7 @@ def cases(quick: bool) -> list[Case]:
 
     line = _snapshot_line()
     decodes = 20 if quick else 100
-    assert herdr.decode_response(line, 21) is not None
+    assert herdr.decode_response(line, herdr.DEFAULT_PROTOCOL) is not None
 
     def loads() -> None:
         for _ in range(decodes):
@@ -157,7 +157,7 @@ def cases(quick: bool) -> list[Case]:
 
     def typed() -> None:
         for _ in range(decodes):
-            herdr.decode_response(line, 21)
+            herdr.decode_response(line, herdr.DEFAULT_PROTOCOL)
 
     return [
         Case(

@@ -114,8 +114,12 @@ def _add_serve(subparsers: Any) -> None:
         "  shedproto herdr serve --protocol 20 --shell /bin/sh --json",
     )
     serve.add_argument("--socket", help="socket path (default: resolved as herdr does)")
-    serve.add_argument("--protocol", type=int, default=None, help="protocol to report")
-    serve.add_argument("--server-version", default="0.8.0", help="version to report")
+    serve.add_argument(
+        "--protocol", type=int, default=None, help="protocol to speak (20, 21 or 22; default 22)"
+    )
+    serve.add_argument(
+        "--server-version", default=None, help="version to report (default: that protocol's herdr)"
+    )
     serve.add_argument("--shell", default=None, help="program each pane runs (default $SHELL)")
     serve.set_defaults(func=_serve)
     _register_compat(subparsers)
@@ -309,6 +313,7 @@ def _serve(args: argparse.Namespace) -> int:
     shell = [args.shell] if args.shell else None
     server = HerdrServer(path, protocol=protocol, version=args.server_version, shell=shell)
     stopped_by: list[int] = []
+    args.server_version = server.version
 
     async def main() -> None:
         # SIGINT/SIGTERM end it gracefully (socket removed); relying on
@@ -377,18 +382,20 @@ async def demo_step(socket_dir: Path) -> DemoStep:
                 f"split {split.pane.pane_id}; agent {agent.agent.name!r} typed {agent.argv} (cat)"
             )
             kinds: list[str] = []
-            async with client.subscribe("workspace.created", "pane.created") as events:
+            async with client.subscribe("tab.created", "pane.created") as events:
+                await client.tab_create(workspace_id=created.workspace.workspace_id)
                 async for event in events:
                     kinds.append(event.event)
-                    if len(kinds) == 3:
+                    if len(kinds) == 2:
                         break
-            lines.append(f"subscription replayed {kinds}")
+            lines.append(f"subscription saw {sorted(kinds)} (protocol 22: no history replay)")
             pids = [p.process.pid for ws in server.workspaces for p in ws.panes()]
             await client.workspace_close(created.workspace.workspace_id)
             elapsed = (time.perf_counter() - start) * 1000
             server.shutdown()
     leftovers = [pid for pid in pids if _process_exists(pid)]
-    ok = bool(matched.matched_line) and len(kinds) == 3 and not leftovers
+    ok = bool(matched.matched_line) and sorted(kinds) == ["pane_created", "tab_created"]
+    ok = ok and not leftovers
     lines.append(f"closed everything in {elapsed:.0f} ms; pane processes left: {len(leftovers)}")
     return DemoStep(name="herdr", ok=ok, lines=lines)
 

@@ -3,10 +3,14 @@
 Usage::
 
     python -m shedproto.clients.herdr.codegen SCHEMA [SCHEMA ...] [--out DIR] [--check]
+    python -m shedproto.clients.herdr.codegen P20 P21 clients/herdr/herdr-api.protocol22.delta.json
 
 Each SCHEMA is one ``herdr-api.schema.json`` (the file carries its own
-``protocol`` number). The newest protocol's types get plain names; a type
-whose JSON differs in an older protocol gets a twin suffixed ``P<n>``. The
+``protocol`` number) or a delta on one of them (``base_protocol`` set, see
+:func:`apply_delta`; protocol 22 is :data:`DELTA_22`). The newest protocol's
+types get plain names; a type
+whose JSON differs in an older protocol (or that refers to such a type, or is
+a union holding one) gets a twin suffixed ``P<n>`` (``RequestP20``). The
 output is deterministic, so ``--check`` (exit 1 on drift) keeps the committed
 module honest. The JSON Schema to msgspec mapping rules are in the
 documentation: ``docs/architecture/decisions/herdr.rst`` (*Generated types*).
@@ -24,9 +28,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["METHOD_RESULTS", "SchemaError", "generate", "generate_files", "main"]
+__all__ = [
+    "DELTA_22",
+    "METHOD_RESULTS",
+    "SchemaError",
+    "apply_delta",
+    "load_documents",
+    "generate",
+    "generate_files",
+    "main",
+]
 
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "shedproto" / "herdr"
+DELTA_22 = Path(__file__).resolve().parent / "herdr-api.protocol22.delta.json"
+"""Protocol 22 reconstructed as a delta on protocol 21 (provenance inside the file)."""
 
 UNION_SUFFIX = {
     "ResponseResult": "Reply",
@@ -132,6 +147,18 @@ METHOD_RESULTS: dict[str, tuple[str, ...]] = {
     "plugin.pane.open": ("plugin_pane_opened", "ok"),
     "plugin.pane.focus": ("plugin_pane_focused",),
     "plugin.pane.close": ("plugin_pane_closed",),
+    "integration.list": ("integration_list",),
+    "pane.scroll": ("ok",),
+    "pane.edit_scrollback": ("ok",),
+    "pane.selection.read": ("pane_selection",),
+    "pane.copy_motion": ("pane_copy_motion",),
+    "pane.copy_search": ("pane_copy_search",),
+    "pane.link.resolve": ("pane_link_resolved",),
+    "pane.link.activate": ("pane_link_activated",),
+    "command.invoke": ("ok",),
+    "client_shell.surface.set": ("client_shell_surface_set",),
+    "product_announcement.dismiss": ("ok",),
+    "release_notes.dismiss": ("ok",),
 }
 """Method -> the ``result.type`` tags a success answer can carry (from the digest)."""
 
@@ -172,6 +199,28 @@ FIELD_ORDER: dict[str, tuple[str, ...]] = {
         "remote_last_checked_unix",
         "warning",
     ),
+    "PaneScrollParams": ("pane_id", "offset_from_bottom"),
+    "PaneSelectionReadParams": ("pane_id", "anchor", "cursor", "content_revision"),
+    "PaneCopyMotionParams": ("pane_id", "cursor", "motion", "content_revision"),
+    "PaneCopySearchParams": (
+        "pane_id",
+        "query",
+        "direction",
+        "cursor",
+        "content_revision",
+        "previous",
+    ),
+    "PaneLinkActivateParams": (
+        "pane_id",
+        "viewport_row",
+        "col",
+        "content_revision",
+        "offset_from_bottom",
+    ),
+    "PaneTextPoint": ("row", "col"),
+    "PaneTextRange": ("start", "end"),
+    "ProductAnnouncementDismissParams": ("version", "id"),
+    "CommandInvokeParams": ("command_id", "pane_id", "tab_id", "workspace_id", "selection"),
     "AgentPromptParams": (
         "target",
         "text",
@@ -1266,15 +1315,87 @@ class Protocol:
     sections: dict[str, Any]
 
 
-def load_protocol(path: Path) -> Protocol:
-    """Read one schema file.
+def apply_delta(base: dict[str, Any], delta: dict[str, Any]) -> dict[str, Any]:
+    """Return the schema document ``delta`` describes, built on ``base`` (not modified).
+
+    A delta (``"base_protocol"`` set) carries: ``protocol``; ``request_methods``
+    (every ``[method, params def]`` in schema order); ``defs`` per section
+    (added or replaced); ``add_properties`` per section and def (optional
+    fields added); ``union_members`` per section and union (``order`` of the
+    tags, ``add`` the new members).
+
+    Raises:
+        SchemaError: the delta names a section, def or union tag the base lacks.
+
+    """
+    document: dict[str, Any] = json.loads(json.dumps(base))
+    try:
+        sections = document["schemas"]
+        document["protocol"] = int(delta["protocol"])
+        for section, defs in delta.get("defs", {}).items():
+            sections[section]["$defs"].update(defs)
+        for section, changes in delta.get("add_properties", {}).items():
+            for name, props in changes.items():
+                sections[section]["$defs"][name]["properties"].update(props)
+        for section, unions in delta.get("union_members", {}).items():
+            for name, change in unions.items():
+                body = sections[section]["$defs"][name]
+                members = {_tag_of(m)[1]: m for m in body["oneOf"]}  # type: ignore[index]
+                members.update(change.get("add", {}))
+                body["oneOf"] = [members[tag] for tag in change["order"]]
+        methods = delta.get("request_methods")
+        if methods is not None:
+            sections["request"]["oneOf"] = [
+                {
+                    "properties": {
+                        "method": {"const": method, "type": "string"},
+                        "params": {"$ref": f"#/schemas/request/$defs/{params}"},
+                    },
+                    "required": ["method", "params"],
+                    "type": "object",
+                }
+                for method, params in methods
+            ]
+    except (KeyError, TypeError, ValueError) as exc:
+        number = delta.get("protocol")
+        raise SchemaError(f"delta for protocol {number} does not apply: {exc!r}") from None
+    return document
+
+
+def load_documents(paths: Sequence[Path]) -> list[tuple[Path, dict[str, Any]]]:
+    """Read schema files and deltas; a delta becomes the document it describes.
+
+    Raises:
+        SchemaError: a delta whose base protocol is not among ``paths``.
+
+    """
+    raw = [(path, json.loads(path.read_text(encoding="utf-8"))) for path in paths]
+    if not all(isinstance(document, dict) for _, document in raw):
+        raise SchemaError("a schema file is not a JSON object")
+    full = {d.get("protocol"): d for _, d in raw if "base_protocol" not in d}
+    out = []
+    for path, read in sorted(raw, key=lambda item: int(item[1].get("protocol", 0))):
+        document = read
+        if "base_protocol" in read:
+            base = full.get(read["base_protocol"])
+            if base is None:
+                raise SchemaError(f"{path}: base protocol {read['base_protocol']} not given")
+            document = apply_delta(base, read)
+            full[document["protocol"]] = document
+        out.append((path, document))
+    return out
+
+
+def load_protocol(path: Path, document: dict[str, Any] | None = None) -> Protocol:
+    """Read one schema file (or take its already-read ``document``).
 
     Raises:
         SchemaError: two sections define one name differently, or the file lacks
             the expected top-level keys.
 
     """
-    document = json.loads(path.read_text(encoding="utf-8"))
+    if document is None:
+        document = json.loads(path.read_text(encoding="utf-8"))
     try:
         number = int(document["protocol"])
         sections = document["schemas"]
@@ -1562,7 +1683,10 @@ def generate_files(paths: Sequence[Path]) -> dict[str, str]:
             files with the same protocol number.
 
     """
-    protocols = sorted((load_protocol(p) for p in paths), key=lambda p: p.number)
+    protocols = sorted(
+        (load_protocol(path, document) for path, document in load_documents(paths)),
+        key=lambda p: p.number,
+    )
     numbers = [p.number for p in protocols]
     if len(set(numbers)) != len(numbers):
         raise SchemaError(f"duplicate protocol numbers {numbers}")

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from shedproto.herdr import LifecycleEvent, pane_id, tab_id, workspace_id
+from shedproto.herdr import HUB_SIZE, LifecycleEvent, pane_id, tab_id, workspace_id
 from shedproto.herdr import types as t
 from shedproto.herdr._screen import stripped_terminal_title
 
@@ -27,9 +27,6 @@ if TYPE_CHECKING:
     from ._screen import PaneScreen
 
 __all__ = ["EventHub", "Pane", "Split", "Tab", "Workspace"]
-
-HUB_SIZE = 512
-"""herdr's EventHub keeps the 512 most recent events."""
 
 _STATUS_PRIORITY = {"blocked": 4, "done": 3, "working": 2, "idle": 1, "unknown": 0}
 
@@ -56,6 +53,10 @@ class EventHub:
             if number > seq and event.event == kind:
                 return number, event
         return None
+
+    def oldest(self) -> int | None:
+        """Return the sequence of the oldest retained event (``None`` when empty)."""
+        return self.events[0][0] if self.events else None
 
     async def wait(self) -> None:
         """Wait until the next event is emitted."""
@@ -96,9 +97,18 @@ class Pane:
     closed: bool = False
     output: anyio.Event = field(default_factory=anyio.Event)
     reader: anyio.CancelScope | None = None
+    title: str | None = None
+    display_agent: str | None = None
+    state_labels: dict[str, str] = field(default_factory=dict)
+    tokens: dict[str, str] = field(default_factory=dict)
+    agent_session: t.AgentSessionInfo | None = None
+    right_click: str = "herdr"
+    content_revision: int = 0
+    """Counts output changes: what copy-mode answers report as ``content_revision``."""
 
     def notify_output(self) -> None:
         """Wake everything waiting for this pane's output to change."""
+        self.content_revision += 1
         self.output.set()
         self.output = anyio.Event()
 
@@ -115,6 +125,11 @@ class Pane:
             agent=self.agent,
             terminal_title=self.screen.title or None,
             terminal_title_stripped=stripped_terminal_title(self.screen.title),
+            title=self.title,
+            display_agent=self.display_agent,
+            state_labels=dict(self.state_labels),
+            tokens=dict(self.tokens),
+            agent_session=self.agent_session,
             agent_status=self.agent_status,
             scroll=self.scroll(),
             revision=0,
@@ -136,6 +151,11 @@ class Pane:
             agent=self.agent,
             terminal_title=self.screen.title or None,
             terminal_title_stripped=stripped_terminal_title(self.screen.title),
+            title=self.title,
+            display_agent=self.display_agent,
+            state_labels=dict(self.state_labels),
+            tokens=dict(self.tokens),
+            agent_session=self.agent_session,
             agent_status=self.agent_status,
             workspace_id=self.workspace.id,
             tab_id=self.tab.id,
@@ -157,6 +177,7 @@ class Tab:
     label: str
     root: Split | Pane | None = None
     focused_pane: Pane | None = None
+    zoomed: bool = False
     split_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def panes(self) -> list[Pane]:
@@ -181,6 +202,8 @@ class Workspace:
     label: str
     tabs: list[Tab] = field(default_factory=list)
     active_tab: Tab | None = None
+    tokens: dict[str, str] = field(default_factory=dict)
+    worktree: t.WorkspaceWorktreeInfo | None = None
     tab_numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     pane_numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 

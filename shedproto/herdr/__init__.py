@@ -23,6 +23,13 @@ in the documentation: ``docs/architecture/decisions/herdr.rst``.
 from __future__ import annotations
 
 from . import types
+from ._agents import (
+    AGENT_NAME_PATTERN,
+    AGENT_TIMEOUT_MAX_MS,
+    AGENT_TIMEOUT_MIN_MS,
+    agent_name_error,
+    agent_start_error,
+)
 from ._codes import NOT_MODELLED, HerdrApiError, HerdrErrorCode
 from ._connection import (
     HOLDING_METHODS,
@@ -34,6 +41,15 @@ from ._connection import (
     RawRequest,
     ServerConnection,
     make_request,
+)
+from ._copymode import (
+    MAX_MATCHES,
+    clamp_point,
+    copy_motion,
+    current_match,
+    links,
+    search,
+    select_text,
 )
 from ._envelope import (
     ErrorResponse,
@@ -71,20 +87,34 @@ from ._paths import (
 from ._screen import DEFAULT_RECENT_LINES, MAX_READ_LINES, split_lines, strip_ansi
 from ._state import TRANSITIONS, Role, State
 from ._subscriptions import (
+    EVENTS_LOST,
+    HUB_SIZE,
     LIFECYCLE_SUBSCRIPTIONS,
     PARAMETERIZED_SUBSCRIPTIONS,
+    ReplayRule,
     event_kind,
     is_parameterized,
+    probe_id,
+    replay_rule,
     subscription_type,
 )
 from ._versions import (
     DEFAULT_PROTOCOL,
+    HERDR_VERSIONS,
     SUPPORTED_PROTOCOLS,
     Compatibility,
     VersionMismatchError,
     check_exact,
     check_methods,
     differing_methods,
+)
+from ._worktrees import (
+    GitWorktree,
+    branch_slug,
+    default_checkout_path,
+    generated_branch,
+    is_dirty_remove_error,
+    parse_worktree_list,
 )
 
 __all__ = [
@@ -119,6 +149,7 @@ __all__ = [
     "NOT_MODELLED",
     # versions
     "DEFAULT_PROTOCOL",
+    "HERDR_VERSIONS",
     "SUPPORTED_PROTOCOLS",
     "Compatibility",
     "VersionMismatchError",
@@ -135,10 +166,15 @@ __all__ = [
     "normalize_session_name",
     "validate_session_name",
     # subscriptions
+    "EVENTS_LOST",
+    "HUB_SIZE",
     "LIFECYCLE_SUBSCRIPTIONS",
     "PARAMETERIZED_SUBSCRIPTIONS",
+    "ReplayRule",
     "event_kind",
     "is_parameterized",
+    "probe_id",
+    "replay_rule",
     "subscription_type",
     # ids and keys
     "encode_public_number",
@@ -152,6 +188,27 @@ __all__ = [
     "parse_key",
     "encode_keys",
     "UnsupportedKeyError",
+    # copy mode
+    "MAX_MATCHES",
+    "clamp_point",
+    "copy_motion",
+    "current_match",
+    "links",
+    "search",
+    "select_text",
+    # agents
+    "AGENT_NAME_PATTERN",
+    "AGENT_TIMEOUT_MAX_MS",
+    "AGENT_TIMEOUT_MIN_MS",
+    "agent_name_error",
+    "agent_start_error",
+    # worktrees
+    "GitWorktree",
+    "branch_slug",
+    "default_checkout_path",
+    "generated_branch",
+    "is_dirty_remove_error",
+    "parse_worktree_list",
     # pane reads
     "MAX_READ_LINES",
     "DEFAULT_RECENT_LINES",

@@ -82,6 +82,9 @@ def make_request(
 ) -> t.Request:
     """Build the typed request for ``method``; ``params`` is its params Struct, a dict or None.
 
+    A params Struct of another protocol (the newest, from the typed methods) is
+    converted to ``protocol``'s type; fields that protocol lacks are dropped.
+
     Raises:
         LocalProtocolError: ``UNKNOWN_TYPE`` for a method ``protocol`` does not
             have, ``INVALID_ARGUMENT`` (with the JSON path) for bad params.
@@ -97,6 +100,10 @@ def make_request(
         )
     params_type = params_types[method]
     if not isinstance(params, params_type):
+        if isinstance(params, msgspec.Struct):
+            # another protocol's params Struct (the typed methods build the newest):
+            # its fields, as the older protocol's type; fields it lacks are ignored
+            params = msgspec.to_builtins(params)
         try:
             params = msgspec.convert({} if params is None else params, params_type)
         except msgspec.ValidationError as exc:
@@ -228,6 +235,11 @@ class ClientConnection(_Machine):
             self._advance(Input.ACK if ack else Input.ANSWER, local=False)
             return answer
         if self.state is State.STREAMING:
+            if line.startswith(b'{"id"'):  # herdr writes id first: an error ends the stream
+                lost = decode_response(line, self.protocol)
+                if isinstance(lost, ErrorResponse):
+                    self._advance(Input.STREAM_ERROR, local=False)
+                    return lost
             return decode_stream_line(line)
         self.state = State.ERROR
         raise RemoteProtocolError(
@@ -348,7 +360,8 @@ class ServerConnection(_Machine):
             ack = isinstance(event.result, t.SubscriptionStartedReply)
             self._advance(Input.ACK if ack else Input.ANSWER, local=True)
         elif isinstance(event, ErrorResponse):
-            self._advance(Input.ANSWER, local=True)
+            streaming = self.state is State.STREAMING
+            self._advance(Input.STREAM_ERROR if streaming else Input.ANSWER, local=True)
         else:
             self._advance(Input.EVENT, local=True)
         return encode_line(event)

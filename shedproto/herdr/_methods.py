@@ -36,8 +36,11 @@ from .types import (
     AgentViewSetParams,
     AgentViewSort,
     AgentWaitParams,
+    ClientShellSurfaceSetParams,
+    ClientShellSurfaceSetReply,
     ClientWindowTitleReply,
     ClientWindowTitleSetParams,
+    CommandInvokeParams,
     ConfigReloadReply,
     EmptyParams,
     EventMatch,
@@ -45,6 +48,7 @@ from .types import (
     Int32,
     IntegrationInstallParams,
     IntegrationInstallReply,
+    IntegrationListReply,
     IntegrationTarget,
     IntegrationUninstallParams,
     IntegrationUninstallReply,
@@ -63,6 +67,12 @@ from .types import (
     OutputMatchedReply,
     PaneAgentState,
     PaneClearAgentAuthorityParams,
+    PaneCopyMotion,
+    PaneCopyMotionParams,
+    PaneCopyMotionReply,
+    PaneCopySearchDirection,
+    PaneCopySearchParams,
+    PaneCopySearchReply,
     PaneCurrentParams,
     PaneCurrentReply,
     PaneDirection,
@@ -79,6 +89,9 @@ from .types import (
     PaneInputSetParams,
     PaneLayoutParams,
     PaneLayoutReply,
+    PaneLinkActivatedReply,
+    PaneLinkActivateParams,
+    PaneLinkResolvedReply,
     PaneListParams,
     PaneListReply,
     PaneMoveDestination,
@@ -98,6 +111,9 @@ from .types import (
     PaneResizeParams,
     PaneResizeReply,
     PaneRightClickTarget,
+    PaneScrollParams,
+    PaneSelectionReadParams,
+    PaneSelectionReply,
     PaneSendInputParams,
     PaneSendKeysParams,
     PaneSendTextParams,
@@ -105,6 +121,8 @@ from .types import (
     PaneSwapParams,
     PaneSwapReply,
     PaneTarget,
+    PaneTextPoint,
+    PaneTextRange,
     PaneWaitForOutputParams,
     PaneZoomMode,
     PaneZoomParams,
@@ -136,8 +154,10 @@ from .types import (
     PluginUnlinkParams,
     PongReply,
     PopupSize,
+    ProductAnnouncementDismissParams,
     ReadFormat,
     ReadSource,
+    ReleaseNotesDismissParams,
     ServerLiveHandoffParams,
     SessionSnapshotReply,
     SplitDirection,
@@ -151,6 +171,7 @@ from .types import (
     TabTarget,
     ToastHerdrPosition,
     UInt,
+    UInt16,
     UInt32,
     UInt64,
     WaitMatchedReply,
@@ -224,6 +245,21 @@ class AsyncMethods:
         result: NotificationShowReply = await self._call("notification.show", _params(NotificationShowParams, title=title, body=body, position=position, sound=sound), NotificationShowReply)
         return result
 
+    async def product_announcement_dismiss(self, version: str, id: str) -> OkReply:
+        """Call ``product_announcement.dismiss``; return its ``ok`` result."""
+        result: OkReply = await self._call("product_announcement.dismiss", _params(ProductAnnouncementDismissParams, version=version, id=id), OkReply)
+        return result
+
+    async def release_notes_dismiss(self, version: str) -> OkReply:
+        """Call ``release_notes.dismiss``; return its ``ok`` result."""
+        result: OkReply = await self._call("release_notes.dismiss", _params(ReleaseNotesDismissParams, version=version), OkReply)
+        return result
+
+    async def command_invoke(self, command_id: str, *, pane_id: str | None = None, tab_id: str | None = None, workspace_id: str | None = None, selection: PaneSelectionReadParams | None = None) -> OkReply:
+        """Call ``command.invoke``; return its ``ok`` result."""
+        result: OkReply = await self._call("command.invoke", _params(CommandInvokeParams, command_id=command_id, pane_id=pane_id, tab_id=tab_id, workspace_id=workspace_id, selection=selection), OkReply)
+        return result
+
     async def client_window_title_set(self, title: str) -> ClientWindowTitleReply:
         """Call ``client.window_title.set``; return its ``client_window_title`` result."""
         result: ClientWindowTitleReply = await self._call("client.window_title.set", _params(ClientWindowTitleSetParams, title=title), ClientWindowTitleReply)
@@ -234,14 +270,19 @@ class AsyncMethods:
         result: ClientWindowTitleReply = await self._call("client.window_title.clear", EmptyParams(), ClientWindowTitleReply)
         return result
 
+    async def client_shell_surface_set(self, active: bool) -> ClientShellSurfaceSetReply:
+        """Call ``client_shell.surface.set``; return its ``client_shell_surface_set`` result."""
+        result: ClientShellSurfaceSetReply = await self._call("client_shell.surface.set", _params(ClientShellSurfaceSetParams, active=active), ClientShellSurfaceSetReply)
+        return result
+
     async def session_snapshot(self) -> SessionSnapshotReply:
         """Call ``session.snapshot``; return its ``session_snapshot`` result."""
         result: SessionSnapshotReply = await self._call("session.snapshot", EmptyParams(), SessionSnapshotReply)
         return result
 
-    async def workspace_create(self, *, cwd: str | None = None, focus: bool | None = None, label: str | None = None, env: dict[str, str] | None = None) -> WorkspaceCreatedReply:
+    async def workspace_create(self, *, cwd: str | None = None, focus: bool | None = None, label: str | None = None, env: dict[str, str] | None = None, source_workspace_id: str | None = None) -> WorkspaceCreatedReply:
         """Call ``workspace.create``; return its ``workspace_created`` result."""
-        result: WorkspaceCreatedReply = await self._call("workspace.create", _params(WorkspaceCreateParams, cwd=cwd, focus=focus, label=label, env=env), WorkspaceCreatedReply)
+        result: WorkspaceCreatedReply = await self._call("workspace.create", _params(WorkspaceCreateParams, cwd=cwd, focus=focus, label=label, env=env, source_workspace_id=source_workspace_id), WorkspaceCreatedReply)
         return result
 
     async def workspace_list(self) -> WorkspaceListReply:
@@ -284,24 +325,24 @@ class AsyncMethods:
         result: OkReply = await self._call("workspace.close", _params(WorkspaceCloseParams, workspace_id=workspace_id, close_group=close_group), OkReply)
         return result
 
-    async def worktree_list(self, *, workspace_id: str | None = None, cwd: str | None = None) -> WorktreeListReply:
+    async def worktree_list(self, *, workspace_id: str | None = None, cwd: str | None = None, trust_repository: bool | None = None) -> WorktreeListReply:
         """Call ``worktree.list``; return its ``worktree_list`` result."""
-        result: WorktreeListReply = await self._call("worktree.list", _params(WorktreeListParams, workspace_id=workspace_id, cwd=cwd), WorktreeListReply)
+        result: WorktreeListReply = await self._call("worktree.list", _params(WorktreeListParams, workspace_id=workspace_id, cwd=cwd, trust_repository=trust_repository), WorktreeListReply)
         return result
 
-    async def worktree_create(self, *, workspace_id: str | None = None, cwd: str | None = None, branch: str | None = None, base: str | None = None, path: str | None = None, label: str | None = None, focus: bool | None = None) -> WorktreeCreatedReply:
+    async def worktree_create(self, *, workspace_id: str | None = None, cwd: str | None = None, branch: str | None = None, base: str | None = None, path: str | None = None, label: str | None = None, focus: bool | None = None, trust_repository: bool | None = None) -> WorktreeCreatedReply:
         """Call ``worktree.create``; return its ``worktree_created`` result."""
-        result: WorktreeCreatedReply = await self._call("worktree.create", _params(WorktreeCreateParams, workspace_id=workspace_id, cwd=cwd, branch=branch, base=base, path=path, label=label, focus=focus), WorktreeCreatedReply)
+        result: WorktreeCreatedReply = await self._call("worktree.create", _params(WorktreeCreateParams, workspace_id=workspace_id, cwd=cwd, branch=branch, base=base, path=path, label=label, focus=focus, trust_repository=trust_repository), WorktreeCreatedReply)
         return result
 
-    async def worktree_open(self, *, workspace_id: str | None = None, cwd: str | None = None, path: str | None = None, branch: str | None = None, label: str | None = None, focus: bool | None = None) -> WorktreeOpenedReply:
+    async def worktree_open(self, *, workspace_id: str | None = None, cwd: str | None = None, path: str | None = None, branch: str | None = None, label: str | None = None, focus: bool | None = None, trust_repository: bool | None = None) -> WorktreeOpenedReply:
         """Call ``worktree.open``; return its ``worktree_opened`` result."""
-        result: WorktreeOpenedReply = await self._call("worktree.open", _params(WorktreeOpenParams, workspace_id=workspace_id, cwd=cwd, path=path, branch=branch, label=label, focus=focus), WorktreeOpenedReply)
+        result: WorktreeOpenedReply = await self._call("worktree.open", _params(WorktreeOpenParams, workspace_id=workspace_id, cwd=cwd, path=path, branch=branch, label=label, focus=focus, trust_repository=trust_repository), WorktreeOpenedReply)
         return result
 
-    async def worktree_remove(self, workspace_id: str, *, force: bool | None = None) -> WorktreeRemovedReply:
+    async def worktree_remove(self, workspace_id: str, *, force: bool | None = None, trust_repository: bool | None = None) -> WorktreeRemovedReply:
         """Call ``worktree.remove``; return its ``worktree_removed`` result."""
-        result: WorktreeRemovedReply = await self._call("worktree.remove", _params(WorktreeRemoveParams, workspace_id=workspace_id, force=force), WorktreeRemovedReply)
+        result: WorktreeRemovedReply = await self._call("worktree.remove", _params(WorktreeRemoveParams, workspace_id=workspace_id, force=force, trust_repository=trust_repository), WorktreeRemovedReply)
         return result
 
     async def tab_create(self, *, workspace_id: str | None = None, cwd: str | None = None, focus: bool | None = None, label: str | None = None, env: dict[str, str] | None = None) -> TabCreatedReply:
@@ -464,6 +505,31 @@ class AsyncMethods:
         result: PaneResizeReply = await self._call("pane.resize", _params(PaneResizeParams, pane_id=pane_id, direction=direction, amount=amount), PaneResizeReply)
         return result
 
+    async def pane_scroll(self, pane_id: str, offset_from_bottom: UInt64) -> OkReply:
+        """Call ``pane.scroll``; return its ``ok`` result."""
+        result: OkReply = await self._call("pane.scroll", _params(PaneScrollParams, pane_id=pane_id, offset_from_bottom=offset_from_bottom), OkReply)
+        return result
+
+    async def pane_edit_scrollback(self, pane_id: str) -> OkReply:
+        """Call ``pane.edit_scrollback``; return its ``ok`` result."""
+        result: OkReply = await self._call("pane.edit_scrollback", _params(PaneTarget, pane_id=pane_id), OkReply)
+        return result
+
+    async def pane_selection_read(self, pane_id: str, anchor: PaneTextPoint, cursor: PaneTextPoint, *, content_revision: UInt64 | None = None) -> PaneSelectionReply:
+        """Call ``pane.selection.read``; return its ``pane_selection`` result."""
+        result: PaneSelectionReply = await self._call("pane.selection.read", _params(PaneSelectionReadParams, pane_id=pane_id, anchor=anchor, cursor=cursor, content_revision=content_revision), PaneSelectionReply)
+        return result
+
+    async def pane_copy_motion(self, pane_id: str, cursor: PaneTextPoint, motion: PaneCopyMotion, *, content_revision: UInt64 | None = None) -> PaneCopyMotionReply:
+        """Call ``pane.copy_motion``; return its ``pane_copy_motion`` result."""
+        result: PaneCopyMotionReply = await self._call("pane.copy_motion", _params(PaneCopyMotionParams, pane_id=pane_id, cursor=cursor, motion=motion, content_revision=content_revision), PaneCopyMotionReply)
+        return result
+
+    async def pane_copy_search(self, pane_id: str, query: str, direction: PaneCopySearchDirection, cursor: PaneTextPoint, content_revision: UInt64, *, previous: PaneTextRange | None = None) -> PaneCopySearchReply:
+        """Call ``pane.copy_search``; return its ``pane_copy_search`` result."""
+        result: PaneCopySearchReply = await self._call("pane.copy_search", _params(PaneCopySearchParams, pane_id=pane_id, query=query, direction=direction, cursor=cursor, content_revision=content_revision, previous=previous), PaneCopySearchReply)
+        return result
+
     async def pane_list(self, *, workspace_id: str | None = None) -> PaneListReply:
         """Call ``pane.list``; return its ``pane_list`` result."""
         result: PaneListReply = await self._call("pane.list", _params(PaneListParams, workspace_id=workspace_id), PaneListReply)
@@ -487,6 +553,16 @@ class AsyncMethods:
     async def pane_input_set(self, pane_id: str, right_click: PaneRightClickTarget) -> OkReply:
         """Call ``pane.input.set``; return its ``ok`` result."""
         result: OkReply = await self._call("pane.input.set", _params(PaneInputSetParams, pane_id=pane_id, right_click=right_click), OkReply)
+        return result
+
+    async def pane_link_activate(self, pane_id: str, viewport_row: UInt16, col: UInt16, *, content_revision: UInt64 | None = None, offset_from_bottom: UInt64 | None = None) -> PaneLinkActivatedReply:
+        """Call ``pane.link.activate``; return its ``pane_link_activated`` result."""
+        result: PaneLinkActivatedReply = await self._call("pane.link.activate", _params(PaneLinkActivateParams, pane_id=pane_id, viewport_row=viewport_row, col=col, content_revision=content_revision, offset_from_bottom=offset_from_bottom), PaneLinkActivatedReply)
+        return result
+
+    async def pane_link_resolve(self, pane_id: str, viewport_row: UInt16, col: UInt16, *, content_revision: UInt64 | None = None, offset_from_bottom: UInt64 | None = None) -> PaneLinkResolvedReply:
+        """Call ``pane.link.resolve``; return its ``pane_link_resolved`` result."""
+        result: PaneLinkResolvedReply = await self._call("pane.link.resolve", _params(PaneLinkActivateParams, pane_id=pane_id, viewport_row=viewport_row, col=col, content_revision=content_revision, offset_from_bottom=offset_from_bottom), PaneLinkResolvedReply)
         return result
 
     async def pane_rename(self, pane_id: str, *, label: str | None = None) -> PaneInfoReply:
@@ -572,6 +648,11 @@ class AsyncMethods:
     async def pane_wait_for_output(self, pane_id: str, source: ReadSource, match: OutputMatch, *, lines: UInt32 | None = None, timeout_ms: UInt64 | None = None, strip_ansi: bool | None = None) -> OutputMatchedReply:
         """Call ``pane.wait_for_output``; return its ``output_matched`` result."""
         result: OutputMatchedReply = await self._call("pane.wait_for_output", _params(PaneWaitForOutputParams, pane_id=pane_id, source=source, lines=lines, timeout_ms=timeout_ms, strip_ansi=strip_ansi, match=match), OutputMatchedReply)
+        return result
+
+    async def integration_list(self) -> IntegrationListReply:
+        """Call ``integration.list``; return its ``integration_list`` result."""
+        result: IntegrationListReply = await self._call("integration.list", EmptyParams(), IntegrationListReply)
         return result
 
     async def integration_install(self, target: IntegrationTarget) -> IntegrationInstallReply:
@@ -681,6 +762,21 @@ class BlockingMethods:
         result: NotificationShowReply = self._call("notification.show", _params(NotificationShowParams, title=title, body=body, position=position, sound=sound), NotificationShowReply)
         return result
 
+    def product_announcement_dismiss(self, version: str, id: str) -> OkReply:
+        """Call ``product_announcement.dismiss``; return its ``ok`` result."""
+        result: OkReply = self._call("product_announcement.dismiss", _params(ProductAnnouncementDismissParams, version=version, id=id), OkReply)
+        return result
+
+    def release_notes_dismiss(self, version: str) -> OkReply:
+        """Call ``release_notes.dismiss``; return its ``ok`` result."""
+        result: OkReply = self._call("release_notes.dismiss", _params(ReleaseNotesDismissParams, version=version), OkReply)
+        return result
+
+    def command_invoke(self, command_id: str, *, pane_id: str | None = None, tab_id: str | None = None, workspace_id: str | None = None, selection: PaneSelectionReadParams | None = None) -> OkReply:
+        """Call ``command.invoke``; return its ``ok`` result."""
+        result: OkReply = self._call("command.invoke", _params(CommandInvokeParams, command_id=command_id, pane_id=pane_id, tab_id=tab_id, workspace_id=workspace_id, selection=selection), OkReply)
+        return result
+
     def client_window_title_set(self, title: str) -> ClientWindowTitleReply:
         """Call ``client.window_title.set``; return its ``client_window_title`` result."""
         result: ClientWindowTitleReply = self._call("client.window_title.set", _params(ClientWindowTitleSetParams, title=title), ClientWindowTitleReply)
@@ -691,14 +787,19 @@ class BlockingMethods:
         result: ClientWindowTitleReply = self._call("client.window_title.clear", EmptyParams(), ClientWindowTitleReply)
         return result
 
+    def client_shell_surface_set(self, active: bool) -> ClientShellSurfaceSetReply:
+        """Call ``client_shell.surface.set``; return its ``client_shell_surface_set`` result."""
+        result: ClientShellSurfaceSetReply = self._call("client_shell.surface.set", _params(ClientShellSurfaceSetParams, active=active), ClientShellSurfaceSetReply)
+        return result
+
     def session_snapshot(self) -> SessionSnapshotReply:
         """Call ``session.snapshot``; return its ``session_snapshot`` result."""
         result: SessionSnapshotReply = self._call("session.snapshot", EmptyParams(), SessionSnapshotReply)
         return result
 
-    def workspace_create(self, *, cwd: str | None = None, focus: bool | None = None, label: str | None = None, env: dict[str, str] | None = None) -> WorkspaceCreatedReply:
+    def workspace_create(self, *, cwd: str | None = None, focus: bool | None = None, label: str | None = None, env: dict[str, str] | None = None, source_workspace_id: str | None = None) -> WorkspaceCreatedReply:
         """Call ``workspace.create``; return its ``workspace_created`` result."""
-        result: WorkspaceCreatedReply = self._call("workspace.create", _params(WorkspaceCreateParams, cwd=cwd, focus=focus, label=label, env=env), WorkspaceCreatedReply)
+        result: WorkspaceCreatedReply = self._call("workspace.create", _params(WorkspaceCreateParams, cwd=cwd, focus=focus, label=label, env=env, source_workspace_id=source_workspace_id), WorkspaceCreatedReply)
         return result
 
     def workspace_list(self) -> WorkspaceListReply:
@@ -741,24 +842,24 @@ class BlockingMethods:
         result: OkReply = self._call("workspace.close", _params(WorkspaceCloseParams, workspace_id=workspace_id, close_group=close_group), OkReply)
         return result
 
-    def worktree_list(self, *, workspace_id: str | None = None, cwd: str | None = None) -> WorktreeListReply:
+    def worktree_list(self, *, workspace_id: str | None = None, cwd: str | None = None, trust_repository: bool | None = None) -> WorktreeListReply:
         """Call ``worktree.list``; return its ``worktree_list`` result."""
-        result: WorktreeListReply = self._call("worktree.list", _params(WorktreeListParams, workspace_id=workspace_id, cwd=cwd), WorktreeListReply)
+        result: WorktreeListReply = self._call("worktree.list", _params(WorktreeListParams, workspace_id=workspace_id, cwd=cwd, trust_repository=trust_repository), WorktreeListReply)
         return result
 
-    def worktree_create(self, *, workspace_id: str | None = None, cwd: str | None = None, branch: str | None = None, base: str | None = None, path: str | None = None, label: str | None = None, focus: bool | None = None) -> WorktreeCreatedReply:
+    def worktree_create(self, *, workspace_id: str | None = None, cwd: str | None = None, branch: str | None = None, base: str | None = None, path: str | None = None, label: str | None = None, focus: bool | None = None, trust_repository: bool | None = None) -> WorktreeCreatedReply:
         """Call ``worktree.create``; return its ``worktree_created`` result."""
-        result: WorktreeCreatedReply = self._call("worktree.create", _params(WorktreeCreateParams, workspace_id=workspace_id, cwd=cwd, branch=branch, base=base, path=path, label=label, focus=focus), WorktreeCreatedReply)
+        result: WorktreeCreatedReply = self._call("worktree.create", _params(WorktreeCreateParams, workspace_id=workspace_id, cwd=cwd, branch=branch, base=base, path=path, label=label, focus=focus, trust_repository=trust_repository), WorktreeCreatedReply)
         return result
 
-    def worktree_open(self, *, workspace_id: str | None = None, cwd: str | None = None, path: str | None = None, branch: str | None = None, label: str | None = None, focus: bool | None = None) -> WorktreeOpenedReply:
+    def worktree_open(self, *, workspace_id: str | None = None, cwd: str | None = None, path: str | None = None, branch: str | None = None, label: str | None = None, focus: bool | None = None, trust_repository: bool | None = None) -> WorktreeOpenedReply:
         """Call ``worktree.open``; return its ``worktree_opened`` result."""
-        result: WorktreeOpenedReply = self._call("worktree.open", _params(WorktreeOpenParams, workspace_id=workspace_id, cwd=cwd, path=path, branch=branch, label=label, focus=focus), WorktreeOpenedReply)
+        result: WorktreeOpenedReply = self._call("worktree.open", _params(WorktreeOpenParams, workspace_id=workspace_id, cwd=cwd, path=path, branch=branch, label=label, focus=focus, trust_repository=trust_repository), WorktreeOpenedReply)
         return result
 
-    def worktree_remove(self, workspace_id: str, *, force: bool | None = None) -> WorktreeRemovedReply:
+    def worktree_remove(self, workspace_id: str, *, force: bool | None = None, trust_repository: bool | None = None) -> WorktreeRemovedReply:
         """Call ``worktree.remove``; return its ``worktree_removed`` result."""
-        result: WorktreeRemovedReply = self._call("worktree.remove", _params(WorktreeRemoveParams, workspace_id=workspace_id, force=force), WorktreeRemovedReply)
+        result: WorktreeRemovedReply = self._call("worktree.remove", _params(WorktreeRemoveParams, workspace_id=workspace_id, force=force, trust_repository=trust_repository), WorktreeRemovedReply)
         return result
 
     def tab_create(self, *, workspace_id: str | None = None, cwd: str | None = None, focus: bool | None = None, label: str | None = None, env: dict[str, str] | None = None) -> TabCreatedReply:
@@ -921,6 +1022,31 @@ class BlockingMethods:
         result: PaneResizeReply = self._call("pane.resize", _params(PaneResizeParams, pane_id=pane_id, direction=direction, amount=amount), PaneResizeReply)
         return result
 
+    def pane_scroll(self, pane_id: str, offset_from_bottom: UInt64) -> OkReply:
+        """Call ``pane.scroll``; return its ``ok`` result."""
+        result: OkReply = self._call("pane.scroll", _params(PaneScrollParams, pane_id=pane_id, offset_from_bottom=offset_from_bottom), OkReply)
+        return result
+
+    def pane_edit_scrollback(self, pane_id: str) -> OkReply:
+        """Call ``pane.edit_scrollback``; return its ``ok`` result."""
+        result: OkReply = self._call("pane.edit_scrollback", _params(PaneTarget, pane_id=pane_id), OkReply)
+        return result
+
+    def pane_selection_read(self, pane_id: str, anchor: PaneTextPoint, cursor: PaneTextPoint, *, content_revision: UInt64 | None = None) -> PaneSelectionReply:
+        """Call ``pane.selection.read``; return its ``pane_selection`` result."""
+        result: PaneSelectionReply = self._call("pane.selection.read", _params(PaneSelectionReadParams, pane_id=pane_id, anchor=anchor, cursor=cursor, content_revision=content_revision), PaneSelectionReply)
+        return result
+
+    def pane_copy_motion(self, pane_id: str, cursor: PaneTextPoint, motion: PaneCopyMotion, *, content_revision: UInt64 | None = None) -> PaneCopyMotionReply:
+        """Call ``pane.copy_motion``; return its ``pane_copy_motion`` result."""
+        result: PaneCopyMotionReply = self._call("pane.copy_motion", _params(PaneCopyMotionParams, pane_id=pane_id, cursor=cursor, motion=motion, content_revision=content_revision), PaneCopyMotionReply)
+        return result
+
+    def pane_copy_search(self, pane_id: str, query: str, direction: PaneCopySearchDirection, cursor: PaneTextPoint, content_revision: UInt64, *, previous: PaneTextRange | None = None) -> PaneCopySearchReply:
+        """Call ``pane.copy_search``; return its ``pane_copy_search`` result."""
+        result: PaneCopySearchReply = self._call("pane.copy_search", _params(PaneCopySearchParams, pane_id=pane_id, query=query, direction=direction, cursor=cursor, content_revision=content_revision, previous=previous), PaneCopySearchReply)
+        return result
+
     def pane_list(self, *, workspace_id: str | None = None) -> PaneListReply:
         """Call ``pane.list``; return its ``pane_list`` result."""
         result: PaneListReply = self._call("pane.list", _params(PaneListParams, workspace_id=workspace_id), PaneListReply)
@@ -944,6 +1070,16 @@ class BlockingMethods:
     def pane_input_set(self, pane_id: str, right_click: PaneRightClickTarget) -> OkReply:
         """Call ``pane.input.set``; return its ``ok`` result."""
         result: OkReply = self._call("pane.input.set", _params(PaneInputSetParams, pane_id=pane_id, right_click=right_click), OkReply)
+        return result
+
+    def pane_link_activate(self, pane_id: str, viewport_row: UInt16, col: UInt16, *, content_revision: UInt64 | None = None, offset_from_bottom: UInt64 | None = None) -> PaneLinkActivatedReply:
+        """Call ``pane.link.activate``; return its ``pane_link_activated`` result."""
+        result: PaneLinkActivatedReply = self._call("pane.link.activate", _params(PaneLinkActivateParams, pane_id=pane_id, viewport_row=viewport_row, col=col, content_revision=content_revision, offset_from_bottom=offset_from_bottom), PaneLinkActivatedReply)
+        return result
+
+    def pane_link_resolve(self, pane_id: str, viewport_row: UInt16, col: UInt16, *, content_revision: UInt64 | None = None, offset_from_bottom: UInt64 | None = None) -> PaneLinkResolvedReply:
+        """Call ``pane.link.resolve``; return its ``pane_link_resolved`` result."""
+        result: PaneLinkResolvedReply = self._call("pane.link.resolve", _params(PaneLinkActivateParams, pane_id=pane_id, viewport_row=viewport_row, col=col, content_revision=content_revision, offset_from_bottom=offset_from_bottom), PaneLinkResolvedReply)
         return result
 
     def pane_rename(self, pane_id: str, *, label: str | None = None) -> PaneInfoReply:
@@ -1029,6 +1165,11 @@ class BlockingMethods:
     def pane_wait_for_output(self, pane_id: str, source: ReadSource, match: OutputMatch, *, lines: UInt32 | None = None, timeout_ms: UInt64 | None = None, strip_ansi: bool | None = None) -> OutputMatchedReply:
         """Call ``pane.wait_for_output``; return its ``output_matched`` result."""
         result: OutputMatchedReply = self._call("pane.wait_for_output", _params(PaneWaitForOutputParams, pane_id=pane_id, source=source, lines=lines, timeout_ms=timeout_ms, strip_ansi=strip_ansi, match=match), OutputMatchedReply)
+        return result
+
+    def integration_list(self) -> IntegrationListReply:
+        """Call ``integration.list``; return its ``integration_list`` result."""
+        result: IntegrationListReply = self._call("integration.list", EmptyParams(), IntegrationListReply)
         return result
 
     def integration_install(self, target: IntegrationTarget) -> IntegrationInstallReply:

@@ -52,6 +52,8 @@ class Input(Enum):
     EVENT = "event"
     EOF = "eof"
     CLIENT_DATA = "client_data"
+    STREAM_ERROR = "stream_error"
+    """An error answer while streaming (protocol 22's ``events_lost``)."""
 
 
 TRANSITIONS: dict[tuple[Role, State, Input], State] = {
@@ -59,6 +61,7 @@ TRANSITIONS: dict[tuple[Role, State, Input], State] = {
     (Role.CLIENT, State.AWAITING, Input.ANSWER): State.DONE,
     (Role.CLIENT, State.AWAITING, Input.ACK): State.STREAMING,
     (Role.CLIENT, State.STREAMING, Input.EVENT): State.STREAMING,
+    (Role.CLIENT, State.STREAMING, Input.STREAM_ERROR): State.DONE,
     (Role.CLIENT, State.STREAMING, Input.EOF): State.CLOSED,
     (Role.CLIENT, State.DONE, Input.EOF): State.CLOSED,
     (Role.CLIENT, State.CLOSED, Input.EOF): State.CLOSED,
@@ -73,6 +76,7 @@ TRANSITIONS: dict[tuple[Role, State, Input], State] = {
     (Role.SERVER, State.LEAVING, Input.CLIENT_DATA): State.LEAVING,
     (Role.SERVER, State.LEAVING, Input.EOF): State.LEAVING,
     (Role.SERVER, State.STREAMING, Input.EVENT): State.STREAMING,
+    (Role.SERVER, State.STREAMING, Input.STREAM_ERROR): State.DONE,
     (Role.SERVER, State.STREAMING, Input.CLIENT_DATA): State.CLOSED,
     (Role.SERVER, State.STREAMING, Input.EOF): State.CLOSED,
     (Role.SERVER, State.DONE, Input.CLIENT_DATA): State.DONE,
@@ -86,7 +90,8 @@ byte after the request line, or a half-close, ends a stream or drops a wait's
 answer). herdr sees it only when it probes the socket, between stream rounds
 and wait polls, so while answering (``LEAVING``) the one answer or the
 subscription acknowledgement it writes before its first probe still goes
-out, and then the connection is over (``CLOSED``)."""
+out, and then the connection is over (``CLOSED``). An error answer while
+streaming is protocol 22's ``events_lost``: it ends the stream (``DONE``)."""
 
 
 def next_state(role: Role, state: State, event: Input) -> State | None:

@@ -10,8 +10,13 @@ result shapes (same generated types).
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
+
+import msgspec
 
 from shedproto._errors import ErrorCode, RemoteProtocolError
 
@@ -19,6 +24,7 @@ from . import types as t
 
 __all__ = [
     "DEFAULT_PROTOCOL",
+    "HERDR_VERSIONS",
     "SUPPORTED_PROTOCOLS",
     "Compatibility",
     "VersionMismatchError",
@@ -29,10 +35,19 @@ __all__ = [
 ]
 
 SUPPORTED_PROTOCOLS: tuple[int, ...] = tuple(sorted(t.PROTOCOL_TABLES))
-"""Protocol numbers this library has types for (20 and 21)."""
+"""Protocol numbers this library has types for (20, 21 and 22)."""
 
 DEFAULT_PROTOCOL: int = t.NEWEST_PROTOCOL
 """The protocol clients and the reference server speak unless told otherwise."""
+
+
+HERDR_VERSIONS: dict[int, str] = {20: "0.8.2", 21: "0.9.0-preview", 22: "0.9.5"}
+"""The herdr release that speaks each protocol, as ``ping`` reports it.
+
+20 and 22 are what the tools name (herdr-bridge: 0.8.2; claude-focus: 0.9.5);
+21 never shipped in a stable release (0.8.2 speaks 20, 0.9.0 already 22), so
+it reports herdr's preview form of the release it led to.
+"""
 
 
 class VersionMismatchError(RemoteProtocolError):
@@ -98,16 +113,25 @@ def check_exact(client: int, server: int) -> None:
 
 
 def _result_members(protocol: int, method: str) -> tuple[object, ...]:
-    union = t.DEFS_P20["ResponseResult"] if protocol == 20 else t.DEFS_P21["ResponseResult"]
+    union = t.PROTOCOL_TABLES[protocol][2]["ResponseResult"]
     members = {m.__struct_config__.tag: m for m in union.__args__}
     return tuple(members[tag] for tag in t.METHOD_RESULTS.get(method, ()))
+
+
+_TWIN = re.compile(r"P\d+\b")
+
+
+@functools.cache
+def _shape(tp: Any) -> str:
+    """Return the JSON Schema of ``tp`` without protocol twin suffixes (``PongReplyP20``)."""
+    return _TWIN.sub("", msgspec.json.encode(msgspec.json.schema(tp)).decode())
 
 
 def differing_methods(a: int, b: int, methods: Iterable[str] | None = None) -> tuple[str, ...]:
     """Return the methods (of ``methods``, default all) whose shapes differ between ``a`` and ``b``.
 
     A method differs when it is missing from either protocol, or its params or
-    result types are not the same generated types.
+    result types have different shapes (two twins of one JSON shape are equal).
 
     Raises:
         VersionMismatchError: ``a`` or ``b`` is not supported.
@@ -122,8 +146,9 @@ def differing_methods(a: int, b: int, methods: Iterable[str] | None = None) -> t
         for method in names
         if method not in params_a
         or method not in params_b
-        or params_a[method] is not params_b[method]
-        or _result_members(a, method) != _result_members(b, method)
+        or _shape(params_a[method]) != _shape(params_b[method])
+        or [_shape(m) for m in _result_members(a, method)]
+        != [_shape(m) for m in _result_members(b, method)]
     )
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from shedproto import herdr
 from shedproto.clients.cli import main
 from shedproto.servers.herdr import HerdrServer
 
@@ -24,13 +25,14 @@ async def test_ping_call_and_subscribe(
     herdr_server: HerdrServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     sock = str(herdr_server.path)
+    herdr_server.replay = herdr.replay_rule(21)  # `subscribe` below replays the earlier event
     with anyio.fail_after(30):
         assert await _cli(["herdr", "ping", "--socket", sock, "--json"]) == 0
         report = json.loads(capsys.readouterr().out)
-        assert (report["protocol"], report["compatible"], report["version"]) == (21, True, "0.8.0")
+        assert (report["protocol"], report["compatible"], report["version"]) == (22, True, "0.9.5")
 
         assert await _cli(["herdr", "ping", "--socket", sock]) == 0
-        assert "protocol 21 (compatible" in capsys.readouterr().out
+        assert "protocol 22 (compatible" in capsys.readouterr().out
 
         assert (
             await _cli(
@@ -152,11 +154,14 @@ async def test_serve_command(short_socket_dir: Path) -> None:
                 line = await anyio.to_thread.run_sync(process.stdout.readline)
                 assert line, "serve exited before reporting readiness"
                 document += line.decode()
-            assert json.loads(document)["protocol"] == 20
+            assert (json.loads(document)["protocol"], json.loads(document)["version"]) == (
+                20,
+                "0.8.2",
+            )
             from shedproto.clients.herdr import AsyncHerdrClient
 
             status = await AsyncHerdrClient.for_socket(sock, protocol=20).runtime_status()
-            assert status.protocol == 20
+            assert (status.protocol, status.version) == (20, "0.8.2")
             process.send_signal(signal.SIGINT)
             code = await anyio.to_thread.run_sync(process.wait)
             assert code == 130  # Ctrl-C: the shell convention; SIGTERM exits 0

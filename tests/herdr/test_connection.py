@@ -270,7 +270,7 @@ def test_make_request_validates() -> None:
     assert bad.value.code is ErrorCode.INVALID_ARGUMENT
     assert bad.value.path == "$.source"
     with pytest.raises(herdr.VersionMismatchError):
-        herdr.make_request("ping", id="1", protocol=22)
+        herdr.make_request("ping", id="1", protocol=23)
 
 
 def test_protocol20_decodes_its_own_shapes() -> None:
@@ -342,3 +342,21 @@ def test_every_method_round_trips_with_default_params(method: str, request_id: s
     request = herdr.make_request(method, params, id=request_id)
     wire = herdr.encode_request(request)
     assert herdr.decode_request(wire[:-1], 21) == request
+
+
+def test_an_error_line_ends_a_stream_on_both_sides() -> None:
+    """Protocol 22's ``events_lost``: one error line with the request id ends the stream."""
+    request = herdr.make_request(
+        "events.subscribe", {"subscriptions": [{"type": "workspace.renamed"}]}, id="s"
+    )
+    client, server = herdr.ClientConnection(), herdr.ServerConnection()
+    server.receive_data(client.send(request))
+    wire = server.send(herdr.SuccessResponse(id="s", result=t.SubscriptionStartedReply()))
+    lost = herdr.ErrorResponse.of("s", herdr.EVENTS_LOST, "fell behind")
+    wire += server.send(lost)
+    assert server.state is State.DONE
+    with pytest.raises(LocalProtocolError):
+        server.send(lost)  # nothing may follow it
+    got = client.receive_data(wire)
+    assert got[-1] == lost
+    assert client.state is State.DONE

@@ -213,8 +213,9 @@ def test_unknown_keys(key: str) -> None:
 
 # ---------------------------------------------------------------- versions
 def test_supported_protocols() -> None:
-    assert herdr.SUPPORTED_PROTOCOLS == (20, 21)
-    assert herdr.DEFAULT_PROTOCOL == 21
+    assert herdr.SUPPORTED_PROTOCOLS == (20, 21, 22)
+    assert herdr.DEFAULT_PROTOCOL == 22
+    assert herdr.HERDR_VERSIONS == {20: "0.8.2", 21: "0.9.0-preview", 22: "0.9.5"}
 
 
 def test_exact_rule_names_both_versions() -> None:
@@ -238,8 +239,11 @@ def test_looser_per_method_check() -> None:
         herdr.check_methods(21, 20, ["ping", "workspace.close"])
     assert info.value.methods == ("workspace.close",)
     with pytest.raises(herdr.VersionMismatchError):
-        herdr.check_methods(21, 22, ["ping"])
+        herdr.check_methods(21, 23, ["ping"])
     assert "pane.graphics.info" in herdr.differing_methods(20, 21)
+    new = set(herdr.differing_methods(22, 21))
+    assert {"ping", "workspace.create", "integration.list", "pane.scroll"} <= new
+    assert "pane.read" not in new
     assert herdr.differing_methods(21, 21) == ()
 
 
@@ -310,3 +314,20 @@ def test_stripped_terminal_title() -> None:
     assert stripped_terminal_title("✳task") == "✳task"  # the glyph must stand alone
     assert stripped_terminal_title("vim ✳ x") == "vim ✳ x"
     assert stripped_terminal_title("   ") is None
+
+
+def test_agent_start_rules_live_in_the_core() -> None:
+    kinds = {"claude"}
+    assert herdr.agent_start_error("pi", "claude", kinds, None, ["--x"]) is None
+    cases = [
+        (("Bad", "claude", None, []), "invalid_agent_name"),
+        (("pi", "nope", None, []), "unsupported_agent_kind"),
+        (("pi", "claude", 3000, []), "invalid_agent_timeout"),
+        (("pi", "claude", 300_001, []), "invalid_agent_timeout"),
+        (("pi", "claude", 300_000, ["a\nb"]), "invalid_agent_argument"),
+    ]
+    for (name, kind, timeout, args), code in cases:
+        failure = herdr.agent_start_error(name, kind, kinds, timeout, args)
+        assert failure is not None
+        assert failure[0].value == code
+    assert herdr.agent_name_error("a" * 33) is not None

@@ -216,6 +216,7 @@ SUBSCRIBE = (
 async def test_bytes_after_a_subscribe_line_get_the_ack_and_end_the_stream(
     herdr_server: HerdrServer,
 ) -> None:
+    herdr_server.replay = herdr.replay_rule(21)
     with anyio.fail_after(LIMIT):
         client = AsyncHerdrClient.for_socket(herdr_server.path)
         await client.workspace_create()  # an event a live stream would replay at once

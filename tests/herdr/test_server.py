@@ -67,7 +67,7 @@ async def test_end_to_end_through_the_client(short_socket_dir: Path) -> None:  #
             path = await tg.start(server.serve)
             client = AsyncHerdrClient.for_socket(path)
             status = await client.runtime_status()
-            assert (status.version, status.protocol, status.compatible) == ("0.8.0", 21, True)
+            assert (status.version, status.protocol, status.compatible) == ("0.9.5", 22, True)
             await client.check_version()
 
             # 1. a workspace with a real shell
@@ -126,7 +126,9 @@ async def test_end_to_end_through_the_client(short_socket_dir: Path) -> None:  #
             assert [a.pane_id for a in agents.agents] == ["w1:p2"]
             pids = [p.process.pid for ws in server.workspaces for p in ws.panes()]
 
-            # 5. subscribe: lifecycle events arrive in order (history replays from the ring)
+            # 5. subscribe: lifecycle events arrive in order (history replays from the
+            # ring under protocol 21's rule; protocol 22 starts at the current event)
+            server.replay = herdr.replay_rule(21)
             seen: list[str] = []
             async with client.subscribe("workspace.created") as events:
                 async for event in events:
@@ -195,18 +197,12 @@ async def test_envelope_edge_cases_over_the_socket(short_socket_dir: Path) -> No
             # ping still works afterwards: nothing was lost and the server is up
             pong = json.loads(await raw(path, b'{"id":"p","method":"ping","params":{}}\r\n'))
             assert pong["result"]["type"] == "pong"
-            # a method the server does not model answers a clear error
-            unmodelled = json.loads(
-                await raw(path, b'{"id":"u","method":"worktree.list","params":{}}\n')
+            # an app-layer failure answers herdr's code with the request id
+            outside = json.loads(
+                await raw(path, b'{"id":"u","method":"worktree.list","params":{"cwd":"/"}}\n')
             )
-            assert unmodelled == {
-                "id": "u",
-                "error": {
-                    "code": "not_implemented",
-                    "message": "method worktree.list is not modelled by the shedproto herdr "
-                    "reference server",
-                },
-            }
+            assert outside["id"] == "u"
+            assert outside["error"]["code"] == "worktree_not_found"
             server.shutdown()
 
 
@@ -382,6 +378,7 @@ async def test_focus_rename_and_tabs(herdr_server: HerdrServer) -> None:
 
 async def test_blocking_client(herdr_server: HerdrServer) -> None:
     path = herdr_server.path
+    herdr_server.replay = herdr.replay_rule(21)  # the subscription below replays history
 
     def work() -> tuple[str, list[str]]:
         client = BlockingHerdrClient.for_socket(path, timeout=10)
@@ -399,7 +396,7 @@ async def test_blocking_client(herdr_server: HerdrServer) -> None:
 
     with anyio.fail_after(LIMIT):
         version, seen = await anyio.to_thread.run_sync(work)
-    assert version == "0.8.0"
+    assert version == "0.9.5"
     assert seen == ["workspace_created"]
 
 
@@ -421,8 +418,8 @@ async def test_version_check_against_a_protocol20_server(short_socket_dir: Path)
             client = AsyncHerdrClient.for_socket(path)
             with pytest.raises(herdr.VersionMismatchError) as info:
                 await client.check_version()
-            assert (info.value.ours, info.value.theirs) == (21, 20)
-            ok = await client.check_version(["ping", "workspace.create"])
+            assert (info.value.ours, info.value.theirs) == (22, 20)
+            ok = await client.check_version(["workspace.list", "pane.send_text"])
             assert not ok.exact
             server.shutdown()
 
