@@ -21,7 +21,7 @@ __all__ = ["herdr_server", "herdr_server_sync", "running_herdr_server"]
 
 @asynccontextmanager
 async def running_herdr_server() -> AsyncIterator[HerdrServer]:
-    """Run a :class:`HerdrServer` (protocol 22, herdr 0.9.5) on a fresh short socket path for the block.
+    """Run a :class:`HerdrServer` (protocol 22, herdr 0.9.5) on a fresh short socket path.
 
     Panes run ``/bin/sh`` in their PTYs. Point a client at ``server.path``
     (``AsyncHerdrClient.for_socket(server.path)``) or set
