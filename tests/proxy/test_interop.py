@@ -16,7 +16,8 @@ import anyio
 import pytest
 
 from shedproto.servers.herdr import HerdrServer
-from tests.herdr.test_interop import CLIENT_DIR, PYTHON, SCRIPT
+from tests.herdr._interop import CLIENT_DIR
+from tests.herdr.test_interop import PYTHON, SCRIPT
 
 from ._helpers import proxied
 
