@@ -87,6 +87,6 @@ def test_replay_of_a_bad_cassette_is_one_line_exit_1(
 @pytest.mark.parametrize("command", ["proxy", "replay", "check"])
 def test_help_ends_with_an_example(command: str) -> None:
     result = subprocess.run([*CLI, command, "--help"], capture_output=True, text=True, check=True)
-    example = result.stdout.split("example:\n", 1)[1]
+    example = result.stdout.split("examples:\n", 1)[1]
     assert example.strip().startswith("shedproto ")
     assert result.stdout.rstrip().endswith(example.rstrip())

@@ -44,7 +44,7 @@ async def test_herdr_client_works_unchanged_through_the_proxy(short_socket_dir: 
             server.shutdown()
     assert result.returncode == 0, result.stderr.decode()
     out = json.loads(result.stdout)
-    assert out["pong"]["protocol"] == 21
+    assert out["pong"]["protocol"] == 22
     assert out["matched"].endswith("INTEROP-42")
     assert out["event"]["event"] == "workspace_created"
     assert "pane_not_found" in out["error"]

@@ -76,7 +76,7 @@ async def test_a_failing_observer_never_stops_the_relay(
         path = await tasks.start(proxy.serve)
         pong = await AsyncHerdrClient.for_socket(path).request("ping")
         proxy.shutdown()
-    assert pong.protocol == 21
+    assert pong.protocol == 22
     assert len(errors) == 1
     assert "observer failed" in errors[0]
 
