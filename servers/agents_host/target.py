@@ -91,6 +91,9 @@ ALL_INDEX_DOC = "index/all"
 OBSERVATIONS_DOC = "index/observations"
 
 _ENCODER = msgspec.json.Encoder()
+_HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
+_SESSION_INDEX_DECODER = msgspec.json.Decoder(SessionIndex)
+_OBSERVATIONS_DECODER = msgspec.json.Decoder(dict[str, int])
 
 
 def target_file_name(key: str) -> str:
@@ -251,10 +254,42 @@ class StoredDocuments:
         body = self._document(HEALTH_DOC)
         return None if body is None else msgspec.json.decode(body, type=Health)
 
+    def _decoded(self, name: str, body: bytes, decode: Callable[[bytes], Any]) -> Any:
+        """Return ``decode(body)``, from the per-document memo when ``body`` is the same bytes.
+
+        The memo keeps the last bytes read or written per document name and
+        what they decode to; like the index memo it cannot be stale (other
+        bytes miss it). Only immutable values (frozen structs) are memoised.
+
+        Raises:
+            msgspec.DecodeError: ``body`` does not decode (nothing is memoised).
+
+        """
+        memo = self.__dict__.setdefault("_decoded_memo", {})
+        hit = memo.get(name)
+        if hit is not None and hit[0] == body:
+            return hit[1]
+        value = decode(body)
+        memo[name] = (body, value)
+        return value
+
+    def _remember_decoded(self, name: str, body: bytes, value: Any) -> None:
+        """Remember that the just-written ``body`` of document ``name`` decodes to ``value``."""
+        self.__dict__.setdefault("_decoded_memo", {})[name] = (body, value)
+
     def read_index(self, bucket: str) -> SessionIndex | None:
-        """Return the ``recent`` or ``all`` index, or ``None`` before the first collection."""
-        body = self._document(f"index/{bucket}")
-        return None if body is None else msgspec.json.decode(body, type=SessionIndex)
+        """Return the ``recent`` or ``all`` index, or ``None`` before the first collection.
+
+        Raises:
+            msgspec.DecodeError: the stored index is malformed.
+
+        """
+        name = f"index/{bucket}"
+        body = self._document(name)
+        if body is None:
+            return None
+        index: SessionIndex = self._decoded(name, body, _SESSION_INDEX_DECODER.decode)
+        return index
 
     def published_sessions(self) -> dict[str, IndexEntry]:
         """Return the ``all`` index rows by key."""
@@ -426,12 +461,21 @@ class SqliteTarget(StoredDocuments):
     # -- sessions --------------------------------------------------------------------------
 
     def _bump(self, db: sqlite3.Connection, name: str) -> int:
-        db.execute(
-            "INSERT INTO meta (name, value) VALUES (?, 1)"
-            " ON CONFLICT(name) DO UPDATE SET value = value + 1",
-            (name,),
-        )
-        row = db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+        # One statement (upsert ... RETURNING, SQLite >= 3.35) instead of an
+        # upsert and a SELECT: the counter is bumped on every receipt publish.
+        if _HAS_RETURNING:
+            row = db.execute(
+                "INSERT INTO meta (name, value) VALUES (?, 1)"
+                " ON CONFLICT(name) DO UPDATE SET value = value + 1 RETURNING value",
+                (name,),
+            ).fetchone()
+        else:  # pragma: no cover - SQLite older than 3.35
+            db.execute(
+                "INSERT INTO meta (name, value) VALUES (?, 1)"
+                " ON CONFLICT(name) DO UPDATE SET value = value + 1",
+                (name,),
+            )
+            row = db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
         return int(row[0])
 
     def next_observation(self) -> int:
@@ -447,22 +491,25 @@ class SqliteTarget(StoredDocuments):
         observations: dict[str, int],
     ) -> None:
         """Write the manifests, then both indexes and the observations, in one transaction."""
+        recent_body = _ENCODER.encode(recent)
+        all_body = _ENCODER.encode(all_index)
         with self._transaction() as db:
             db.execute(
                 "INSERT OR REPLACE INTO documents (name, body) VALUES (?, ?)",
                 (OBSERVATIONS_DOC, _ENCODER.encode(observations)),
             )
-            db.executemany(
-                "INSERT OR REPLACE INTO manifests (key, body) VALUES (?, ?)",
-                list(manifests.items()),
-            )
+            if manifests:
+                db.executemany(
+                    "INSERT OR REPLACE INTO manifests (key, body) VALUES (?, ?)",
+                    list(manifests.items()),
+                )
             db.executemany(
                 "INSERT OR REPLACE INTO documents (name, body) VALUES (?, ?)",
-                [
-                    (RECENT_INDEX_DOC, _ENCODER.encode(recent)),
-                    (ALL_INDEX_DOC, _ENCODER.encode(all_index)),
-                ],
+                [(RECENT_INDEX_DOC, recent_body), (ALL_INDEX_DOC, all_body)],
             )
+        # The next targeted refresh reads the ``all`` index back: skip its decode.
+        self._remember_decoded(RECENT_INDEX_DOC, recent_body, recent)
+        self._remember_decoded(ALL_INDEX_DOC, all_body, all_index)
         self._notify("sessions", all_index)
 
     def read_manifest(self, key: str) -> bytes | None:
