@@ -368,7 +368,7 @@ class SqliteTarget(StoredDocuments):
         db.execute("COMMIT")
 
     def _write_one(self, sql: str, parameters: tuple[Any, ...]) -> Any:
-        """Run one write statement as its own (autocommit) transaction; return its first row or ``None``.
+        """Run one write statement as its own autocommit transaction; return its first row or None.
 
         One statement instead of ``BEGIN IMMEDIATE``/statement/``COMMIT``:
         atomic all the same, and two fewer calls into SQLite, each of which
