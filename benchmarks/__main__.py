@@ -1,4 +1,4 @@
-"""``python -m benchmarks [SUITE ...] [--json] [--quick]``: run suites, print medians and ratios.
+"""``python -m benchmarks [SUITE ...] [--json] [--quick] [--uvloop]``: print medians and ratios.
 
 Exit status is 0 even when a ratio misses its target: benchmarks inform, they
 do not gate (the machine is noisy). ``--quick`` divides the work for a smoke run.
@@ -28,12 +28,39 @@ SUITES: dict[str, str] = {
 """Suite name -> module exposing ``cases(quick: bool) -> list[Case]``."""
 
 
+def _use_uvloop() -> bool:
+    """Make uvloop the loop of every later ``anyio.run`` on asyncio; ``False`` if not installed.
+
+    The cases call ``anyio.run`` themselves; with no ``loop_factory`` anyio's
+    asyncio backend asks the event loop policy for a new loop, so setting
+    uvloop's policy once covers every case (baseline and candidate alike).
+    """
+    try:
+        import uvloop
+    except ImportError:
+        return False
+    import asyncio
+
+    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks")
     parser.add_argument("suites", nargs="*", choices=[[], *SUITES], default=[], metavar="SUITE")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--quick", action="store_true", help="smaller inputs, for a smoke run")
+    parser.add_argument(
+        "--uvloop",
+        action="store_true",
+        help="run every asyncio case on uvloop (the `fast` extra); compare with a run without",
+    )
     args = parser.parse_args(argv)
+    if args.uvloop and not _use_uvloop():
+        sys.stderr.write(
+            "python -m benchmarks: --uvloop needs uvloop: pip install 'shedproto[fast]'\n"
+        )
+        return 2
     results: list[CaseResult] = []
     for name in args.suites or list(SUITES):
         module = importlib.import_module(SUITES[name])

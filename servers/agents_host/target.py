@@ -91,6 +91,13 @@ ALL_INDEX_DOC = "index/all"
 OBSERVATIONS_DOC = "index/observations"
 
 _ENCODER = msgspec.json.Encoder()
+_HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
+_BUMP_RETURNING = (
+    "INSERT INTO meta (name, value) VALUES (?, 1)"
+    " ON CONFLICT(name) DO UPDATE SET value = value + 1 RETURNING value"
+)
+_SESSION_INDEX_DECODER = msgspec.json.Decoder(SessionIndex)
+_OBSERVATIONS_DECODER = msgspec.json.Decoder(dict[str, int])
 
 
 def target_file_name(key: str) -> str:
@@ -251,10 +258,42 @@ class StoredDocuments:
         body = self._document(HEALTH_DOC)
         return None if body is None else msgspec.json.decode(body, type=Health)
 
+    def _decoded(self, name: str, body: bytes, decode: Callable[[bytes], Any]) -> Any:
+        """Return ``decode(body)``, from the per-document memo when ``body`` is the same bytes.
+
+        The memo keeps the last bytes read or written per document name and
+        what they decode to; like the index memo it cannot be stale (other
+        bytes miss it). Only immutable values (frozen structs) are memoised.
+
+        Raises:
+            msgspec.DecodeError: ``body`` does not decode (nothing is memoised).
+
+        """
+        memo = self.__dict__.setdefault("_decoded_memo", {})
+        hit = memo.get(name)
+        if hit is not None and hit[0] == body:
+            return hit[1]
+        value = decode(body)
+        memo[name] = (body, value)
+        return value
+
+    def _remember_decoded(self, name: str, body: bytes, value: Any) -> None:
+        """Remember that the just-written ``body`` of document ``name`` decodes to ``value``."""
+        self.__dict__.setdefault("_decoded_memo", {})[name] = (body, value)
+
     def read_index(self, bucket: str) -> SessionIndex | None:
-        """Return the ``recent`` or ``all`` index, or ``None`` before the first collection."""
-        body = self._document(f"index/{bucket}")
-        return None if body is None else msgspec.json.decode(body, type=SessionIndex)
+        """Return the ``recent`` or ``all`` index, or ``None`` before the first collection.
+
+        Raises:
+            msgspec.DecodeError: the stored index is malformed.
+
+        """
+        name = f"index/{bucket}"
+        body = self._document(name)
+        if body is None:
+            return None
+        index: SessionIndex = self._decoded(name, body, _SESSION_INDEX_DECODER.decode)
+        return index
 
     def published_sessions(self) -> dict[str, IndexEntry]:
         """Return the ``all`` index rows by key."""
@@ -327,6 +366,23 @@ class SqliteTarget(StoredDocuments):
             db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
+
+    def _write_one(self, sql: str, parameters: tuple[Any, ...]) -> Any:
+        """Run one write statement as its own autocommit transaction; return its first row or None.
+
+        One statement instead of ``BEGIN IMMEDIATE``/statement/``COMMIT``:
+        atomic all the same, and two fewer calls into SQLite, each of which
+        releases and re-takes the GIL while the ledger's threads run.
+
+        Raises:
+            TargetStoreError: the target is closed.
+
+        """
+        if self._closed:
+            raise TargetStoreError("agent host target is closed")
+        # fetchall: run the statement to completion, so it is reset and commits now.
+        rows = self._db.execute(sql, parameters).fetchall()
+        return rows[0] if rows else None
 
     def _notify(self, kind: str, value: Any) -> None:
         for listener in list(self._listeners):
@@ -416,17 +472,19 @@ class SqliteTarget(StoredDocuments):
 
     def publish_health(self, health: Health) -> None:
         """Replace the health document."""
-        with self._transaction() as db:
-            db.execute(
-                "INSERT OR REPLACE INTO documents (name, body) VALUES (?, ?)",
-                (HEALTH_DOC, _ENCODER.encode(health)),
-            )
+        self._write_one(
+            "INSERT OR REPLACE INTO documents (name, body) VALUES (?, ?)",
+            (HEALTH_DOC, _ENCODER.encode(health)),
+        )
         self._notify("health", health)
 
     # -- sessions --------------------------------------------------------------------------
 
     def _bump(self, db: sqlite3.Connection, name: str) -> int:
-        db.execute(
+        if _HAS_RETURNING:
+            # One statement (upsert ... RETURNING, SQLite >= 3.35): see _write_one.
+            return int(db.execute(_BUMP_RETURNING, (name,)).fetchall()[0][0])
+        db.execute(  # pragma: no cover - SQLite older than 3.35
             "INSERT INTO meta (name, value) VALUES (?, 1)"
             " ON CONFLICT(name) DO UPDATE SET value = value + 1",
             (name,),
@@ -434,10 +492,17 @@ class SqliteTarget(StoredDocuments):
         row = db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
         return int(row[0])
 
+    def _next(self, name: str) -> int:
+        """Bump the counter ``name`` and return its new value, in one transaction."""
+        if _HAS_RETURNING:
+            row = self._write_one(_BUMP_RETURNING, (name,))
+            return int(row[0])
+        with self._transaction() as db:  # pragma: no cover - SQLite older than 3.35
+            return self._bump(db, name)
+
     def next_observation(self) -> int:
         """Allocate the next observation sequence number."""
-        with self._transaction() as db:
-            return self._bump(db, "observation")
+        return self._next("observation")
 
     def publish_sessions(
         self,
@@ -447,22 +512,25 @@ class SqliteTarget(StoredDocuments):
         observations: dict[str, int],
     ) -> None:
         """Write the manifests, then both indexes and the observations, in one transaction."""
+        recent_body = _ENCODER.encode(recent)
+        all_body = _ENCODER.encode(all_index)
         with self._transaction() as db:
-            db.execute(
-                "INSERT OR REPLACE INTO documents (name, body) VALUES (?, ?)",
-                (OBSERVATIONS_DOC, _ENCODER.encode(observations)),
-            )
-            db.executemany(
-                "INSERT OR REPLACE INTO manifests (key, body) VALUES (?, ?)",
-                list(manifests.items()),
-            )
+            if manifests:
+                db.executemany(
+                    "INSERT OR REPLACE INTO manifests (key, body) VALUES (?, ?)",
+                    list(manifests.items()),
+                )
             db.executemany(
                 "INSERT OR REPLACE INTO documents (name, body) VALUES (?, ?)",
                 [
-                    (RECENT_INDEX_DOC, _ENCODER.encode(recent)),
-                    (ALL_INDEX_DOC, _ENCODER.encode(all_index)),
+                    (OBSERVATIONS_DOC, _ENCODER.encode(observations)),
+                    (RECENT_INDEX_DOC, recent_body),
+                    (ALL_INDEX_DOC, all_body),
                 ],
             )
+        # The next targeted refresh reads the ``all`` index back: skip its decode.
+        self._remember_decoded(RECENT_INDEX_DOC, recent_body, recent)
+        self._remember_decoded(ALL_INDEX_DOC, all_body, all_index)
         self._notify("sessions", all_index)
 
     def read_manifest(self, key: str) -> bytes | None:
@@ -475,14 +543,26 @@ class SqliteTarget(StoredDocuments):
     def append_command(self, value: Any, producer: str | None) -> int:
         """Append ``value`` (an object or a JSON string) to the queue; return its sequence."""
         queue = producer or ""
-        with self._transaction() as db:
+        body = _ENCODER.encode(value)
+        if _HAS_RETURNING:
+            # The MAX(seq) read and the insert in one statement: see _write_one.
+            row = self._write_one(
+                "INSERT INTO commands (producer, seq, body)"
+                " SELECT ?, COALESCE(MAX(seq), 0) + 1, ? FROM commands WHERE producer = ?"
+                " RETURNING seq",
+                (queue, body, queue),
+            )
+            seq = int(row[0])
+            self._notify("command", (producer, seq))
+            return seq
+        with self._transaction() as db:  # pragma: no cover - SQLite older than 3.35
             row = db.execute(
                 "SELECT COALESCE(MAX(seq), 0) FROM commands WHERE producer = ?", (queue,)
             ).fetchone()
             seq = int(row[0]) + 1
             db.execute(
                 "INSERT INTO commands (producer, seq, body) VALUES (?, ?, ?)",
-                (queue, seq, _ENCODER.encode(value)),
+                (queue, seq, body),
             )
         self._notify("command", (producer, seq))
         return seq
