@@ -41,6 +41,8 @@ class Mistake:
     prefix: str = PREFIX
     quiet: bool = True
     """Nothing on stdout (``run`` prints the real host's startup lines first)."""
+    once: bool = False
+    """``message`` (a path) must occur exactly once in the error line."""
 
 
 MISTAKES: dict[str, Mistake] = {
@@ -87,13 +89,19 @@ MISTAKES: dict[str, Mistake] = {
     ),
     # refused binds
     "desktop-serve-live-socket": Mistake(
-        ("desktop", "serve", "--dialect", "mac", "--socket", "{d}/live.sock"), 1, "live.sock"
+        ("desktop", "serve", "--dialect", "mac", "--socket", "{d}/live.sock"),
+        1,
+        "{d}/live.sock",
+        once=True,
     ),
     "desktop-serve-regular-file": Mistake(
-        ("desktop", "serve", "--dialect", "tauri", "--socket", "{d}/file.txt"), 1, "file.txt"
+        ("desktop", "serve", "--dialect", "tauri", "--socket", "{d}/file.txt"),
+        1,
+        "{d}/file.txt",
+        once=True,
     ),
     "herdr-serve-directory": Mistake(
-        ("herdr", "serve", "--socket", "{d}/adir", "--shell", "/bin/sh"), 1, "adir"
+        ("herdr", "serve", "--socket", "{d}/adir", "--shell", "/bin/sh"), 1, "{d}/adir", once=True
     ),
     "herdr-serve-too-long": Mistake(
         ("herdr", "serve", "--socket", "{d}/" + "x" * 120 + ".sock"), 1, "AF_UNIX"
@@ -104,7 +112,32 @@ MISTAKES: dict[str, Mistake] = {
     "desktop-serve-unwritable": Mistake(
         ("desktop", "serve", "--dialect", "mac", "--socket", "/proc/shedproto-test/x.sock"),
         1,
-        "/proc/shedproto-test",
+        "/proc/shedproto-test/x.sock",
+        once=True,
+    ),
+    "desktop-serve-bind-refused-without-path": Mistake(
+        ("desktop", "serve", "--dialect", "mac", "--socket", "/proc/shedproto-test.sock"),
+        1,
+        "cannot bind /proc/shedproto-test.sock: No such file or directory",
+        once=True,
+    ),
+    "herdr-serve-parent-is-a-file": Mistake(
+        ("herdr", "serve", "--socket", "{d}/file.txt/x.sock"),
+        1,
+        "{d}/file.txt is not a directory",
+        once=True,
+    ),
+    "host-agent-serve-missing-parent": Mistake(
+        ("host-agent", "serve", "--socket-dir", "/proc/shedproto-test"),
+        1,
+        "/proc/shedproto-test/host-agent-status.sock",
+        once=True,
+    ),
+    "proxy-listen-live-socket": Mistake(
+        ("proxy", "--protocol", "herdr", "--listen", "{d}/live.sock", "--upstream", "{d}/x"),
+        1,
+        "{d}/live.sock",
+        once=True,
     ),
     "agents-host-run-live-socket": Mistake(
         (
@@ -126,9 +159,10 @@ MISTAKES: dict[str, Mistake] = {
             "{d}/live.sock",
         ),
         1,
-        "live.sock",
+        "{d}/live.sock",
         prefix="Agent host failed: ",
         quiet=False,
+        once=True,
     ),
     # bad params
     "desktop-call-no-equals": Mistake(
@@ -261,7 +295,10 @@ def test_mistake_is_one_line_with_the_right_exit_code(name: str, scratch: Path) 
     assert lines, "no error message"
     error = lines[-1]
     assert error.startswith(mistake.prefix), done.stderr
-    assert mistake.message.replace("{d}", str(scratch)) in error, done.stderr
+    expected = mistake.message.replace("{d}", str(scratch))
+    assert expected in error, done.stderr
+    if mistake.once:
+        assert error.count(expected) == 1, f"{expected!r} named more than once: {error}"
     if mistake.usage is None:
         assert len(lines) == 1, done.stderr
     else:
