@@ -70,7 +70,9 @@ _HANGUPS = (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError)
 
 
 @contextlib.contextmanager
-def first_reply(transport: AsyncLineTransport | BlockingLineTransport) -> Iterator[None]:
+def first_reply(
+    transport: AsyncLineTransport | BlockingLineTransport, *, silent_close: bool = False
+) -> Iterator[None]:
     """Receive and decode a reply inside this block; mark ``transport`` answered after it.
 
     Until a block on ``transport`` has once ended without error, a
@@ -80,12 +82,17 @@ def first_reply(transport: AsyncLineTransport | BlockingLineTransport) -> Iterat
     another protocol listens there: it is re-raised as
     ``UnreachableSocketError`` (reason ``other-protocol``, one line naming the
     path once). Later, or for a transport without a path, errors pass through
-    unchanged, as do the protocol's own typed errors.
+    unchanged, as do the protocol's own typed errors. ``silent_close=True``
+    says this protocol's own server may close without a reply here (a mac
+    desktop server past its frame cap): then a close or hang-up stays as it is.
     """
     try:
         yield
     except (RemoteProtocolError, *_HANGUPS) as exc:
         if transport.answered or transport.path is None:
+            raise
+        closed = not isinstance(exc, RemoteProtocolError) or exc.code is ErrorCode.CONNECTION_CLOSED
+        if silent_close and closed:
             raise
         if isinstance(exc, RemoteProtocolError):
             if exc.code not in _NOT_A_REPLY:

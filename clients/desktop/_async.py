@@ -23,6 +23,7 @@ from shedproto.desktop._params import params_dict
 
 from ._common import (
     DEFAULT_TIMEOUT,
+    MAC_FRAME_CAP,
     RESPONSE_POLICY,
     closed_while_sending,
     convert_result,
@@ -114,7 +115,7 @@ class AsyncDesktopClient:
             _, line = self._conn.send_request(op, params)
             limit = self.timeout if timeout is None else timeout
             try:
-                with first_reply(transport):
+                with first_reply(transport, silent_close=len(line) >= MAC_FRAME_CAP):
                     if limit == math.inf:  # the caller brings its own deadline: no scope at all
                         await self._send(transport, line)
                         reply = self._conn.receive_line(await transport.receive_frame())

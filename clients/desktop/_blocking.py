@@ -23,6 +23,7 @@ from shedproto.desktop._params import params_dict
 
 from ._common import (
     DEFAULT_TIMEOUT,
+    MAC_FRAME_CAP,
     RESPONSE_POLICY,
     closed_while_sending,
     convert_result,
@@ -111,7 +112,7 @@ class DesktopClient:
                 self._send(transport, line)
                 while True:
                     remaining = max(deadline - time.monotonic(), 0.0)
-                    with first_reply(transport):
+                    with first_reply(transport, silent_close=len(line) >= MAC_FRAME_CAP):
                         reply = self._conn.receive_line(transport.receive_frame(timeout=remaining))
                     if reply.request_id == request_id:
                         error = reply.response.error
