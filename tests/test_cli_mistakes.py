@@ -87,6 +87,37 @@ MISTAKES: dict[str, Mistake] = {
         '"code":"connect_failed"',
         prefix='{"error":',
     ),
+    # a server of another protocol (reference servers the fixture starts)
+    "desktop-call-herdr-server": Mistake(
+        ("desktop", "call", "identify", "--socket", "{d}/hsrv.sock"),
+        1,
+        "cannot talk to {d}/hsrv.sock: the server there speaks another protocol",
+        once=True,
+    ),
+    "desktop-identify-herdr-server": Mistake(
+        ("desktop", "identify", "--socket", "{d}/hsrv.sock"),
+        1,
+        "cannot talk to {d}/hsrv.sock: the server there speaks another protocol",
+        once=True,
+    ),
+    "herdr-ping-status-socket": Mistake(
+        ("herdr", "ping", "--socket", "{d}/ha/host-agent-status.sock"),
+        1,
+        "cannot talk to {d}/ha/host-agent-status.sock: the server there speaks another protocol",
+        once=True,
+    ),
+    "herdr-call-status-socket": Mistake(
+        ("herdr", "call", "ping", "--socket", "{d}/ha/host-agent-status.sock"),
+        1,
+        "cannot talk to {d}/ha/host-agent-status.sock: the server there speaks another protocol",
+        once=True,
+    ),
+    "watch-desktop-server": Mistake(
+        ("host-agent", "watch", "--socket-dir", "{d}/desk"),
+        1,
+        "cannot talk to {d}/desk/host-agent.sock: the server there speaks another protocol",
+        once=True,
+    ),
     # refused binds
     "desktop-serve-live-socket": Mistake(
         ("desktop", "serve", "--dialect", "mac", "--socket", "{d}/live.sock"),
@@ -232,9 +263,26 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def _serve(argv: list[str], directory: Path, servers: list[subprocess.Popen[str]]) -> None:
+    """Start a reference server in ``directory`` into ``servers``; return once it is ready."""
+    server = subprocess.Popen(
+        [*CLI, *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=_env(directory),
+        cwd=str(directory),
+    )
+    servers.append(server)
+    assert server.stdout is not None
+    assert server.stdout.readline(), f"{argv} did not start"
+
+
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A short directory with a regular file, a directory, a dead socket and a live one."""
+    """A short directory with a regular file, a directory, a dead socket, a live one,
+    and herdr, desktop (at a host-agent path) and host-agent reference servers.
+    """
     import tempfile
 
     directory = Path(tempfile.mkdtemp(prefix="cm-", dir="/tmp"))
@@ -266,9 +314,19 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         ],
     }
     (directory / "inited" / "echo.jsonc").write_text(json.dumps(echo))
+    desk = f"{directory}/desk/host-agent.sock"
+    servers: list[subprocess.Popen[str]] = []
     try:
+        _serve(["herdr", "serve", "--socket", f"{directory}/hsrv.sock"], directory, servers)
+        _serve(["desktop", "serve", "--dialect", "mac", "--socket", desk], directory, servers)
+        _serve(["host-agent", "serve", "--socket-dir", f"{directory}/ha"], directory, servers)
         yield directory
     finally:
+        for server in servers:
+            server.terminate()
+            server.wait(timeout=30)
+            if server.stdout is not None:
+                server.stdout.close()
         live.close()
         subprocess.run(["rm", "-rf", str(directory)], check=False)
 
