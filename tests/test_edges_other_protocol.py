@@ -18,6 +18,7 @@ import anyio
 import pytest
 
 from shedproto.clients import ConnectReason, UnreachableSocketError
+from shedproto.clients.cli import main
 from shedproto.clients.desktop import AsyncDesktopClient, DesktopClient, DesktopError
 from shedproto.clients.herdr import AsyncHerdrClient, BlockingHerdrClient
 from shedproto.clients.host_agent import (
@@ -143,3 +144,26 @@ async def test_a_herdr_error_reply_stays_a_herdr_answer(herdr_server: HerdrServe
     client = AsyncHerdrClient.for_socket(herdr_server.path)
     answer = await client.send(RawRequest(id="1", method="no.such.method"))
     assert isinstance(answer, ErrorResponse)
+
+
+def test_status_cli_names_another_protocol_in_one_line(
+    short_socket_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from anyio.from_thread import start_blocking_portal
+
+    path = short_socket_dir / "host-agent-status.sock"
+    server = DesktopServer(path, env={}, test_mode=True, idle_timeout=0.1, grace=0.1)
+    monkeypatch.setenv("SHED_HOST_AGENT_SOCKET_DIR", str(short_socket_dir))
+    with start_blocking_portal() as portal:
+        future, _ = portal.start_task(server.serve)
+        try:
+            code = main(["host-agent", "status"])
+        finally:
+            portal.call(server.shutdown)
+            future.result(timeout=10)
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.count("\n") == 1
+    assert err.count(os.fspath(path)) == 1
+    assert "the server there speaks another protocol" in err
+    assert "Traceback" not in err
