@@ -28,6 +28,7 @@ from shedproto.clients._transport import AsyncLineTransport, BlockingLineTranspo
 from shedproto.herdr import (
     DEFAULT_PROTOCOL,
     HOLDING_METHODS,
+    MAX_REQUEST_BYTES,
     ClientConnection,
     Compatibility,
     ConnectionClosed,
@@ -103,6 +104,11 @@ def _subscriptions(items: Iterable[Any]) -> t.EventsSubscribeParams:
         return msgspec.convert({"subscriptions": subs}, t.EventsSubscribeParams)
     except msgspec.ValidationError as exc:
         raise LocalProtocolError(ErrorCode.INVALID_ARGUMENT, f"bad subscription: {exc}") from None
+
+
+def _over_cap(request_line: bytes) -> bool:
+    """Whether herdr closes without a word on ``request_line``: its own answer, no stranger's."""
+    return len(request_line) > MAX_REQUEST_BYTES
 
 
 def _same_tag(result: Any, expected: Any) -> bool:
@@ -227,7 +233,7 @@ class AsyncHerdrClient(_Base, AsyncMethods):
             async with transport:
                 conn = ClientConnection(protocol=self.protocol)
                 request_line = conn.send(request)
-                with first_reply(transport):
+                with first_reply(transport, silent_close=_over_cap(request_line)):
                     await transport.send(request_line)
                     while True:
                         try:
@@ -313,7 +319,7 @@ class AsyncSubscription:
             try:
                 request_line = self._conn.send(self.request)
                 answers: list[Any] = []
-                with first_reply(self._transport):
+                with first_reply(self._transport, silent_close=_over_cap(request_line)):
                     await self._transport.send(request_line)
                     while not answers:
                         events = await self._receive()
@@ -399,7 +405,7 @@ class BlockingHerdrClient(_Base, BlockingMethods):
             conn = ClientConnection(protocol=self.protocol)
             request_line = conn.send(request)
             sock = transport.sock
-            with first_reply(transport):
+            with first_reply(transport, silent_close=_over_cap(request_line)):
                 transport.send(request_line)
                 while True:
                     if deadline is not None:
@@ -465,7 +471,7 @@ class BlockingSubscription:
             request_line = self._conn.send(self.request)
             deadline = None if timeout is None else time.monotonic() + timeout
             answers: list[Any] = []
-            with first_reply(self._transport):
+            with first_reply(self._transport, silent_close=_over_cap(request_line)):
                 self._transport.send(request_line)
                 while not answers:
                     events = self._receive(deadline)
