@@ -11,16 +11,22 @@ cap and report errors identically:
 * ``receive_frame`` returns one frame without its newline, within a deadline
   (``TimeoutError`` when it passes), and raises
   :class:`~shedproto.RemoteProtocolError` (``CONNECTION_CLOSED``) when the
-  peer closes first, or :class:`~shedproto.FramingError` for an over-cap frame.
+  peer closes first, or :class:`~shedproto.FramingError` for an over-cap frame;
+* :func:`first_reply` wraps where a client receives and decodes a reply: until
+  one reply of its protocol has arrived on the connection, a reply that is not
+  one (or a close without any) raises ``UnreachableSocketError`` with reason
+  ``other-protocol``, once, instead of a decoding error.
 
 The blocking form is a plain socket loop, not a wrapped event loop.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import time
+from collections.abc import Iterator
 from types import TracebackType
 
 import anyio
@@ -30,14 +36,70 @@ from typing_extensions import Self
 from shedproto import ErrorCode, FrameQueue, FramingPolicy, RemoteProtocolError
 from shedproto._framing import DEFAULT_POLICY
 
-from ._unreachable import ConnectError, unreachable
+from ._unreachable import ConnectError, other_protocol, unreachable
 
-__all__ = ["RECEIVE_CHUNK", "AsyncLineTransport", "BlockingLineTransport", "ConnectError"]
+__all__ = [
+    "RECEIVE_CHUNK",
+    "AsyncLineTransport",
+    "BlockingLineTransport",
+    "ConnectError",
+    "first_reply",
+]
 
 RECEIVE_CHUNK = 65536
 """Bytes asked of the socket per receive call."""
 
 DEFAULT_CONNECT_TIMEOUT = 5.0
+
+
+_NOT_A_REPLY = frozenset(
+    {
+        ErrorCode.MALFORMED_FRAME,
+        ErrorCode.SCHEMA_VIOLATION,
+        ErrorCode.UNKNOWN_TYPE,
+        ErrorCode.FRAME_TOO_LARGE,
+        ErrorCode.TRUNCATED_FRAME,
+        ErrorCode.UNEXPECTED_EVENT,
+        ErrorCode.CONNECTION_CLOSED,
+    }
+)
+"""Codes saying the bytes are no reply of the protocol (``VERSION_UNSUPPORTED`` is its own)."""
+
+_HANGUPS = (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError)
+"""What sending a request raises when the server already hung up."""
+
+
+@contextlib.contextmanager
+def first_reply(
+    transport: AsyncLineTransport | BlockingLineTransport, *, silent_close: bool = False
+) -> Iterator[None]:
+    """Receive and decode a reply inside this block; mark ``transport`` answered after it.
+
+    Until a block on ``transport`` has once ended without error, a
+    :class:`~shedproto.RemoteProtocolError` raised in it that says the bytes
+    are no reply of the protocol (not JSON, wrong shape, unknown type, a close
+    with no reply), or a hang-up while the request is sent, means a server of
+    another protocol listens there: it is re-raised as
+    ``UnreachableSocketError`` (reason ``other-protocol``, one line naming the
+    path once). Later, or for a transport without a path, errors pass through
+    unchanged, as do the protocol's own typed errors. ``silent_close=True``
+    says this protocol's own server may close without a reply here (a mac
+    desktop server past its frame cap): then a close or hang-up stays as it is.
+    """
+    try:
+        yield
+    except (RemoteProtocolError, *_HANGUPS) as exc:
+        if transport.answered or transport.path is None:
+            raise
+        closed = not isinstance(exc, RemoteProtocolError) or exc.code is ErrorCode.CONNECTION_CLOSED
+        if silent_close and closed:
+            raise
+        if isinstance(exc, RemoteProtocolError):
+            if exc.code not in _NOT_A_REPLY:
+                raise
+            raise other_protocol(transport.path, exc.message) from exc
+        raise other_protocol(transport.path, "it hung up before replying") from exc
+    transport.answered = True
 
 
 def _closed_error() -> RemoteProtocolError:
@@ -65,6 +127,8 @@ class AsyncLineTransport:
         self.frames = FrameQueue(policy)
         self.path = path
         """The socket path :meth:`connect` used (``None`` for a stream from elsewhere)."""
+        self.answered = False
+        """Whether a reply of the protocol arrived (set by :func:`first_reply`)."""
 
     @classmethod
     async def connect(
@@ -162,6 +226,8 @@ class BlockingLineTransport:
         self.frames = FrameQueue(policy)
         self.path = path
         """The socket path :meth:`connect` used (``None`` for a socket from elsewhere)."""
+        self.answered = False
+        """Whether a reply of the protocol arrived (set by :func:`first_reply`)."""
 
     @classmethod
     def connect(

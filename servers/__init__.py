@@ -10,6 +10,7 @@ from ._idle import IdleDeadline
 from ._unix import (
     BindError,
     BoundSocket,
+    CannotBindError,
     ConnectionHandler,
     NotASocketError,
     SocketInUseError,
@@ -22,6 +23,7 @@ from ._unix import (
 __all__ = [
     "BindError",
     "BoundSocket",
+    "CannotBindError",
     "ConnectionHandler",
     "IdleDeadline",
     "NotASocketError",

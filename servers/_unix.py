@@ -52,6 +52,7 @@ from ._dirs import create_directories
 __all__ = [
     "BindError",
     "BoundSocket",
+    "CannotBindError",
     "ConnectionHandler",
     "NotASocketError",
     "SocketInUseError",
@@ -82,7 +83,14 @@ ConnectionHandler = Callable[[anyio.abc.SocketStream], Awaitable[None]]
 
 
 class BindError(OSError):
-    """The bind ceremony refused the path; nothing on disk was changed."""
+    """The bind ceremony refused the path; nothing on disk was changed.
+
+    ``str()`` is one line naming the path once and what is wrong (the
+    ``strerror``); ``errno`` and ``filename`` are set as for any ``OSError``.
+    """
+
+    def __str__(self) -> str:
+        return self.strerror or super().__str__()
 
 
 class SocketPathTooLongError(BindError):
@@ -95,6 +103,28 @@ class NotASocketError(BindError):
 
 class SocketInUseError(BindError):
     """A live server already answers on the path."""
+
+
+class CannotBindError(BindError):
+    """The system refused a step of the bind; ``errno`` is the system's.
+
+    For example no permission, a missing or read-only directory, or a parent
+    that is not a directory.
+    """
+
+
+def _cannot_bind(target: Path, exc: OSError) -> CannotBindError:
+    """Say in one line, naming ``target`` once, why the system refused to bind it."""
+    why = exc.strerror or type(exc).__name__
+    where = exc.filename if isinstance(exc.filename, str) else None
+    if exc.errno == errno.ENOTDIR:
+        blocker = next((p for p in target.parents if os.path.lexists(p) and not p.is_dir()), None)
+        says = f"{blocker} is not a directory" if blocker else why
+    elif where and where != os.fspath(target):
+        says = f"cannot create or use its directory {where} ({why})"
+    else:
+        says = why
+    return CannotBindError(exc.errno or errno.EIO, f"cannot bind {target}: {says}", str(target))
 
 
 def max_socket_path_bytes(platform: str = sys.platform) -> int:
@@ -217,11 +247,35 @@ def bind_unix_socket(
         SocketPathTooLongError: the path exceeds the AF_UNIX limit.
         NotASocketError: a non-socket file is at the path (it is not touched).
         SocketInUseError: a live server answers on the path.
-        OSError: the directory or socket could not be created (for example
-            ``PermissionError``); nothing on disk was changed.
+        CannotBindError: the directory or socket could not be created (for
+            example no permission); nothing on disk was changed.
 
     """
     target = Path(path)
+    try:
+        return _bind(
+            target,
+            backlog=backlog,
+            probe_timeout=probe_timeout,
+            dir_mode=dir_mode,
+            socket_mode=socket_mode,
+            dedicated_dir=dedicated_dir,
+        )
+    except BindError:
+        raise
+    except OSError as exc:
+        raise _cannot_bind(target, exc) from exc
+
+
+def _bind(
+    target: Path,
+    *,
+    backlog: int,
+    probe_timeout: float,
+    dir_mode: int,
+    socket_mode: int,
+    dedicated_dir: bool,
+) -> BoundSocket:
     encoded = os.fsencode(target)
     limit = max_socket_path_bytes()
     if len(encoded) > limit:

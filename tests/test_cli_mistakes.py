@@ -41,6 +41,8 @@ class Mistake:
     prefix: str = PREFIX
     quiet: bool = True
     """Nothing on stdout (``run`` prints the real host's startup lines first)."""
+    once: bool = False
+    """``message`` (a path) must occur exactly once in the error line."""
 
 
 MISTAKES: dict[str, Mistake] = {
@@ -85,15 +87,52 @@ MISTAKES: dict[str, Mistake] = {
         '"code":"connect_failed"',
         prefix='{"error":',
     ),
+    # a server of another protocol (reference servers the fixture starts)
+    "desktop-call-herdr-server": Mistake(
+        ("desktop", "call", "identify", "--socket", "{d}/hsrv.sock"),
+        1,
+        "cannot talk to {d}/hsrv.sock: the server there speaks another protocol",
+        once=True,
+    ),
+    "desktop-identify-herdr-server": Mistake(
+        ("desktop", "identify", "--socket", "{d}/hsrv.sock"),
+        1,
+        "cannot talk to {d}/hsrv.sock: the server there speaks another protocol",
+        once=True,
+    ),
+    "herdr-ping-status-socket": Mistake(
+        ("herdr", "ping", "--socket", "{d}/ha/host-agent-status.sock"),
+        1,
+        "cannot talk to {d}/ha/host-agent-status.sock: the server there speaks another protocol",
+        once=True,
+    ),
+    "herdr-call-status-socket": Mistake(
+        ("herdr", "call", "ping", "--socket", "{d}/ha/host-agent-status.sock"),
+        1,
+        "cannot talk to {d}/ha/host-agent-status.sock: the server there speaks another protocol",
+        once=True,
+    ),
+    "watch-desktop-server": Mistake(
+        ("host-agent", "watch", "--socket-dir", "{d}/desk"),
+        1,
+        "cannot talk to {d}/desk/host-agent.sock: the server there speaks another protocol",
+        once=True,
+    ),
     # refused binds
     "desktop-serve-live-socket": Mistake(
-        ("desktop", "serve", "--dialect", "mac", "--socket", "{d}/live.sock"), 1, "live.sock"
+        ("desktop", "serve", "--dialect", "mac", "--socket", "{d}/live.sock"),
+        1,
+        "{d}/live.sock",
+        once=True,
     ),
     "desktop-serve-regular-file": Mistake(
-        ("desktop", "serve", "--dialect", "tauri", "--socket", "{d}/file.txt"), 1, "file.txt"
+        ("desktop", "serve", "--dialect", "tauri", "--socket", "{d}/file.txt"),
+        1,
+        "{d}/file.txt",
+        once=True,
     ),
     "herdr-serve-directory": Mistake(
-        ("herdr", "serve", "--socket", "{d}/adir", "--shell", "/bin/sh"), 1, "adir"
+        ("herdr", "serve", "--socket", "{d}/adir", "--shell", "/bin/sh"), 1, "{d}/adir", once=True
     ),
     "herdr-serve-too-long": Mistake(
         ("herdr", "serve", "--socket", "{d}/" + "x" * 120 + ".sock"), 1, "AF_UNIX"
@@ -104,7 +143,32 @@ MISTAKES: dict[str, Mistake] = {
     "desktop-serve-unwritable": Mistake(
         ("desktop", "serve", "--dialect", "mac", "--socket", "/proc/shedproto-test/x.sock"),
         1,
-        "/proc/shedproto-test",
+        "/proc/shedproto-test/x.sock",
+        once=True,
+    ),
+    "desktop-serve-bind-refused-without-path": Mistake(
+        ("desktop", "serve", "--dialect", "mac", "--socket", "/proc/shedproto-test.sock"),
+        1,
+        "cannot bind /proc/shedproto-test.sock: No such file or directory",
+        once=True,
+    ),
+    "herdr-serve-parent-is-a-file": Mistake(
+        ("herdr", "serve", "--socket", "{d}/file.txt/x.sock"),
+        1,
+        "{d}/file.txt is not a directory",
+        once=True,
+    ),
+    "host-agent-serve-missing-parent": Mistake(
+        ("host-agent", "serve", "--socket-dir", "/proc/shedproto-test"),
+        1,
+        "/proc/shedproto-test/host-agent-status.sock",
+        once=True,
+    ),
+    "proxy-listen-live-socket": Mistake(
+        ("proxy", "--protocol", "herdr", "--listen", "{d}/live.sock", "--upstream", "{d}/x"),
+        1,
+        "{d}/live.sock",
+        once=True,
     ),
     "agents-host-run-live-socket": Mistake(
         (
@@ -126,9 +190,10 @@ MISTAKES: dict[str, Mistake] = {
             "{d}/live.sock",
         ),
         1,
-        "live.sock",
+        "{d}/live.sock",
         prefix="Agent host failed: ",
         quiet=False,
+        once=True,
     ),
     # bad params
     "desktop-call-no-equals": Mistake(
@@ -198,9 +263,26 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def _serve(argv: list[str], directory: Path, servers: list[subprocess.Popen[str]]) -> None:
+    """Start a reference server in ``directory`` into ``servers``; return once it is ready."""
+    server = subprocess.Popen(
+        [*CLI, *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=_env(directory),
+        cwd=str(directory),
+    )
+    servers.append(server)
+    assert server.stdout is not None
+    assert server.stdout.readline(), f"{argv} did not start"
+
+
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A short directory with a regular file, a directory, a dead socket and a live one."""
+    """A short directory with a regular file, a directory, a dead socket, a live one,
+    and herdr, desktop (at a host-agent path) and host-agent reference servers.
+    """
     import tempfile
 
     directory = Path(tempfile.mkdtemp(prefix="cm-", dir="/tmp"))
@@ -232,9 +314,19 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         ],
     }
     (directory / "inited" / "echo.jsonc").write_text(json.dumps(echo))
+    desk = f"{directory}/desk/host-agent.sock"
+    servers: list[subprocess.Popen[str]] = []
     try:
+        _serve(["herdr", "serve", "--socket", f"{directory}/hsrv.sock"], directory, servers)
+        _serve(["desktop", "serve", "--dialect", "mac", "--socket", desk], directory, servers)
+        _serve(["host-agent", "serve", "--socket-dir", f"{directory}/ha"], directory, servers)
         yield directory
     finally:
+        for server in servers:
+            server.terminate()
+            server.wait(timeout=30)
+            if server.stdout is not None:
+                server.stdout.close()
         live.close()
         subprocess.run(["rm", "-rf", str(directory)], check=False)
 
@@ -261,7 +353,10 @@ def test_mistake_is_one_line_with_the_right_exit_code(name: str, scratch: Path) 
     assert lines, "no error message"
     error = lines[-1]
     assert error.startswith(mistake.prefix), done.stderr
-    assert mistake.message.replace("{d}", str(scratch)) in error, done.stderr
+    expected = mistake.message.replace("{d}", str(scratch))
+    assert expected in error, done.stderr
+    if mistake.once:
+        assert error.count(expected) == 1, f"{expected!r} named more than once: {error}"
     if mistake.usage is None:
         assert len(lines) == 1, done.stderr
     else:

@@ -19,6 +19,7 @@ import pytest
 from shedproto.clients import AsyncLineTransport, BlockingLineTransport, ConnectError
 from shedproto.servers import (
     BindError,
+    CannotBindError,
     NotASocketError,
     SocketInUseError,
     SocketPathTooLongError,
@@ -400,7 +401,7 @@ FAILURES: dict[str, type[OSError]] = {
     "regular file": NotASocketError,
     "directory": NotASocketError,
     "over-long path": SocketPathTooLongError,
-    "no permission": PermissionError,
+    "no permission": CannotBindError,
 }
 
 
@@ -503,3 +504,41 @@ def test_dedicated_dir_chmod_failure_is_not_fatal(
     bound.unlink_if_ours()
     assert mode(parent) == 0o777
     assert "could not chmod" in caplog.text
+
+
+def test_bind_error_message_names_the_path_once(short_socket_dir: Path) -> None:
+    live = short_socket_dir / "live.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(live))
+    listener.listen(1)
+    with listener, pytest.raises(SocketInUseError) as caught:
+        bind_unix_socket(live)
+    assert str(caught.value) == f"a live server is already listening on {live}"
+    assert caught.value.errno == errno.EADDRINUSE
+    assert caught.value.filename == str(live)
+
+
+def test_system_refusal_is_a_bind_error_naming_the_path_once(short_socket_dir: Path) -> None:
+    blocker = short_socket_dir / "file"
+    blocker.write_text("")
+    target = blocker / "sub" / "s.sock"
+    with pytest.raises(CannotBindError) as caught:
+        bind_unix_socket(target)
+    assert str(caught.value) == f"cannot bind {target}: {blocker} is not a directory"
+    assert str(caught.value).count(str(target)) == 1
+    assert sorted(p.name for p in short_socket_dir.iterdir()) == ["file"]
+
+
+def test_refused_bind_system_call_is_a_bind_error(
+    short_socket_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def bind(self: socket.socket, address: object) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(socket.socket, "bind", bind)
+    target = short_socket_dir / "s.sock"
+    with pytest.raises(CannotBindError) as caught:
+        bind_unix_socket(target)
+    assert str(caught.value) == f"cannot bind {target}: Permission denied"
+    assert caught.value.errno == errno.EACCES
+    assert not target.exists()

@@ -11,6 +11,7 @@ import anyio
 from typing_extensions import Self
 
 from shedproto.clients import AsyncLineTransport
+from shedproto.clients._transport import first_reply
 from shedproto.desktop import (
     ClientConnection,
     CreateTicket,
@@ -22,6 +23,7 @@ from shedproto.desktop._params import params_dict
 
 from ._common import (
     DEFAULT_TIMEOUT,
+    MAC_FRAME_CAP,
     RESPONSE_POLICY,
     closed_while_sending,
     convert_result,
@@ -101,6 +103,8 @@ class AsyncDesktopClient:
                 anyio cancel scope per call): for callers that bound a batch
                 of calls with their own ``fail_after``.
             RemoteProtocolError: the server's answer is not a valid response.
+            UnreachableSocketError: ``other-protocol`` when a connection's first
+                answer is not a desktop response (or it closed without one).
             ConnectError: (re)connecting failed.
 
         """
@@ -111,16 +115,17 @@ class AsyncDesktopClient:
             _, line = self._conn.send_request(op, params)
             limit = self.timeout if timeout is None else timeout
             try:
-                if limit == math.inf:  # the caller brings its own deadline: no scope at all
-                    await self._send(transport, line)
-                    reply = self._conn.receive_line(await transport.receive_frame())
-                else:
-                    # One bare scope with a deadline: cheaper than fail_after's wrapper.
-                    with anyio.CancelScope(deadline=anyio.current_time() + limit) as scope:
+                with first_reply(transport, silent_close=len(line) >= MAC_FRAME_CAP):
+                    if limit == math.inf:  # the caller brings its own deadline: no scope at all
                         await self._send(transport, line)
                         reply = self._conn.receive_line(await transport.receive_frame())
-                    if scope.cancelled_caught:
-                        raise TimeoutError(f"{op}: no answer within {limit} s")
+                    else:
+                        # One bare scope with a deadline: cheaper than fail_after's wrapper.
+                        with anyio.CancelScope(deadline=anyio.current_time() + limit) as scope:
+                            await self._send(transport, line)
+                            reply = self._conn.receive_line(await transport.receive_frame())
+                        if scope.cancelled_caught:
+                            raise TimeoutError(f"{op}: no answer within {limit} s")
             except BaseException:
                 await self._drop()
                 raise

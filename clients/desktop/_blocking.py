@@ -11,6 +11,7 @@ from typing import Any
 from typing_extensions import Self
 
 from shedproto.clients import BlockingLineTransport
+from shedproto.clients._transport import first_reply
 from shedproto.desktop import (
     ClientConnection,
     CreateTicket,
@@ -22,6 +23,7 @@ from shedproto.desktop._params import params_dict
 
 from ._common import (
     DEFAULT_TIMEOUT,
+    MAC_FRAME_CAP,
     RESPONSE_POLICY,
     closed_while_sending,
     convert_result,
@@ -97,6 +99,8 @@ class DesktopClient:
             TimeoutError: no answer within ``timeout`` (default :attr:`timeout`);
                 the connection is dropped and the next call reconnects.
             RemoteProtocolError: the server's answer is not a valid response.
+            UnreachableSocketError: ``other-protocol`` when a connection's first
+                answer is not a desktop response (or it closed without one).
             ConnectError: (re)connecting failed.
 
         """
@@ -108,7 +112,8 @@ class DesktopClient:
                 self._send(transport, line)
                 while True:
                     remaining = max(deadline - time.monotonic(), 0.0)
-                    reply = self._conn.receive_line(transport.receive_frame(timeout=remaining))
+                    with first_reply(transport, silent_close=len(line) >= MAC_FRAME_CAP):
+                        reply = self._conn.receive_line(transport.receive_frame(timeout=remaining))
                     if reply.request_id == request_id:
                         error = reply.response.error
                         if error is not None:

@@ -21,6 +21,7 @@ from shedproto.desktop import (
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "MAC_FRAME_CAP",
     "RESPONSE_POLICY",
     "closed_while_sending",
     "convert_result",
@@ -35,6 +36,9 @@ DEFAULT_TIMEOUT = 15.0
 
 RESPONSE_POLICY = FramingPolicy(max_frame_bytes=MAX_RESPONSE_BYTES)
 """Responses have no cap in the real servers; screenshots are multi-MB lines."""
+
+MAC_FRAME_CAP = Dialect.MAC.frame_cap
+"""Past this request size the mac server closes without a word (its own answer)."""
 
 T = TypeVar("T")
 

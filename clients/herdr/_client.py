@@ -24,10 +24,11 @@ import msgspec
 from typing_extensions import Self
 
 from shedproto import ErrorCode, LocalProtocolError, RemoteProtocolError
-from shedproto.clients._transport import AsyncLineTransport, BlockingLineTransport
+from shedproto.clients._transport import AsyncLineTransport, BlockingLineTransport, first_reply
 from shedproto.herdr import (
     DEFAULT_PROTOCOL,
     HOLDING_METHODS,
+    MAX_REQUEST_BYTES,
     ClientConnection,
     Compatibility,
     ConnectionClosed,
@@ -103,6 +104,11 @@ def _subscriptions(items: Iterable[Any]) -> t.EventsSubscribeParams:
         return msgspec.convert({"subscriptions": subs}, t.EventsSubscribeParams)
     except msgspec.ValidationError as exc:
         raise LocalProtocolError(ErrorCode.INVALID_ARGUMENT, f"bad subscription: {exc}") from None
+
+
+def _over_cap(request_line: bytes) -> bool:
+    """Whether herdr closes without a word on ``request_line``: its own answer, no stranger's."""
+    return len(request_line) > MAX_REQUEST_BYTES
 
 
 def _same_tag(result: Any, expected: Any) -> bool:
@@ -226,19 +232,21 @@ class AsyncHerdrClient(_Base, AsyncMethods):
             transport = await AsyncLineTransport.connect(self.path)
             async with transport:
                 conn = ClientConnection(protocol=self.protocol)
-                await transport.send(conn.send(request))
-                while True:
-                    try:
-                        data = await transport.stream.receive(RECEIVE_CHUNK)
-                    except (anyio.EndOfStream, anyio.BrokenResourceError):
-                        data = b""
-                    for event in conn.receive_data(data):
-                        if isinstance(event, (SuccessResponse, ErrorResponse)):
-                            return event
-                    if not data:
-                        raise RemoteProtocolError(
-                            ErrorCode.CONNECTION_CLOSED, "the server closed without answering"
-                        )
+                request_line = conn.send(request)
+                with first_reply(transport, silent_close=_over_cap(request_line)):
+                    await transport.send(request_line)
+                    while True:
+                        try:
+                            data = await transport.stream.receive(RECEIVE_CHUNK)
+                        except (anyio.EndOfStream, anyio.BrokenResourceError):
+                            data = b""
+                        for event in conn.receive_data(data):
+                            if isinstance(event, (SuccessResponse, ErrorResponse)):
+                                return event
+                        if not data:
+                            raise RemoteProtocolError(
+                                ErrorCode.CONNECTION_CLOSED, "the server closed without answering"
+                            )
 
     async def runtime_status(self) -> RuntimeStatus:
         """Ping the server and return its version, protocol and capabilities."""
@@ -309,20 +317,24 @@ class AsyncSubscription:
         with anyio.fail_after(self.client.timeout):
             self._transport = await AsyncLineTransport.connect(self.client.path)
             try:
-                await self._transport.send(self._conn.send(self.request))
-                while True:
-                    events = await self._receive()
-                    answers = [e for e in events if isinstance(e, (SuccessResponse, ErrorResponse))]
-                    self._queue += [
-                        e for e in events if isinstance(e, (LifecycleEvent, SubscriptionEvent))
-                    ]
-                    if answers:
-                        _result(answers[0], t.SubscriptionStartedReply)
-                        return self
-                    if self._done:
-                        raise RemoteProtocolError(
-                            ErrorCode.CONNECTION_CLOSED, "the server closed without answering"
-                        )
+                request_line = self._conn.send(self.request)
+                answers: list[Any] = []
+                with first_reply(self._transport, silent_close=_over_cap(request_line)):
+                    await self._transport.send(request_line)
+                    while not answers:
+                        events = await self._receive()
+                        answers = [
+                            e for e in events if isinstance(e, (SuccessResponse, ErrorResponse))
+                        ]
+                        self._queue += [
+                            e for e in events if isinstance(e, (LifecycleEvent, SubscriptionEvent))
+                        ]
+                        if not answers and self._done:
+                            raise RemoteProtocolError(
+                                ErrorCode.CONNECTION_CLOSED, "the server closed without answering"
+                            )
+                _result(answers[0], t.SubscriptionStartedReply)
+                return self
             except BaseException:
                 await self.aclose()
                 raise
@@ -391,27 +403,29 @@ class BlockingHerdrClient(_Base, BlockingMethods):
         deadline = None if timeout is None else time.monotonic() + timeout
         with BlockingLineTransport.connect(self.path, timeout=timeout or 5.0) as transport:
             conn = ClientConnection(protocol=self.protocol)
-            transport.send(conn.send(request))
+            request_line = conn.send(request)
             sock = transport.sock
-            while True:
-                if deadline is not None:
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        raise TimeoutError("no answer before the deadline")
-                    sock.settimeout(remaining)
-                else:
-                    sock.settimeout(None)
-                try:
-                    data = sock.recv(RECEIVE_CHUNK)
-                except ConnectionResetError:
-                    data = b""
-                for event in conn.receive_data(data):
-                    if isinstance(event, (SuccessResponse, ErrorResponse)):
-                        return event
-                if not data:
-                    raise RemoteProtocolError(
-                        ErrorCode.CONNECTION_CLOSED, "the server closed without answering"
-                    )
+            with first_reply(transport, silent_close=_over_cap(request_line)):
+                transport.send(request_line)
+                while True:
+                    if deadline is not None:
+                        remaining = deadline - time.monotonic()
+                        if remaining <= 0:
+                            raise TimeoutError("no answer before the deadline")
+                        sock.settimeout(remaining)
+                    else:
+                        sock.settimeout(None)
+                    try:
+                        data = sock.recv(RECEIVE_CHUNK)
+                    except ConnectionResetError:
+                        data = b""
+                    for event in conn.receive_data(data):
+                        if isinstance(event, (SuccessResponse, ErrorResponse)):
+                            return event
+                    if not data:
+                        raise RemoteProtocolError(
+                            ErrorCode.CONNECTION_CLOSED, "the server closed without answering"
+                        )
 
     def runtime_status(self) -> RuntimeStatus:
         """Ping the server and return its version, protocol and capabilities."""
@@ -454,21 +468,23 @@ class BlockingSubscription:
         timeout = self.client.timeout
         self._transport = BlockingLineTransport.connect(self.client.path, timeout=timeout or 5.0)
         try:
-            self._transport.send(self._conn.send(self.request))
+            request_line = self._conn.send(self.request)
             deadline = None if timeout is None else time.monotonic() + timeout
-            while True:
-                events = self._receive(deadline)
-                answers = [e for e in events if isinstance(e, (SuccessResponse, ErrorResponse))]
-                self._queue += [
-                    e for e in events if isinstance(e, (LifecycleEvent, SubscriptionEvent))
-                ]
-                if answers:
-                    _result(answers[0], t.SubscriptionStartedReply)
-                    return self
-                if self._done:
-                    raise RemoteProtocolError(
-                        ErrorCode.CONNECTION_CLOSED, "the server closed without answering"
-                    )
+            answers: list[Any] = []
+            with first_reply(self._transport, silent_close=_over_cap(request_line)):
+                self._transport.send(request_line)
+                while not answers:
+                    events = self._receive(deadline)
+                    answers = [e for e in events if isinstance(e, (SuccessResponse, ErrorResponse))]
+                    self._queue += [
+                        e for e in events if isinstance(e, (LifecycleEvent, SubscriptionEvent))
+                    ]
+                    if not answers and self._done:
+                        raise RemoteProtocolError(
+                            ErrorCode.CONNECTION_CLOSED, "the server closed without answering"
+                        )
+            _result(answers[0], t.SubscriptionStartedReply)
+            return self
         except BaseException:
             self.close()
             raise

@@ -20,6 +20,7 @@ from typing_extensions import Self
 
 from shedproto import ErrorCode, RemoteProtocolError, __version__
 from shedproto.clients import BlockingLineTransport
+from shedproto.clients._transport import first_reply
 from shedproto.hostagent import (
     ApprovalRequest,
     ApprovalResponse,
@@ -79,8 +80,8 @@ class BlockingApprovalConsumer:
         Raises:
             ConnectError: nothing listens at ``<directory>/host-agent.sock``.
             TimeoutError: no ack in time.
-            RemoteProtocolError: ``CONNECTION_CLOSED`` when the agent closed
-                without an ack.
+            UnreachableSocketError: ``other-protocol`` when the first line is no
+                host-agent frame or the peer closed without a ``hello_ack``.
 
         """
         base = Path(directory) if directory is not None else default_socket_dir()
@@ -103,14 +104,17 @@ class BlockingApprovalConsumer:
                 )
             )
             deadline = time.monotonic() + timeout
-            while self.ack is None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise TimeoutError("no hello_ack from the agent in time")
-                if not self._pump(remaining):
-                    raise RemoteProtocolError(
-                        ErrorCode.CONNECTION_CLOSED, "the agent closed without a hello_ack"
-                    )
+            with first_reply(transport):
+                while self.ack is None:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        raise TimeoutError("no hello_ack from the agent in time")
+                    if not self._pump(remaining):
+                        if self.superseded is not None:  # a frame of ours: its own error
+                            raise SupersededError(self.superseded)
+                        raise RemoteProtocolError(
+                            ErrorCode.CONNECTION_CLOSED, "the agent closed without a hello_ack"
+                        )
         except BaseException:
             transport.close()
             raise
@@ -147,6 +151,8 @@ class BlockingApprovalConsumer:
                     self.superseded = event
             elif isinstance(event, ConnectionClosed):
                 open_ = False
+            elif isinstance(event, LineSkipped) and self.ack is None and self.superseded is None:
+                raise event.error  # no hello_ack yet: the peer may speak another protocol
             elif not isinstance(event, (LineSkipped, Ping)):  # pings: the core answers
                 self._pending.append(event)
         pongs = self.conn.data_to_send()  # the core answers pings by itself

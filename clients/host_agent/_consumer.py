@@ -16,6 +16,7 @@ from typing_extensions import Self
 
 from shedproto import ErrorCode, RemoteProtocolError, __version__
 from shedproto.clients import AsyncLineTransport
+from shedproto.clients._transport import first_reply
 from shedproto.hostagent import (
     ApprovalRequest,
     ApprovalResponse,
@@ -104,8 +105,8 @@ class ApprovalConsumer:
         Raises:
             ConnectError: nothing listens at ``<directory>/host-agent.sock``.
             TimeoutError: no ack in time.
-            RemoteProtocolError: ``CONNECTION_CLOSED`` when the agent closed
-                without an ack.
+            UnreachableSocketError: ``other-protocol`` when the first line is no
+                host-agent frame or the peer closed without a ``hello_ack``.
 
         """
         base = Path(directory) if directory is not None else default_socket_dir()
@@ -126,9 +127,11 @@ class ApprovalConsumer:
                 replay_events=replay_events,
             )
             await self._send(hello)
-            with anyio.fail_after(timeout):
+            with anyio.fail_after(timeout), first_reply(transport):
                 while self.ack is None:
                     if not await self._pump():
+                        if self.superseded is not None:  # a frame of ours: its own error
+                            raise SupersededError(self.superseded)
                         raise RemoteProtocolError(
                             ErrorCode.CONNECTION_CLOSED, "the agent closed without a hello_ack"
                         )
@@ -185,6 +188,8 @@ class ApprovalConsumer:
                     self.superseded = event
             elif isinstance(event, ConnectionClosed):
                 open_ = False
+            elif isinstance(event, LineSkipped) and self.ack is None and self.superseded is None:
+                raise event.error  # no hello_ack yet: the peer may speak another protocol
             elif not isinstance(event, (LineSkipped, Ping)):  # pings: the core answers
                 self._pending.append(event)
         pongs = self.conn.data_to_send()  # the core answers pings by itself

@@ -12,6 +12,7 @@ import anyio
 
 from shedproto import ErrorCode, RemoteProtocolError
 from shedproto.clients import AsyncLineTransport, BlockingLineTransport, ConnectError
+from shedproto.clients._transport import first_reply
 from shedproto.hostagent import (
     STATUS_CONNECT_TIMEOUT,
     STATUS_READ_TIMEOUT,
@@ -77,7 +78,9 @@ def read_status(
     Raises:
         AgentNotRunningError: the socket is missing or refuses (or the connect timed out).
         StatusTimeoutError: the report did not end within ``read_timeout`` seconds.
-        RemoteProtocolError: the bytes are not a LiveStatus (or exceed 16 MiB).
+        UnreachableSocketError: ``other-protocol`` when the bytes are not a
+            LiveStatus (or there are none): another server listens there.
+        RemoteProtocolError: the report exceeds 16 MiB.
         StatusSchemaError: the agent speaks another status schema.
 
     """
@@ -108,7 +111,8 @@ def read_status(
             if size > MAX_STATUS_BYTES:
                 raise _too_large()
             chunks.append(chunk)
-    return decode_live_status(b"".join(chunks))
+        with first_reply(transport):
+            return decode_live_status(b"".join(chunks))
 
 
 async def read_status_async(
@@ -138,4 +142,5 @@ async def read_status_async(
                 chunks.append(chunk)
         if scope.cancelled_caught:
             raise StatusTimeoutError(f"no complete status report within {read_timeout} s")
-    return decode_live_status(b"".join(chunks))
+        with first_reply(transport):
+            return decode_live_status(b"".join(chunks))

@@ -13,7 +13,7 @@ import anyio.to_thread
 import pytest
 
 from shedproto import ErrorCode, RemoteProtocolError
-from shedproto.clients import ConnectError
+from shedproto.clients import ConnectError, ConnectReason, UnreachableSocketError
 from shedproto.clients.host_agent import (
     ApprovalConsumer,
     BlockingApprovalConsumer,
@@ -126,11 +126,14 @@ async def test_blocking_connect_errors(short_socket_dir: Path) -> None:
     with anyio.fail_after(10):
         async with anyio.create_task_group() as tg:
             await tg.start(_fake_agent, short_socket_dir, "close", got)
-            with pytest.raises(RemoteProtocolError) as info:
+            with pytest.raises(UnreachableSocketError) as info:
                 await anyio.to_thread.run_sync(
                     partial(BlockingApprovalConsumer.connect, short_socket_dir, timeout=5)
                 )
-            assert info.value.code is ErrorCode.CONNECTION_CLOSED
+            # a close before any hello_ack: no agent of this protocol is there
+            assert info.value.reason is ConnectReason.OTHER_PROTOCOL
+            assert isinstance(info.value.__cause__, RemoteProtocolError)
+            assert info.value.__cause__.code is ErrorCode.CONNECTION_CLOSED
         async with anyio.create_task_group() as tg:
             await tg.start(_fake_agent, short_socket_dir, "silent", got)
             with pytest.raises(TimeoutError):
