@@ -39,6 +39,8 @@ from shedproto.servers.agents_host.target_postgres import (
 OWNER = "did:key:z6MkFleetOwner"
 COMMANDS = int(os.environ.get("SHEDPROTO_FLEET_COMMANDS", "150"))
 SESSIONS = 10
+# pytest-timeout's 120 s default is for one ordinary test; the full 3 x 1,000 run needs more.
+pytestmark = pytest.mark.timeout(max(120, COMMANDS // 2))
 
 
 def fleet_run(root: Path, url: str, name: str) -> HostRun:
@@ -159,7 +161,7 @@ async def test_three_hosts_share_one_database(postgres_url: str) -> None:
     names = ["alpha", "beta", "gamma"]
     async with fleet(postgres_url, names) as runs:
         sent = submit_all(postgres_url, names, COMMANDS)
-        await wait_for_receipts(postgres_url, names, COMMANDS, limit=110)
+        await wait_for_receipts(postgres_url, names, COMMANDS, limit=max(110, COMMANDS / 4))
         receipts = check_fleet(runs, postgres_url, names, sent)
         assert {r.status for r in receipts} == {"succeeded"}
         assert sorted(h.key for h in list_fleet(postgres_url)) == sorted(map(key_of, names))
@@ -214,7 +216,7 @@ async def test_database_restart_mid_run_loses_and_duplicates_nothing(
                 producer.append_command(command, None)
             producer.close()
         sent = {name: first[name] + second[name] for name in names}
-        await wait_for_receipts(url, names, half * 2, limit=110)
+        await wait_for_receipts(url, names, half * 2, limit=max(110, COMMANDS / 4))
         receipts = check_fleet(runs, url, names, sent)
         # a command claimed during the outage ends as the spec's retryable claim failure
         assert all(
