@@ -10,7 +10,6 @@ from typing import Any, Literal, TypeVar
 import msgspec
 from typing_extensions import Self
 
-from shedproto import RemoteProtocolError
 from shedproto._codec import encode_line
 from shedproto.agentshost import (
     API_FRAMING,
@@ -27,8 +26,7 @@ from shedproto.agentshost import (
     Topic,
     decode_reply,
 )
-from shedproto.clients._transport import AsyncLineTransport, BlockingLineTransport
-from shedproto.clients._unreachable import other_protocol
+from shedproto.clients._transport import AsyncLineTransport, BlockingLineTransport, first_reply
 
 __all__ = ["DEFAULT_TIMEOUT", "AgentsHostApiError", "AgentsHostClient", "BlockingAgentsHostClient"]
 
@@ -69,7 +67,6 @@ class AgentsHostClient:
         self.transport = transport
         self._next_id = 0
         self._events: deque[ApiEvent] = deque()
-        self._answered = False  # a first reply that is not this protocol's: another server
 
     @classmethod
     async def connect(cls, path: str | os.PathLike[str], *, timeout: float = 5.0) -> Self:
@@ -88,13 +85,8 @@ class AgentsHostClient:
         request_id = self._next_id
         await self.transport.send(_request(request_id, op, fields))
         while True:
-            try:
+            with first_reply(self.transport):
                 reply = decode_reply(await self.transport.receive_frame(timeout=timeout))
-            except RemoteProtocolError as exc:
-                if self._answered or self.transport.path is None:
-                    raise
-                raise other_protocol(self.transport.path, exc.message) from exc
-            self._answered = True
             if reply.event is not None:
                 self._events.append(ApiEvent(event=reply.event, data=reply.data))
                 continue
@@ -191,7 +183,6 @@ class BlockingAgentsHostClient:
     def __init__(self, transport: BlockingLineTransport) -> None:
         self.transport = transport
         self._next_id = 0
-        self._answered = False  # a first reply that is not this protocol's: another server
 
     @classmethod
     def connect(cls, path: str | os.PathLike[str], *, timeout: float = 5.0) -> Self:
@@ -210,13 +201,8 @@ class BlockingAgentsHostClient:
         request_id = self._next_id
         self.transport.send(_request(request_id, op, fields))
         while True:
-            try:
+            with first_reply(self.transport):
                 reply = decode_reply(self.transport.receive_frame(timeout=timeout))
-            except RemoteProtocolError as exc:
-                if self._answered or self.transport.path is None:
-                    raise
-                raise other_protocol(self.transport.path, exc.message) from exc
-            self._answered = True
             if reply.event is None and reply.id == request_id:
                 return reply
 
