@@ -49,6 +49,8 @@ shedproto additions (the real host has none of these):
   --state-dir <dir>   the ledger and target directory
                       (default: $XDG_STATE_HOME/commonfabric/agents-host, else
                       ~/.local/state/commonfabric/agents-host)
+  --target <target>   sqlite (default) or a postgresql:// fleet database URL
+                      (default: $SHEDPROTO_AGENTS_HOST_TARGET)
   --lock-dir <dir>    the lock directory (default: $CF_AGENTS_HOST_LOCK_DIR, else
                       $XDG_RUNTIME_DIR/commonfabric/agents-host, else
                       /tmp/commonfabric-agents-host-<uid>)
@@ -67,7 +69,7 @@ def run_help() -> str:
     return f"{head}\n{real}\n\n{RUN_EXTRAS}\n{RUN_EXAMPLES}"
 
 
-_RUN_STRINGS = ("socket", "state-dir", "lock-dir")
+_RUN_STRINGS = ("socket", "state-dir", "lock-dir", "target")
 
 
 def _socket_flag() -> argparse.ArgumentParser:
@@ -194,18 +196,21 @@ def _run(args: argparse.Namespace) -> int:
         load_agents_host_config_text,
         parse_agents_host_cli_options,
     )
-    from shedproto.connector._cli_options import split_extra_options
+    from shedproto.connector._cli_options import resolve_target, split_extra_options
     from shedproto.servers.agents_host import HostRun, default_socket_path, run_host
 
     cwd = os.getcwd()
     try:
         extras, argv = split_extra_options(args.tokens, strings=_RUN_STRINGS, flags=("json",))
         options = parse_agents_host_cli_options(argv, os.environ, cwd=cwd)
+        if isinstance(options, HelpRequested):
+            sys.stdout.write(run_help())
+            return EXIT_OK
+        flag = extras.get("target")
+        target = resolve_target(None if flag is None else str(flag), os.environ)
     except CliOptionsError as exc:
         return _host_failed(exc.message)
-    if isinstance(options, HelpRequested):
-        sys.stdout.write(run_help())
-        return EXIT_OK
+    options = msgspec.structs.replace(options, target=target)
     try:
         with open(options.config_path, "rb") as handle:
             data = handle.read()

@@ -2,9 +2,7 @@
 
 Options: ``--config`` (required), ``--api-url`` / ``CF_API_URL``,
 ``--identity`` / ``CF_IDENTITY``, ``--space`` / ``CF_SPACE`` (all required),
-``--target`` / ``SHEDPROTO_AGENTS_HOST_TARGET`` (optional, this reference
-host's own: ``sqlite``, the default, or a ``postgresql://`` URL of a fleet
-database), ``--once``, ``--debug-view`` / ``--no-debug-view`` (default on) and
+``--once``, ``--debug-view`` / ``--no-debug-view`` (default on) and
 ``-h`` / ``--help``. String options take ``--name value`` or ``--name=value``;
 a repeated option keeps its last value; ``--`` ends the options.
 
@@ -36,6 +34,7 @@ __all__ = [
     "AgentsHostCliOptions",
     "HelpRequested",
     "parse_agents_host_cli_options",
+    "resolve_target",
     "split_extra_options",
 ]
 
@@ -49,21 +48,20 @@ Options:
   --api-url <url>     Common Fabric API URL (default: $CF_API_URL)
   --identity <path>   PKCS#8 identity key file (default: $CF_IDENTITY)
   --space <value>     destination space name or DID (default: $CF_SPACE)
-  --target <target>   sqlite (default) or a postgresql:// fleet database URL
-                      (default: $SHEDPROTO_AGENTS_HOST_TARGET)
   --once              collect once, publish final health and exit
   --no-debug-view     do not deploy the debug view piece
   -h, --help          show this help
 """
 """The help text printed for ``-h`` / ``--help``."""
 
-_STRINGS = ("config", "api-url", "identity", "space", "target")
+_STRINGS = ("config", "api-url", "identity", "space")
 _ENV = {
     "api-url": "CF_API_URL",
     "identity": "CF_IDENTITY",
     "space": "CF_SPACE",
-    "target": "SHEDPROTO_AGENTS_HOST_TARGET",
 }
+TARGET_ENV = "SHEDPROTO_AGENTS_HOST_TARGET"
+"""The environment fallback of the reference host's ``--target`` (see :func:`resolve_target`)."""
 
 
 class AgentsHostCliOptions(msgspec.Struct, frozen=True, kw_only=True):
@@ -76,7 +74,8 @@ class AgentsHostCliOptions(msgspec.Struct, frozen=True, kw_only=True):
     once: bool = False
     debug_view: bool = True
     target: str | None = None
-    """``None``: the SQLite target; else a ``postgresql://`` URL."""
+    """The reference host's addition: ``None`` for SQLite, else a ``postgresql://`` URL
+    (set by :func:`resolve_target`, never by the spec-exact parser)."""
 
 
 class HelpRequested(msgspec.Struct, frozen=True):
@@ -99,8 +98,7 @@ def parse_agents_host_cli_options(  # noqa: PLR0915 - one flat argv loop
         CliOptionsError: with the real message: ``unknown option: <arg>``,
             ``unexpected positional argument: <arg>``,
             ``missing required option: --config`` (``--api-url``,
-            ``--identity``, ``--space``), ``--api-url is not a valid URL`` or
-            ``--target must be sqlite or a postgresql:// URL``.
+            ``--identity``, ``--space``) or ``--api-url is not a valid URL``.
 
     """
     strings: dict[str, str] = {}
@@ -163,10 +161,6 @@ def parse_agents_host_cli_options(  # noqa: PLR0915 - one flat argv loop
         raise CliOptionsError(exc.message) from None
     identity = posixpath.normpath(posixpath.join(cwd, value_of("identity")))
     space = value_of("space")
-    raw_target = strings.get("target", env.get(_ENV["target"]))
-    target = js_trim(raw_target) if raw_target is not None else ""
-    if target and target != "sqlite" and not target.startswith(("postgresql://", "postgres://")):
-        raise CliOptionsError("--target must be sqlite or a postgresql:// URL")
     return AgentsHostCliOptions(
         config_path=config,
         api_url=api_url,
@@ -174,8 +168,25 @@ def parse_agents_host_cli_options(  # noqa: PLR0915 - one flat argv loop
         space=space,
         once=once,
         debug_view=debug_view,
-        target=target if target and target != "sqlite" else None,
     )
+
+
+def resolve_target(flag: str | None, env: Mapping[str, str]) -> str | None:
+    """Return the reference host's target: ``None`` for SQLite, else a ``postgresql://`` URL.
+
+    ``--target`` is this reference host's addition (the real host publishes to
+    a Fabric space), so the spec-exact parser never sees it: a wrapper takes it
+    out with :func:`split_extra_options`. ``flag ?? env[TARGET_ENV]``.
+
+    Raises:
+        CliOptionsError: ``--target must be sqlite or a postgresql:// URL``.
+
+    """
+    raw = flag if flag is not None else env.get(TARGET_ENV)
+    target = js_trim(raw) if raw is not None else ""
+    if target and target != "sqlite" and not target.startswith(("postgresql://", "postgres://")):
+        raise CliOptionsError("--target must be sqlite or a postgresql:// URL")
+    return target if target and target != "sqlite" else None
 
 
 def split_extra_options(

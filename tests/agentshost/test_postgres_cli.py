@@ -119,18 +119,26 @@ def test_fleet_errors_are_one_line(
 
 
 def test_run_target_option_and_its_environment_fallback() -> None:
+    from shedproto.connector import CliOptionsError
+    from shedproto.connector._cli_options import resolve_target
+
+    url = "postgresql://agents@db.example/fleet"
+    env = {"SHEDPROTO_AGENTS_HOST_TARGET": url}
+    for flag, environ, expected in [
+        (None, {}, None),
+        (None, env, url),
+        ("sqlite", env, None),  # the flag wins over the environment
+        (f" {url}x ", {}, url + "x"),
+    ]:
+        assert resolve_target(flag, environ) == expected
+    with pytest.raises(CliOptionsError, match="--target must be sqlite or a postgresql:// URL"):
+        resolve_target("mysql://x", {})
+
+
+def test_the_spec_exact_parser_knows_no_target_option() -> None:
+    """``--target`` is the reference host's addition: the real host's parser refuses it."""
     from shedproto.connector import CliOptionsError, parse_agents_host_cli_options
 
     base = ["--config", "a.jsonc", "--api-url", "http://x", "--identity", "k", "--space", "s"]
-    url = "postgresql://agents@db.example/fleet"
-    env = {"SHEDPROTO_AGENTS_HOST_TARGET": url}
-    for argv, environ, expected in [
-        (base, {}, None),
-        (base, env, url),
-        ([*base, "--target", "sqlite"], env, None),  # the flag wins over the environment
-        ([*base, f"--target={url}x"], {}, url + "x"),
-    ]:
-        options = parse_agents_host_cli_options(argv, environ, cwd="/")
-        assert getattr(options, "target", "help") == expected
-    with pytest.raises(CliOptionsError, match="--target must be sqlite or a postgresql:// URL"):
-        parse_agents_host_cli_options([*base, "--target", "mysql://x"], {}, cwd="/")
+    with pytest.raises(CliOptionsError, match="unknown option: --target"):
+        parse_agents_host_cli_options([*base, "--target", "sqlite"], {}, cwd="/")
