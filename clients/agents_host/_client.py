@@ -83,9 +83,12 @@ class AgentsHostClient:
     async def _call(self, op: str, timeout: float | None, **fields: Any) -> ApiReply:
         self._next_id += 1
         request_id = self._next_id
-        await self.transport.send(_request(request_id, op, fields))
+        sent = False
         while True:
-            with first_reply(self.transport):
+            with first_reply(self.transport):  # a hang-up or a foreign reply: another server
+                if not sent:
+                    await self.transport.send(_request(request_id, op, fields))
+                    sent = True
                 reply = decode_reply(await self.transport.receive_frame(timeout=timeout))
             if reply.event is not None:
                 self._events.append(ApiEvent(event=reply.event, data=reply.data))
@@ -199,9 +202,12 @@ class BlockingAgentsHostClient:
     def _call(self, op: str, timeout: float | None, **fields: Any) -> ApiReply:
         self._next_id += 1
         request_id = self._next_id
-        self.transport.send(_request(request_id, op, fields))
+        sent = False
         while True:
-            with first_reply(self.transport):
+            with first_reply(self.transport):  # a hang-up or a foreign reply: another server
+                if not sent:
+                    self.transport.send(_request(request_id, op, fields))
+                    sent = True
                 reply = decode_reply(self.transport.receive_frame(timeout=timeout))
             if reply.event is None and reply.id == request_id:
                 return reply
