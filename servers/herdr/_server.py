@@ -1946,14 +1946,21 @@ class HerdrServer:
     ) -> t.WorktreeCreatedReply:
         source, _ = await self._repo(params.workspace_id, params.cwd)
         branch = params.branch or generated_branch(next(self._worktree_seeds))
-        path = params.path or default_checkout_path(self.worktrees_dir, source.repo_name, branch)
+        for value in (branch, params.base):
+            if value is not None and value.startswith("-"):  # never read by git as an option
+                raise AnswerError(E.INVALID_PARAMS, f"not a branch or commit: {value}")
+        # git resolves a relative path against the repository, so this server does too
+        path = os.path.join(
+            source.repo_root,
+            params.path or default_checkout_path(self.worktrees_dir, source.repo_name, branch),
+        )
         exists = await anyio.run_process(
             ["git", "-C", source.repo_root, "show-ref", "--verify", "--quiet",
              f"refs/heads/{branch}"],
             check=False, env=self.environ,
         )  # fmt: skip
-        args = ["worktree", "add", path, branch] if exists.returncode == 0 else [
-            "worktree", "add", "-b", branch, path, *([params.base] if params.base else []),
+        args = ["worktree", "add", "--", path, branch] if exists.returncode == 0 else [
+            "worktree", "add", "-b", branch, "--", path, *([params.base] if params.base else []),
         ]  # fmt: skip
         await self._git(source.repo_root, *args, code="worktree_create_failed")
         real = await anyio.Path(path).resolve()
@@ -2014,7 +2021,8 @@ class HerdrServer:
         tree = ws.worktree
         if tree is None or not tree.is_linked_worktree:
             raise AnswerError("not_linked_worktree", f"workspace {ws.id} is not a linked worktree")
-        args = ["worktree", "remove", *(["--force"] if params.force else []), tree.checkout_path]
+        force = ["--force"] if params.force else []
+        args = ["worktree", "remove", *force, "--", tree.checkout_path]
         try:
             await self._git(tree.repo_root, *args, code="worktree_remove_failed")
         except AnswerError as failure:

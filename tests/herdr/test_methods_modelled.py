@@ -429,6 +429,33 @@ async def test_worktrees_with_real_git(short_socket_dir: Path, tmp_path: Path) -
             server.shutdown()
 
 
+async def test_worktree_values_are_never_git_options_and_paths_resolve_in_the_repo(
+    short_socket_dir: Path, tmp_path: Path
+) -> None:
+    """Regression: ``base="--force"`` reached git as an option; a relative path was
+    resolved against the server's directory while git used the repository's."""
+    repo = _git_repo(tmp_path)
+    server = HerdrServer(
+        short_socket_dir / "h.sock", shell=["/bin/sh"], cwd=str(repo),
+        worktrees_dir=str(tmp_path / "trees"),
+    )  # fmt: skip
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            path = await tg.start(server.serve)
+            client = AsyncHerdrClient.for_socket(path)
+            with pytest.raises(herdr.HerdrApiError) as refused:
+                await client.worktree_create(cwd=str(repo), branch="b1", base="--force")
+            assert refused.value.code == "invalid_params"
+            with pytest.raises(herdr.HerdrApiError) as refused:
+                await client.worktree_create(cwd=str(repo), branch="--detach")
+            assert refused.value.code == "invalid_params"
+            branches = await anyio.run_process(["git", "-C", str(repo), "branch", "--list"])
+            assert b"b1" not in branches.stdout
+            created = await client.worktree_create(cwd=str(repo), branch="rel", path="../rel-tree")
+            assert created.worktree.path == str((repo.parent / "rel-tree").resolve())
+            server.shutdown()
+
+
 async def test_pane_move_to_tab_new_tab_and_new_workspace(herdr_server: HerdrServer) -> None:
     client = AsyncHerdrClient.for_socket(herdr_server.path)
     with anyio.fail_after(LIMIT):
