@@ -17,12 +17,12 @@ from ._harness import CaseResult, run_case
 SUITES: dict[str, str] = {
     "framing": "benchmarks.framing",
     "roundtrip": "benchmarks.roundtrip",
-    "hostagent": "benchmarks.hostagent",
+    "host_agent": "benchmarks.host_agent",
     "desktop": "benchmarks.desktop",
     "connector": "benchmarks.connector",
     "herdr": "benchmarks.herdr",
     "drivers": "benchmarks.drivers",
-    "agentshost": "benchmarks.agentshost",
+    "agents_host": "benchmarks.agents_host",
     "proxy": "benchmarks.proxy",
 }
 """Suite name -> module exposing ``cases(quick: bool) -> list[Case]``."""

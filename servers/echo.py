@@ -57,6 +57,7 @@ async def serve_echo_connection(
             if not data:
                 return
 
+
 def echo_server(path: str | os.PathLike[str], *, grace: float = 1.0) -> UnixServer:
     """Return a :class:`UnixServer` that echoes frames on ``path``; start it with ``serve``."""
     return UnixServer(path, serve_echo_connection, grace=grace)

@@ -4,7 +4,7 @@ This package is the core: bytes in, typed frames and events out, and back. It
 never opens a socket, starts a task, reads a clock or touches the environment
 on its own; those are the jobs of :mod:`shedproto.servers` and
 :mod:`shedproto.clients`. Protocol cores live in sub-packages
-(``shedproto.hostagent``, ``shedproto.desktop``, ``shedproto.herdr``,
+(``shedproto.host_agent``, ``shedproto.desktop``, ``shedproto.herdr``,
 ``shedproto.connector``); this top level holds what they share.
 """
 

@@ -46,10 +46,10 @@ _MANIFEST_HEADER = (
 
 SCHEMA_PROVIDERS: tuple[str, ...] = (
     "shedproto._schema_registry:core_schemas",
-    "shedproto.hostagent._schemas:json_schemas",
+    "shedproto.host_agent._schemas:json_schemas",
     "shedproto.desktop:catalogue_schemas",
     "shedproto.connector:connector_schemas",
-    "shedproto.agentshost:api_schemas",
+    "shedproto.agents_host:api_schemas",
 )
 """``"module:function"`` references, resolved lazily; each protocol adds its own."""
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from shedproto.clients.cli import build_parser, main
-from shedproto.clients.cli._agentshost_host import run_help
-from shedproto.clients.cli._agentshost_init import EXAMPLE_AGENT_MODULE, example_config
+from shedproto.clients.cli._agents_host_init import EXAMPLE_AGENT_MODULE, example_config
+from shedproto.clients.cli._agents_host_run import run_help
 from shedproto.clients.cli._completion import render, walk
 from shedproto.clients.cli._convention import innermost
 
@@ -45,7 +45,7 @@ def test_every_help_ends_with_examples(path: str) -> None:
     if path == "shedproto agents-host run":
         text = run_help()  # the real host's usage, printed by the spec-exact parser
     elif path == "shedproto host-agent status":
-        from shedproto.clients.cli._hostagent import STATUS_HELP
+        from shedproto.clients.cli._host_agent import STATUS_HELP
 
         text = STATUS_HELP  # the real CLI's own token rules; help is shedproto's
     else:

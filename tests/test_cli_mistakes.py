@@ -309,7 +309,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
                 "id": "echo",
                 "driver": "acp",
                 "enabled": True,
-                "command": [sys.executable, "-m", "shedproto.testing._agentshost"],
+                "command": [sys.executable, "-m", "shedproto.testing._agents_host"],
             }
         ],
     }

@@ -30,7 +30,7 @@ from shedproto import (
 NOT_YET_ON_THE_CONTRACT = {
     "shedproto.herdr._connection.ClientConnection": "herdr is being rewritten (issue 13, herdr)",
     "shedproto.herdr._connection.ServerConnection": "herdr is being rewritten (issue 13, herdr)",
-    "shedproto.agentshost._acp.AcpConnection": "the ACP client moves separately (issue 13, acp)",
+    "shedproto.agents_host._acp.AcpConnection": "the ACP client moves separately (issue 13, acp)",
 }
 """Connections not migrated yet, with the reason; remove an entry when it migrates."""
 
@@ -55,9 +55,9 @@ def test_the_walk_finds_the_known_connections() -> None:
     for name in (
         "shedproto.desktop._connection.ServerConnection",
         "shedproto.desktop._connection.ClientConnection",
-        "shedproto.hostagent._connection.AgentConnection",
-        "shedproto.hostagent._connection.ConsumerConnection",
-        "shedproto.agentshost._api_connection.ApiServerConnection",
+        "shedproto.host_agent._connection.AgentConnection",
+        "shedproto.host_agent._connection.ConsumerConnection",
+        "shedproto.agents_host._connection.ApiServerConnection",
         "shedproto.drivers.codex._connection.CodexClientConnection",
         "shedproto.drivers.claude._stream.ClaudeStreamConnection",
         *NOT_YET_ON_THE_CONTRACT,

@@ -22,7 +22,7 @@ from shedproto.connector import (
     load_agents_host_config_text,
     parse_jsonc,
 )
-from shedproto.hostagent import NS_AWS, NS_SSH, SkippedLine, parse_config
+from shedproto.host_agent import NS_AWS, NS_SSH, SkippedLine, parse_config
 
 CLI = [sys.executable, "-c", "import sys; from shedproto.clients.cli import main; sys.exit(main())"]
 

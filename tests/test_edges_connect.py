@@ -9,9 +9,9 @@ import anyio
 import pytest
 
 from shedproto.clients import ConnectReason, UnreachableSocketError
-from shedproto.clients.agents_host import AgentsHostClient, BlockingAgentsHostClient
+from shedproto.clients.agents_host import AsyncAgentsHostClient, BlockingAgentsHostClient
 from shedproto.clients.cli import main
-from shedproto.clients.host_agent import ApprovalConsumer
+from shedproto.clients.host_agent import AsyncApprovalConsumer
 from shedproto.servers.echo import echo_server
 from shedproto.servers.host_agent import HostAgentServer
 
@@ -23,7 +23,7 @@ async def test_agents_host_client_names_a_server_of_another_protocol(
     async with anyio.create_task_group() as tg:
         server = echo_server(path)
         await tg.start(server.serve)
-        async with await AgentsHostClient.connect(path) as client:
+        async with await AsyncAgentsHostClient.connect(path) as client:
             with pytest.raises(UnreachableSocketError) as info:
                 await client.health()
         blocking = await anyio.to_thread.run_sync(BlockingAgentsHostClient.connect, path)
@@ -41,7 +41,7 @@ async def test_agents_host_client_names_a_host_agent_socket_as_another_protocol(
     host_agent_server: HostAgentServer,
 ) -> None:
     for path in (host_agent_server.status_path, host_agent_server.approval_path):
-        async with await AgentsHostClient.connect(path) as client:
+        async with await AsyncAgentsHostClient.connect(path) as client:
             with pytest.raises(UnreachableSocketError) as info:
                 await client.health()
         assert info.value.reason is ConnectReason.OTHER_PROTOCOL
@@ -50,7 +50,7 @@ async def test_agents_host_client_names_a_host_agent_socket_as_another_protocol(
 async def test_approval_consumer_on_a_directory_says_so(short_socket_dir: Path) -> None:
     (short_socket_dir / "host-agent.sock").mkdir()
     with pytest.raises(UnreachableSocketError) as info:
-        await ApprovalConsumer.connect(short_socket_dir, timeout=1)
+        await AsyncApprovalConsumer.connect(short_socket_dir, timeout=1)
     path = short_socket_dir / "host-agent.sock"
     assert str(info.value) == f"cannot connect to {path}: it is a directory, not a socket"
 

@@ -19,10 +19,10 @@ import pytest
 
 from shedproto.clients import ConnectReason, UnreachableSocketError
 from shedproto.clients.cli import main
-from shedproto.clients.desktop import AsyncDesktopClient, DesktopClient, DesktopError
+from shedproto.clients.desktop import AsyncDesktopClient, BlockingDesktopClient, DesktopError
 from shedproto.clients.herdr import AsyncHerdrClient, BlockingHerdrClient
 from shedproto.clients.host_agent import (
-    ApprovalConsumer,
+    AsyncApprovalConsumer,
     BlockingApprovalConsumer,
     read_status,
     read_status_async,
@@ -73,7 +73,7 @@ async def test_desktop_clients_name_a_herdr_server_as_another_protocol(
             await client.call("identify")
 
     def identify_blocking() -> None:
-        with DesktopClient.connect(path, timeout=5) as client:
+        with BlockingDesktopClient.connect(path, timeout=5) as client:
             client.call("identify")
 
     await raises_other_protocol(path, identify)
@@ -124,7 +124,7 @@ async def test_approval_consumers_name_a_desktop_server_as_another_protocol(
     path = short_socket_dir / "host-agent.sock"
     async with silent_desktop_server(path):
         await raises_other_protocol(
-            path, lambda: ApprovalConsumer.connect(short_socket_dir, timeout=5)
+            path, lambda: AsyncApprovalConsumer.connect(short_socket_dir, timeout=5)
         )
         await raises_other_protocol(
             path,
@@ -134,7 +134,7 @@ async def test_approval_consumers_name_a_desktop_server_as_another_protocol(
 
 
 def test_a_desktop_error_reply_stays_a_desktop_error(desktop_server: RunningDesktopServer) -> None:
-    with DesktopClient.connect(desktop_server.path, timeout=5) as client:
+    with BlockingDesktopClient.connect(desktop_server.path, timeout=5) as client:
         with pytest.raises(DesktopError):
             client.call("no.such.op")
         assert client.call("identify")  # the same client still works

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from shedproto.clients.herdr import BlockingHerdrClient
 from shedproto.clients.host_agent import read_status
-from shedproto.hostagent import LiveStatus
+from shedproto.host_agent import LiveStatus
 from shedproto.servers.host_agent import HostAgentServer
 
 

@@ -16,7 +16,7 @@ import shedproto.testing
 from shedproto.clients.agents_host import BlockingAgentsHostClient
 from shedproto.clients.herdr import BlockingHerdrClient
 from shedproto.clients.host_agent import BlockingApprovalConsumer, read_status
-from shedproto.hostagent import ApprovalRequest
+from shedproto.host_agent import ApprovalRequest
 from shedproto.servers import max_socket_path_bytes
 from shedproto.servers.herdr import HerdrServer
 from shedproto.servers.host_agent import HostAgentServer
@@ -60,7 +60,7 @@ def test_loading_the_plugin_imports_no_server_client_anyio_or_pyte(tmp_path: Pat
 
 
 def test_lazy_names_resolve_and_unknown_names_raise() -> None:
-    from shedproto.testing._agentshost import EchoDriver
+    from shedproto.testing._agents_host import EchoDriver
 
     assert shedproto.testing.EchoDriver is EchoDriver
     with pytest.raises(AttributeError, match="no attribute 'nope'"):

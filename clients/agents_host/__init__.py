@@ -1,7 +1,7 @@
-"""Clients of the agents-host socket API: :class:`AgentsHostClient` (anyio) and a blocking twin.
+"""Clients of the agents-host socket API: :class:`AsyncAgentsHostClient` and a blocking twin.
 
 Both send one request at a time and wait for its reply (events that arrive
-in between, after ``subscribe``, are kept for :meth:`AgentsHostClient.next_event`).
+in between, after ``subscribe``, are kept for :meth:`AsyncAgentsHostClient.next_event`).
 A failed request raises :class:`AgentsHostApiError` with the wire ``code``.
 """
 
@@ -10,13 +10,13 @@ from __future__ import annotations
 from ._client import (
     DEFAULT_TIMEOUT,
     AgentsHostApiError,
-    AgentsHostClient,
+    AsyncAgentsHostClient,
     BlockingAgentsHostClient,
 )
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "AgentsHostApiError",
-    "AgentsHostClient",
+    "AsyncAgentsHostClient",
     "BlockingAgentsHostClient",
 ]

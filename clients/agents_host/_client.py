@@ -11,7 +11,7 @@ import msgspec
 from typing_extensions import Self
 
 from shedproto._codec import encode_line
-from shedproto.agentshost import (
+from shedproto.agents_host import (
     API_FRAMING,
     ApiEvent,
     ApiReply,
@@ -28,7 +28,12 @@ from shedproto.agentshost import (
 )
 from shedproto.clients._transport import AsyncLineTransport, BlockingLineTransport, first_reply
 
-__all__ = ["DEFAULT_TIMEOUT", "AgentsHostApiError", "AgentsHostClient", "BlockingAgentsHostClient"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "AgentsHostApiError",
+    "AsyncAgentsHostClient",
+    "BlockingAgentsHostClient",
+]
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds a request waits for its reply (``submit`` with ``wait`` takes its own)."""
@@ -60,7 +65,7 @@ def _result(reply: ApiReply, type_: type[T]) -> T:
     return msgspec.convert(reply.result, type_)
 
 
-class AgentsHostClient:
+class AsyncAgentsHostClient:
     """Async client over :class:`AsyncLineTransport`; use ``async with await connect(path)``."""
 
     def __init__(self, transport: AsyncLineTransport) -> None:
@@ -181,7 +186,7 @@ class AgentsHostClient:
 
 
 class BlockingAgentsHostClient:
-    """The blocking twin of :class:`AgentsHostClient` over a plain socket."""
+    """The blocking twin of :class:`AsyncAgentsHostClient` over a plain socket."""
 
     def __init__(self, transport: BlockingLineTransport) -> None:
         self.transport = transport
@@ -220,7 +225,7 @@ class BlockingAgentsHostClient:
         wait: bool = False,
         timeout: float | None = DEFAULT_TIMEOUT,
     ) -> SubmitResult:
-        """Queue a command; see :meth:`AgentsHostClient.submit`."""
+        """Queue a command; see :meth:`AsyncAgentsHostClient.submit`."""
         reply = self._call("submit", timeout, command=command, producer=producer, wait=wait or None)
         return _result(reply, SubmitResult)
 

@@ -66,11 +66,11 @@ async def framing_step(socket_dir: Path) -> DemoStep:
 
 DEMO_STEPS: list[tuple[str, str]] = [
     ("framing", "shedproto.clients.cli._demo:framing_step"),
-    ("host-agent", "shedproto.clients.cli._hostagent:serve_step"),
+    ("host-agent", "shedproto.clients.cli._host_agent:serve_step"),
     ("desktop-control", "shedproto.clients.cli._desktop:desktop_step"),
     ("herdr", "shedproto.clients.cli._herdr:demo_step"),
-    ("connector", "shedproto.clients.cli._agentshost:demo_step"),
-    ("agents-host", "shedproto.clients.cli._agentshost_host:demo_step"),
+    ("connector", "shedproto.clients.cli._agents_host:demo_step"),
+    ("agents-host", "shedproto.clients.cli._agents_host_run:demo_step"),
     ("drivers", "shedproto.clients.cli._drivers_demo:demo_step"),
 ]
 """The demo's steps in order: (name, ``"module:function"`` resolved when the demo runs).

@@ -105,11 +105,11 @@ def _pretty(value: Any) -> str:
 
 
 def _connect(args: argparse.Namespace) -> Any:
-    from shedproto.clients.desktop import DesktopClient
+    from shedproto.clients.desktop import BlockingDesktopClient
     from shedproto.desktop import Dialect
 
     dialect = Dialect(args.dialect) if args.dialect else None
-    return DesktopClient.connect(args.socket, dialect=dialect, timeout=args.timeout)
+    return BlockingDesktopClient.connect(args.socket, dialect=dialect, timeout=args.timeout)
 
 
 def _call(args: argparse.Namespace) -> int:

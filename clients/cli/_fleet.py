@@ -110,7 +110,7 @@ class DatabaseClient:
         self, command: Any, *, producer: str | None = None, wait: bool = False, timeout: float = 30
     ) -> Any:
         """Validate ``command`` and append it to the host's queue (``wait``: until terminal)."""
-        from shedproto.agentshost import SubmitResult
+        from shedproto.agents_host import SubmitResult
         from shedproto.connector import (
             TERMINAL_STATUSES,
             Command,
@@ -156,32 +156,32 @@ class DatabaseClient:
 
     def receipt(self, command_id: str, *, producer: str | None = None) -> Any:
         """Return the command's receipt (``ReceiptResult``)."""
-        from shedproto.agentshost import ReceiptResult
+        from shedproto.agents_host import ReceiptResult
 
         return ReceiptResult(self._read(lambda: self.target.read_receipt(command_id, producer)))
 
     def receipts(self, *, producer: str | None = None) -> Any:
         """Return recent receipts (``ReceiptsResult``)."""
-        from shedproto.agentshost import ReceiptsResult
+        from shedproto.agents_host import ReceiptsResult
 
         rows = self._read(lambda: self.target.list_receipts(limit=50, producer=producer))
         return ReceiptsResult(tuple(rows))
 
     def health(self) -> Any:
         """Return the host's published health (``HealthResult``)."""
-        from shedproto.agentshost import HealthResult
+        from shedproto.agents_host import HealthResult
 
         return HealthResult(self._read(self.target.read_health))
 
     def sessions(self, bucket: str) -> Any:
         """Return the ``recent`` or ``all`` index (``SessionsResult``)."""
-        from shedproto.agentshost import SessionsResult
+        from shedproto.agents_host import SessionsResult
 
         return SessionsResult(self._read(lambda: self.target.read_index(bucket)))
 
     def session(self, key: str) -> Any:
         """Return one session row and its manifest (``SessionResult``)."""
-        from shedproto.agentshost import SessionResult
+        from shedproto.agents_host import SessionResult
 
         row = self._read(self.target.published_sessions).get(key)
         manifest = self._read(lambda: self.target.read_manifest(key))

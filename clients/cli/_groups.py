@@ -18,7 +18,7 @@ __all__ = ["GROUPS", "add_groups", "group_examples"]
 GROUPS: dict[str, tuple[str, str | None]] = {
     "host-agent": (
         "shed-host-agent: status socket and approval channel",
-        "shedproto.clients.cli._hostagent:register",
+        "shedproto.clients.cli._host_agent:register",
     ),
     "desktop": (
         "shed-desktop: the control socket (mac and Tauri dialects)",
@@ -30,7 +30,7 @@ GROUPS: dict[str, tuple[str, str | None]] = {
     ),
     "agents-host": (
         "Common Fabric agents-host: config, commands, ledger, health",
-        "shedproto.clients.cli._agentshost:register",
+        "shedproto.clients.cli._agents_host:register",
     ),
 }
 """Group name -> (description, ``"module:register"`` or ``None``), in ``--help`` order.

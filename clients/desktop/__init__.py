@@ -2,9 +2,9 @@
 
 ::
 
-    from shedproto.clients.desktop import DesktopClient
+    from shedproto.clients.desktop import BlockingDesktopClient
 
-    with DesktopClient.connect() as desktop:        # SHED_DESKTOP_SOCKET, else the default
+    with BlockingDesktopClient.connect() as desktop:        # SHED_DESKTOP_SOCKET, else the default
         info = desktop.identify()                    # desktop.dialect is now known
         rows = desktop.rc_list().sessions
         desktop.call("ui.navigate", {"pane": "machines"})
@@ -19,12 +19,12 @@ from __future__ import annotations
 from shedproto.desktop import DesktopError
 
 from ._async import AsyncDesktopClient
-from ._blocking import DesktopClient
+from ._blocking import BlockingDesktopClient
 from ._common import DEFAULT_TIMEOUT, default_socket_path, dialect_of_identify
 
 __all__ = [
     "AsyncDesktopClient",
-    "DesktopClient",
+    "BlockingDesktopClient",
     "DesktopError",
     "DEFAULT_TIMEOUT",
     "default_socket_path",

@@ -18,7 +18,7 @@ from shedproto.desktop import (
     DesktopError,
     Dialect,
 )
-from shedproto.desktop import _ops as o
+from shedproto.desktop import types as o
 from shedproto.desktop._params import params_dict
 
 from ._common import (

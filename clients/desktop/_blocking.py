@@ -18,7 +18,7 @@ from shedproto.desktop import (
     DesktopError,
     Dialect,
 )
-from shedproto.desktop import _ops as o
+from shedproto.desktop import types as o
 from shedproto.desktop._params import params_dict
 
 from ._common import (
@@ -33,13 +33,13 @@ from ._common import (
     launch_params,
 )
 
-__all__ = ["DesktopClient"]
+__all__ = ["BlockingDesktopClient"]
 
 
-class DesktopClient:
+class BlockingDesktopClient:
     """A persistent connection to a shed-desktop control socket (mac or Tauri).
 
-    ``DesktopClient.connect()`` resolves the socket like shedctl
+    ``BlockingDesktopClient.connect()`` resolves the socket like shedctl
     (``SHED_DESKTOP_SOCKET``, then the dialect's default). :meth:`call` sends
     one request and returns its result; a failure raises
     :class:`~shedproto.desktop.DesktopError` carrying the wire code and

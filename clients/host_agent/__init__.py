@@ -5,7 +5,7 @@
     status = read_status()                      # the real agent, wherever it lives
     print(status.approval_channel.consumer_connected)
 
-    async with await ApprovalConsumer.connect(client_name="my-app") as consumer:
+    async with await AsyncApprovalConsumer.connect(client_name="my-app") as consumer:
         async for item in consumer:
             if isinstance(item, ApprovalRequest):
                 await consumer.approve(item, decided_by="user", scope="per-request")
@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 from ._blocking import BlockingApprovalConsumer
-from ._consumer import ApprovalConsumer, ConsumerItem, SupersededError
+from ._consumer import AsyncApprovalConsumer, ConsumerItem, SupersededError
 from ._status import (
     MAX_STATUS_BYTES,
     AgentNotRunningError,
@@ -31,7 +31,7 @@ from ._status import (
 
 __all__ = [
     "AgentNotRunningError",
-    "ApprovalConsumer",
+    "AsyncApprovalConsumer",
     "BlockingApprovalConsumer",
     "ConsumerItem",
     "MAX_STATUS_BYTES",

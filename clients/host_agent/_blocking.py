@@ -1,7 +1,7 @@
-"""A blocking approval-channel consumer: the twin of :class:`ApprovalConsumer` for plain threads.
+"""A blocking approval-channel consumer: the twin of :class:`AsyncApprovalConsumer`.
 
 A plain socket loop over :class:`~shedproto.clients.BlockingLineTransport`'s
-socket, driven by the same :class:`~shedproto.hostagent.ConsumerConnection`:
+socket, driven by the same :class:`~shedproto.host_agent.ConsumerConnection`:
 no event loop, no helper thread. Pings are answered whenever the consumer
 reads, which is enough: the agent pings for liveness and never drops a
 consumer for a late pong.
@@ -21,7 +21,7 @@ from typing_extensions import Self
 from shedproto import ErrorCode, RemoteProtocolError, __version__
 from shedproto.clients import BlockingLineTransport
 from shedproto.clients._transport import first_reply
-from shedproto.hostagent import (
+from shedproto.host_agent import (
     ApprovalRequest,
     ApprovalResponse,
     ClientInfo,

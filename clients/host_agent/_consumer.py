@@ -17,7 +17,7 @@ from typing_extensions import Self
 from shedproto import ErrorCode, RemoteProtocolError, __version__
 from shedproto.clients import AsyncLineTransport
 from shedproto.clients._transport import first_reply
-from shedproto.hostagent import (
+from shedproto.host_agent import (
     ApprovalRequest,
     ApprovalResponse,
     ClientInfo,
@@ -38,10 +38,10 @@ from shedproto.hostagent import (
 
 from ._status import default_socket_dir
 
-__all__ = ["ApprovalConsumer", "ConsumerItem", "SupersededError"]
+__all__ = ["AsyncApprovalConsumer", "ConsumerItem", "SupersededError"]
 
 ConsumerItem = ApprovalRequest | Event | TokenResponse | CredentialResponse
-"""What iterating an :class:`ApprovalConsumer` yields."""
+"""What iterating an :class:`AsyncApprovalConsumer` yields."""
 
 
 class SupersededError(Exception):
@@ -62,7 +62,7 @@ def _ts() -> str:
     return format_timestamp(time.time())
 
 
-class ApprovalConsumer:
+class AsyncApprovalConsumer:
     """One connection to ``host-agent.sock`` acting as the approval consumer.
 
     Use :meth:`connect` (it completes the handshake), then iterate to receive

@@ -13,7 +13,7 @@ import anyio
 from shedproto import ErrorCode, RemoteProtocolError
 from shedproto.clients import AsyncLineTransport, BlockingLineTransport, ConnectError
 from shedproto.clients._transport import first_reply
-from shedproto.hostagent import (
+from shedproto.host_agent import (
     STATUS_CONNECT_TIMEOUT,
     STATUS_READ_TIMEOUT,
     LiveStatus,

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import anyio
 
-from shedproto.clients.host_agent import ApprovalConsumer, read_status_async
-from shedproto.hostagent import ApprovalRequest
+from shedproto.clients.host_agent import AsyncApprovalConsumer, read_status_async
+from shedproto.host_agent import ApprovalRequest
 from shedproto.servers.host_agent import HostAgentServer
 
 
@@ -22,7 +22,9 @@ async def main() -> None:
             print(status.gate_namespaces)  # ('ssh-agent',)
             assert status.gate_namespaces == ("ssh-agent",)
 
-            consumer = await ApprovalConsumer.connect(socket_dir, client_name="my-app")
+            consumer = await AsyncApprovalConsumer.connect(
+                socket_dir, client_name="my-app"
+            )
             await agent.wait_for_consumer(client_name="my-app")
 
             async def answer() -> None:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from shedproto.clients.agents_host import AgentsHostClient
+from shedproto.clients.agents_host import AsyncAgentsHostClient
 from shedproto.testing import make_command
 
 
@@ -10,7 +10,7 @@ from shedproto.testing import make_command
 async def test_a_prompt_gets_a_receipt(agents_host):
     """A valid prompt reaches the echo driver and ends in a succeeded receipt."""
     command = make_command(agents_host.owner_did, "cmd-01", payload={"text": "hello"})
-    async with await AgentsHostClient.connect(agents_host.socket) as client:
+    async with await AsyncAgentsHostClient.connect(agents_host.socket) as client:
         done = await client.submit(command, wait=True)
         assert done.receipt is not None
         assert done.receipt.status == "succeeded"

@@ -6,14 +6,14 @@ Installing shedproto registers the plugin: its fixtures need no import, no conft
 import anyio
 import pytest
 
-from shedproto.clients.desktop import DesktopClient
-from shedproto.clients.host_agent import ApprovalConsumer, read_status_async
-from shedproto.hostagent import ApprovalRequest
+from shedproto.clients.desktop import BlockingDesktopClient
+from shedproto.clients.host_agent import AsyncApprovalConsumer, read_status_async
+from shedproto.host_agent import ApprovalRequest
 
 
 def run_my_tool(socket: str) -> None:
     """Stands in for the code under test: it launches a tab through shed-desktop."""
-    with DesktopClient.connect(socket) as desktop:
+    with BlockingDesktopClient.connect(socket) as desktop:
         desktop.roost_run("codex --model x", machine="mini")
 
 
@@ -31,7 +31,7 @@ async def test_my_approval_ui_approves(host_agent_server):  # an async test (any
     host_agent_server.set_policy("ssh-agent", "shed-desktop")
     status = await read_status_async(host_agent_server.socket_dir)
     assert status.gate_namespaces == ("ssh-agent",)
-    async with await ApprovalConsumer.connect(
+    async with await AsyncApprovalConsumer.connect(
         host_agent_server.socket_dir, client_name="my-ui"
     ) as consumer:
         await host_agent_server.wait_for_consumer(client_name="my-ui")

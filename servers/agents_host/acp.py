@@ -1,6 +1,6 @@
 """The ACP driver: spawns the configured command and speaks ACP over its stdio.
 
-:class:`AcpProcess` is the I/O shell around :class:`~shedproto.agentshost.AcpConnection`:
+:class:`AcpProcess` is the I/O shell around :class:`~shedproto.agents_host.AcpConnection`:
 it owns the child process, one reader task (stdout -> events, answers queued
 by the core written back at once) and one stderr task (the last 64 KiB kept
 for error messages). :class:`AcpDriver` maps the connector driver interface
@@ -53,7 +53,7 @@ import anyio
 import anyio.abc
 
 from shedproto import LocalProtocolError
-from shedproto.agentshost import (
+from shedproto.agents_host import (
     ACP_AGENT_EXITED,
     ACP_AGENT_UNAVAILABLE,
     ACP_AUTH_REQUIRED,

@@ -1,4 +1,4 @@
-"""The agents-host socket API server (protocol: :mod:`shedproto.agentshost._api`).
+"""The agents-host socket API server (protocol: :mod:`shedproto.agents_host.types`).
 
 One task per connection (:class:`~shedproto.servers._unix.UnixServer`).
 Requests are answered in order. ``submit`` validates the command with the
@@ -26,7 +26,7 @@ import anyio.abc
 import msgspec
 
 from shedproto import LineSkipped
-from shedproto.agentshost import (
+from shedproto.agents_host import (
     ApiConnectionClosed,
     ApiRequest,
     ApiServerConnection,

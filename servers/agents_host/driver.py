@@ -1,7 +1,7 @@
 """The driver interface the host calls (connector ``AgentDriver``, spec section 7.1).
 
 Every method exists on every driver; operations a provider lacks return an
-``unsupported`` :class:`~shedproto.agentshost.CommandExecutionResult`
+``unsupported`` :class:`~shedproto.agents_host.CommandExecutionResult`
 instead of raising. A method that raises is a provider failure: the worker
 turns it into a ``failed`` / ``provider-call-failed`` receipt.
 """
@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import anyio.abc
 
-from shedproto.agentshost import CommandExecutionResult, SessionPage, SessionSnapshot
+from shedproto.agents_host import CommandExecutionResult, SessionPage, SessionSnapshot
 from shedproto.connector import AgentSourceConfig, Capabilities, PromptPayload, StartPayload
 
 __all__ = [

@@ -90,7 +90,7 @@ async def _read(directory: str, observed_at: str) -> Checkout | None:
         gitRepo=repo,
         gitBranch=None if branch in ("", "HEAD") else branch,
         gitHeadSha=head or None,
-        # a list, not a generator: see shedproto.hostagent.gate_namespaces (omit_defaults, 3.10)
+        # a list, not a generator: see shedproto.host_agent.gate_namespaces (omit_defaults, 3.10)
         gitRemotes=tuple(
             [GitRemote(name=name, urls=tuple(urls)) for name, urls in remotes.items()]
         ),

@@ -42,7 +42,7 @@ import anyio.abc
 import anyio.lowlevel
 import msgspec
 
-from shedproto.agentshost import (
+from shedproto.agents_host import (
     SessionSummary,
     SourceCollection,
     build_indexes,

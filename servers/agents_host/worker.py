@@ -35,7 +35,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from shedproto.agentshost import CommandExecutionResult
+from shedproto.agents_host import CommandExecutionResult
 from shedproto.connector import (
     Command,
     InvalidCommand,

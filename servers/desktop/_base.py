@@ -13,7 +13,7 @@ from shedproto.desktop import (
     LaunchPolicy,
     parse_host_id,
 )
-from shedproto.desktop import _ops as o
+from shedproto.desktop import types as o
 
 from ._model import DesktopModel, LaunchedTab, Machine
 

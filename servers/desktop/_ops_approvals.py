@@ -7,7 +7,7 @@ from typing import Any
 from shedproto.desktop import (
     DesktopError,
 )
-from shedproto.desktop import _ops as o
+from shedproto.desktop import types as o
 
 from ._base import BAD, AppBase, serde_unknown_variant
 

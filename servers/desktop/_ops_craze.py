@@ -14,7 +14,7 @@ from shedproto.desktop import (
     mint_request_id,
     validate_craze_create,
 )
-from shedproto.desktop import _ops as o
+from shedproto.desktop import types as o
 
 from ._base import BAD, AppBase
 from ._model import Session

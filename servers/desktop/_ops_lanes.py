@@ -22,7 +22,7 @@ from shedproto.desktop import (
     lane_answer_lost,
     lane_verb_wait,
 )
-from shedproto.desktop import _ops as o
+from shedproto.desktop import types as o
 
 from ._base import BAD, AppBase
 from ._model import Lane, Session

@@ -16,7 +16,7 @@ from shedproto.desktop import (
     require_consent,
     run_command,
 )
-from shedproto.desktop import _ops as o
+from shedproto.desktop import types as o
 
 from ._base import BAD, FAILED, AppBase, msgspec_to_builtins
 from ._model import Session

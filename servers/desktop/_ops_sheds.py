@@ -8,7 +8,7 @@ from shedproto.desktop import (
     DesktopCode,
     DesktopError,
 )
-from shedproto.desktop import _ops as o
+from shedproto.desktop import types as o
 
 from ._base import AppBase
 

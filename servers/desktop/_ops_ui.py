@@ -8,7 +8,7 @@ from shedproto.desktop import (
     DesktopError,
     rust_debug,
 )
-from shedproto.desktop import _ops as o
+from shedproto.desktop import types as o
 
 from ._base import BAD, AppBase
 

@@ -27,7 +27,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from shedproto.agentshost import (
+from shedproto.agents_host import (
     CommandExecutionResult,
     SessionPage,
     SessionSnapshot,

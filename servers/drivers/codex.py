@@ -19,7 +19,7 @@ import anyio.abc
 import msgspec
 
 from shedproto._version import __version__
-from shedproto.agentshost import (
+from shedproto.agents_host import (
     CommandExecutionResult,
     SessionPage,
     SessionSnapshot,

@@ -8,7 +8,7 @@ Embed it in another tool's tests as a stand-in for the real agent::
         decision = await agent.request_approval("ssh-agent", "sign", "web")
         agent.shutdown()
 
-Decisions (see also :mod:`shedproto.hostagent`):
+Decisions (see also :mod:`shedproto.host_agent`):
 
 * a refused bind (live agent, non-socket file) raises from ``serve`` instead
   of running without that socket as the real daemon does: a test harness

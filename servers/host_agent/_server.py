@@ -19,7 +19,7 @@ sockets, tasks, clocks and ids:
 * one expiry task ends every approval at its deadline (fail closed,
   ``TIMEOUT``) instead of a timer per request.
 
-Speed notes (``python -m benchmarks hostagent``): an approval costs two
+Speed notes (``python -m benchmarks host_agent``): an approval costs two
 socket crossings and one task wake-up (the connection's reader wakes the
 caller), like the raw anyio exchange it is measured against; what remains
 is per-frame Python work (ids, timestamps, two encodes and two decodes, the
@@ -46,7 +46,7 @@ import anyio.lowlevel
 from anyio.abc import SocketAttribute
 
 from shedproto import __version__
-from shedproto.hostagent import (
+from shedproto.host_agent import (
     GATED_NAMESPACES,
     HELLO_TIMEOUT,
     NS_AWS,

@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from . import _ops as o
+from . import types as o
 from ._dialect import Dialect
 
 __all__ = [
@@ -59,7 +59,7 @@ class OpShape:
 
     params: type[o.Params]
     result: Any
-    """The result type: a :class:`~._ops.Result` Struct (or, for a result that
+    """The result type: a :class:`~.types.Result` Struct (or, for a result that
     is itself an open map, the mapping type)."""
     gate: Gate = Gate.NONE
     typing: TauriTyping = TauriTyping.LENIENT

@@ -53,7 +53,6 @@ from ._envelope import (
 )
 from ._errors import DesktopError
 from ._fast import fast_decoder
-from ._ops import Params
 from ._params import validate_request
 from ._state import (
     CLIENT_TABLE,
@@ -63,6 +62,7 @@ from ._state import (
     ConnInput,
     ConnState,
 )
+from .types import Params
 
 __all__ = [
     "MAX_RESPONSE_BYTES",

@@ -13,7 +13,6 @@ from typing import Generic, TypeVar
 
 from ._codes import DesktopCode
 from ._errors import DesktopError
-from ._ops import CrazeCreateParams
 from ._rules import HostId, HostIdError, parse_host_id
 from ._state import (
     ATTEMPT_TRANSITIONS,
@@ -24,6 +23,7 @@ from ._state import (
     TicketState,
     transition,
 )
+from .types import CrazeCreateParams
 
 __all__ = [
     "IDEMPOTENCY_WINDOW",

@@ -27,8 +27,8 @@ from ._catalogue import Gate, OpShape, TauriTyping, lookup
 from ._codes import DesktopCode
 from ._dialect import Dialect
 from ._errors import DesktopError
-from ._ops import Params
 from ._swift import swift_mismatch, swift_missing, swift_null, swift_type
+from .types import Params
 
 __all__ = ["check_gate", "decode_params", "params_dict", "resolve_op", "validate_request"]
 

@@ -1,4 +1,4 @@
-"""Result helpers over the host's driver value types (:mod:`shedproto.agentshost`).
+"""Result helpers over the host's driver value types (:mod:`shedproto.agents_host`).
 
 The shapes themselves (``CommandExecutionResult``, ``SessionSummary``,
 ``SessionPage``, ``SessionSnapshot``; ``connector.md`` §7.1) belong to the
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shedproto.agentshost import CommandExecutionResult
+from shedproto.agents_host import CommandExecutionResult
 from shedproto.connector import ReceiptErrorInfo
 
 __all__ = [

@@ -18,7 +18,7 @@ Example::
 
 from __future__ import annotations
 
-from ._agentshost import AgentsHostObserver
+from ._agents_host import AgentsHostObserver
 from ._base import Observer
 from ._cassette import (
     CASSETTE_FORMAT,
@@ -35,7 +35,7 @@ from ._desktop import DesktopObserver
 from ._diagnostic import Diagnostic, DiagnosticKind, Direction, kind_of
 from ._factory import PROTOCOLS, ObserverFactory, observer_factory, resolve_options
 from ._herdr import HerdrObserver
-from ._hostagent import ApprovalObserver, StatusObserver
+from ._host_agent import ApprovalObserver, StatusObserver
 from ._probe import Outcome, ProbeCase, judge, outcome_of, probe_cases
 
 __all__ = [

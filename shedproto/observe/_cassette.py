@@ -30,7 +30,7 @@ from typing import Any, Literal
 import msgspec
 
 from shedproto._errors import ErrorCode, RemoteProtocolError
-from shedproto.hostagent import CredentialResponse, TokenResponse, decode_agent_frame, encode_frame
+from shedproto.host_agent import CredentialResponse, TokenResponse, decode_agent_frame, encode_frame
 
 from ._diagnostic import Direction
 from ._factory import PROTOCOLS

@@ -7,11 +7,11 @@ from collections.abc import Callable
 from shedproto.desktop import Dialect
 from shedproto.herdr import DEFAULT_PROTOCOL, SUPPORTED_PROTOCOLS
 
-from ._agentshost import AgentsHostObserver
+from ._agents_host import AgentsHostObserver
 from ._base import Observer
 from ._desktop import DesktopObserver
 from ._herdr import HerdrObserver
-from ._hostagent import ApprovalObserver, StatusObserver
+from ._host_agent import ApprovalObserver, StatusObserver
 
 __all__ = ["PROTOCOLS", "ObserverFactory", "observer_factory", "resolve_options"]
 

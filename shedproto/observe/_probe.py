@@ -17,9 +17,9 @@ import msgspec
 
 from shedproto._errors import FramingError, RemoteProtocolError
 from shedproto._framing import LineBuffer
-from shedproto.agentshost import API_FRAMING, API_MAX_FRAME_BYTES
-from shedproto.agentshost import decode_reply as decode_api_reply
-from shedproto.agentshost import decode_request as decode_api_request
+from shedproto.agents_host import API_FRAMING, API_MAX_FRAME_BYTES
+from shedproto.agents_host import decode_reply as decode_api_reply
+from shedproto.agents_host import decode_request as decode_api_request
 from shedproto.desktop import (
     Dialect,
     RequestReceived,
@@ -32,7 +32,7 @@ from shedproto.desktop import ServerConnection as DesktopServer
 from shedproto.herdr import MAX_REQUEST_BYTES, ErrorResponse, decode_response
 from shedproto.herdr import ServerConnection as HerdrServer
 from shedproto.herdr.types import PongReply
-from shedproto.hostagent import (
+from shedproto.host_agent import (
     MAX_LINE_BYTES,
     AgentConnection,
     CloseReason,

@@ -79,7 +79,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ._agentshost_fixtures import (
+from ._agents_host_fixtures import (
     RunningAgentsHost,
     agents_host,
     agents_host_sync,
@@ -96,12 +96,12 @@ from ._desktop import (
 from ._drivers import ClaudeProjects, claude_projects
 from ._herdr import herdr_server, herdr_server_sync, running_herdr_server
 from ._herdr_shim import HerdrShim, herdr_shim
-from ._hostagent import host_agent_server, host_agent_server_sync, running_host_agent
+from ._host_agent import host_agent_server, host_agent_server_sync, running_host_agent
 from ._postgres import PostgresCluster, postgres_cluster, postgres_url
 from ._threaded import ServerThread, serve_in_thread
 
 if TYPE_CHECKING:
-    from ._agentshost import EchoDriver, make_command
+    from ._agents_host import EchoDriver, make_command
 
 __all__ = [
     "AgentsHostDirs",
@@ -138,7 +138,7 @@ __all__ = [
     "short_socket_dir",
 ]
 
-_LAZY = {"EchoDriver": "._agentshost", "make_command": "._agentshost"}
+_LAZY = {"EchoDriver": "._agents_host", "make_command": "._agents_host"}
 """Public names whose modules import heavy dependencies: imported on first attribute access."""
 
 

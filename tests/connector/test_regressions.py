@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from shedproto.clients.cli._agentshost import demo_step
+from shedproto.clients.cli._agents_host import demo_step
 from shedproto.connector import (
     ConfigFileError,
     InvalidCommand,

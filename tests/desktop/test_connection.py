@@ -380,4 +380,3 @@ def test_server_error_lines_wait_in_the_outbox_behind_owed_answers() -> None:
         + b'{"id":2,"ok":true,"result":{}}\n'
     )
     assert bytes(wire) == serve_bytes(Dialect.TAURI, _PIPELINE, result={}, eof=False)
-

@@ -20,7 +20,6 @@ from shedproto.desktop import (
     valid_request_id,
     validate_craze_create,
 )
-from shedproto.desktop._ops import CrazeCreateParams
 from shedproto.desktop._state import (
     ATTEMPT_TRANSITIONS,
     SERVER_TRANSITIONS,
@@ -31,6 +30,7 @@ from shedproto.desktop._state import (
     TicketInput,
     transition,
 )
+from shedproto.desktop.types import CrazeCreateParams
 
 
 def params(**kw: object) -> CrazeCreateParams:

@@ -18,7 +18,7 @@ from shedproto.desktop import (
     ServerConnection,
     request_line,
 )
-from shedproto.desktop import _ops as o
+from shedproto.desktop import types as o
 from shedproto.servers.desktop import DesktopApp, DesktopModel
 
 

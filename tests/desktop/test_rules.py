@@ -238,7 +238,7 @@ def test_test_mode_env_is_exactly_one() -> None:
 
 
 def test_params_dict_leaves_none_out_and_keeps_false() -> None:
-    from shedproto.desktop import _ops as ops
+    from shedproto.desktop import types as ops
     from shedproto.desktop._params import params_dict
 
     params = ops.ApprovalDecideParams(id="a1", decision="deny", ttl=None, persist=False)

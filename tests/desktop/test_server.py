@@ -13,7 +13,7 @@ import anyio
 import anyio.abc
 import pytest
 
-from shedproto.clients.desktop import AsyncDesktopClient, DesktopClient, DesktopError
+from shedproto.clients.desktop import AsyncDesktopClient, BlockingDesktopClient, DesktopError
 from shedproto.desktop import CreateTicket, Dialect, LaunchPolicy
 from shedproto.servers.desktop import CrazeSource, DesktopModel, DesktopServer
 from shedproto.testing._desktop import DesktopServerFactory, RunningDesktopServer
@@ -531,7 +531,7 @@ def test_blocking_client_against_threaded_server(short_socket_dir: Path) -> None
         short_socket_dir / "t.sock", dialect="mac", test_mode=True
     ) as handle:
         handle.model.add_shed("prod", "web")
-        with DesktopClient.connect(handle.path, timeout=5) as client:
+        with BlockingDesktopClient.connect(handle.path, timeout=5) as client:
             with pytest.raises(DesktopError) as info_err:
                 client.call("no.such")
             assert info_err.value.code == "unknown-op"
@@ -549,19 +549,22 @@ def test_fixture_seeds_and_inspects(desktop_server_factory: DesktopServerFactory
     factory = desktop_server_factory
     handle = factory(dialect="tauri")
     handle.model.add_machine("mini")
-    with DesktopClient.connect(handle.path, timeout=5) as client:
+    with BlockingDesktopClient.connect(handle.path, timeout=5) as client:
         run = client.roost_run("htop", machine="mini")
         assert client.call("identify")["platform"] == "tauri"
     assert handle.model.launched_tabs[-1].argv == ("htop",)
     assert run.slug == handle.model.launched_tabs[-1].tab_id
     mac = factory(dialect="mac", test_mode=False)
-    with DesktopClient.connect(mac.path, timeout=5) as client, pytest.raises(DesktopError) as info:
+    with (
+        BlockingDesktopClient.connect(mac.path, timeout=5) as client,
+        pytest.raises(DesktopError) as info,
+    ):
         client.call("policy.set", {"rules": []})
     assert info.value.message == "policy.set requires SHED_DESKTOP_TEST_MODE=1"
 
 
 def test_default_fixture_is_tauri_in_test_mode(desktop_server: RunningDesktopServer) -> None:
-    with DesktopClient.connect(desktop_server.path, timeout=5) as client:
+    with BlockingDesktopClient.connect(desktop_server.path, timeout=5) as client:
         info = client.identify()
     assert client.dialect is Dialect.TAURI
     assert info.test_mode is True
@@ -612,7 +615,7 @@ def test_blocking_client_times_out_then_reconnects(short_socket_dir: Path) -> No
     thread = threading.Thread(target=accept_two)
     thread.start()
     try:
-        with DesktopClient.connect(path, timeout=0.2) as client:
+        with BlockingDesktopClient.connect(path, timeout=0.2) as client:
             for _ in range(2):
                 with pytest.raises(TimeoutError):
                     client.call("identify")

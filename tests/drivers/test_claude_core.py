@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shedproto import LocalProtocolError
-from shedproto.agentshost import SessionSummary
+from shedproto.agents_host import SessionSummary
 from shedproto.drivers.claude import (
     ClaudeSessionInfo,
     ClaudeStreamConnection,

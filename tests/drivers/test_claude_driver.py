@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from shedproto import LocalProtocolError
-from shedproto.agentshost import CommandExecutionResult
+from shedproto.agents_host import CommandExecutionResult
 from shedproto.connector import PromptPayload, StartPayload
 from shedproto.servers.agents_host import OperationOptions
 from shedproto.servers.drivers import ClaudeAgentSdkDriver, ClaudeDriverError

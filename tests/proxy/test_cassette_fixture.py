@@ -116,7 +116,7 @@ def test_bad_cassettes_are_named_errors(data: bytes, message: str) -> None:
 
 
 def test_redaction_keeps_the_frame_decodable_and_marks_it() -> None:
-    from shedproto.hostagent import CredentialResponse, decode_agent_frame, encode_frame
+    from shedproto.host_agent import CredentialResponse, decode_agent_frame, encode_frame
 
     line = encode_frame(
         CredentialResponse(in_reply_to="c1", server="web", token="t0k", client_cert="PEM")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from shedproto.hostagent import (
+from shedproto.host_agent import (
     ApprovalRequest,
     ApprovalResponse,
     Hello,

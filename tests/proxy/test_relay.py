@@ -133,7 +133,7 @@ async def test_bytes_arrive_unchanged_even_when_not_protocol(short_socket_dir: P
 
 async def test_host_agent_long_lived_consumer_with_pings(short_socket_dir: Path) -> None:
     """Pings and pongs flow through the proxy on a long-lived consumer; nothing is flagged."""
-    from shedproto.hostagent import Hello, Pong, decode_agent_frame, encode_frame
+    from shedproto.host_agent import Hello, Pong, decode_agent_frame, encode_frame
     from shedproto.servers.host_agent import HostAgentServer
 
     async with anyio.create_task_group() as tasks:

@@ -15,13 +15,13 @@ import anyio
 import msgspec
 import pytest
 
-from shedproto.clients.agents_host import AgentsHostClient
+from shedproto.clients.agents_host import AsyncAgentsHostClient
 from shedproto.clients.desktop import AsyncDesktopClient
 from shedproto.clients.herdr import AsyncHerdrClient
-from shedproto.clients.host_agent import ApprovalConsumer, read_status_async
+from shedproto.clients.host_agent import AsyncApprovalConsumer, read_status_async
 from shedproto.clients.proxy import ReplayServer
 from shedproto.desktop import DesktopError
-from shedproto.hostagent import NS_SSH, POLICY_SHED_DESKTOP, ApprovalRequest, TokenGet
+from shedproto.host_agent import NS_SSH, POLICY_SHED_DESKTOP, ApprovalRequest, TokenGet
 from shedproto.observe import REDACTED, decode_cassette
 from shedproto.servers.herdr import HerdrServer
 from shedproto.servers.host_agent import HostAgentServer, MintedCredential
@@ -121,7 +121,7 @@ async def test_agents_host_session_records_and_replays(
     agents_host: RunningAgentsHost, short_socket_dir: Path
 ) -> None:
     async def session(path: Path) -> list[Any]:
-        async with await AgentsHostClient.connect(path) as client:
+        async with await AsyncAgentsHostClient.connect(path) as client:
             out: list[Any] = [await client.health()]
             command = make_command(agents_host.owner_did, "rec-1")
             command["payload"]["env"] = {"API_KEY": "sekrit-value"}
@@ -150,7 +150,7 @@ async def test_host_agent_session_records_and_replays(short_socket_dir: Path) ->
 
         async def session(directory: Path, *, live: bool) -> list[Any]:
             out: list[Any] = [(await read_status_async(directory)).schema]
-            async with await ApprovalConsumer.connect(directory, pid=1) as consumer:
+            async with await AsyncApprovalConsumer.connect(directory, pid=1) as consumer:
                 out.append(consumer.ack)
                 if live:
                     tasks.start_soon(agent.request_approval, NS_SSH, "sign", "web")

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from shedproto.agentshost import CommandExecutionResult, SessionSummary
+from shedproto.agents_host import CommandExecutionResult, SessionSummary
 from shedproto.connector import Capabilities, js_length
 from shedproto.drivers._results import failed, unsupported_result
 

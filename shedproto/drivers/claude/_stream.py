@@ -31,7 +31,7 @@ from shedproto._contract import (
 )
 from shedproto._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
 from shedproto._framing import EofTail, FramingPolicy, LineBuffer, OverCap
-from shedproto.agentshost import CommandExecutionResult
+from shedproto.agents_host import CommandExecutionResult
 from shedproto.drivers._results import failed, succeeded, unknown
 
 __all__ = [

@@ -18,7 +18,7 @@ import msgspec
 
 from shedproto._codec import decoder_for, encode_line
 from shedproto._errors import ErrorCode, LocalProtocolError
-from shedproto.agentshost import SessionPage, SessionSnapshot, SessionSummary
+from shedproto.agents_host import SessionPage, SessionSnapshot, SessionSummary
 from shedproto.connector import NormalizedMessage, iso_from_epoch_ms
 from shedproto.drivers._results import text_preview
 

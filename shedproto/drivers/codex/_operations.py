@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from shedproto._errors import ErrorCode, LocalProtocolError
-from shedproto.agentshost import CommandExecutionResult, SessionPage, SessionSummary
+from shedproto.agents_host import CommandExecutionResult, SessionPage, SessionSummary
 from shedproto.connector import AgentSourceConfig, NormalizedMessage, iso_from_seconds
 from shedproto.drivers._results import failed, succeeded, text_preview
 

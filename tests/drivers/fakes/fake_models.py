@@ -1,6 +1,6 @@
 """Local stand-ins for the model APIs, so a real ``codex`` or ``claude`` completes a turn offline.
 
-Both are :class:`tests.agentshost.fake_model.FakeModel` (the agents-host
+Both are :class:`tests.agents_host.fake_model.FakeModel` (the agents-host
 interop tests' endpoint): Anthropic Messages events for ``claude``, OpenAI
 Responses events for ``codex``, each on 127.0.0.1 in a daemon thread,
 recording the requests it saw as ``(method, path)``.
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tests.agentshost.fake_model import REPLY, FakeModel
+from tests.agents_host.fake_model import REPLY, FakeModel
 
 __all__ = ["REPLY", "anthropic_api", "openai_responses_api"]
 

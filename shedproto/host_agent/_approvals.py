@@ -1,0 +1,382 @@
+"""The approval registry, policy gate, audit records and the event replay ring, as pure logic.
+
+The registry is the agent's multi-connection brain. It does no I/O: callers
+pass connection handles (any hashable), ids and times, and get back the
+frames to write and the decisions to deliver.
+
+``decided_by`` follows the real code, not its doc comments:
+
+======================  =========  ===============================
+case                    approved   ``decided_by``
+======================  =========  ===============================
+approve                 yes        the app's value, ``"user"`` if empty
+explicit deny           no         the app's value, ``"user"`` if empty
+no consumer             no         absent (``None``), immediately
+timeout                 no         absent (``None``)
+consumer disconnected   no         ``"user"``, immediately
+consumer superseded     no         ``"user"``, immediately
+approve-all / deny-all  yes / no   absent (``None``)
+======================  =========  ===============================
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from enum import Enum
+
+import msgspec
+
+from shedproto import ErrorCode, LocalProtocolError
+
+from ._constants import (
+    DEFAULT_APPROVAL_TIMEOUT,
+    NS_DOCKER,
+    POLICY_APPROVE_ALL,
+    POLICY_SHED_DESKTOP,
+    REPLAY_RING_SIZE,
+)
+from ._status import effective_policy
+from ._time import format_timestamp
+from .types import ApprovalRequest, ApprovalResponse, Event, _always
+
+__all__ = [
+    "ApprovalRegistry",
+    "AuditRecord",
+    "Decision",
+    "EventRing",
+    "Outcome",
+    "PendingApproval",
+    "Promotion",
+    "decide_by_policy",
+    "denial_audit",
+    "encode_audit_line",
+]
+
+ConnectionKey = Hashable
+
+
+class Outcome(str, Enum):
+    """How a decision was reached; the value is a stable spelling for logs and JSON."""
+
+    APPROVED = "approved"
+    DENIED = "denied"
+    NO_CONSUMER = "no_consumer"
+    TIMEOUT = "timeout"
+    DISCONNECTED = "disconnected"
+    SUPERSEDED = "superseded"
+    POLICY = "policy"
+
+
+class Decision(msgspec.Struct, frozen=True, kw_only=True):
+    """The result of one approval; anything but ``approved=True`` is a denial (fail closed).
+
+    ``decided_by`` is ``None`` where the real agent leaves it out of the audit
+    record; ``scope``/``ttl`` are the app's values (``""`` when not sent).
+    ``policy`` is the effective policy that applied (the audit ``approval``).
+    """
+
+    approved: bool
+    outcome: Outcome
+    policy: str
+    request_id: str | None = None
+    decided_by: str | None = None
+    scope: str = ""
+    ttl: str = ""
+
+
+def decide_by_policy(policy: str) -> Decision | None:
+    """Decide without a consumer when the policy allows it; ``None`` means ask the consumer.
+
+    ``approve-all`` approves, ``deny-all`` (and an empty policy) denies,
+    ``shed-desktop`` returns ``None``. Any other policy (``biometrics`` needs
+    Touch ID, which a reference server cannot show) denies: fail closed.
+    """
+    effective = effective_policy(policy)
+    if effective == POLICY_SHED_DESKTOP:
+        return None
+    return Decision(
+        approved=effective == POLICY_APPROVE_ALL, outcome=Outcome.POLICY, policy=effective
+    )
+
+
+@dataclass(frozen=True)
+class PendingApproval:
+    """A registered request: write ``frame`` to ``connection``; it resolves by ``deadline``."""
+
+    request_id: str
+    connection: ConnectionKey
+    frame: ApprovalRequest
+    deadline: float
+
+
+@dataclass(frozen=True)
+class Promotion:
+    """What promoting a consumer did: the connection it superseded (if any) and the denials."""
+
+    superseded: ConnectionKey | None
+    failed: tuple[Decision, ...] = ()
+
+
+@dataclass
+class _Entry:
+    connection: ConnectionKey
+    deadline: float
+
+
+@dataclass
+class ApprovalRegistry:
+    """Pending approvals bound to the connection they were sent on, and the active consumer.
+
+    ``timeout`` is the approval budget in seconds (``approval_timeout``);
+    times passed to methods are monotonic seconds, ``wall`` is Unix time for
+    the frame's ``ts``/``expires_at``.
+    """
+
+    timeout: float = DEFAULT_APPROVAL_TIMEOUT
+    consumer: ConnectionKey | None = None
+    _pending: dict[str, _Entry] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.timeout > 0:
+            raise LocalProtocolError(
+                ErrorCode.INVALID_ARGUMENT, f"approval timeout must be positive, got {self.timeout}"
+            )
+
+    @property
+    def request_timeout_ms(self) -> int:
+        """The timeout as ``hello_ack.request_timeout_ms`` advertises it."""
+        return round(self.timeout * 1000)
+
+    @property
+    def pending(self) -> int:
+        """How many approvals await a decision."""
+        return len(self._pending)
+
+    def pending_for(self, connection: ConnectionKey) -> tuple[str, ...]:
+        """Return the ids of the requests owned by ``connection``, oldest first."""
+        return tuple(rid for rid, entry in self._pending.items() if entry.connection == connection)
+
+    def promote(self, connection: ConnectionKey) -> Promotion:
+        """Make ``connection`` the single active consumer (last writer wins).
+
+        The previous consumer, if any, is demoted: its pending approvals fail
+        closed (``SUPERSEDED``, ``decided_by`` ``"user"``). Promoting the
+        current consumer again changes nothing.
+        """
+        old = self.consumer
+        if old == connection:
+            return Promotion(superseded=None)
+        self.consumer = connection
+        if old is None:
+            return Promotion(superseded=None)
+        return Promotion(superseded=old, failed=self._fail_owned(old, Outcome.SUPERSEDED))
+
+    def demote(self, connection: ConnectionKey) -> tuple[Decision, ...]:
+        """Drop ``connection`` (EOF, error, write failure) and fail its approvals closed.
+
+        Clears the active consumer if it is ``connection``. The denials carry
+        ``DISCONNECTED`` and ``decided_by`` ``"user"``. Idempotent.
+        """
+        if self.consumer == connection:
+            self.consumer = None
+        return self._fail_owned(connection, Outcome.DISCONNECTED)
+
+    def open(
+        self,
+        *,
+        request_id: str,
+        namespace: str,
+        op: str,
+        shed: str,
+        detail: str,
+        server: str = "",
+        now: float,
+        wall: float,
+    ) -> PendingApproval | Decision:
+        """Register a ``shed-desktop`` request, or deny it at once when no consumer is active.
+
+        Returns the :class:`PendingApproval` (write its frame to its
+        connection) or a ``NO_CONSUMER`` denial.
+
+        Raises:
+            LocalProtocolError: ``request_id`` is already pending (nothing changes).
+
+        """
+        if self.consumer is None:
+            return Decision(
+                approved=False,
+                outcome=Outcome.NO_CONSUMER,
+                policy=POLICY_SHED_DESKTOP,
+                request_id=request_id,
+            )
+        if request_id in self._pending:
+            raise LocalProtocolError(
+                ErrorCode.INVALID_ARGUMENT, f"approval {request_id!r} is already pending"
+            )
+        frame = ApprovalRequest(
+            id=request_id,
+            ts=format_timestamp(wall),
+            namespace=namespace,
+            op=op,
+            server=server,
+            shed=shed,
+            detail=detail,
+            expires_at=format_timestamp(int(wall) + self.timeout),
+        )
+        deadline = now + self.timeout
+        self._pending[request_id] = _Entry(self.consumer, deadline)
+        return PendingApproval(request_id, self.consumer, frame, deadline)
+
+    def resolve(self, connection: ConnectionKey, response: ApprovalResponse) -> Decision | None:
+        """Settle a request with ``response`` read from ``connection``.
+
+        Returns ``None`` (and changes nothing) for an unknown, duplicate, late
+        or foreign ``request_id``: only the owning connection can resolve.
+        """
+        entry = self._pending.get(response.request_id)
+        if entry is None or entry.connection != connection:
+            return None
+        del self._pending[response.request_id]
+        approved = response.decision == "approve"
+        return Decision(
+            approved=approved,
+            outcome=Outcome.APPROVED if approved else Outcome.DENIED,
+            policy=POLICY_SHED_DESKTOP,
+            request_id=response.request_id,
+            decided_by=response.decided_by or "user",
+            scope=response.scope,
+            ttl=response.ttl,
+        )
+
+    def cancel(self, request_id: str) -> bool:
+        """Forget a pending request without a decision; return whether it was pending."""
+        return self._pending.pop(request_id, None) is not None
+
+    def expire(self, now: float) -> tuple[Decision, ...]:
+        """Deny every request due at or before ``now`` (``TIMEOUT``, no ``decided_by``)."""
+        due = [rid for rid, entry in self._pending.items() if entry.deadline <= now]
+        for rid in due:
+            del self._pending[rid]
+        return tuple(
+            Decision(
+                approved=False, outcome=Outcome.TIMEOUT, policy=POLICY_SHED_DESKTOP, request_id=rid
+            )
+            for rid in due
+        )
+
+    def next_deadline(self) -> float | None:
+        """Return the earliest pending deadline, or ``None`` when nothing is pending."""
+        return min((entry.deadline for entry in self._pending.values()), default=None)
+
+    def _fail_owned(self, connection: ConnectionKey, outcome: Outcome) -> tuple[Decision, ...]:
+        owned = self.pending_for(connection)
+        for rid in owned:
+            del self._pending[rid]
+        return tuple(
+            Decision(
+                approved=False,
+                outcome=outcome,
+                policy=POLICY_SHED_DESKTOP,
+                request_id=rid,
+                decided_by="user",
+            )
+            for rid in owned
+        )
+
+
+class EventRing:
+    """The last ``capacity`` serialized ``event`` frames, replayed byte-identical."""
+
+    __slots__ = ("_frames",)
+
+    def __init__(self, capacity: int = REPLAY_RING_SIZE) -> None:
+        if capacity <= 0:
+            raise LocalProtocolError(ErrorCode.INVALID_ARGUMENT, "ring capacity must be positive")
+        self._frames: deque[bytes] = deque(maxlen=capacity)
+
+    def __len__(self) -> int:
+        return len(self._frames)
+
+    def append(self, frame: bytes) -> None:
+        """Keep ``frame`` (an encoded line); the oldest is dropped when full."""
+        self._frames.append(frame)
+
+    def replay(self, count: int) -> list[bytes]:
+        """Return the last ``min(count, len)`` frames, oldest first; ``count <= 0`` gives none.
+
+        Replay does not empty the ring.
+        """
+        if count <= 0:
+            return []
+        frames = list(self._frames)
+        return frames[-count:]
+
+
+class AuditRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One durable audit line (JSONL): ``shed``/``ns``/``op``/``approval`` are always written.
+
+    :meth:`to_event` gives the ``event`` frame fanned out to the consumer,
+    where those four are omitempty instead.
+    """
+
+    ts: str = _always("")
+    server: str = ""
+    shed: str = _always("")
+    ns: str = _always("")
+    op: str = _always("")
+    result: str = _always("")
+    detail: str = ""
+    code: str = ""
+    reason: str = ""
+    approval: str = _always("")
+    decided_by: str = ""
+    scope: str = ""
+    ttl: str = ""
+
+    def to_event(self, id: str) -> Event:
+        """Build the ``event`` frame for this record: a fresh ``id``, the record's own ``ts``."""
+        return Event(
+            id=id,
+            ts=self.ts,
+            server=self.server,
+            shed=self.shed,
+            ns=self.ns,
+            op=self.op,
+            result=self.result,
+            detail=self.detail,
+            code=self.code,
+            reason=self.reason,
+            approval=self.approval,
+            decided_by=self.decided_by,
+            scope=self.scope,
+            ttl=self.ttl,
+        )
+
+
+def encode_audit_line(record: AuditRecord) -> bytes:
+    """Encode ``record`` as one JSONL audit line with its newline."""
+    return msgspec.json.encode(record) + b"\n"
+
+
+def denial_audit(
+    decision: Decision, *, ts: str, namespace: str, op: str, shed: str, server: str = ""
+) -> AuditRecord:
+    """Build the audit record the agent writes when the gate denies (``denied``, no detail).
+
+    Docker's denial carries the audit code ``APPROVAL_DENIED``; ssh and aws carry none.
+    """
+    return AuditRecord(
+        ts=ts,
+        server=server,
+        shed=shed,
+        ns=namespace,
+        op=op,
+        result="denied",
+        code="APPROVAL_DENIED" if namespace == NS_DOCKER else "",
+        approval=decision.policy,
+        decided_by=decision.decided_by or "",
+        scope=decision.scope,
+        ttl=decision.ttl,
+    )

@@ -1,0 +1,48 @@
+"""The core's fast paths (ids, timestamps) agree with the general code they short-cut."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+
+from shedproto.host_agent import IdSource, format_timestamp
+
+
+def test_id_source_makes_uuid4_strings() -> None:
+    ids = IdSource(bytes, block=3)
+    first = [ids() for _ in range(7)]  # crosses two refills
+    assert first[0] == "00000000-0000-4000-8000-000000000000"
+    real = IdSource(os.urandom)
+    seen = {real() for _ in range(1000)}
+    assert len(seen) == 1000
+    for text in seen:
+        parsed = uuid.UUID(text)
+        assert (parsed.version, parsed.variant, str(parsed)) == (4, uuid.RFC_4122, text)
+
+
+def test_id_source_errors() -> None:
+    with pytest.raises(ValueError, match="block"):
+        IdSource(bytes, block=0)
+    short = IdSource(lambda n: b"\x00" * (n - 1))
+    with pytest.raises(ValueError, match="expected"):
+        short()
+
+
+def test_id_source_variant_bits() -> None:
+    ids = IdSource(lambda n: b"\xff" * n, block=1)
+    assert ids() == "ffffffff-ffff-4fff-bfff-ffffffffffff"
+
+
+def test_format_timestamp_cache_is_exact() -> None:
+    assert [format_timestamp(t) for t in (0.0, 0.999, 1.0, -0.5, 1783641600.7)] == [
+        "1970-01-01T00:00:00Z",
+        "1970-01-01T00:00:00Z",
+        "1970-01-01T00:00:01Z",
+        "1969-12-31T23:59:59Z",
+        "2026-07-10T00:00:00Z",
+    ]
+    for bad in (float("nan"), float("inf"), 1e20):
+        with pytest.raises(ValueError, match="time"):
+            format_timestamp(bad)
