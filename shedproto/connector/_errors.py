@@ -1,10 +1,12 @@
 """The connector's error types: every one carries the real program's exact message.
 
-Each is a :class:`~shedproto.RemoteProtocolError` (bad data from a file, a
-queue or a peer) or a :class:`~shedproto.LocalProtocolError` (the caller
+Each is a :class:`~shedproto.RemoteProtocolError` (bad data from a queue, a
+ledger or a peer) or a :class:`~shedproto.LocalProtocolError` (the caller
 passed a bad argument), so code that already handles the library's two
-families handles these too. ``str(error)`` is the agents-host message verbatim;
-branch on the class and ``code``, never on the text.
+families handles these too; the configuration errors are ``ValueError``
+(a local file is not a peer) carrying the same ``code``/``message``/``path``.
+``str(error)`` is the agents-host message verbatim; branch on the class and
+``code``, never on the text.
 """
 
 from __future__ import annotations
@@ -23,8 +25,26 @@ __all__ = [
 ]
 
 
-class ConfigError(RemoteProtocolError):
-    """An agents-host configuration value failed validation.
+class _LocalConfigError(ValueError):
+    """A local configuration problem: a ``ValueError`` (a file is not a peer) with a code."""
+
+    def __init__(self, code: ErrorCode, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.path = path
+
+
+class ConfigFileError(_LocalConfigError):
+    """A configuration file could not be read or is not valid JSONC.
+
+    ``code`` is ``MALFORMED_FRAME`` for a syntax error and ``INVALID_ARGUMENT``
+    for a missing or unreadable file.
+    """
+
+
+class ConfigError(_LocalConfigError):
+    """An agents-host configuration value failed validation (``code`` ``SCHEMA_VIOLATION``).
 
     ``message`` is the real program's message (``configuration.sources must be
     a non-empty array``); ``path`` is the JSON path of the offending value when
@@ -33,14 +53,6 @@ class ConfigError(RemoteProtocolError):
 
     def __init__(self, message: str, *, path: str | None = None) -> None:
         super().__init__(ErrorCode.SCHEMA_VIOLATION, message, path=path)
-
-
-class ConfigFileError(RemoteProtocolError):
-    """A configuration file could not be read or is not valid JSONC.
-
-    ``code`` is ``MALFORMED_FRAME`` for a syntax error and ``INVALID_ARGUMENT``
-    for a missing or unreadable file.
-    """
 
 
 class CliOptionsError(LocalProtocolError):

@@ -244,7 +244,8 @@ def test_invalid_configuration_messages(value: Any, message: str) -> None:
         parse_agents_host_config(value)
     assert str(caught.value) == message
     assert caught.value.code is ErrorCode.SCHEMA_VIOLATION
-    assert isinstance(caught.value, RemoteProtocolError)
+    assert isinstance(caught.value, ValueError)
+    assert not isinstance(caught.value, RemoteProtocolError)  # a local file is not a peer
 
 
 @pytest.mark.parametrize(
