@@ -30,7 +30,7 @@ from shedproto import (
 NOT_YET_ON_THE_CONTRACT = {
     "shedproto.herdr._connection.ClientConnection": "herdr is being rewritten (issue 13, herdr)",
     "shedproto.herdr._connection.ServerConnection": "herdr is being rewritten (issue 13, herdr)",
-    "shedproto.agents_host._acp.AcpConnection": "the ACP client moves separately (issue 13, acp)",
+    "shedproto.drivers.acp._connection.AcpConnection": "migrates separately (issue 13, acp)",
 }
 """Connections not migrated yet, with the reason; remove an entry when it migrates."""
 

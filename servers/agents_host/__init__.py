@@ -1,4 +1,4 @@
-"""The agents-host reference host: ACP driver, local SQLite target, socket API, lifecycle.
+"""The agents-host reference host: lifecycle, local SQLite target, socket API.
 
 * :func:`run_host` / :class:`HostRun` -- what ``shedproto agents-host run`` does.
 * :class:`AgentsHost` -- the lifecycle (start, collections, refresh, stop, health).
@@ -6,20 +6,11 @@
 * :class:`SqliteTarget` -- the local target (:class:`AgentsHostTarget`);
   ``target_postgres.PostgresTarget`` -- the PostgreSQL target a fleet of hosts
   shares (the ``postgres`` extra; import that submodule).
-* :class:`AcpDriver` -- the ACP driver over :class:`AcpProcess`.
 * :func:`api_server` -- the Unix-socket API.
 """
 
 from __future__ import annotations
 
-from .acp import (
-    DEFAULT_PROMPT_TIMEOUT_MS,
-    AcpAgentExitedError,
-    AcpDriver,
-    AcpDriverError,
-    AcpProcess,
-    AcpRequestError,
-)
 from .api import EVENT_BUFFER, IDLE_TIMEOUT, SOCKET_NAME, api_server, serve_api_connection
 from .driver import (
     AgentDriver,
@@ -57,12 +48,6 @@ __all__ = [
     "default_driver_factory",
     "default_socket_path",
     "run_host",
-    "DEFAULT_PROMPT_TIMEOUT_MS",
-    "AcpAgentExitedError",
-    "AcpDriver",
-    "AcpDriverError",
-    "AcpProcess",
-    "AcpRequestError",
     "AgentDriver",
     "AgentsHostTarget",
     "ChangeListener",

@@ -1,6 +1,6 @@
 """A :data:`~shedproto.servers.agents_host.DriverFactory` that builds every driver the host knows.
 
-``acp`` sources get the host's :class:`~shedproto.servers.agents_host.AcpDriver`;
+``acp`` sources get the host's :class:`~shedproto.servers.drivers.AcpDriver`;
 ``codex-app-server`` and ``claude-agent-sdk`` get the drivers of this package.
 """
 
@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from shedproto.connector import AgentSourceConfig
-from shedproto.servers.agents_host import AcpDriver, AgentDriver, DriverFactory
+from shedproto.servers.agents_host import AgentDriver, DriverFactory
 
+from .acp import AcpDriver
 from .claude import ClaudeAgentSdkDriver
 from .codex import CodexAppServerDriver
 

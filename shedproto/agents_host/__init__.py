@@ -1,14 +1,12 @@
-"""The agents-host reference host's pure core: the ACP client connection and its helpers.
+"""The agents-host reference host's pure core: its socket API, collections and driver results.
 
-* :class:`AcpConnection` -- the client side of the Agent Client Protocol
-  (JSON-RPC 2.0, one JSON object per line over the agent's stdio), sans-IO.
-* :func:`normalize_updates` / :class:`SessionTranscript` -- recorded
-  ``session/update`` events and their normalised messages.
 * The socket API's frames (:mod:`shedproto.agents_host.types`): requests
   :data:`ApiRequest`, replies and events :class:`ApiReply`, their schemas;
   its server connection :class:`ApiServerConnection` (on the contract).
 * Driver results: :class:`CommandExecutionResult`, :class:`SessionSummary`,
   :class:`SessionSnapshot`, :class:`SessionPage`.
+
+The ACP client connection is a driver: :mod:`shedproto.drivers.acp`.
 
 The decisions taken where the spec is silent or ambiguous are in the
 documentation: ``docs/architecture/decisions/agents-host.rst``.
@@ -16,31 +14,6 @@ documentation: ``docs/architecture/decisions/agents-host.rst``.
 
 from __future__ import annotations
 
-from ._acp import (
-    ACP_FRAMING,
-    CLIENT_NAME,
-    CLOSED_CODE,
-    MAX_ERROR_DETAIL,
-    PROTOCOL_VERSION,
-    SUPPORTED_PROTOCOL_VERSIONS,
-    AcpConnection,
-    AcpEvent,
-    AcpProtocolError,
-    AgentFeatures,
-    AuthMethod,
-    ConnectionClosed,
-    PeerRequestRefused,
-    PermissionAnswered,
-    PermissionPolicy,
-    RequestFailed,
-    RequestSucceeded,
-    SessionControls,
-    SessionUpdated,
-    choose_auth_method,
-    describe_rpc_error,
-    is_standard_rpc_code,
-)
-from ._acp_state import TRANSITIONS, AcpInput, AcpState
 from ._collection import (
     RECENT_MESSAGES,
     RECENT_WINDOW_MS,
@@ -76,8 +49,6 @@ from ._driver import (
     execution_error,
     unsupported,
 )
-from ._jsonrpc import RpcError, RpcMessage, decode_message
-from ._transcript import PREVIEW_LIMIT, SessionTranscript, normalize_updates
 from .types import (
     API_FRAMING,
     API_MAX_FRAME_BYTES,
@@ -118,12 +89,6 @@ __all__ = [
     "ACP_PROMPT_DEADLINE",
     "ACP_PROMPT_FAILED",
     "ACP_START_FAILED",
-    "CLOSED_CODE",
-    "MAX_ERROR_DETAIL",
-    "AuthMethod",
-    "choose_auth_method",
-    "describe_rpc_error",
-    "is_standard_rpc_code",
     "RECENT_MESSAGES",
     "RECENT_WINDOW_MS",
     "SESSION_SCHEMA",
@@ -170,18 +135,6 @@ __all__ = [
     "ApiServerConnection",
     "ApiServerEvent",
     "ApiState",
-    "ACP_FRAMING",
-    "CLIENT_NAME",
-    "PREVIEW_LIMIT",
-    "PROTOCOL_VERSION",
-    "SUPPORTED_PROTOCOL_VERSIONS",
-    "TRANSITIONS",
-    "AcpConnection",
-    "AcpEvent",
-    "AcpInput",
-    "AcpProtocolError",
-    "AcpState",
-    "AgentFeatures",
     "CommandExecutionResult",
     "ExecutionStatus",
     "SessionPage",
@@ -189,17 +142,4 @@ __all__ = [
     "SessionSummary",
     "execution_error",
     "unsupported",
-    "ConnectionClosed",
-    "PeerRequestRefused",
-    "PermissionAnswered",
-    "PermissionPolicy",
-    "RequestFailed",
-    "RequestSucceeded",
-    "RpcError",
-    "RpcMessage",
-    "SessionControls",
-    "SessionTranscript",
-    "SessionUpdated",
-    "decode_message",
-    "normalize_updates",
 ]

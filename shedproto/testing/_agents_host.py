@@ -24,7 +24,6 @@ from shedproto.agents_host import (
     SessionPage,
     SessionSnapshot,
     SessionSummary,
-    normalize_updates,
     unsupported,
 )
 from shedproto.connector import (
@@ -34,6 +33,7 @@ from shedproto.connector import (
     PromptPayload,
     StartPayload,
 )
+from shedproto.drivers.acp import normalize_updates
 
 __all__ = [
     "AGENTS_HOST_OWNER",

@@ -17,7 +17,8 @@ from shedproto.connector import (
     StartPayload,
     parse_agents_host_config,
 )
-from shedproto.servers.agents_host import AcpDriver, HostRun, OperationOptions, run_host
+from shedproto.servers.agents_host import HostRun, OperationOptions, run_host
+from shedproto.servers.drivers import AcpDriver
 
 
 @asynccontextmanager

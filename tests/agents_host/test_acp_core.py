@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shedproto import ErrorCode, LocalProtocolError, RemoteProtocolError
-from shedproto.agents_host import (
+from shedproto.drivers.acp import (
     AcpConnection,
     AcpProtocolError,
     AcpState,
@@ -405,7 +405,7 @@ def test_a_turn_ends_its_assistant_message_even_without_a_next_prompt() -> None:
 
 
 def test_agent_error_detail_is_bounded_redacted_and_flags_nonstandard_codes() -> None:
-    from shedproto.agents_host import MAX_ERROR_DETAIL, describe_rpc_error
+    from shedproto.drivers.acp import MAX_ERROR_DETAIL, describe_rpc_error
 
     assert describe_rpc_error(-32603, "Internal error", None) == "Internal error (-32603)"
     assert (
@@ -424,7 +424,7 @@ def test_agent_error_detail_is_bounded_redacted_and_flags_nonstandard_codes() ->
 
 
 def test_auth_method_choice() -> None:
-    from shedproto.agents_host import AuthMethod, choose_auth_method
+    from shedproto.drivers.acp import AuthMethod, choose_auth_method
 
     methods = (
         AuthMethod(id="chatgpt"),

@@ -10,9 +10,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from shedproto.agents_host import PermissionPolicy
 from shedproto.connector import AgentSourceConfig, PromptPayload, StartPayload
-from shedproto.servers.agents_host import AcpDriver, AcpDriverError, OperationOptions
+from shedproto.drivers.acp import PermissionPolicy
+from shedproto.servers.agents_host import OperationOptions
+from shedproto.servers.drivers import AcpDriver, AcpDriverError
 
 pytest.importorskip("acp")
 

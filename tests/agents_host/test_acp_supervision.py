@@ -20,8 +20,9 @@ from shedproto.agents_host import (
     CommandExecutionResult,
 )
 from shedproto.connector import AgentSourceConfig, PromptPayload, StartPayload
-from shedproto.servers.agents_host import AcpDriver, AcpDriverError, OperationOptions
+from shedproto.servers.agents_host import OperationOptions
 from shedproto.servers.agents_host.process_group import group_alive
+from shedproto.servers.drivers import AcpDriver, AcpDriverError
 
 from .acp_driving import OWNER_DID, host_run, hosting, running_driver, start, turn_with
 

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from shedproto.connector import AgentSourceConfig, PromptPayload, StartPayload
-from shedproto.servers.agents_host import AcpDriver, OperationOptions
+from shedproto.servers.agents_host import OperationOptions
 from shedproto.servers.agents_host.example_agent import ExampleAgent
+from shedproto.servers.drivers import AcpDriver
 
 ROOT = Path(__file__).resolve().parents[2]
 IGNORED = shutil.ignore_patterns(

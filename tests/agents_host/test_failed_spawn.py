@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from shedproto.connector import AgentSourceConfig
-from shedproto.servers.agents_host import AcpDriver, AcpDriverError
+from shedproto.servers.drivers import AcpDriver, AcpDriverError
 
 from .acp_driving import host_run, hosting
 

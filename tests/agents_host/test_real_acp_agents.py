@@ -26,8 +26,9 @@ import pytest
 
 from shedproto.agents_host import ACP_AGENT_EXITED, ACP_PROMPT_DEADLINE, CommandExecutionResult
 from shedproto.connector import AgentSourceConfig, PromptPayload, StartPayload
-from shedproto.servers.agents_host import AcpDriver, OperationOptions
+from shedproto.servers.agents_host import OperationOptions
 from shedproto.servers.agents_host.process_group import group_alive
+from shedproto.servers.drivers import AcpDriver
 
 from .acp_driving import running_driver, start, turn_with
 from .fake_model import REPLY, FakeModel

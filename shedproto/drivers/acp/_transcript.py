@@ -35,10 +35,9 @@ from __future__ import annotations
 from typing import Any
 
 from shedproto.connector import NormalizedMessage
+from shedproto.drivers._results import PREVIEW_LIMIT
 
-__all__ = ["PREVIEW_LIMIT", "SessionTranscript", "normalize_updates", "prompt_update"]
-
-PREVIEW_LIMIT = 500
+__all__ = ["SessionTranscript", "normalize_updates", "prompt_update"]
 """Characters kept in a message's ``textPreview``."""
 
 _MESSAGE_KINDS: dict[str, tuple[str, str]] = {

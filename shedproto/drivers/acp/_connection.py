@@ -39,7 +39,6 @@ from shedproto._codec import encode_line
 from shedproto._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
 from shedproto._framing import FramingPolicy, LineBuffer
 
-from ._acp_state import AcpInput, AcpState, next_state
 from ._jsonrpc import (
     METHOD_NOT_FOUND,
     MessageKind,
@@ -52,6 +51,7 @@ from ._jsonrpc import (
     request,
     result_response,
 )
+from ._state import AcpInput, AcpState, next_state
 from ._transcript import SessionTranscript
 
 __all__ = [

@@ -1,6 +1,6 @@
 """The ACP driver: spawns the configured command and speaks ACP over its stdio.
 
-:class:`AcpProcess` is the I/O shell around :class:`~shedproto.agents_host.AcpConnection`:
+:class:`AcpProcess` is the I/O shell around :class:`~shedproto.drivers.acp.AcpConnection`:
 it owns the child process, one reader task (stdout -> events, answers queued
 by the core written back at once) and one stderr task (the last 64 KiB kept
 for error messages). :class:`AcpDriver` maps the connector driver interface
@@ -60,21 +60,10 @@ from shedproto.agents_host import (
     ACP_PROMPT_DEADLINE,
     ACP_PROMPT_FAILED,
     ACP_START_FAILED,
-    MAX_ERROR_DETAIL,
-    AcpConnection,
-    AcpEvent,
-    AcpProtocolError,
-    AgentFeatures,
     CommandExecutionResult,
-    ConnectionClosed,
-    PermissionPolicy,
-    RequestFailed,
-    RequestSucceeded,
     SessionPage,
     SessionSnapshot,
     SessionSummary,
-    choose_auth_method,
-    describe_rpc_error,
     execution_error,
     unsupported,
 )
@@ -85,9 +74,21 @@ from shedproto.connector import (
     ReceiptErrorInfo,
     StartPayload,
 )
-
-from .driver import LifecycleListener, OperationOptions
-from .process_group import STOP_GRACE, stop_process_group
+from shedproto.drivers.acp import (
+    MAX_ERROR_DETAIL,
+    AcpConnection,
+    AcpEvent,
+    AcpProtocolError,
+    AgentFeatures,
+    ConnectionClosed,
+    PermissionPolicy,
+    RequestFailed,
+    RequestSucceeded,
+    choose_auth_method,
+    describe_rpc_error,
+)
+from shedproto.servers.agents_host.driver import LifecycleListener, OperationOptions
+from shedproto.servers.agents_host.process_group import STOP_GRACE, stop_process_group
 
 __all__ = [
     "DEFAULT_PROMPT_TIMEOUT_MS",
