@@ -73,6 +73,17 @@ MISTAKES: dict[str, Mistake] = {
     "init-existing-config": Mistake(
         ("agents-host", "init", "{d}/inited"), 1, "already exists; not overwriting it"
     ),
+    "init-dir-is-a-file": Mistake(
+        ("agents-host", "init", "{d}/file.txt"),
+        1,
+        "{d}/file.txt exists and is not a directory; choose another DIR",
+        once=True,
+    ),
+    "init-parent-is-a-file": Mistake(
+        ("agents-host", "init", "{d}/file.txt/sub"),
+        1,
+        "cannot create {d}/file.txt/sub: {d}/file.txt exists and is not a directory",
+    ),
     # dead servers: a socket file nobody listens on
     "desktop-call-dead": Mistake(
         ("desktop", "call", "sheds.list", "--socket", "{d}/dead.sock"), 1, "{d}/dead.sock"

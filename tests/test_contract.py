@@ -5,7 +5,9 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+from collections.abc import Callable
 from enum import Enum
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -24,6 +26,7 @@ from shedproto import (
     TableEnum,
     TransitionTable,
 )
+from shedproto.desktop import Dialect
 
 # --- every connection class of the core is built on the contract ------------------------------
 
@@ -37,16 +40,23 @@ NOT_YET_ON_THE_CONTRACT = {
 SHELLS = ("shedproto.servers", "shedproto.clients", "shedproto.testing")
 
 
+def core_module_names() -> list[str]:
+    """Every module of the core (shells excluded)."""
+    return [
+        info.name
+        for info in pkgutil.walk_packages(shedproto.__path__, "shedproto.")
+        if not info.name.startswith(SHELLS)
+    ]
+
+
 def core_connection_classes() -> dict[str, type]:
-    """Every class of the core (shells excluded) that has ``receive_data``: a connection."""
+    """Every class of the core that has ``receive_data``: a connection."""
     found: dict[str, type] = {}
-    for info in pkgutil.walk_packages(shedproto.__path__, "shedproto."):
-        if info.name.startswith(SHELLS):
-            continue
-        module = importlib.import_module(info.name)
+    for module_name in core_module_names():
+        module = importlib.import_module(module_name)
         for name, cls in inspect.getmembers(module, inspect.isclass):
-            if cls.__module__ == info.name and callable(getattr(cls, "receive_data", None)):
-                found[f"{info.name}.{name}"] = cls
+            if cls.__module__ == module_name and callable(getattr(cls, "receive_data", None)):
+                found[f"{module_name}.{name}"] = cls
     return found
 
 
@@ -86,14 +96,28 @@ def test_the_not_yet_list_is_current() -> None:
     assert not gone, f"no longer in the core: remove them from NOT_YET_ON_THE_CONTRACT: {gone}"
 
 
+BUILD_WITH_ARGUMENTS: dict[str, Callable[[Any], Any]] = {
+    "shedproto.desktop._connection.ServerConnection": lambda cls: cls(Dialect.TAURI),
+    "shedproto.drivers.claude._stream.ClaudeStreamConnection": lambda cls: cls(session_id="s"),
+    "shedproto.hostagent._connection.AgentConnection": lambda cls: cls(accepted_at=0.0),
+}
+"""How to build the contract connections whose constructors need arguments (others take none)."""
+
+
 def test_contract_connections_initialise_the_contract() -> None:
+    """A fresh connection has the contract's state: a table, a state in it, no error, an outbox."""
+    checked = 0
     for name, cls in core_connection_classes().items():
         if not issubclass(cls, Contract):
             continue
-        for attribute in ("data_to_send", "next_deadline", "handle_timeout"):
-            assert callable(getattr(cls, attribute)), (name, attribute)
-        source = inspect.getsource(cls.__init__)
-        assert "super().__init__(" in source, f"{name} does not initialise the contract"
+        connection = BUILD_WITH_ARGUMENTS.get(name, lambda cls: cls())(cls)
+        assert isinstance(connection.table, TransitionTable), name
+        assert any(state is connection.state for state, _ in connection.table.transitions), name
+        assert connection.error is None, name
+        assert isinstance(connection.outbox, Outbox), name
+        assert connection.data_to_send() == b"", name
+        checked += 1
+    assert checked >= len(BUILD_WITH_ARGUMENTS)
 
 
 # --- the transition table ---------------------------------------------------------------------
@@ -318,4 +342,22 @@ def test_table_enums_hash_by_identity() -> None:
         OFF = "off"
 
     assert hash(Phase.ON) == object.__hash__(Phase.ON)
-    assert {(Phase.ON, Frame): 1}[Phase.ON, Frame] == 1
+
+
+def test_every_core_table_keys_by_table_enums() -> None:
+    """Each state and input enum of a core transition table is a :class:`TableEnum`."""
+    tables = {
+        f"{module.__name__}.{name}": value
+        for module in map(importlib.import_module, core_module_names())
+        for name, value in vars(module).items()
+        if isinstance(value, TransitionTable)
+    }
+    assert "shedproto.hostagent._state.AGENT_TABLE" in tables
+    plain = {
+        (name, type(part).__name__)
+        for name, table in tables.items()
+        for key in table.transitions
+        for part in key
+        if isinstance(part, Enum) and not isinstance(part, TableEnum)
+    }
+    assert not plain, f"plain Enum keys (they hash by name, slowly): {plain}"

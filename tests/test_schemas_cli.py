@@ -83,7 +83,7 @@ def test_a_hostile_manifest_names_nothing_outside_the_directory(tmp_path: Path) 
     assert (target / ".hidden.json").exists()
 
 
-@pytest.mark.parametrize("kind", ["empty", "missing", "others only"])
+@pytest.mark.parametrize("kind", ["empty", "missing", "others only", "manifest only"])
 def test_check_without_the_files_is_one_line_on_stderr(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
 ) -> None:
@@ -92,10 +92,16 @@ def test_check_without_the_files_is_one_line_on_stderr(
         target.mkdir()
     if kind == "others only":
         (target / "my-own.json").write_text("{}\n")
+    if kind == "manifest only":
+        (target / MANIFEST_NAME).write_bytes(render_manifest(json_schemas()))
     assert export(target, "--check") == 1
     out, err = capsys.readouterr()
     assert out == ""
     assert err == (
         f"shedproto: error: no schemas in {target}: run shedproto schemas export --dir {target}\n"
     )
-    assert not target.exists() or sorted(p.name for p in target.iterdir()) in ([], ["my-own.json"])
+    if kind == "missing":
+        assert not target.exists()
+    else:
+        expected = {"empty": [], "others only": ["my-own.json"], "manifest only": [MANIFEST_NAME]}
+        assert sorted(p.name for p in target.iterdir()) == expected[kind]

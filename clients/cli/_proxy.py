@@ -138,7 +138,6 @@ def _run_until_signal(
 def _proxy(args: argparse.Namespace) -> int:
     from shedproto.clients.proxy import Proxy, Recorder
     from shedproto.observe import CassetteHeader, Diagnostic, observer_factory, resolve_options
-    from shedproto.servers import BindError
 
     try:
         dialect, version = resolve_options(
@@ -179,17 +178,13 @@ def _proxy(args: argparse.Namespace) -> int:
         text = f"proxy ({args.protocol}) on {path} -> {args.upstream}; Ctrl-C stops it"
         _line(args, text, {"listening": str(path), "upstream": args.upstream})
 
-    try:
-        _run_until_signal(proxy.serve, proxy.shutdown, ready)
-    except BindError as exc:
-        return fail(args, "bind_failed", str(exc))
+    _run_until_signal(proxy.serve, proxy.shutdown, ready)
     return EXIT_FAILURE if proxy.failed is not None else EXIT_OK
 
 
 def _replay(args: argparse.Namespace) -> int:
     from shedproto.clients.proxy import ReplayMismatch, ReplayServer
     from shedproto.observe import CassetteError
-    from shedproto.servers import BindError
 
     failed: list[ReplayMismatch] = []
 
@@ -210,10 +205,7 @@ def _replay(args: argparse.Namespace) -> int:
         text = f"replaying {args.cassette} ({server.header.protocol}) on {path}; Ctrl-C stops it"
         _line(args, text, {"listening": str(path), "cassette": args.cassette})
 
-    try:
-        _run_until_signal(server.serve, server.shutdown, ready)
-    except BindError as exc:
-        return fail(args, "bind_failed", str(exc))
+    _run_until_signal(server.serve, server.shutdown, ready)
     return EXIT_FAILURE if failed else EXIT_OK
 
 

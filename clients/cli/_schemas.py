@@ -47,17 +47,17 @@ def _read(target: Path) -> Callable[[str], bytes | None]:
 def _export(args: argparse.Namespace) -> int:
     target: Path = args.dir
     schemas = json_schemas()
-    if args.check and not any((target / name).is_file() for name in schemas):
-        return fail(
-            args,
-            "not_found",
-            f"no schemas in {target}: run shedproto schemas export --dir {target}",
-        )
     try:
         plan = plan_export(schemas, _read(target) if target.is_dir() else lambda name: None)
     except OSError as exc:
         return fail(args, "io_error", f"cannot read schemas in {target}: {exc.strerror}")
     if args.check:
+        if set(schemas) <= set(plan.missing):
+            return fail(
+                args,
+                "not_found",
+                f"no schemas in {target}: run shedproto schemas export --dir {target}",
+            )
         return _report_check(args, target, plan, len(schemas))
     written = sorted({*plan.missing, *plan.changed})
     try:

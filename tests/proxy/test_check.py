@@ -11,6 +11,7 @@ import pytest
 
 from shedproto.clients.cli import main
 from shedproto.clients.proxy import CheckResult, run_check
+from shedproto.observe import probe_cases, resolve_options
 from shedproto.servers import UnixServer
 from shedproto.servers.herdr import HerdrServer
 from shedproto.servers.host_agent import HostAgentServer
@@ -22,9 +23,30 @@ def failures(results: list[CheckResult]) -> list[str]:
     return [f"{r.case}: {r.detail}" for r in results if r.status == "fail"]
 
 
+def assert_every_case_passed(
+    results: list[CheckResult],
+    protocol: str,
+    *,
+    dialect: str | None = None,
+    allow_mutations: bool = False,
+) -> None:
+    """Every probe case of ``protocol`` ran and passed (mutations skipped unless allowed).
+
+    The expected list comes from the cases, not from ``results``: a check that
+    ran nothing, or fewer cases, fails here.
+    """
+    dialect, version = resolve_options(protocol, dialect=dialect, version=None)
+    cases = probe_cases(protocol, dialect=dialect, version=version)
+    expected = [
+        (case.name, "skip" if case.mutation and not allow_mutations else "pass") for case in cases
+    ]
+    assert [(r.case, r.status) for r in results] == expected, failures(results)
+    assert "pass" in {status for _, status in expected}
+
+
 async def test_check_passes_against_the_herdr_reference(herdr_server: HerdrServer) -> None:
     results = await run_check("herdr", herdr_server.path)
-    assert failures(results) == []
+    assert_every_case_passed(results, "herdr")
     assert len(results) >= 7
 
 
@@ -34,14 +56,14 @@ async def test_check_passes_against_the_desktop_reference(
 ) -> None:
     server = desktop_server_factory(dialect=dialect, test_mode=False)
     results = await run_check("desktop", server.path, dialect=dialect)
-    assert failures(results) == []
+    assert_every_case_passed(results, "desktop", dialect=dialect)
 
 
 async def test_check_passes_against_the_agents_host_reference(
     agents_host: RunningAgentsHost,
 ) -> None:
     results = await run_check("agents-host", agents_host.socket)
-    assert failures(results) == []
+    assert_every_case_passed(results, "agents-host")
 
 
 async def test_check_passes_against_the_host_agent_reference(short_socket_dir: Path) -> None:
@@ -51,9 +73,10 @@ async def test_check_passes_against_the_host_agent_reference(short_socket_dir: P
         read_only = await run_check("host-agent", agent.approval_path)
         mutating = await run_check("host-agent", agent.approval_path, allow_mutations=True)
         agent.shutdown()
-    assert failures(status) == failures(read_only) == failures(mutating) == []
+    assert_every_case_passed(status, "host-agent-status")
+    assert_every_case_passed(read_only, "host-agent")
+    assert_every_case_passed(mutating, "host-agent", allow_mutations=True)
     assert [r.status for r in read_only].count("skip") == 1
-    assert "skip" not in [r.status for r in mutating]
 
 
 async def broken_herdr(stream: anyio.abc.SocketStream) -> None:

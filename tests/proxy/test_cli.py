@@ -90,3 +90,30 @@ def test_help_ends_with_an_example(command: str) -> None:
     example = result.stdout.split("examples:\n", 1)[1]
     assert example.strip().startswith("shedproto ")
     assert result.stdout.rstrip().endswith(example.rstrip())
+
+
+CASSETTE = Path(__file__).parent / "cassettes" / "test_cassette_fixture" / "herdr-ping.ndjson"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["proxy", "--protocol", "herdr", "--upstream", "/nonexistent/u.sock"],
+        ["replay", "--cassette", str(CASSETTE)],
+    ],
+    ids=["proxy", "replay"],
+)
+def test_refused_listen_path_is_the_central_bind_failed_line(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    occupied = tmp_path / "not-a-socket"
+    occupied.write_text("mine\n")
+    code = main([*argv, "--listen", str(occupied), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert out == ""
+    (line,) = err.splitlines()
+    report = json.loads(line)["error"]
+    assert report["code"] == "bind_failed"
+    assert report["message"].count(str(occupied)) == 1
+    assert occupied.read_text() == "mine\n"

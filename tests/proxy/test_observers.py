@@ -15,11 +15,13 @@ from shedproto.host_agent import (
     ApprovalResponse,
     Hello,
     HelloAck,
+    LiveStatus,
     Ping,
     Pong,
     TokenGet,
     TokenResponse,
     encode_frame,
+    encode_live_status,
 )
 from shedproto.observe import Diagnostic, Direction, Observer, observer_factory
 
@@ -205,6 +207,13 @@ def test_host_agent_deviation_kinds(exchange: Exchange, kind: str, direction: st
     assert [(d.kind, d.direction) for d in found] == [(kind, direction)], [d.human() for d in found]
 
 
+@pytest.mark.parametrize("feed", [run, run_bytewise])
+def test_host_agent_status_clean_document_has_no_diagnostic(feed: object) -> None:
+    document = encode_live_status(LiveStatus(schema=1, policies={"ssh-agent": "shed-desktop"}))
+    exchange: Exchange = [("s2c", document), ("s2c", b""), ("c2s", b"")]
+    assert feed(observer_factory("host-agent-status")(1), exchange) == []  # type: ignore[operator]
+
+
 def test_host_agent_status_checks_the_document() -> None:
     good = observer_factory("host-agent-status")(1)
     assert run(good, [("c2s", b"hi")])[0].kind == "illegal_state"
@@ -224,6 +233,18 @@ def agents_host() -> Observer:
 
 
 HEALTH = b'{"id":1,"op":"health"}\n'
+
+
+@pytest.mark.parametrize("feed", [run, run_bytewise])
+def test_agents_host_clean_pipelined_exchange(feed: object) -> None:
+    exchange: Exchange = [
+        ("c2s", HEALTH + b'{"id":2,"op":"receipts","limit":5}\n'),
+        ("s2c", b'{"id":1,"ok":true,"result":{"health":null}}\n'),
+        ("s2c", b'{"id":2,"ok":true,"result":{"receipts":[]}}\n'),
+        ("c2s", b""),
+        ("s2c", b""),
+    ]
+    assert feed(agents_host(), exchange) == []  # type: ignore[operator]
 
 
 @pytest.mark.parametrize(
