@@ -42,7 +42,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -137,9 +137,9 @@ def _target_only(count: int) -> None:
 class _RevalidatingTarget(SqliteTarget):
     """The target as it was before its index memo: the stored index fully validated per publish."""
 
-    def publish_receipt(self, receipt: Receipt, *, now: str) -> None:
+    def publish_receipts(self, receipts: Sequence[Receipt], *, now: str) -> None:
         self._index_memo = None
-        super().publish_receipt(receipt, now=now)
+        super().publish_receipts(receipts, now=now)
 
 
 def _target_full_index(count: int, target_type: type[SqliteTarget]) -> Callable[[], float]:
