@@ -155,6 +155,7 @@ class AgentsHost:
         defer_health_until_ready: bool = False,
         activity_limit: int = 200,
         find_checkouts: CheckoutFinder | None = None,
+        health_interval: float = 0.0,
     ) -> None:
         self.config = config
         self.target = target
@@ -178,6 +179,7 @@ class AgentsHost:
         self._task_failure_listeners: list[Callable[[CommandTaskError], None]] = []
         self.last_command_error: str | None = None
         self._defer_health = defer_health_until_ready
+        self._health_interval = health_interval
         self._health_owned = not defer_health_until_ready
         self._health_dirty = anyio.Event()
         self._health_lock = anyio.Lock()
@@ -264,6 +266,18 @@ class AgentsHost:
         self.target.publish_health(self.health())
 
     async def _health_publisher(self) -> None:
+        """Publish health after changes, coalesced.
+
+        Every change marks health dirty; the publisher writes the whole value
+        once for all changes made before it runs (health is a snapshot, so
+        intermediate values need not be written; spec section 5 only asks
+        that publications stay in order). With ``health_interval`` it then
+        rests that many seconds, so a burst of commands (two receipts and a
+        refresh each, every one an activity entry) costs one publication per
+        interval instead of one per change; the latest state is always
+        written at the end of the interval. Shutdown publishes ``stopping``
+        and ``stopped`` directly, never delayed.
+        """
         while True:
             await self._health_dirty.wait()
             self._health_dirty = anyio.Event()
@@ -276,6 +290,8 @@ class AgentsHost:
                 self.activity.record(
                     "health-publication-failed", f"Health publication failed: {exc}", at=self.now()
                 )
+            if self._health_interval > 0:
+                await anyio.sleep(self._health_interval)
 
     def _enabled_statuses(self) -> list[SourceStatus]:
         return [s.status for s in self.sources.values() if s.config.enabled]

@@ -139,9 +139,7 @@ class CommandWorker:
         self._idle = anyio.Event()
         self._idle.set()
         self._failures: list[BaseException] = []
-        self._publisher: GroupCommit[Receipt, None] = GroupCommit(
-            self._publish_batch, shield=True
-        )
+        self._publisher: GroupCommit[Receipt, None] = GroupCommit(self._publish_batch, shield=True)
         self.accepting = True
 
     # -- admission -------------------------------------------------------------------------
