@@ -84,7 +84,13 @@ from shedproto.servers.connector import CommandLedger
 from .batching import GroupCommit
 from .driver import AgentDriver, DriverFactory, SupervisedDriver
 from .target import AgentsHostTarget
-from .worker import CommandTaskError, CommandWorker, CommandWorkerError, WorkerHooks
+from .worker import (
+    BATCH_PASSES,
+    CommandTaskError,
+    CommandWorker,
+    CommandWorkerError,
+    WorkerHooks,
+)
 
 __all__ = ["AgentsHost", "CollectOutcome", "HostStartError", "MAX_LISTED_SESSIONS"]
 
@@ -198,7 +204,9 @@ class AgentsHost:
         self._checkouts: list[Checkout] = []
         self.on_collection_done: Callable[[], None] | None = None
         self.target_state: str = "connected"
-        self._refreshes: GroupCommit[tuple[str, str], None] = GroupCommit(self._refresh_batch)
+        self._refreshes: GroupCommit[tuple[str, str], None] = GroupCommit(
+            self._refresh_batch, passes=BATCH_PASSES
+        )
 
     # -- small helpers ---------------------------------------------------------------------
 

@@ -62,7 +62,10 @@ from .batching import GroupCommit
 from .driver import AgentDriver, OperationOptions
 from .target import AgentsHostTarget
 
-__all__ = ["CommandTaskError", "CommandWorker", "CommandWorkerError", "WorkerHooks"]
+__all__ = ["BATCH_PASSES", "CommandTaskError", "CommandWorker", "CommandWorkerError", "WorkerHooks"]
+
+BATCH_PASSES = 8
+"""Event-loop passes a receipt or refresh batch gathers for (see :mod:`.batching`)."""
 
 
 class CommandTaskError(Exception):
@@ -139,7 +142,9 @@ class CommandWorker:
         self._idle = anyio.Event()
         self._idle.set()
         self._failures: list[BaseException] = []
-        self._publisher: GroupCommit[Receipt, None] = GroupCommit(self._publish_batch, shield=True)
+        self._publisher: GroupCommit[Receipt, None] = GroupCommit(
+            self._publish_batch, shield=True, passes=BATCH_PASSES
+        )
         self.accepting = True
 
     # -- admission -------------------------------------------------------------------------
