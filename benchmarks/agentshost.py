@@ -30,6 +30,9 @@
   SQLite's; commands/s = 1e6 / the per-command microseconds. Left out, with a
   note, where no PostgreSQL binaries or psycopg exist.
 
+Issue 16's goal for the end-to-end case is >= 500 commands/s: 1e6 / the
+candidate's per-command microseconds (asyncio and ``--uvloop``).
+
 Targets are informational floors: e2e >= 0.3, ledger the host's way >= 2.0,
 target >= 1.0, target into a full index >= 2.0, PostgreSQL vs SQLite >= 0.3.
 """
