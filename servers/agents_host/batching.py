@@ -13,9 +13,11 @@ joins its batch; then it runs ``flush`` once on everything gathered.
 ``passes`` sets how many times it yields: a task resumed by the same ledger
 write is ready after one pass, but its way to the next submit takes a few
 more (a thread's result, a lock, an event), so more passes gather bigger
-batches. Measured on the agents-host benchmark (300 commands, 20 sessions):
-1 pass 416 commands/s, 4 passes ~520, 8 passes ~585; a pass with nothing
-else ready costs microseconds, so an idle host loses almost nothing. At
+batches. Measured on the agents-host benchmark (300 commands, 20 sessions,
+asyncio, same runs): 1 pass 416 commands/s, 4 passes ~520, 8 passes ~585;
+later, on a busier machine, 8 passes 516 and 16 passes 537-582. A pass with
+nothing else ready costs microseconds, so an idle host loses almost nothing
+(16 passes add well under a millisecond to a lone command). At
 most one batch is written and one is filling at any time, so a slow write
 makes the next batch bigger instead of queuing writes behind it. Each
 caller gets the outcome of its own item, as if it had called alone.

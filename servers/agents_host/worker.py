@@ -64,7 +64,7 @@ from .target import AgentsHostTarget
 
 __all__ = ["BATCH_PASSES", "CommandTaskError", "CommandWorker", "CommandWorkerError", "WorkerHooks"]
 
-BATCH_PASSES = 8
+BATCH_PASSES = 16
 """Event-loop passes a receipt or refresh batch gathers for (see :mod:`.batching`)."""
 
 
