@@ -99,7 +99,7 @@ def test_the_not_yet_list_is_current() -> None:
 BUILD_WITH_ARGUMENTS: dict[str, Callable[[Any], Any]] = {
     "shedproto.desktop._connection.ServerConnection": lambda cls: cls(Dialect.TAURI),
     "shedproto.drivers.claude._stream.ClaudeStreamConnection": lambda cls: cls(session_id="s"),
-    "shedproto.hostagent._connection.AgentConnection": lambda cls: cls(accepted_at=0.0),
+    "shedproto.host_agent._connection.AgentConnection": lambda cls: cls(accepted_at=0.0),
 }
 """How to build the contract connections whose constructors need arguments (others take none)."""
 
@@ -352,7 +352,7 @@ def test_every_core_table_keys_by_table_enums() -> None:
         for name, value in vars(module).items()
         if isinstance(value, TransitionTable)
     }
-    assert "shedproto.hostagent._state.AGENT_TABLE" in tables
+    assert "shedproto.host_agent._state.AGENT_TABLE" in tables
     plain = {
         (name, type(part).__name__)
         for name, table in tables.items()

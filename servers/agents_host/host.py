@@ -81,9 +81,16 @@ from shedproto.connector import (
 )
 from shedproto.servers.connector import CommandLedger
 
+from .batching import GroupCommit
 from .driver import AgentDriver, DriverFactory, SupervisedDriver
 from .target import AgentsHostTarget
-from .worker import CommandTaskError, CommandWorker, CommandWorkerError, WorkerHooks
+from .worker import (
+    BATCH_PASSES,
+    CommandTaskError,
+    CommandWorker,
+    CommandWorkerError,
+    WorkerHooks,
+)
 
 __all__ = ["AgentsHost", "CollectOutcome", "HostStartError", "MAX_LISTED_SESSIONS"]
 
@@ -154,6 +161,7 @@ class AgentsHost:
         defer_health_until_ready: bool = False,
         activity_limit: int = 200,
         find_checkouts: CheckoutFinder | None = None,
+        health_interval: float = 0.0,
     ) -> None:
         self.config = config
         self.target = target
@@ -177,6 +185,7 @@ class AgentsHost:
         self._task_failure_listeners: list[Callable[[CommandTaskError], None]] = []
         self.last_command_error: str | None = None
         self._defer_health = defer_health_until_ready
+        self._health_interval = health_interval
         self._health_owned = not defer_health_until_ready
         self._health_dirty = anyio.Event()
         self._health_lock = anyio.Lock()
@@ -195,6 +204,9 @@ class AgentsHost:
         self._checkouts: list[Checkout] = []
         self.on_collection_done: Callable[[], None] | None = None
         self.target_state: str = "connected"
+        self._refreshes: GroupCommit[tuple[str, str], None] = GroupCommit(
+            self._refresh_batch, passes=BATCH_PASSES
+        )
 
     # -- small helpers ---------------------------------------------------------------------
 
@@ -262,6 +274,18 @@ class AgentsHost:
         self.target.publish_health(self.health())
 
     async def _health_publisher(self) -> None:
+        """Publish health after changes, coalesced.
+
+        Every change marks health dirty; the publisher writes the whole value
+        once for all changes made before it runs (health is a snapshot, so
+        intermediate values need not be written; spec section 5 only asks
+        that publications stay in order). With ``health_interval`` it then
+        rests that many seconds, so a burst of commands (two receipts and a
+        refresh each, every one an activity entry) costs one publication per
+        interval instead of one per change; the latest state is always
+        written at the end of the interval. Shutdown publishes ``stopping``
+        and ``stopped`` directly, never delayed.
+        """
         while True:
             await self._health_dirty.wait()
             self._health_dirty = anyio.Event()
@@ -274,6 +298,8 @@ class AgentsHost:
                 self.activity.record(
                     "health-publication-failed", f"Health publication failed: {exc}", at=self.now()
                 )
+            if self._health_interval > 0:
+                await anyio.sleep(self._health_interval)
 
     def _enabled_statuses(self) -> list[SourceStatus]:
         return [s.status for s in self.sources.values() if s.config.enabled]
@@ -833,37 +859,78 @@ class AgentsHost:
     async def refresh_session(self, source_id: str, native_session_id: str) -> None:
         """Read one session and publish its row (targeted refresh; other rows untouched).
 
+        Refreshes that concurrent commands ask for at the same moment share
+        one publication (:class:`~.batching.GroupCommit`): every session is
+        read, then the rows are merged onto the published index in request
+        order and both indexes are written once, instead of once per
+        session. Each caller still gets its own session's outcome.
+
         Raises:
             Exception: the read or the publication failed.
 
         """
-        source = self.sources.get(source_id)
-        if source is None or source.driver is None:
-            raise ValueError(f"source is not available: {source_id}")
+        await self._refreshes.submit((source_id, native_session_id))
+
+    async def _refresh_batch(self, requests: list[tuple[str, str]]) -> list[Exception | None]:
+        """Refresh every requested session (each once) and publish the rows in one write."""
         observation = self.target.next_observation()
         manifests: dict[str, bytes] = {}
-        row = await self._read_row(
-            source, SessionSummary(nativeSessionId=native_session_id), manifests
-        )
-        if isinstance(row, SourceError):
-            raise RuntimeError(row.message)
-        async with self._health_lock:
-            prior = self.target.published_sessions()
-            merged = merge_refresh(
-                prior,
-                self.target.read_observations(),
-                self._with_git(row, self._checkouts),
-                observation=observation,
-            )
-            if merged is None:
-                self.record(
-                    "source-collection-superseded",
-                    "A newer observation already published this session",
-                    source_id=source_id,
-                )
+        outcomes: dict[tuple[str, str], Exception | None] = {}
+        rows: dict[tuple[str, str], IndexEntry] = {}
+
+        async def read(request: tuple[str, str]) -> None:
+            source_id, native_session_id = request
+            source = self.sources.get(source_id)
+            if source is None or source.driver is None:
+                outcomes[request] = ValueError(f"source is not available: {source_id}")
                 return
-            rows, observations = merged
-            self._publish_rows(rows, observations, manifests, self._checkouts)
+            row = await self._read_row(
+                source, SessionSummary(nativeSessionId=native_session_id), manifests
+            )
+            if isinstance(row, SourceError):
+                outcomes[request] = RuntimeError(row.message)
+                return
+            outcomes[request] = None
+            rows[request] = row
+
+        unique = list(dict.fromkeys(requests))
+        if len(unique) == 1:
+            await read(unique[0])
+        else:
+            async with anyio.create_task_group() as reads:
+                for request in unique:
+                    reads.start_soon(read, request)
+        if rows:
+            async with self._health_lock:
+                published: tuple[dict[str, IndexEntry], dict[str, int]] | None = None
+                current = self.target.published_sessions()
+                observations = self.target.read_observations()
+                for request in unique:
+                    row = rows.get(request)
+                    if row is None:
+                        continue
+                    merged = merge_refresh(
+                        current,
+                        observations,
+                        self._with_git(row, self._checkouts),
+                        observation=observation,
+                    )
+                    if merged is None:
+                        manifests.pop(row.key, None)
+                        self.record(
+                            "source-collection-superseded",
+                            "A newer observation already published this session",
+                            source_id=request[0],
+                        )
+                        continue
+                    current, observations = published = merged
+                if published is not None:
+                    try:
+                        self._publish_rows(current, observations, manifests, self._checkouts)
+                    except Exception as exc:
+                        for request in rows:
+                            outcomes[request] = exc
+        return [outcomes[request] for request in requests]
 
     # -- shutdown --------------------------------------------------------------------------
 

@@ -101,6 +101,8 @@ class HostRun:
     )
     clock_ms: Callable[[], int] = field(default=lambda: time.time_ns() // 1_000_000)
     handle_signals: bool = True
+    health_interval: float = 0.05
+    """Seconds between coalesced health publications (see ``AgentsHost._health_publisher``)."""
     host: AgentsHost | None = None
     ready: anyio.Event = field(default_factory=anyio.Event)
     stop_requested: anyio.Event = field(default_factory=anyio.Event)
@@ -197,6 +199,7 @@ async def _serve(
         space_did=cli.space,
         accept_commands=not cli.once,
         defer_health_until_ready=True,
+        health_interval=run.health_interval,
     )
     host.find_checkouts = make_checkout_finder(host.now)
     run.host = host

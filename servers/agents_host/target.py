@@ -18,7 +18,7 @@ import contextlib
 import hashlib
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -48,6 +48,7 @@ __all__ = [
     "TargetStoreError",
     "ChangeListener",
     "SqliteTarget",
+    "StoredReceipt",
     "receipt_link",
     "target_file_name",
 ]
@@ -64,6 +65,16 @@ class TargetStoreError(Exception):
 
 ChangeListener = Callable[[str, Any], None]
 """Called after a commit with ``(kind, value)``; see the module docstring."""
+
+
+class StoredReceipt(msgspec.Struct, frozen=True, kw_only=True):
+    """One receipt row as a store writes it: identity, command id, producer (``""``), bytes."""
+
+    identity: str
+    command_id: str
+    producer: str
+    body: bytes
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS receipts (
@@ -97,6 +108,7 @@ _BUMP_RETURNING = (
     " ON CONFLICT(name) DO UPDATE SET value = value + 1 RETURNING value"
 )
 _SESSION_INDEX_DECODER = msgspec.json.Decoder(SessionIndex)
+_RECEIPT_DECODER = msgspec.json.Decoder(Receipt)
 _OBSERVATIONS_DECODER = msgspec.json.Decoder(dict[str, int])
 
 
@@ -122,6 +134,9 @@ class AgentsHostTarget(Protocol):
 
     def publish_receipt(self, receipt: Receipt, *, now: str) -> None:
         """Write the receipt and its index row in one transaction."""
+
+    def publish_receipts(self, receipts: Sequence[Receipt], *, now: str) -> None:
+        """Write several receipts and their index rows in one transaction (all or none)."""
 
     def read_receipt_index(self) -> ReceiptIndex | None:
         """Return the bounded receipt index, or ``None`` before the first receipt."""
@@ -189,6 +204,91 @@ class StoredDocuments:
     def _document(self, name: str) -> bytes | None:
         raise NotImplementedError
 
+    def _store_receipts(
+        self, rows: list[StoredReceipt], build_index: Callable[[bytes | None], bytes]
+    ) -> None:
+        """Write ``rows`` and the index ``build_index(stored index bytes)`` in one transaction.
+
+        The store reads the stored index inside the transaction and calls
+        ``build_index`` on it; whatever that raises rolls the transaction back.
+        """
+        raise NotImplementedError
+
+    def _notify(self, kind: str, value: Any) -> None:
+        raise NotImplementedError
+
+    def publish_receipt(self, receipt: Receipt, *, now: str) -> None:
+        """Write ``receipt`` and its receipt-index row in one transaction.
+
+        Raises:
+            TargetStoreError: the receipt belongs to another owner, the stored
+                index is malformed, or the store failed (nothing is written).
+
+        """
+        self.publish_receipts((receipt,), now=now)
+
+    def publish_receipts(self, receipts: Sequence[Receipt], *, now: str) -> None:
+        """Write ``receipts`` (in order) and their index rows in one transaction.
+
+        Group commit for the receipt outbox: the host publishes the receipts
+        that concurrent sessions produce at the same moment as one write, so
+        the bounded receipt index (up to 200 rows) is encoded and stored once
+        per batch instead of once per receipt. The result is the same as
+        publishing them one by one with the same ``now``. All or none: when
+        anything fails, nothing of the batch is written.
+
+        Raises:
+            TargetStoreError: a receipt belongs to another owner, the stored
+                index is malformed, or the store failed.
+
+        """
+        rows: list[StoredReceipt] = []
+        for receipt in receipts:
+            if receipt.ownerDid != self.owner_did:
+                raise TargetStoreError(
+                    f"command receipt belongs to another owner: {receipt.commandId}"
+                )
+            rows.append(
+                StoredReceipt(
+                    identity=command_identity(receipt.commandId, receipt.producer),
+                    command_id=receipt.commandId,
+                    producer=receipt.producer or "",
+                    body=_ENCODER.encode(receipt),
+                )
+            )
+        if not rows:
+            return
+        built: list[tuple[bytes, ReceiptIndex, bool]] = []
+
+        def build_index(existing: bytes | None) -> bytes:
+            built.clear()
+            try:
+                index = None if existing is None else self._parse_index(existing)
+                valid = True
+                for receipt in receipts:
+                    link = self.link_for(receipt.commandId, receipt.producer)
+                    index = extend_receipt_index(index, receipt, link=link, now=now)
+                    valid = valid and receipt_index_tail_valid(
+                        index, owner_did=self.owner_did, link_for=self.link_for
+                    )
+            except (ValueError, ReceiptIndexError) as exc:
+                raise TargetStoreError(str(exc)) from exc
+            assert index is not None  # receipts is not empty
+            body = _ENCODER.encode(index)
+            built.append((body, index, valid))
+            return body
+
+        self._store_receipts(rows, build_index)
+        index_body, index, valid = built[0]
+        if valid:
+            self._index_memo = (self.owner_did, self.space, index_body, index)
+        self._remember_document(RECEIPT_INDEX_DOC, index_body)
+        for receipt in receipts:
+            self._notify("receipt", receipt)
+
+    def _remember_document(self, name: str, body: bytes) -> None:
+        """Note that this host just committed ``body`` as document ``name`` (a cache hook)."""
+
     def link_for(self, command_id: str, producer: str | None) -> ReceiptLink:
         """Return the receipt link the index must carry for a command identity."""
         return receipt_link(command_id, producer, self.space)
@@ -212,6 +312,18 @@ class StoredDocuments:
                 f"stored command receipt is invalid: {command_id}: {exc}"
             ) from exc
 
+    def _decode_listed(self, bodies: Iterable[bytes]) -> list[Receipt]:
+        """Return the stored receipt ``bodies`` decoded, for :meth:`list_receipts`.
+
+        Raises:
+            TargetStoreError: a stored body is not a receipt (nothing is returned).
+
+        """
+        try:
+            return [_RECEIPT_DECODER.decode(body) for body in bodies]
+        except msgspec.DecodeError as exc:
+            raise TargetStoreError(f"stored command receipt is invalid: {exc}") from exc
+
     def _parse_index(self, body: bytes) -> ReceiptIndex:
         """Return the validated index stored as ``body``, from the memo when the bytes match.
 
@@ -232,11 +344,6 @@ class StoredDocuments:
         )
         self._index_memo = (self.owner_did, self.space, body, index)
         return index
-
-    def _remember_index(self, body: bytes, index: ReceiptIndex) -> None:
-        """Remember a just-written index, unless its new row or header would not validate."""
-        if receipt_index_tail_valid(index, owner_did=self.owner_did, link_for=self.link_for):
-            self._index_memo = (self.owner_did, self.space, body, index)
 
     def read_receipt_index(self) -> ReceiptIndex | None:
         """Return the receipt index, validated, or ``None``.
@@ -417,45 +524,32 @@ class SqliteTarget(StoredDocuments):
         ).fetchone()
         return None if row is None else self._decode_receipt(command_id, producer, row[0])
 
-    def publish_receipt(self, receipt: Receipt, *, now: str) -> None:
-        """Write ``receipt`` and its receipt-index row in one transaction.
-
-        Raises:
-            TargetStoreError: the receipt belongs to another owner, or the stored
-                index is malformed (nothing is written).
-
-        """
-        if receipt.ownerDid != self.owner_did:
-            raise TargetStoreError(f"command receipt belongs to another owner: {receipt.commandId}")
-        link = self.link_for(receipt.commandId, receipt.producer)
-        body = _ENCODER.encode(receipt)
-        identity = command_identity(receipt.commandId, receipt.producer)
+    def _store_receipts(
+        self, rows: list[StoredReceipt], build_index: Callable[[bytes | None], bytes]
+    ) -> None:
         with self._transaction() as db:
-            existing = self._document(RECEIPT_INDEX_DOC)
-            try:
-                current = None if existing is None else self._parse_index(existing)
-                index = extend_receipt_index(current, receipt, link=link, now=now)
-            except (ValueError, ReceiptIndexError) as exc:
-                raise TargetStoreError(str(exc)) from exc
-            index_body = _ENCODER.encode(index)
-            seq = self._bump(db, "receipt-seq")
-            db.execute(
-                "INSERT INTO receipts (identity, command_id, producer, updated_seq, body)"
-                " VALUES (?, ?, ?, ?, ?) ON CONFLICT(identity) DO UPDATE SET"
-                " updated_seq = excluded.updated_seq, body = excluded.body",
-                (identity, receipt.commandId, receipt.producer or "", seq, body),
-            )
+            index_body = build_index(self._document(RECEIPT_INDEX_DOC))
+            for row in rows:
+                seq = self._bump(db, "receipt-seq")
+                db.execute(
+                    "INSERT INTO receipts (identity, command_id, producer, updated_seq, body)"
+                    " VALUES (?, ?, ?, ?, ?) ON CONFLICT(identity) DO UPDATE SET"
+                    " updated_seq = excluded.updated_seq, body = excluded.body",
+                    (row.identity, row.command_id, row.producer, seq, row.body),
+                )
             db.execute(
                 "INSERT OR REPLACE INTO documents (name, body) VALUES (?, ?)",
                 (RECEIPT_INDEX_DOC, index_body),
             )
-        self._remember_index(index_body, index)
-        self._notify("receipt", receipt)
 
     def list_receipts(self, *, limit: int, producer: str | None = None) -> list[Receipt]:
         """Return up to ``limit`` receipts, most recently written first.
 
         ``producer`` ``None`` lists every queue; ``""`` is the owner's queue.
+
+        Raises:
+            TargetStoreError: a stored receipt does not decode.
+
         """
         if producer is None:
             rows = self._db.execute(
@@ -466,7 +560,7 @@ class SqliteTarget(StoredDocuments):
                 "SELECT body FROM receipts WHERE producer = ? ORDER BY updated_seq DESC LIMIT ?",
                 (producer, limit),
             ).fetchall()
-        return [msgspec.json.decode(row[0], type=Receipt) for row in rows]
+        return self._decode_listed(row[0] for row in rows)
 
     # -- health ----------------------------------------------------------------------------
 

@@ -74,11 +74,8 @@ from typing_extensions import Self
 from shedproto.connector import (
     Health,
     Receipt,
-    ReceiptIndex,
-    ReceiptIndexError,
     SessionIndex,
     command_identity,
-    extend_receipt_index,
 )
 
 from .target import (
@@ -89,6 +86,7 @@ from .target import (
     RECENT_INDEX_DOC,
     ChangeListener,
     StoredDocuments,
+    StoredReceipt,
     TargetStoreError,
 )
 
@@ -575,48 +573,46 @@ class PostgresTarget(StoredDocuments):
         )
         return None if row is None else self._decode_receipt(command_id, producer, bytes(row[0]))
 
-    def publish_receipt(self, receipt: Receipt, *, now: str) -> None:
-        """Write ``receipt`` and its receipt-index row in one transaction.
+    def _store_receipts(
+        self, rows: list[StoredReceipt], build_index: Callable[[bytes | None], bytes]
+    ) -> None:
+        """Write the receipts and the index in one pipelined transaction (see the base class).
 
-        Raises:
-            TargetStoreError: another owner's receipt, a malformed stored index
-                (nothing written) or a database failure (nothing committed, or,
-                when the commit itself was cut off, an idempotent retry wrote it).
-
+        A dropped connection is retried once on a fresh one (the upserts are
+        idempotent, and the index is rebuilt from what is stored then).
         """
-        if receipt.ownerDid != self.owner_did:
-            raise TargetStoreError(f"command receipt belongs to another owner: {receipt.commandId}")
-        link = self.link_for(receipt.commandId, receipt.producer)
-        body = _ENCODER.encode(receipt)
-        identity = _identity(receipt.commandId, receipt.producer)
 
-        def write(conn: psycopg.Connection[Any]) -> tuple[bytes, ReceiptIndex]:
+        def write(conn: psycopg.Connection[Any]) -> None:
             with conn.pipeline(), self._transaction(conn):
-                existing = self._document_in(conn, RECEIPT_INDEX_DOC, lock=True)
-                try:
-                    current = None if existing is None else self._parse_index(existing)
-                    index = extend_receipt_index(current, receipt, link=link, now=now)
-                except (ValueError, ReceiptIndexError) as exc:
-                    raise TargetStoreError(str(exc)) from exc
-                index_body = _ENCODER.encode(index)
-                conn.execute(
-                    "WITH seq AS (INSERT INTO agents_host_meta (target_key, name, value)"
-                    " VALUES (%s, 'receipt-seq', 1) ON CONFLICT (target_key, name)"
-                    " DO UPDATE SET value = agents_host_meta.value + 1 RETURNING value)"
-                    " INSERT INTO agents_host_receipts"
-                    " (target_key, identity, command_id, producer, updated_seq, body)"
-                    " SELECT %s, %s, %s, %s, seq.value, %s FROM seq"
-                    " ON CONFLICT (target_key, identity)"
-                    " DO UPDATE SET updated_seq = excluded.updated_seq, body = excluded.body",
-                    (self.key, self.key, identity, receipt.commandId, receipt.producer or "", body),
-                )
+                index_body = build_index(self._document_in(conn, RECEIPT_INDEX_DOC, lock=True))
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        "WITH seq AS (INSERT INTO agents_host_meta (target_key, name, value)"
+                        " VALUES (%s, 'receipt-seq', 1) ON CONFLICT (target_key, name)"
+                        " DO UPDATE SET value = agents_host_meta.value + 1 RETURNING value)"
+                        " INSERT INTO agents_host_receipts"
+                        " (target_key, identity, command_id, producer, updated_seq, body)"
+                        " SELECT %s, %s, %s, %s, seq.value, %s FROM seq"
+                        " ON CONFLICT (target_key, identity)"
+                        " DO UPDATE SET updated_seq = excluded.updated_seq, body = excluded.body",
+                        [
+                            (
+                                self.key,
+                                self.key,
+                                row.identity.encode("utf-8", "surrogatepass"),
+                                row.command_id,
+                                row.producer,
+                                row.body,
+                            )
+                            for row in rows
+                        ],
+                    )
                 self._put_documents(conn, [(RECEIPT_INDEX_DOC, index_body)])
-            return index_body, index
 
-        index_body, index = self._call(write)
-        self._remember_index(index_body, index)
-        self._remember([(RECEIPT_INDEX_DOC, index_body)])
-        self._notify("receipt", receipt)
+        self._call(write)
+
+    def _remember_document(self, name: str, body: bytes) -> None:
+        self._remember([(name, body)])
 
     def _put_documents(self, conn: psycopg.Connection[Any], docs: list[tuple[str, bytes]]) -> None:
         with conn.cursor() as cur:
@@ -627,7 +623,12 @@ class PostgresTarget(StoredDocuments):
             )
 
     def list_receipts(self, *, limit: int, producer: str | None = None) -> list[Receipt]:
-        """Return up to ``limit`` receipts, most recently written first (``""``: owner's queue)."""
+        """Return up to ``limit`` receipts, most recently written first (``""``: owner's queue).
+
+        Raises:
+            TargetStoreError: a stored receipt does not decode, or the database failed.
+
+        """
         if producer is None:
             query = (
                 "SELECT body FROM agents_host_receipts WHERE target_key = %s"
@@ -641,7 +642,7 @@ class PostgresTarget(StoredDocuments):
             )
             params = (self.key, producer, limit)
         rows = self._call(lambda conn: conn.execute(query, params).fetchall())
-        return [msgspec.json.decode(bytes(row[0]), type=Receipt) for row in rows]
+        return self._decode_listed(bytes(row[0]) for row in rows)
 
     # -- health and sessions ---------------------------------------------------------------
 

@@ -58,10 +58,14 @@ from shedproto.connector import (
 )
 from shedproto.servers.connector import CommandLedger
 
+from .batching import GroupCommit
 from .driver import AgentDriver, OperationOptions
 from .target import AgentsHostTarget
 
-__all__ = ["CommandTaskError", "CommandWorker", "CommandWorkerError", "WorkerHooks"]
+__all__ = ["BATCH_PASSES", "CommandTaskError", "CommandWorker", "CommandWorkerError", "WorkerHooks"]
+
+BATCH_PASSES = 16
+"""Event-loop passes a receipt or refresh batch gathers for (see :mod:`.batching`)."""
 
 
 class CommandTaskError(Exception):
@@ -138,6 +142,9 @@ class CommandWorker:
         self._idle = anyio.Event()
         self._idle.set()
         self._failures: list[BaseException] = []
+        self._publisher: GroupCommit[Receipt, None] = GroupCommit(
+            self._publish_batch, shield=True, passes=BATCH_PASSES
+        )
         self.accepting = True
 
     # -- admission -------------------------------------------------------------------------
@@ -281,17 +288,60 @@ class CommandWorker:
     def _finished(self) -> None:
         self._running -= 1
         if self._running == 0:
-            self._idle.set()
+            self._tasks.start_soon(self._flush_when_idle, self._idle)
+
+    async def _flush_when_idle(self, idle: anyio.Event) -> None:
+        """Write the deferred published marks once no command runs, then report idle.
+
+        So whenever the worker is idle the ledger file says what was
+        published; under load the marks ride on the claims' writes instead.
+        """
+        await self._flush_ledger(self._failures)
+        if self._running == 0:
+            idle.set()
 
     # -- execution -------------------------------------------------------------------------
 
     async def _publish(self, receipt: Receipt) -> None:
-        self.target.publish_receipt(receipt, now=self.clock())
-        await anyio.to_thread.run_sync(
-            self.ledger.mark_published, receipt.commandId, receipt.producer
-        )
+        """Publish ``receipt`` (batched with concurrent ones), mark it published, tell the host.
+
+        The published mark is deferred (:meth:`CommandLedger.mark_published_later`):
+        it rides on the ledger's next durable write, and :meth:`recover_unpublished_receipts`
+        and :meth:`republish_pending` flush it.
+
+        Raises:
+            Exception: what the target raised for this receipt (it stays pending).
+
+        """
+        await self._publisher.submit(receipt)
+        self.ledger.mark_published_later(receipt.commandId, receipt.producer)
         if self.hooks.on_receipt is not None:
             self.hooks.on_receipt(receipt)
+
+    async def _publish_batch(self, receipts: list[Receipt]) -> list[Exception | None]:
+        """Publish the receipts concurrent sessions produced together, in one target write.
+
+        When the batch fails, each receipt is published again on its own, so
+        every caller gets exactly its own outcome (one bad receipt never
+        fails the others).
+        """
+        now = self.clock()
+        try:
+            self.target.publish_receipts(receipts, now=now)
+        except Exception as exc:
+            if len(receipts) == 1:
+                return [exc]
+        else:
+            return [None] * len(receipts)
+        outcomes: list[Exception | None] = []
+        for receipt in receipts:
+            try:
+                self.target.publish_receipt(receipt, now=now)
+            except Exception as exc:
+                outcomes.append(exc)
+            else:
+                outcomes.append(None)
+        return outcomes
 
     async def _execute(
         self, command: Command, producer: str | None, admission: _Admission | None
@@ -469,6 +519,7 @@ class CommandWorker:
                     for f in self._failures
                     if not (isinstance(f, CommandTaskError) and f.identity == identity)
                 ]
+        await self._flush_ledger(errors)
         if errors:
             raise CommandWorkerError("could not publish recovered command receipts", errors)
         return published
@@ -493,6 +544,14 @@ class CommandWorker:
                 errors.append(exc)
             else:
                 published.append(receipt)
+        await self._flush_ledger(errors)
         if errors:
             raise CommandWorkerError("could not publish recovered command receipts", errors)
         return published
+
+    async def _flush_ledger(self, errors: list[BaseException]) -> None:
+        """Write the deferred published marks now; a failure joins ``errors``."""
+        try:
+            await anyio.to_thread.run_sync(self.ledger.flush)
+        except Exception as exc:
+            errors.append(exc)

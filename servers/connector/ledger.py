@@ -147,13 +147,20 @@ _Apply = Callable[[LedgerState], "LedgerState | None"]
 
 
 class _Change:
-    """One caller's queued mutation and, once its write is done, its outcome."""
+    """One caller's queued mutation and, once its write is done, its outcome.
 
-    __slots__ = ("apply", "done", "error", "result", "wants_result")
+    A ``deferred`` change has no caller waiting for it (see
+    :meth:`CommandLedger.mark_published_later`).
+    """
 
-    def __init__(self, apply: _Apply, *, wants_result: bool = False) -> None:
+    __slots__ = ("apply", "deferred", "done", "error", "result", "wants_result")
+
+    def __init__(
+        self, apply: _Apply, *, wants_result: bool = False, deferred: bool = False
+    ) -> None:
         self.apply = apply
         self.wants_result = wants_result
+        self.deferred = deferred
         self.done = False
         self.error: BaseException | None = None
         self.result: list[Receipt] | None = None
@@ -172,6 +179,7 @@ class CommandLedger:
         self._cond = threading.Condition(threading.Lock())
         self._queue: list[_Change] = []  # arrived, not yet taken by a leader
         self._writing = False  # a leader owns the committed state and the file
+        self._unwritten = False  # deferred changes were applied that no write holds yet
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> CommandLedger:
@@ -263,6 +271,50 @@ class CommandLedger:
         key = command_identity(command_id, producer)
         self._submit(_Change(lambda state: state.mark_published(key)))
 
+    def mark_published_later(self, command_id: str, producer: str | None = None) -> None:
+        """Mark a command's receipt as published without a write of its own; never blocks.
+
+        The change is in :attr:`state` at once (or as soon as the write in
+        progress ends) and reaches the disk with the next write: any
+        :meth:`put`, :meth:`recover` or :meth:`flush`. This is what the host
+        uses after a publication, because the published mark is only a hint:
+        a crash before the next write leaves the receipt pending, and it is
+        published again at the next start, which is idempotent (the same
+        bytes at the same deterministic location). Receipts themselves are
+        never deferred: :meth:`put` returns only once its write is durable.
+        A mark that does not apply (not pending) is dropped silently.
+        """
+        key = command_identity(command_id, producer)
+        change = _Change(lambda state: state.mark_published(key), deferred=True)
+        with self._cond:
+            if self._writing or self._queue:
+                self._queue.append(change)  # folded, in arrival order, by the next leader
+                return
+            self._apply_deferred([change])
+
+    def flush(self) -> None:
+        """Write the deferred changes now (no write when there are none).
+
+        Raises:
+            LedgerExhaustedError: the generation cannot grow.
+            OSError: the write failed (the changes stay applied in memory).
+
+        """
+        self._submit(_Change(lambda state: state if self._unwritten else None))
+
+    def _apply_deferred(self, changes: list[_Change]) -> None:
+        """Apply deferred changes to the committed state in memory (lock held, no leader)."""
+        state = self._state
+        for change in changes:
+            try:
+                after = change.apply(state)
+            except Exception:  # a deferred change has no caller to tell: it is dropped
+                continue
+            if after is not None:
+                state = after.with_generation(state.generation)
+                self._unwritten = True
+        self._state = state
+
     def recover(self, *, now: str) -> list[Receipt]:
         """Make every ``in-flight`` receipt ``unknown``, persist, and return the pending receipts.
 
@@ -303,6 +355,9 @@ class CommandLedger:
                 for settled in batch:
                     settled.done = True
                 self._writing = False
+                if self._queue and all(queued.deferred for queued in self._queue):
+                    deferred, self._queue = self._queue, []  # no waiter will lead these
+                    self._apply_deferred(deferred)
                 self._cond.notify_all()
         return self._outcome(change)
 
@@ -358,6 +413,7 @@ class CommandLedger:
     def _write(self, next_state: LedgerState) -> None:
         def adopt() -> None:
             self._state = next_state
+            self._unwritten = False
 
         write_file_durably(self.path, next_state.encode(), adopt)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -29,15 +29,25 @@ class Clock:
         return iso_from_epoch_ms(self.ms)
 
 
+def _injected_failure(fail_when: Callable[[Receipt], bool], receipts: Sequence[Receipt]) -> None:
+    """Raise the injected failure when any receipt of a batch meets ``fail_when``."""
+    for receipt in receipts:
+        if fail_when(receipt):
+            raise OSError(f"injected publication failure for {receipt.commandId}")
+
+
 class FlakyTarget(SqliteTarget):
-    """A SQLite target whose receipt publication fails while ``fail_when(receipt)`` is true."""
+    """A SQLite target whose receipt publication fails while ``fail_when(receipt)`` is true.
+
+    A batch fails whole when one of its receipts meets ``fail_when`` (as one
+    transaction would); ``publish_receipt`` is a batch of one.
+    """
 
     fail_when: Callable[[Receipt], bool] = staticmethod(lambda receipt: False)
 
-    def publish_receipt(self, receipt: Receipt, *, now: str) -> None:
-        if self.fail_when(receipt):
-            raise OSError(f"injected publication failure for {receipt.commandId}")
-        super().publish_receipt(receipt, now=now)
+    def publish_receipts(self, receipts: Sequence[Receipt], *, now: str) -> None:
+        _injected_failure(self.fail_when, receipts)
+        super().publish_receipts(receipts, now=now)
 
 
 class Flaky(AgentsHostTarget, Protocol):
@@ -87,10 +97,9 @@ def open_any_target(path: Path) -> Flaky:
     class FlakyPostgresTarget(PostgresTarget):
         fail_when: Callable[[Receipt], bool] = staticmethod(lambda receipt: False)
 
-        def publish_receipt(self, receipt: Receipt, *, now: str) -> None:
-            if self.fail_when(receipt):
-                raise OSError(f"injected publication failure for {receipt.commandId}")
-            super().publish_receipt(receipt, now=now)
+        def publish_receipts(self, receipts: Sequence[Receipt], *, now: str) -> None:
+            _injected_failure(self.fail_when, receipts)
+            super().publish_receipts(receipts, now=now)
 
     key = hashlib.sha256(str(path).encode()).hexdigest()
     target = FlakyPostgresTarget.open(_POSTGRES_URL[0], key, owner_did=OWNER, space="did:key:space")

@@ -24,7 +24,9 @@ CELLS = TargetCells(
 )
 
 
-def make_host(tmp_path: Path, factory: Any, *, sources: int = 1, **extra: Any) -> AgentsHost:
+def make_host(
+    tmp_path: Path, factory: Any, *, sources: int = 1, health_interval: float = 0.0, **extra: Any
+) -> AgentsHost:
     config = parse_agents_host_config(
         {
             "schema": "commonfabric.agents-host.config",
@@ -46,6 +48,7 @@ def make_host(tmp_path: Path, factory: Any, *, sources: int = 1, **extra: Any) -
         cells=CELLS,
         space_did="did:key:space",
         defer_health_until_ready=True,
+        health_interval=health_interval,
     )
 
 
@@ -202,3 +205,25 @@ async def test_git_checkouts_are_discovered(tmp_path: Path) -> None:
     assert found[0].gitBranch == "main"
     assert found[0].gitHeadSha is None
     assert [r.name for r in found[0].gitRemotes] == ["origin"]
+
+
+async def test_health_changes_during_the_interval_coalesce_into_one_publication(
+    tmp_path: Path,
+) -> None:
+    host = make_host(tmp_path, EchoDriver, health_interval=3600.0)
+    statuses: list[str] = []
+    host.target.subscribe(
+        lambda kind, value: statuses.append(value.status) if kind == "health" else None
+    )
+    async with started(host):
+        await anyio.wait_all_tasks_blocked()
+        published = len(statuses)
+        for i in range(5):
+            host.record("test-change", f"change {i}")
+            await anyio.wait_all_tasks_blocked()
+        assert len(statuses) == published  # resting: the changes wait for the interval's end
+        await host.stop("test")
+    assert statuses[-2:] == ["stopping", "stopped"]  # shutdown is never delayed
+    health = host.target.read_health()
+    assert health is not None
+    assert "test-change" in [entry.type for entry in health.activity]

@@ -277,3 +277,50 @@ def test_a_host_whose_key_was_taken_while_it_was_cut_off_stops_writing(
         first.close()
         if second is not None:
             second.close()
+
+
+def test_a_receipt_batch_stores_what_publishing_one_by_one_stores(
+    any_target: AgentsHostTarget, tmp_path: Path
+) -> None:
+    first, second = claim("b1"), claim("b2", producer="workbench")
+    done = terminal_receipt(first, status="succeeded", completed_at="2026-01-01T00:00:02.000Z")
+    one_by_one = SqliteTarget.open_path(str(tmp_path / "ref.sqlite3"), owner_did=OWNER, space=SPACE)
+    try:
+        for receipt in (first, second, done):
+            one_by_one.publish_receipt(receipt, now="2026-01-01T00:00:03.000Z")
+        seen: list[str] = []
+        any_target.subscribe(lambda kind, value: seen.append(value.commandId))
+        any_target.publish_receipts([first, second, done], now="2026-01-01T00:00:03.000Z")
+        assert seen == ["b1", "b2", "b1"]
+        assert any_target.read_receipt_index() == one_by_one.read_receipt_index()
+        assert any_target.list_receipts(limit=10) == one_by_one.list_receipts(limit=10)
+        assert any_target.read_receipt("b1", None) == done
+    finally:
+        one_by_one.close()
+
+
+def test_a_receipt_batch_with_another_owners_receipt_writes_nothing(
+    any_target: AgentsHostTarget,
+) -> None:
+    stranger = msgspec.structs.replace(claim("b4"), ownerDid="did:key:someone-else")
+    with pytest.raises(TargetStoreError, match="belongs to another owner: b4"):
+        any_target.publish_receipts([claim("b3"), stranger], now="2026-01-01T00:00:03.000Z")
+    assert any_target.read_receipt("b3", None) is None
+    assert any_target.read_receipt_index() is None
+
+
+def test_list_receipts_reports_a_malformed_stored_receipt_as_a_store_error(
+    any_target: AgentsHostTarget,
+) -> None:
+    any_target.publish_receipt(claim("c7"), now="2026-01-01T00:00:00.500Z")
+    if isinstance(any_target, SqliteTarget):
+        any_target._db.execute("UPDATE receipts SET body = ?", (b'{"commandId": 7}',))
+    else:
+        assert isinstance(any_target, PostgresTarget)
+        any_target._call(
+            lambda conn: conn.execute(
+                "UPDATE agents_host_receipts SET body = %s", (b'{"commandId": 7}',)
+            )
+        )
+    with pytest.raises(TargetStoreError, match="stored command receipt is invalid"):
+        any_target.list_receipts(limit=5)
