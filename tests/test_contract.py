@@ -28,8 +28,6 @@ from shedproto import (
 # --- every connection class of the core is built on the contract ------------------------------
 
 NOT_YET_ON_THE_CONTRACT = {
-    "shedproto.herdr._connection.ClientConnection": "herdr is being rewritten (issue 13, herdr)",
-    "shedproto.herdr._connection.ServerConnection": "herdr is being rewritten (issue 13, herdr)",
     "shedproto.agentshost._acp.AcpConnection": "the ACP client moves separately (issue 13, acp)",
 }
 """Connections not migrated yet, with the reason; remove an entry when it migrates."""

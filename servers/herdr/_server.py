@@ -387,7 +387,7 @@ class HerdrServer:
         )
         request: t.Request | None = None
         gone = False
-        with anyio.move_on_after(self.request_timeout):
+        with anyio.CancelScope(deadline=conn.deadline):
             while request is None:
                 try:
                     data = await stream.receive(RECEIVE_CHUNK)
@@ -395,9 +395,10 @@ class HerdrServer:
                     data = b""
                 try:
                     events = conn.receive_data(data)
-                except RemoteProtocolError as exc:
-                    if exc.reply_hint is not None:
-                        await self._write(stream, exc.reply_hint)
+                except RemoteProtocolError:
+                    reply = conn.data_to_send()  # herdr's invalid_request line, or a silent close
+                    if reply:
+                        await self._write(stream, reply)
                     return
                 for event in events:
                     if isinstance(event, ConnectionClosed):
@@ -407,6 +408,7 @@ class HerdrServer:
                     else:
                         request = event
         if request is None:
+            conn.handle_timeout(anyio.current_time())
             return  # no complete line within the deadline: close silently, as herdr
         method = str(request.__struct_config__.tag)
         if method == "events.subscribe":

@@ -85,7 +85,7 @@ from ._paths import (
     validate_session_name,
 )
 from ._screen import DEFAULT_RECENT_LINES, MAX_READ_LINES, split_lines, strip_ansi
-from ._state import TRANSITIONS, Role, State
+from ._state import CLIENT_TABLE, SERVER_TABLE, State
 from ._subscriptions import (
     EVENTS_LOST,
     HUB_SIZE,
@@ -130,8 +130,8 @@ __all__ = [
     "MAX_REQUEST_BYTES",
     "REQUEST_TIMEOUT",
     "State",
-    "Role",
-    "TRANSITIONS",
+    "CLIENT_TABLE",
+    "SERVER_TABLE",
     # envelope
     "SuccessResponse",
     "ErrorResponse",
