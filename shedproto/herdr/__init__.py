@@ -110,11 +110,19 @@ from ._versions import (
 )
 from ._worktrees import (
     GitWorktree,
+    branch_exists_args,
     branch_slug,
+    checkout_path,
     default_checkout_path,
     generated_branch,
     is_dirty_remove_error,
+    option_shaped,
     parse_worktree_list,
+    removed_worktree,
+    worktree_add_args,
+    worktree_info,
+    worktree_remove_args,
+    worktree_source,
 )
 
 __all__ = [
@@ -209,6 +217,14 @@ __all__ = [
     "generated_branch",
     "is_dirty_remove_error",
     "parse_worktree_list",
+    "branch_exists_args",
+    "checkout_path",
+    "option_shaped",
+    "removed_worktree",
+    "worktree_add_args",
+    "worktree_info",
+    "worktree_remove_args",
+    "worktree_source",
     # pane reads
     "MAX_READ_LINES",
     "DEFAULT_RECENT_LINES",
