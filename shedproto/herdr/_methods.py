@@ -220,403 +220,159 @@ class AsyncMethods:
         result: OkReply = await self._call("server.stop", EmptyParams(), OkReply)
         return result
 
-    async def server_live_handoff(
-        self,
-        *,
-        expected_protocol: UInt32 | None = None,
-        expected_version: str | None = None,
-        import_exe: str | None = None,
-    ) -> OkReply:
+    async def server_live_handoff(self, *, expected_protocol: UInt32 | None = None, expected_version: str | None = None, import_exe: str | None = None) -> OkReply:
         """Call ``server.live_handoff``; return its ``ok`` result."""
-        result: OkReply = await self._call(
-            "server.live_handoff",
-            _params(
-                ServerLiveHandoffParams,
-                expected_protocol=expected_protocol,
-                expected_version=expected_version,
-                import_exe=import_exe,
-            ),
-            OkReply,
-        )
+        result: OkReply = await self._call("server.live_handoff", _params(ServerLiveHandoffParams, expected_protocol=expected_protocol, expected_version=expected_version, import_exe=import_exe), OkReply)
         return result
 
     async def server_reload_config(self) -> ConfigReloadReply:
         """Call ``server.reload_config``; return its ``config_reload`` result."""
-        result: ConfigReloadReply = await self._call(
-            "server.reload_config", EmptyParams(), ConfigReloadReply
-        )
+        result: ConfigReloadReply = await self._call("server.reload_config", EmptyParams(), ConfigReloadReply)
         return result
 
     async def server_agent_manifests(self) -> AgentManifestStatusReply:
         """Call ``server.agent_manifests``; return its ``agent_manifest_status`` result."""
-        result: AgentManifestStatusReply = await self._call(
-            "server.agent_manifests", EmptyParams(), AgentManifestStatusReply
-        )
+        result: AgentManifestStatusReply = await self._call("server.agent_manifests", EmptyParams(), AgentManifestStatusReply)
         return result
 
     async def server_reload_agent_manifests(self) -> AgentManifestReloadReply:
         """Call ``server.reload_agent_manifests``; return its ``agent_manifest_reload`` result."""
-        result: AgentManifestReloadReply = await self._call(
-            "server.reload_agent_manifests", EmptyParams(), AgentManifestReloadReply
-        )
+        result: AgentManifestReloadReply = await self._call("server.reload_agent_manifests", EmptyParams(), AgentManifestReloadReply)
         return result
 
-    async def notification_show(
-        self,
-        title: str,
-        *,
-        body: str | None = None,
-        position: ToastHerdrPosition | None = None,
-        sound: NotificationShowSound | None = None,
-    ) -> NotificationShowReply:
+    async def notification_show(self, title: str, *, body: str | None = None, position: ToastHerdrPosition | None = None, sound: NotificationShowSound | None = None) -> NotificationShowReply:
         """Call ``notification.show``; return its ``notification_show`` result."""
-        result: NotificationShowReply = await self._call(
-            "notification.show",
-            _params(NotificationShowParams, title=title, body=body, position=position, sound=sound),
-            NotificationShowReply,
-        )
+        result: NotificationShowReply = await self._call("notification.show", _params(NotificationShowParams, title=title, body=body, position=position, sound=sound), NotificationShowReply)
         return result
 
     async def product_announcement_dismiss(self, version: str, id: str) -> OkReply:
         """Call ``product_announcement.dismiss``; return its ``ok`` result."""
-        result: OkReply = await self._call(
-            "product_announcement.dismiss",
-            _params(ProductAnnouncementDismissParams, version=version, id=id),
-            OkReply,
-        )
+        result: OkReply = await self._call("product_announcement.dismiss", _params(ProductAnnouncementDismissParams, version=version, id=id), OkReply)
         return result
 
     async def release_notes_dismiss(self, version: str) -> OkReply:
         """Call ``release_notes.dismiss``; return its ``ok`` result."""
-        result: OkReply = await self._call(
-            "release_notes.dismiss", _params(ReleaseNotesDismissParams, version=version), OkReply
-        )
+        result: OkReply = await self._call("release_notes.dismiss", _params(ReleaseNotesDismissParams, version=version), OkReply)
         return result
 
-    async def command_invoke(
-        self,
-        command_id: str,
-        *,
-        pane_id: str | None = None,
-        tab_id: str | None = None,
-        workspace_id: str | None = None,
-        selection: PaneSelectionReadParams | None = None,
-    ) -> OkReply:
+    async def command_invoke(self, command_id: str, *, pane_id: str | None = None, tab_id: str | None = None, workspace_id: str | None = None, selection: PaneSelectionReadParams | None = None) -> OkReply:
         """Call ``command.invoke``; return its ``ok`` result."""
-        result: OkReply = await self._call(
-            "command.invoke",
-            _params(
-                CommandInvokeParams,
-                command_id=command_id,
-                pane_id=pane_id,
-                tab_id=tab_id,
-                workspace_id=workspace_id,
-                selection=selection,
-            ),
-            OkReply,
-        )
+        result: OkReply = await self._call("command.invoke", _params(CommandInvokeParams, command_id=command_id, pane_id=pane_id, tab_id=tab_id, workspace_id=workspace_id, selection=selection), OkReply)
         return result
 
     async def client_window_title_set(self, title: str) -> ClientWindowTitleReply:
         """Call ``client.window_title.set``; return its ``client_window_title`` result."""
-        result: ClientWindowTitleReply = await self._call(
-            "client.window_title.set",
-            _params(ClientWindowTitleSetParams, title=title),
-            ClientWindowTitleReply,
-        )
+        result: ClientWindowTitleReply = await self._call("client.window_title.set", _params(ClientWindowTitleSetParams, title=title), ClientWindowTitleReply)
         return result
 
     async def client_window_title_clear(self) -> ClientWindowTitleReply:
         """Call ``client.window_title.clear``; return its ``client_window_title`` result."""
-        result: ClientWindowTitleReply = await self._call(
-            "client.window_title.clear", EmptyParams(), ClientWindowTitleReply
-        )
+        result: ClientWindowTitleReply = await self._call("client.window_title.clear", EmptyParams(), ClientWindowTitleReply)
         return result
 
     async def client_shell_surface_set(self, active: bool) -> ClientShellSurfaceSetReply:
         """Call ``client_shell.surface.set``; return its ``client_shell_surface_set`` result."""
-        result: ClientShellSurfaceSetReply = await self._call(
-            "client_shell.surface.set",
-            _params(ClientShellSurfaceSetParams, active=active),
-            ClientShellSurfaceSetReply,
-        )
+        result: ClientShellSurfaceSetReply = await self._call("client_shell.surface.set", _params(ClientShellSurfaceSetParams, active=active), ClientShellSurfaceSetReply)
         return result
 
     async def session_snapshot(self) -> SessionSnapshotReply:
         """Call ``session.snapshot``; return its ``session_snapshot`` result."""
-        result: SessionSnapshotReply = await self._call(
-            "session.snapshot", EmptyParams(), SessionSnapshotReply
-        )
+        result: SessionSnapshotReply = await self._call("session.snapshot", EmptyParams(), SessionSnapshotReply)
         return result
 
-    async def workspace_create(
-        self,
-        *,
-        cwd: str | None = None,
-        focus: bool | None = None,
-        label: str | None = None,
-        env: dict[str, str] | None = None,
-        source_workspace_id: str | None = None,
-    ) -> WorkspaceCreatedReply:
+    async def workspace_create(self, *, cwd: str | None = None, focus: bool | None = None, label: str | None = None, env: dict[str, str] | None = None, source_workspace_id: str | None = None) -> WorkspaceCreatedReply:
         """Call ``workspace.create``; return its ``workspace_created`` result."""
-        result: WorkspaceCreatedReply = await self._call(
-            "workspace.create",
-            _params(
-                WorkspaceCreateParams,
-                cwd=cwd,
-                focus=focus,
-                label=label,
-                env=env,
-                source_workspace_id=source_workspace_id,
-            ),
-            WorkspaceCreatedReply,
-        )
+        result: WorkspaceCreatedReply = await self._call("workspace.create", _params(WorkspaceCreateParams, cwd=cwd, focus=focus, label=label, env=env, source_workspace_id=source_workspace_id), WorkspaceCreatedReply)
         return result
 
     async def workspace_list(self) -> WorkspaceListReply:
         """Call ``workspace.list``; return its ``workspace_list`` result."""
-        result: WorkspaceListReply = await self._call(
-            "workspace.list", EmptyParams(), WorkspaceListReply
-        )
+        result: WorkspaceListReply = await self._call("workspace.list", EmptyParams(), WorkspaceListReply)
         return result
 
     async def workspace_get(self, workspace_id: str) -> WorkspaceInfoReply:
         """Call ``workspace.get``; return its ``workspace_info`` result."""
-        result: WorkspaceInfoReply = await self._call(
-            "workspace.get", _params(WorkspaceTarget, workspace_id=workspace_id), WorkspaceInfoReply
-        )
+        result: WorkspaceInfoReply = await self._call("workspace.get", _params(WorkspaceTarget, workspace_id=workspace_id), WorkspaceInfoReply)
         return result
 
     async def workspace_focus(self, workspace_id: str) -> WorkspaceInfoReply:
         """Call ``workspace.focus``; return its ``workspace_info`` result."""
-        result: WorkspaceInfoReply = await self._call(
-            "workspace.focus",
-            _params(WorkspaceTarget, workspace_id=workspace_id),
-            WorkspaceInfoReply,
-        )
+        result: WorkspaceInfoReply = await self._call("workspace.focus", _params(WorkspaceTarget, workspace_id=workspace_id), WorkspaceInfoReply)
         return result
 
     async def workspace_rename(self, workspace_id: str, label: str) -> WorkspaceInfoReply:
         """Call ``workspace.rename``; return its ``workspace_info`` result."""
-        result: WorkspaceInfoReply = await self._call(
-            "workspace.rename",
-            _params(WorkspaceRenameParams, workspace_id=workspace_id, label=label),
-            WorkspaceInfoReply,
-        )
+        result: WorkspaceInfoReply = await self._call("workspace.rename", _params(WorkspaceRenameParams, workspace_id=workspace_id, label=label), WorkspaceInfoReply)
         return result
 
     async def workspace_move(self, workspace_id: str, insert_index: UInt) -> WorkspaceListReply:
         """Call ``workspace.move``; return its ``workspace_list`` result."""
-        result: WorkspaceListReply = await self._call(
-            "workspace.move",
-            _params(WorkspaceMoveParams, workspace_id=workspace_id, insert_index=insert_index),
-            WorkspaceListReply,
-        )
+        result: WorkspaceListReply = await self._call("workspace.move", _params(WorkspaceMoveParams, workspace_id=workspace_id, insert_index=insert_index), WorkspaceListReply)
         return result
 
-    async def workspace_move_block(
-        self, workspace_ids: list[str], *, before_workspace_id: str | None = None
-    ) -> WorkspaceListReply:
+    async def workspace_move_block(self, workspace_ids: list[str], *, before_workspace_id: str | None = None) -> WorkspaceListReply:
         """Call ``workspace.move_block``; return its ``workspace_list`` result."""
-        result: WorkspaceListReply = await self._call(
-            "workspace.move_block",
-            _params(
-                WorkspaceMoveBlockParams,
-                workspace_ids=workspace_ids,
-                before_workspace_id=before_workspace_id,
-            ),
-            WorkspaceListReply,
-        )
+        result: WorkspaceListReply = await self._call("workspace.move_block", _params(WorkspaceMoveBlockParams, workspace_ids=workspace_ids, before_workspace_id=before_workspace_id), WorkspaceListReply)
         return result
 
-    async def workspace_report_metadata(
-        self,
-        workspace_id: str,
-        source: str,
-        tokens: dict[str, str | None],
-        *,
-        seq: UInt64 | None = None,
-        ttl_ms: UInt64 | None = None,
-    ) -> OkReply:
+    async def workspace_report_metadata(self, workspace_id: str, source: str, tokens: dict[str, str | None], *, seq: UInt64 | None = None, ttl_ms: UInt64 | None = None) -> OkReply:
         """Call ``workspace.report_metadata``; return its ``ok`` result."""
-        result: OkReply = await self._call(
-            "workspace.report_metadata",
-            _params(
-                WorkspaceReportMetadataParams,
-                workspace_id=workspace_id,
-                source=source,
-                tokens=tokens,
-                seq=seq,
-                ttl_ms=ttl_ms,
-            ),
-            OkReply,
-        )
+        result: OkReply = await self._call("workspace.report_metadata", _params(WorkspaceReportMetadataParams, workspace_id=workspace_id, source=source, tokens=tokens, seq=seq, ttl_ms=ttl_ms), OkReply)
         return result
 
-    async def workspace_close(
-        self, workspace_id: str, *, close_group: bool | None = None
-    ) -> OkReply:
+    async def workspace_close(self, workspace_id: str, *, close_group: bool | None = None) -> OkReply:
         """Call ``workspace.close``; return its ``ok`` result."""
-        result: OkReply = await self._call(
-            "workspace.close",
-            _params(WorkspaceCloseParams, workspace_id=workspace_id, close_group=close_group),
-            OkReply,
-        )
+        result: OkReply = await self._call("workspace.close", _params(WorkspaceCloseParams, workspace_id=workspace_id, close_group=close_group), OkReply)
         return result
 
-    async def worktree_list(
-        self,
-        *,
-        workspace_id: str | None = None,
-        cwd: str | None = None,
-        trust_repository: bool | None = None,
-    ) -> WorktreeListReply:
+    async def worktree_list(self, *, workspace_id: str | None = None, cwd: str | None = None, trust_repository: bool | None = None) -> WorktreeListReply:
         """Call ``worktree.list``; return its ``worktree_list`` result."""
-        result: WorktreeListReply = await self._call(
-            "worktree.list",
-            _params(
-                WorktreeListParams,
-                workspace_id=workspace_id,
-                cwd=cwd,
-                trust_repository=trust_repository,
-            ),
-            WorktreeListReply,
-        )
+        result: WorktreeListReply = await self._call("worktree.list", _params(WorktreeListParams, workspace_id=workspace_id, cwd=cwd, trust_repository=trust_repository), WorktreeListReply)
         return result
 
-    async def worktree_create(
-        self,
-        *,
-        workspace_id: str | None = None,
-        cwd: str | None = None,
-        branch: str | None = None,
-        base: str | None = None,
-        path: str | None = None,
-        label: str | None = None,
-        focus: bool | None = None,
-        trust_repository: bool | None = None,
-    ) -> WorktreeCreatedReply:
+    async def worktree_create(self, *, workspace_id: str | None = None, cwd: str | None = None, branch: str | None = None, base: str | None = None, path: str | None = None, label: str | None = None, focus: bool | None = None, trust_repository: bool | None = None) -> WorktreeCreatedReply:
         """Call ``worktree.create``; return its ``worktree_created`` result."""
-        result: WorktreeCreatedReply = await self._call(
-            "worktree.create",
-            _params(
-                WorktreeCreateParams,
-                workspace_id=workspace_id,
-                cwd=cwd,
-                branch=branch,
-                base=base,
-                path=path,
-                label=label,
-                focus=focus,
-                trust_repository=trust_repository,
-            ),
-            WorktreeCreatedReply,
-        )
+        result: WorktreeCreatedReply = await self._call("worktree.create", _params(WorktreeCreateParams, workspace_id=workspace_id, cwd=cwd, branch=branch, base=base, path=path, label=label, focus=focus, trust_repository=trust_repository), WorktreeCreatedReply)
         return result
 
-    async def worktree_open(
-        self,
-        *,
-        workspace_id: str | None = None,
-        cwd: str | None = None,
-        path: str | None = None,
-        branch: str | None = None,
-        label: str | None = None,
-        focus: bool | None = None,
-        trust_repository: bool | None = None,
-    ) -> WorktreeOpenedReply:
+    async def worktree_open(self, *, workspace_id: str | None = None, cwd: str | None = None, path: str | None = None, branch: str | None = None, label: str | None = None, focus: bool | None = None, trust_repository: bool | None = None) -> WorktreeOpenedReply:
         """Call ``worktree.open``; return its ``worktree_opened`` result."""
-        result: WorktreeOpenedReply = await self._call(
-            "worktree.open",
-            _params(
-                WorktreeOpenParams,
-                workspace_id=workspace_id,
-                cwd=cwd,
-                path=path,
-                branch=branch,
-                label=label,
-                focus=focus,
-                trust_repository=trust_repository,
-            ),
-            WorktreeOpenedReply,
-        )
+        result: WorktreeOpenedReply = await self._call("worktree.open", _params(WorktreeOpenParams, workspace_id=workspace_id, cwd=cwd, path=path, branch=branch, label=label, focus=focus, trust_repository=trust_repository), WorktreeOpenedReply)
         return result
 
-    async def worktree_remove(
-        self, workspace_id: str, *, force: bool | None = None, trust_repository: bool | None = None
-    ) -> WorktreeRemovedReply:
+    async def worktree_remove(self, workspace_id: str, *, force: bool | None = None, trust_repository: bool | None = None) -> WorktreeRemovedReply:
         """Call ``worktree.remove``; return its ``worktree_removed`` result."""
-        result: WorktreeRemovedReply = await self._call(
-            "worktree.remove",
-            _params(
-                WorktreeRemoveParams,
-                workspace_id=workspace_id,
-                force=force,
-                trust_repository=trust_repository,
-            ),
-            WorktreeRemovedReply,
-        )
+        result: WorktreeRemovedReply = await self._call("worktree.remove", _params(WorktreeRemoveParams, workspace_id=workspace_id, force=force, trust_repository=trust_repository), WorktreeRemovedReply)
         return result
 
-    async def tab_create(
-        self,
-        *,
-        workspace_id: str | None = None,
-        cwd: str | None = None,
-        focus: bool | None = None,
-        label: str | None = None,
-        env: dict[str, str] | None = None,
-    ) -> TabCreatedReply:
+    async def tab_create(self, *, workspace_id: str | None = None, cwd: str | None = None, focus: bool | None = None, label: str | None = None, env: dict[str, str] | None = None) -> TabCreatedReply:
         """Call ``tab.create``; return its ``tab_created`` result."""
-        result: TabCreatedReply = await self._call(
-            "tab.create",
-            _params(
-                TabCreateParams,
-                workspace_id=workspace_id,
-                cwd=cwd,
-                focus=focus,
-                label=label,
-                env=env,
-            ),
-            TabCreatedReply,
-        )
+        result: TabCreatedReply = await self._call("tab.create", _params(TabCreateParams, workspace_id=workspace_id, cwd=cwd, focus=focus, label=label, env=env), TabCreatedReply)
         return result
 
     async def tab_list(self, *, workspace_id: str | None = None) -> TabListReply:
         """Call ``tab.list``; return its ``tab_list`` result."""
-        result: TabListReply = await self._call(
-            "tab.list", _params(TabListParams, workspace_id=workspace_id), TabListReply
-        )
+        result: TabListReply = await self._call("tab.list", _params(TabListParams, workspace_id=workspace_id), TabListReply)
         return result
 
     async def tab_get(self, tab_id: str) -> TabInfoReply:
         """Call ``tab.get``; return its ``tab_info`` result."""
-        result: TabInfoReply = await self._call(
-            "tab.get", _params(TabTarget, tab_id=tab_id), TabInfoReply
-        )
+        result: TabInfoReply = await self._call("tab.get", _params(TabTarget, tab_id=tab_id), TabInfoReply)
         return result
 
     async def tab_focus(self, tab_id: str) -> TabInfoReply:
         """Call ``tab.focus``; return its ``tab_info`` result."""
-        result: TabInfoReply = await self._call(
-            "tab.focus", _params(TabTarget, tab_id=tab_id), TabInfoReply
-        )
+        result: TabInfoReply = await self._call("tab.focus", _params(TabTarget, tab_id=tab_id), TabInfoReply)
         return result
 
     async def tab_rename(self, tab_id: str, label: str) -> TabInfoReply:
         """Call ``tab.rename``; return its ``tab_info`` result."""
-        result: TabInfoReply = await self._call(
-            "tab.rename", _params(TabRenameParams, tab_id=tab_id, label=label), TabInfoReply
-        )
+        result: TabInfoReply = await self._call("tab.rename", _params(TabRenameParams, tab_id=tab_id, label=label), TabInfoReply)
         return result
 
     async def tab_move(self, tab_id: str, insert_index: UInt) -> TabListReply:
         """Call ``tab.move``; return its ``tab_list`` result."""
-        result: TabListReply = await self._call(
-            "tab.move",
-            _params(TabMoveParams, tab_id=tab_id, insert_index=insert_index),
-            TabListReply,
-        )
+        result: TabListReply = await self._call("tab.move", _params(TabMoveParams, tab_id=tab_id, insert_index=insert_index), TabListReply)
         return result
 
     async def tab_close(self, tab_id: str) -> OkReply:
@@ -631,717 +387,252 @@ class AsyncMethods:
 
     async def agent_get(self, target: str) -> AgentInfoReply:
         """Call ``agent.get``; return its ``agent_info`` result."""
-        result: AgentInfoReply = await self._call(
-            "agent.get", _params(AgentTarget, target=target), AgentInfoReply
-        )
+        result: AgentInfoReply = await self._call("agent.get", _params(AgentTarget, target=target), AgentInfoReply)
         return result
 
-    async def agent_read(
-        self,
-        target: str,
-        source: ReadSource,
-        *,
-        lines: UInt32 | None = None,
-        format: ReadFormat | None = None,
-        strip_ansi: bool | None = None,
-    ) -> PaneReadReply:
+    async def agent_read(self, target: str, source: ReadSource, *, lines: UInt32 | None = None, format: ReadFormat | None = None, strip_ansi: bool | None = None) -> PaneReadReply:
         """Call ``agent.read``; return its ``pane_read`` result."""
-        result: PaneReadReply = await self._call(
-            "agent.read",
-            _params(
-                AgentReadParams,
-                target=target,
-                source=source,
-                lines=lines,
-                format=format,
-                strip_ansi=strip_ansi,
-            ),
-            PaneReadReply,
-        )
+        result: PaneReadReply = await self._call("agent.read", _params(AgentReadParams, target=target, source=source, lines=lines, format=format, strip_ansi=strip_ansi), PaneReadReply)
         return result
 
     async def agent_explain(self, target: str) -> AgentExplainReply:
         """Call ``agent.explain``; return its ``agent_explain`` result."""
-        result: AgentExplainReply = await self._call(
-            "agent.explain", _params(AgentTarget, target=target), AgentExplainReply
-        )
+        result: AgentExplainReply = await self._call("agent.explain", _params(AgentTarget, target=target), AgentExplainReply)
         return result
 
     async def agent_send_keys(self, target: str, keys: list[str]) -> OkReply:
         """Call ``agent.send_keys``; return its ``ok`` result."""
-        result: OkReply = await self._call(
-            "agent.send_keys", _params(AgentSendKeysParams, target=target, keys=keys), OkReply
-        )
+        result: OkReply = await self._call("agent.send_keys", _params(AgentSendKeysParams, target=target, keys=keys), OkReply)
         return result
 
     async def agent_rename(self, target: str, *, name: str | None = None) -> AgentInfoReply:
         """Call ``agent.rename``; return its ``agent_info`` result."""
-        result: AgentInfoReply = await self._call(
-            "agent.rename", _params(AgentRenameParams, target=target, name=name), AgentInfoReply
-        )
+        result: AgentInfoReply = await self._call("agent.rename", _params(AgentRenameParams, target=target, name=name), AgentInfoReply)
         return result
 
-    async def agent_view_set(
-        self,
-        source: str,
-        *,
-        label: str | None = None,
-        filter: AgentViewFilter | None = None,
-        sort: list[AgentViewSort] | None = None,
-    ) -> AgentViewReply:
+    async def agent_view_set(self, source: str, *, label: str | None = None, filter: AgentViewFilter | None = None, sort: list[AgentViewSort] | None = None) -> AgentViewReply:
         """Call ``agent.view.set``; return its ``agent_view`` result."""
-        result: AgentViewReply = await self._call(
-            "agent.view.set",
-            _params(AgentViewSetParams, source=source, label=label, filter=filter, sort=sort),
-            AgentViewReply,
-        )
+        result: AgentViewReply = await self._call("agent.view.set", _params(AgentViewSetParams, source=source, label=label, filter=filter, sort=sort), AgentViewReply)
         return result
 
     async def agent_view_clear(self, *, source: str | None = None) -> AgentViewReply:
         """Call ``agent.view.clear``; return its ``agent_view`` result."""
-        result: AgentViewReply = await self._call(
-            "agent.view.clear", _params(AgentViewClearParams, source=source), AgentViewReply
-        )
+        result: AgentViewReply = await self._call("agent.view.clear", _params(AgentViewClearParams, source=source), AgentViewReply)
         return result
 
     async def agent_focus(self, target: str) -> AgentInfoReply:
         """Call ``agent.focus``; return its ``agent_info`` result."""
-        result: AgentInfoReply = await self._call(
-            "agent.focus", _params(AgentTarget, target=target), AgentInfoReply
-        )
+        result: AgentInfoReply = await self._call("agent.focus", _params(AgentTarget, target=target), AgentInfoReply)
         return result
 
-    async def agent_start(
-        self,
-        name: str,
-        kind: str,
-        pane_id: str,
-        *,
-        args: list[str] | None = None,
-        timeout_ms: UInt64 | None = None,
-    ) -> AgentStartedReply:
+    async def agent_start(self, name: str, kind: str, pane_id: str, *, args: list[str] | None = None, timeout_ms: UInt64 | None = None) -> AgentStartedReply:
         """Call ``agent.start``; return its ``agent_started`` result."""
-        result: AgentStartedReply = await self._call(
-            "agent.start",
-            _params(
-                AgentStartParams,
-                name=name,
-                kind=kind,
-                pane_id=pane_id,
-                args=args,
-                timeout_ms=timeout_ms,
-            ),
-            AgentStartedReply,
-        )
+        result: AgentStartedReply = await self._call("agent.start", _params(AgentStartParams, name=name, kind=kind, pane_id=pane_id, args=args, timeout_ms=timeout_ms), AgentStartedReply)
         return result
 
-    async def agent_prompt(
-        self, target: str, text: str, *, wait: AgentPromptWaitOptions | None = None
-    ) -> AgentPromptedReply:
+    async def agent_prompt(self, target: str, text: str, *, wait: AgentPromptWaitOptions | None = None) -> AgentPromptedReply:
         """Call ``agent.prompt``; return its ``agent_prompted`` result."""
-        result: AgentPromptedReply = await self._call(
-            "agent.prompt",
-            _params(AgentPromptParams, target=target, text=text, wait=wait),
-            AgentPromptedReply,
-        )
+        result: AgentPromptedReply = await self._call("agent.prompt", _params(AgentPromptParams, target=target, text=text, wait=wait), AgentPromptedReply)
         return result
 
-    async def agent_wait(
-        self,
-        target: str,
-        *,
-        until: list[AgentStatus] | None = None,
-        timeout_ms: UInt64 | None = None,
-    ) -> AgentInfoReply:
+    async def agent_wait(self, target: str, *, until: list[AgentStatus] | None = None, timeout_ms: UInt64 | None = None) -> AgentInfoReply:
         """Call ``agent.wait``; return its ``agent_info`` result."""
-        result: AgentInfoReply = await self._call(
-            "agent.wait",
-            _params(AgentWaitParams, target=target, until=until, timeout_ms=timeout_ms),
-            AgentInfoReply,
-        )
+        result: AgentInfoReply = await self._call("agent.wait", _params(AgentWaitParams, target=target, until=until, timeout_ms=timeout_ms), AgentInfoReply)
         return result
 
-    async def pane_split(
-        self,
-        direction: SplitDirection,
-        *,
-        workspace_id: str | None = None,
-        target_pane_id: str | None = None,
-        ratio: float | None = None,
-        cwd: str | None = None,
-        focus: bool | None = None,
-        right_click: PaneRightClickTarget | None = None,
-        env: dict[str, str] | None = None,
-    ) -> PaneInfoReply:
+    async def pane_split(self, direction: SplitDirection, *, workspace_id: str | None = None, target_pane_id: str | None = None, ratio: float | None = None, cwd: str | None = None, focus: bool | None = None, right_click: PaneRightClickTarget | None = None, env: dict[str, str] | None = None) -> PaneInfoReply:
         """Call ``pane.split``; return its ``pane_info`` result."""
-        result: PaneInfoReply = await self._call(
-            "pane.split",
-            _params(
-                PaneSplitParams,
-                workspace_id=workspace_id,
-                target_pane_id=target_pane_id,
-                direction=direction,
-                ratio=ratio,
-                cwd=cwd,
-                focus=focus,
-                right_click=right_click,
-                env=env,
-            ),
-            PaneInfoReply,
-        )
+        result: PaneInfoReply = await self._call("pane.split", _params(PaneSplitParams, workspace_id=workspace_id, target_pane_id=target_pane_id, direction=direction, ratio=ratio, cwd=cwd, focus=focus, right_click=right_click, env=env), PaneInfoReply)
         return result
 
-    async def pane_swap(
-        self,
-        *,
-        pane_id: str | None = None,
-        direction: PaneDirection | None = None,
-        source_pane_id: str | None = None,
-        target_pane_id: str | None = None,
-    ) -> PaneSwapReply:
+    async def pane_swap(self, *, pane_id: str | None = None, direction: PaneDirection | None = None, source_pane_id: str | None = None, target_pane_id: str | None = None) -> PaneSwapReply:
         """Call ``pane.swap``; return its ``pane_swap`` result."""
-        result: PaneSwapReply = await self._call(
-            "pane.swap",
-            _params(
-                PaneSwapParams,
-                pane_id=pane_id,
-                direction=direction,
-                source_pane_id=source_pane_id,
-                target_pane_id=target_pane_id,
-            ),
-            PaneSwapReply,
-        )
+        result: PaneSwapReply = await self._call("pane.swap", _params(PaneSwapParams, pane_id=pane_id, direction=direction, source_pane_id=source_pane_id, target_pane_id=target_pane_id), PaneSwapReply)
         return result
 
-    async def pane_move(
-        self, pane_id: str, destination: PaneMoveDestination, *, focus: bool | None = None
-    ) -> PaneMoveReply:
+    async def pane_move(self, pane_id: str, destination: PaneMoveDestination, *, focus: bool | None = None) -> PaneMoveReply:
         """Call ``pane.move``; return its ``pane_move`` result."""
-        result: PaneMoveReply = await self._call(
-            "pane.move",
-            _params(PaneMoveParams, pane_id=pane_id, destination=destination, focus=focus),
-            PaneMoveReply,
-        )
+        result: PaneMoveReply = await self._call("pane.move", _params(PaneMoveParams, pane_id=pane_id, destination=destination, focus=focus), PaneMoveReply)
         return result
 
-    async def pane_zoom(
-        self, *, pane_id: str | None = None, mode: PaneZoomMode | None = None
-    ) -> PaneZoomReply:
+    async def pane_zoom(self, *, pane_id: str | None = None, mode: PaneZoomMode | None = None) -> PaneZoomReply:
         """Call ``pane.zoom``; return its ``pane_zoom`` result."""
-        result: PaneZoomReply = await self._call(
-            "pane.zoom", _params(PaneZoomParams, pane_id=pane_id, mode=mode), PaneZoomReply
-        )
+        result: PaneZoomReply = await self._call("pane.zoom", _params(PaneZoomParams, pane_id=pane_id, mode=mode), PaneZoomReply)
         return result
 
     async def pane_layout(self, *, pane_id: str | None = None) -> PaneLayoutReply:
         """Call ``pane.layout``; return its ``pane_layout`` result."""
-        result: PaneLayoutReply = await self._call(
-            "pane.layout", _params(PaneLayoutParams, pane_id=pane_id), PaneLayoutReply
-        )
+        result: PaneLayoutReply = await self._call("pane.layout", _params(PaneLayoutParams, pane_id=pane_id), PaneLayoutReply)
         return result
 
     async def pane_process_info(self, *, pane_id: str | None = None) -> PaneProcessInfoReply:
         """Call ``pane.process_info``; return its ``pane_process_info`` result."""
-        result: PaneProcessInfoReply = await self._call(
-            "pane.process_info",
-            _params(PaneProcessInfoParams, pane_id=pane_id),
-            PaneProcessInfoReply,
-        )
+        result: PaneProcessInfoReply = await self._call("pane.process_info", _params(PaneProcessInfoParams, pane_id=pane_id), PaneProcessInfoReply)
         return result
 
-    async def layout_export(
-        self, *, tab_id: str | None = None, pane_id: str | None = None
-    ) -> LayoutExportReply:
+    async def layout_export(self, *, tab_id: str | None = None, pane_id: str | None = None) -> LayoutExportReply:
         """Call ``layout.export``; return its ``layout_export`` result."""
-        result: LayoutExportReply = await self._call(
-            "layout.export",
-            _params(LayoutExportParams, tab_id=tab_id, pane_id=pane_id),
-            LayoutExportReply,
-        )
+        result: LayoutExportReply = await self._call("layout.export", _params(LayoutExportParams, tab_id=tab_id, pane_id=pane_id), LayoutExportReply)
         return result
 
-    async def layout_apply(
-        self,
-        root: LayoutNode,
-        *,
-        workspace_id: str | None = None,
-        tab_id: str | None = None,
-        tab_label: str | None = None,
-        focus: bool | None = None,
-    ) -> LayoutApplyReply:
+    async def layout_apply(self, root: LayoutNode, *, workspace_id: str | None = None, tab_id: str | None = None, tab_label: str | None = None, focus: bool | None = None) -> LayoutApplyReply:
         """Call ``layout.apply``; return its ``layout_apply`` result."""
-        result: LayoutApplyReply = await self._call(
-            "layout.apply",
-            _params(
-                LayoutApplyParams,
-                workspace_id=workspace_id,
-                tab_id=tab_id,
-                tab_label=tab_label,
-                focus=focus,
-                root=root,
-            ),
-            LayoutApplyReply,
-        )
+        result: LayoutApplyReply = await self._call("layout.apply", _params(LayoutApplyParams, workspace_id=workspace_id, tab_id=tab_id, tab_label=tab_label, focus=focus, root=root), LayoutApplyReply)
         return result
 
-    async def layout_set_split_ratio(
-        self,
-        path: list[bool],
-        ratio: float,
-        *,
-        tab_id: str | None = None,
-        pane_id: str | None = None,
-    ) -> LayoutSplitRatioSetReply:
+    async def layout_set_split_ratio(self, path: list[bool], ratio: float, *, tab_id: str | None = None, pane_id: str | None = None) -> LayoutSplitRatioSetReply:
         """Call ``layout.set_split_ratio``; return its ``layout_split_ratio_set`` result."""
-        result: LayoutSplitRatioSetReply = await self._call(
-            "layout.set_split_ratio",
-            _params(
-                LayoutSetSplitRatioParams, tab_id=tab_id, pane_id=pane_id, path=path, ratio=ratio
-            ),
-            LayoutSplitRatioSetReply,
-        )
+        result: LayoutSplitRatioSetReply = await self._call("layout.set_split_ratio", _params(LayoutSetSplitRatioParams, tab_id=tab_id, pane_id=pane_id, path=path, ratio=ratio), LayoutSplitRatioSetReply)
         return result
 
-    async def pane_neighbor(
-        self, direction: PaneDirection, *, pane_id: str | None = None
-    ) -> PaneNeighborReply:
+    async def pane_neighbor(self, direction: PaneDirection, *, pane_id: str | None = None) -> PaneNeighborReply:
         """Call ``pane.neighbor``; return its ``pane_neighbor`` result."""
-        result: PaneNeighborReply = await self._call(
-            "pane.neighbor",
-            _params(PaneNeighborParams, pane_id=pane_id, direction=direction),
-            PaneNeighborReply,
-        )
+        result: PaneNeighborReply = await self._call("pane.neighbor", _params(PaneNeighborParams, pane_id=pane_id, direction=direction), PaneNeighborReply)
         return result
 
     async def pane_edges(self, *, pane_id: str | None = None) -> PaneEdgesReply:
         """Call ``pane.edges``; return its ``pane_edges`` result."""
-        result: PaneEdgesReply = await self._call(
-            "pane.edges", _params(PaneEdgesParams, pane_id=pane_id), PaneEdgesReply
-        )
+        result: PaneEdgesReply = await self._call("pane.edges", _params(PaneEdgesParams, pane_id=pane_id), PaneEdgesReply)
         return result
 
-    async def pane_focus_direction(
-        self, direction: PaneDirection, *, pane_id: str | None = None
-    ) -> PaneFocusDirectionReply:
+    async def pane_focus_direction(self, direction: PaneDirection, *, pane_id: str | None = None) -> PaneFocusDirectionReply:
         """Call ``pane.focus_direction``; return its ``pane_focus_direction`` result."""
-        result: PaneFocusDirectionReply = await self._call(
-            "pane.focus_direction",
-            _params(PaneFocusDirectionParams, pane_id=pane_id, direction=direction),
-            PaneFocusDirectionReply,
-        )
+        result: PaneFocusDirectionReply = await self._call("pane.focus_direction", _params(PaneFocusDirectionParams, pane_id=pane_id, direction=direction), PaneFocusDirectionReply)
         return result
 
-    async def pane_resize(
-        self, direction: PaneDirection, *, pane_id: str | None = None, amount: float | None = None
-    ) -> PaneResizeReply:
+    async def pane_resize(self, direction: PaneDirection, *, pane_id: str | None = None, amount: float | None = None) -> PaneResizeReply:
         """Call ``pane.resize``; return its ``pane_resize`` result."""
-        result: PaneResizeReply = await self._call(
-            "pane.resize",
-            _params(PaneResizeParams, pane_id=pane_id, direction=direction, amount=amount),
-            PaneResizeReply,
-        )
+        result: PaneResizeReply = await self._call("pane.resize", _params(PaneResizeParams, pane_id=pane_id, direction=direction, amount=amount), PaneResizeReply)
         return result
 
     async def pane_scroll(self, pane_id: str, offset_from_bottom: UInt64) -> OkReply:
         """Call ``pane.scroll``; return its ``ok`` result."""
-        result: OkReply = await self._call(
-            "pane.scroll",
-            _params(PaneScrollParams, pane_id=pane_id, offset_from_bottom=offset_from_bottom),
-            OkReply,
-        )
+        result: OkReply = await self._call("pane.scroll", _params(PaneScrollParams, pane_id=pane_id, offset_from_bottom=offset_from_bottom), OkReply)
         return result
 
     async def pane_edit_scrollback(self, pane_id: str) -> OkReply:
         """Call ``pane.edit_scrollback``; return its ``ok`` result."""
-        result: OkReply = await self._call(
-            "pane.edit_scrollback", _params(PaneTarget, pane_id=pane_id), OkReply
-        )
+        result: OkReply = await self._call("pane.edit_scrollback", _params(PaneTarget, pane_id=pane_id), OkReply)
         return result
 
-    async def pane_selection_read(
-        self,
-        pane_id: str,
-        anchor: PaneTextPoint,
-        cursor: PaneTextPoint,
-        *,
-        content_revision: UInt64 | None = None,
-    ) -> PaneSelectionReply:
+    async def pane_selection_read(self, pane_id: str, anchor: PaneTextPoint, cursor: PaneTextPoint, *, content_revision: UInt64 | None = None) -> PaneSelectionReply:
         """Call ``pane.selection.read``; return its ``pane_selection`` result."""
-        result: PaneSelectionReply = await self._call(
-            "pane.selection.read",
-            _params(
-                PaneSelectionReadParams,
-                pane_id=pane_id,
-                anchor=anchor,
-                cursor=cursor,
-                content_revision=content_revision,
-            ),
-            PaneSelectionReply,
-        )
+        result: PaneSelectionReply = await self._call("pane.selection.read", _params(PaneSelectionReadParams, pane_id=pane_id, anchor=anchor, cursor=cursor, content_revision=content_revision), PaneSelectionReply)
         return result
 
-    async def pane_copy_motion(
-        self,
-        pane_id: str,
-        cursor: PaneTextPoint,
-        motion: PaneCopyMotion,
-        *,
-        content_revision: UInt64 | None = None,
-    ) -> PaneCopyMotionReply:
+    async def pane_copy_motion(self, pane_id: str, cursor: PaneTextPoint, motion: PaneCopyMotion, *, content_revision: UInt64 | None = None) -> PaneCopyMotionReply:
         """Call ``pane.copy_motion``; return its ``pane_copy_motion`` result."""
-        result: PaneCopyMotionReply = await self._call(
-            "pane.copy_motion",
-            _params(
-                PaneCopyMotionParams,
-                pane_id=pane_id,
-                cursor=cursor,
-                motion=motion,
-                content_revision=content_revision,
-            ),
-            PaneCopyMotionReply,
-        )
+        result: PaneCopyMotionReply = await self._call("pane.copy_motion", _params(PaneCopyMotionParams, pane_id=pane_id, cursor=cursor, motion=motion, content_revision=content_revision), PaneCopyMotionReply)
         return result
 
-    async def pane_copy_search(
-        self,
-        pane_id: str,
-        query: str,
-        direction: PaneCopySearchDirection,
-        cursor: PaneTextPoint,
-        content_revision: UInt64,
-        *,
-        previous: PaneTextRange | None = None,
-    ) -> PaneCopySearchReply:
+    async def pane_copy_search(self, pane_id: str, query: str, direction: PaneCopySearchDirection, cursor: PaneTextPoint, content_revision: UInt64, *, previous: PaneTextRange | None = None) -> PaneCopySearchReply:
         """Call ``pane.copy_search``; return its ``pane_copy_search`` result."""
-        result: PaneCopySearchReply = await self._call(
-            "pane.copy_search",
-            _params(
-                PaneCopySearchParams,
-                pane_id=pane_id,
-                query=query,
-                direction=direction,
-                cursor=cursor,
-                content_revision=content_revision,
-                previous=previous,
-            ),
-            PaneCopySearchReply,
-        )
+        result: PaneCopySearchReply = await self._call("pane.copy_search", _params(PaneCopySearchParams, pane_id=pane_id, query=query, direction=direction, cursor=cursor, content_revision=content_revision, previous=previous), PaneCopySearchReply)
         return result
 
     async def pane_list(self, *, workspace_id: str | None = None) -> PaneListReply:
         """Call ``pane.list``; return its ``pane_list`` result."""
-        result: PaneListReply = await self._call(
-            "pane.list", _params(PaneListParams, workspace_id=workspace_id), PaneListReply
-        )
+        result: PaneListReply = await self._call("pane.list", _params(PaneListParams, workspace_id=workspace_id), PaneListReply)
         return result
 
     async def pane_current(self, *, caller_pane_id: str | None = None) -> PaneCurrentReply:
         """Call ``pane.current``; return its ``pane_current`` result."""
-        result: PaneCurrentReply = await self._call(
-            "pane.current",
-            _params(PaneCurrentParams, caller_pane_id=caller_pane_id),
-            PaneCurrentReply,
-        )
+        result: PaneCurrentReply = await self._call("pane.current", _params(PaneCurrentParams, caller_pane_id=caller_pane_id), PaneCurrentReply)
         return result
 
     async def pane_get(self, pane_id: str) -> PaneInfoReply:
         """Call ``pane.get``; return its ``pane_info`` result."""
-        result: PaneInfoReply = await self._call(
-            "pane.get", _params(PaneTarget, pane_id=pane_id), PaneInfoReply
-        )
+        result: PaneInfoReply = await self._call("pane.get", _params(PaneTarget, pane_id=pane_id), PaneInfoReply)
         return result
 
     async def pane_focus(self, pane_id: str) -> PaneInfoReply:
         """Call ``pane.focus``; return its ``pane_info`` result."""
-        result: PaneInfoReply = await self._call(
-            "pane.focus", _params(PaneTarget, pane_id=pane_id), PaneInfoReply
-        )
+        result: PaneInfoReply = await self._call("pane.focus", _params(PaneTarget, pane_id=pane_id), PaneInfoReply)
         return result
 
     async def pane_input_set(self, pane_id: str, right_click: PaneRightClickTarget) -> OkReply:
         """Call ``pane.input.set``; return its ``ok`` result."""
-        result: OkReply = await self._call(
-            "pane.input.set",
-            _params(PaneInputSetParams, pane_id=pane_id, right_click=right_click),
-            OkReply,
-        )
+        result: OkReply = await self._call("pane.input.set", _params(PaneInputSetParams, pane_id=pane_id, right_click=right_click), OkReply)
         return result
 
-    async def pane_link_activate(
-        self,
-        pane_id: str,
-        viewport_row: UInt16,
-        col: UInt16,
-        *,
-        content_revision: UInt64 | None = None,
-        offset_from_bottom: UInt64 | None = None,
-    ) -> PaneLinkActivatedReply:
+    async def pane_link_activate(self, pane_id: str, viewport_row: UInt16, col: UInt16, *, content_revision: UInt64 | None = None, offset_from_bottom: UInt64 | None = None) -> PaneLinkActivatedReply:
         """Call ``pane.link.activate``; return its ``pane_link_activated`` result."""
-        result: PaneLinkActivatedReply = await self._call(
-            "pane.link.activate",
-            _params(
-                PaneLinkActivateParams,
-                pane_id=pane_id,
-                viewport_row=viewport_row,
-                col=col,
-                content_revision=content_revision,
-                offset_from_bottom=offset_from_bottom,
-            ),
-            PaneLinkActivatedReply,
-        )
+        result: PaneLinkActivatedReply = await self._call("pane.link.activate", _params(PaneLinkActivateParams, pane_id=pane_id, viewport_row=viewport_row, col=col, content_revision=content_revision, offset_from_bottom=offset_from_bottom), PaneLinkActivatedReply)
         return result
 
-    async def pane_link_resolve(
-        self,
-        pane_id: str,
-        viewport_row: UInt16,
-        col: UInt16,
-        *,
-        content_revision: UInt64 | None = None,
-        offset_from_bottom: UInt64 | None = None,
-    ) -> PaneLinkResolvedReply:
+    async def pane_link_resolve(self, pane_id: str, viewport_row: UInt16, col: UInt16, *, content_revision: UInt64 | None = None, offset_from_bottom: UInt64 | None = None) -> PaneLinkResolvedReply:
         """Call ``pane.link.resolve``; return its ``pane_link_resolved`` result."""
-        result: PaneLinkResolvedReply = await self._call(
-            "pane.link.resolve",
-            _params(
-                PaneLinkActivateParams,
-                pane_id=pane_id,
-                viewport_row=viewport_row,
-                col=col,
-                content_revision=content_revision,
-                offset_from_bottom=offset_from_bottom,
-            ),
-            PaneLinkResolvedReply,
-        )
+        result: PaneLinkResolvedReply = await self._call("pane.link.resolve", _params(PaneLinkActivateParams, pane_id=pane_id, viewport_row=viewport_row, col=col, content_revision=content_revision, offset_from_bottom=offset_from_bottom), PaneLinkResolvedReply)
         return result
 
     async def pane_rename(self, pane_id: str, *, label: str | None = None) -> PaneInfoReply:
         """Call ``pane.rename``; return its ``pane_info`` result."""
-        result: PaneInfoReply = await self._call(
-            "pane.rename", _params(PaneRenameParams, pane_id=pane_id, label=label), PaneInfoReply
-        )
+        result: PaneInfoReply = await self._call("pane.rename", _params(PaneRenameParams, pane_id=pane_id, label=label), PaneInfoReply)
         return result
 
     async def pane_send_text(self, pane_id: str, text: str) -> OkReply:
         """Call ``pane.send_text``; return its ``ok`` result."""
-        result: OkReply = await self._call(
-            "pane.send_text", _params(PaneSendTextParams, pane_id=pane_id, text=text), OkReply
-        )
+        result: OkReply = await self._call("pane.send_text", _params(PaneSendTextParams, pane_id=pane_id, text=text), OkReply)
         return result
 
     async def pane_send_keys(self, pane_id: str, keys: list[str]) -> OkReply:
         """Call ``pane.send_keys``; return its ``ok`` result."""
-        result: OkReply = await self._call(
-            "pane.send_keys", _params(PaneSendKeysParams, pane_id=pane_id, keys=keys), OkReply
-        )
+        result: OkReply = await self._call("pane.send_keys", _params(PaneSendKeysParams, pane_id=pane_id, keys=keys), OkReply)
         return result
 
-    async def pane_send_input(
-        self, pane_id: str, *, text: str | None = None, keys: list[str] | None = None
-    ) -> OkReply:
+    async def pane_send_input(self, pane_id: str, *, text: str | None = None, keys: list[str] | None = None) -> OkReply:
         """Call ``pane.send_input``; return its ``ok`` result."""
-        result: OkReply = await self._call(
-            "pane.send_input",
-            _params(PaneSendInputParams, pane_id=pane_id, text=text, keys=keys),
-            OkReply,
-        )
+        result: OkReply = await self._call("pane.send_input", _params(PaneSendInputParams, pane_id=pane_id, text=text, keys=keys), OkReply)
         return result
 
-    async def pane_read(
-        self,
-        pane_id: str,
-        source: ReadSource,
-        *,
-        lines: UInt32 | None = None,
-        format: ReadFormat | None = None,
-        strip_ansi: bool | None = None,
-    ) -> PaneReadReply:
+    async def pane_read(self, pane_id: str, source: ReadSource, *, lines: UInt32 | None = None, format: ReadFormat | None = None, strip_ansi: bool | None = None) -> PaneReadReply:
         """Call ``pane.read``; return its ``pane_read`` result."""
-        result: PaneReadReply = await self._call(
-            "pane.read",
-            _params(
-                PaneReadParams,
-                pane_id=pane_id,
-                source=source,
-                lines=lines,
-                format=format,
-                strip_ansi=strip_ansi,
-            ),
-            PaneReadReply,
-        )
+        result: PaneReadReply = await self._call("pane.read", _params(PaneReadParams, pane_id=pane_id, source=source, lines=lines, format=format, strip_ansi=strip_ansi), PaneReadReply)
         return result
 
-    async def pane_graphics_set(
-        self,
-        pane_id: str,
-        format: PaneGraphicsFormat,
-        image_width: UInt32,
-        image_height: UInt32,
-        *,
-        layer_id: str | None = None,
-        z_index: Int32 | None = None,
-        data_base64: str | None = None,
-        placement: PaneGraphicsPlacementParams | None = None,
-    ) -> OkReply:
+    async def pane_graphics_set(self, pane_id: str, format: PaneGraphicsFormat, image_width: UInt32, image_height: UInt32, *, layer_id: str | None = None, z_index: Int32 | None = None, data_base64: str | None = None, placement: PaneGraphicsPlacementParams | None = None) -> OkReply:
         """Call ``pane.graphics.set``; return its ``ok`` result."""
-        result: OkReply = await self._call(
-            "pane.graphics.set",
-            _params(
-                PaneGraphicsSetParams,
-                pane_id=pane_id,
-                layer_id=layer_id,
-                z_index=z_index,
-                format=format,
-                image_width=image_width,
-                image_height=image_height,
-                data_base64=data_base64,
-                placement=placement,
-            ),
-            OkReply,
-        )
+        result: OkReply = await self._call("pane.graphics.set", _params(PaneGraphicsSetParams, pane_id=pane_id, layer_id=layer_id, z_index=z_index, format=format, image_width=image_width, image_height=image_height, data_base64=data_base64, placement=placement), OkReply)
         return result
 
     async def pane_graphics_clear(self, pane_id: str, *, layer_id: str | None = None) -> OkReply:
         """Call ``pane.graphics.clear``; return its ``ok`` result."""
-        result: OkReply = await self._call(
-            "pane.graphics.clear",
-            _params(PaneGraphicsClearParams, pane_id=pane_id, layer_id=layer_id),
-            OkReply,
-        )
+        result: OkReply = await self._call("pane.graphics.clear", _params(PaneGraphicsClearParams, pane_id=pane_id, layer_id=layer_id), OkReply)
         return result
 
     async def pane_graphics_info(self, pane_id: str) -> PaneGraphicsInfoReply:
         """Call ``pane.graphics.info``; return its ``pane_graphics_info`` result."""
-        result: PaneGraphicsInfoReply = await self._call(
-            "pane.graphics.info", _params(PaneTarget, pane_id=pane_id), PaneGraphicsInfoReply
-        )
+        result: PaneGraphicsInfoReply = await self._call("pane.graphics.info", _params(PaneTarget, pane_id=pane_id), PaneGraphicsInfoReply)
         return result
 
-    async def pane_report_agent(
-        self,
-        pane_id: str,
-        source: str,
-        agent: str,
-        state: PaneAgentState,
-        *,
-        message: str | None = None,
-        seq: UInt64 | None = None,
-        agent_session_id: str | None = None,
-        agent_session_path: str | None = None,
-    ) -> OkReply:
+    async def pane_report_agent(self, pane_id: str, source: str, agent: str, state: PaneAgentState, *, message: str | None = None, seq: UInt64 | None = None, agent_session_id: str | None = None, agent_session_path: str | None = None) -> OkReply:
         """Call ``pane.report_agent``; return its ``ok`` result."""
-        result: OkReply = await self._call(
-            "pane.report_agent",
-            _params(
-                PaneReportAgentParams,
-                pane_id=pane_id,
-                source=source,
-                agent=agent,
-                state=state,
-                message=message,
-                seq=seq,
-                agent_session_id=agent_session_id,
-                agent_session_path=agent_session_path,
-            ),
-            OkReply,
-        )
+        result: OkReply = await self._call("pane.report_agent", _params(PaneReportAgentParams, pane_id=pane_id, source=source, agent=agent, state=state, message=message, seq=seq, agent_session_id=agent_session_id, agent_session_path=agent_session_path), OkReply)
         return result
 
-    async def pane_report_agent_session(
-        self,
-        pane_id: str,
-        source: str,
-        agent: str,
-        *,
-        seq: UInt64 | None = None,
-        agent_session_id: str | None = None,
-        agent_session_path: str | None = None,
-        session_start_source: str | None = None,
-    ) -> OkReply:
+    async def pane_report_agent_session(self, pane_id: str, source: str, agent: str, *, seq: UInt64 | None = None, agent_session_id: str | None = None, agent_session_path: str | None = None, session_start_source: str | None = None) -> OkReply:
         """Call ``pane.report_agent_session``; return its ``ok`` result."""
-        result: OkReply = await self._call(
-            "pane.report_agent_session",
-            _params(
-                PaneReportAgentSessionParams,
-                pane_id=pane_id,
-                source=source,
-                agent=agent,
-                seq=seq,
-                agent_session_id=agent_session_id,
-                agent_session_path=agent_session_path,
-                session_start_source=session_start_source,
-            ),
-            OkReply,
-        )
+        result: OkReply = await self._call("pane.report_agent_session", _params(PaneReportAgentSessionParams, pane_id=pane_id, source=source, agent=agent, seq=seq, agent_session_id=agent_session_id, agent_session_path=agent_session_path, session_start_source=session_start_source), OkReply)
         return result
 
-    async def pane_report_metadata(
-        self,
-        pane_id: str,
-        source: str,
-        *,
-        agent: str | None = None,
-        applies_to_source: str | None = None,
-        title: str | None = None,
-        display_agent: str | None = None,
-        state_labels: dict[str, str] | None = None,
-        tokens: dict[str, str | None] | None = None,
-        clear_title: bool | None = None,
-        clear_display_agent: bool | None = None,
-        clear_state_labels: bool | None = None,
-        seq: UInt64 | None = None,
-        ttl_ms: UInt64 | None = None,
-    ) -> OkReply:
+    async def pane_report_metadata(self, pane_id: str, source: str, *, agent: str | None = None, applies_to_source: str | None = None, title: str | None = None, display_agent: str | None = None, state_labels: dict[str, str] | None = None, tokens: dict[str, str | None] | None = None, clear_title: bool | None = None, clear_display_agent: bool | None = None, clear_state_labels: bool | None = None, seq: UInt64 | None = None, ttl_ms: UInt64 | None = None) -> OkReply:
         """Call ``pane.report_metadata``; return its ``ok`` result."""
-        result: OkReply = await self._call(
-            "pane.report_metadata",
-            _params(
-                PaneReportMetadataParams,
-                pane_id=pane_id,
-                source=source,
-                agent=agent,
-                applies_to_source=applies_to_source,
-                title=title,
-                display_agent=display_agent,
-                state_labels=state_labels,
-                tokens=tokens,
-                clear_title=clear_title,
-                clear_display_agent=clear_display_agent,
-                clear_state_labels=clear_state_labels,
-                seq=seq,
-                ttl_ms=ttl_ms,
-            ),
-            OkReply,
-        )
+        result: OkReply = await self._call("pane.report_metadata", _params(PaneReportMetadataParams, pane_id=pane_id, source=source, agent=agent, applies_to_source=applies_to_source, title=title, display_agent=display_agent, state_labels=state_labels, tokens=tokens, clear_title=clear_title, clear_display_agent=clear_display_agent, clear_state_labels=clear_state_labels, seq=seq, ttl_ms=ttl_ms), OkReply)
         return result
 
-    async def pane_clear_agent_authority(
-        self, pane_id: str, *, source: str | None = None, seq: UInt64 | None = None
-    ) -> OkReply:
+    async def pane_clear_agent_authority(self, pane_id: str, *, source: str | None = None, seq: UInt64 | None = None) -> OkReply:
         """Call ``pane.clear_agent_authority``; return its ``ok`` result."""
-        result: OkReply = await self._call(
-            "pane.clear_agent_authority",
-            _params(PaneClearAgentAuthorityParams, pane_id=pane_id, source=source, seq=seq),
-            OkReply,
-        )
+        result: OkReply = await self._call("pane.clear_agent_authority", _params(PaneClearAgentAuthorityParams, pane_id=pane_id, source=source, seq=seq), OkReply)
         return result
 
-    async def pane_release_agent(
-        self, pane_id: str, source: str, agent: str, *, seq: UInt64 | None = None
-    ) -> OkReply:
+    async def pane_release_agent(self, pane_id: str, source: str, agent: str, *, seq: UInt64 | None = None) -> OkReply:
         """Call ``pane.release_agent``; return its ``ok`` result."""
-        result: OkReply = await self._call(
-            "pane.release_agent",
-            _params(PaneReleaseAgentParams, pane_id=pane_id, source=source, agent=agent, seq=seq),
-            OkReply,
-        )
+        result: OkReply = await self._call("pane.release_agent", _params(PaneReleaseAgentParams, pane_id=pane_id, source=source, agent=agent, seq=seq), OkReply)
         return result
 
     async def pane_close(self, pane_id: str) -> OkReply:
         """Call ``pane.close``; return its ``ok`` result."""
-        result: OkReply = await self._call(
-            "pane.close", _params(PaneTarget, pane_id=pane_id), OkReply
-        )
+        result: OkReply = await self._call("pane.close", _params(PaneTarget, pane_id=pane_id), OkReply)
         return result
 
     async def popup_close(self) -> OkReply:
@@ -1349,200 +640,84 @@ class AsyncMethods:
         result: OkReply = await self._call("popup.close", EmptyParams(), OkReply)
         return result
 
-    async def events_wait(
-        self, match_event: EventMatch, *, timeout_ms: UInt64 | None = None
-    ) -> WaitMatchedReply:
+    async def events_wait(self, match_event: EventMatch, *, timeout_ms: UInt64 | None = None) -> WaitMatchedReply:
         """Call ``events.wait``; return its ``wait_matched`` result."""
-        result: WaitMatchedReply = await self._call(
-            "events.wait",
-            _params(EventsWaitParams, match_event=match_event, timeout_ms=timeout_ms),
-            WaitMatchedReply,
-        )
+        result: WaitMatchedReply = await self._call("events.wait", _params(EventsWaitParams, match_event=match_event, timeout_ms=timeout_ms), WaitMatchedReply)
         return result
 
-    async def pane_wait_for_output(
-        self,
-        pane_id: str,
-        source: ReadSource,
-        match: OutputMatch,
-        *,
-        lines: UInt32 | None = None,
-        timeout_ms: UInt64 | None = None,
-        strip_ansi: bool | None = None,
-    ) -> OutputMatchedReply:
+    async def pane_wait_for_output(self, pane_id: str, source: ReadSource, match: OutputMatch, *, lines: UInt32 | None = None, timeout_ms: UInt64 | None = None, strip_ansi: bool | None = None) -> OutputMatchedReply:
         """Call ``pane.wait_for_output``; return its ``output_matched`` result."""
-        result: OutputMatchedReply = await self._call(
-            "pane.wait_for_output",
-            _params(
-                PaneWaitForOutputParams,
-                pane_id=pane_id,
-                source=source,
-                lines=lines,
-                timeout_ms=timeout_ms,
-                strip_ansi=strip_ansi,
-                match=match,
-            ),
-            OutputMatchedReply,
-        )
+        result: OutputMatchedReply = await self._call("pane.wait_for_output", _params(PaneWaitForOutputParams, pane_id=pane_id, source=source, lines=lines, timeout_ms=timeout_ms, strip_ansi=strip_ansi, match=match), OutputMatchedReply)
         return result
 
     async def integration_list(self) -> IntegrationListReply:
         """Call ``integration.list``; return its ``integration_list`` result."""
-        result: IntegrationListReply = await self._call(
-            "integration.list", EmptyParams(), IntegrationListReply
-        )
+        result: IntegrationListReply = await self._call("integration.list", EmptyParams(), IntegrationListReply)
         return result
 
     async def integration_install(self, target: IntegrationTarget) -> IntegrationInstallReply:
         """Call ``integration.install``; return its ``integration_install`` result."""
-        result: IntegrationInstallReply = await self._call(
-            "integration.install",
-            _params(IntegrationInstallParams, target=target),
-            IntegrationInstallReply,
-        )
+        result: IntegrationInstallReply = await self._call("integration.install", _params(IntegrationInstallParams, target=target), IntegrationInstallReply)
         return result
 
     async def integration_uninstall(self, target: IntegrationTarget) -> IntegrationUninstallReply:
         """Call ``integration.uninstall``; return its ``integration_uninstall`` result."""
-        result: IntegrationUninstallReply = await self._call(
-            "integration.uninstall",
-            _params(IntegrationUninstallParams, target=target),
-            IntegrationUninstallReply,
-        )
+        result: IntegrationUninstallReply = await self._call("integration.uninstall", _params(IntegrationUninstallParams, target=target), IntegrationUninstallReply)
         return result
 
-    async def plugin_link(
-        self, path: str, *, enabled: bool | None = None, source: PluginSourceInfo | None = None
-    ) -> PluginLinkedReply:
+    async def plugin_link(self, path: str, *, enabled: bool | None = None, source: PluginSourceInfo | None = None) -> PluginLinkedReply:
         """Call ``plugin.link``; return its ``plugin_linked`` result."""
-        result: PluginLinkedReply = await self._call(
-            "plugin.link",
-            _params(PluginLinkParams, path=path, enabled=enabled, source=source),
-            PluginLinkedReply,
-        )
+        result: PluginLinkedReply = await self._call("plugin.link", _params(PluginLinkParams, path=path, enabled=enabled, source=source), PluginLinkedReply)
         return result
 
     async def plugin_list(self, *, plugin_id: str | None = None) -> PluginListReply:
         """Call ``plugin.list``; return its ``plugin_list`` result."""
-        result: PluginListReply = await self._call(
-            "plugin.list", _params(PluginListParams, plugin_id=plugin_id), PluginListReply
-        )
+        result: PluginListReply = await self._call("plugin.list", _params(PluginListParams, plugin_id=plugin_id), PluginListReply)
         return result
 
     async def plugin_unlink(self, plugin_id: str) -> PluginUnlinkedReply:
         """Call ``plugin.unlink``; return its ``plugin_unlinked`` result."""
-        result: PluginUnlinkedReply = await self._call(
-            "plugin.unlink", _params(PluginUnlinkParams, plugin_id=plugin_id), PluginUnlinkedReply
-        )
+        result: PluginUnlinkedReply = await self._call("plugin.unlink", _params(PluginUnlinkParams, plugin_id=plugin_id), PluginUnlinkedReply)
         return result
 
     async def plugin_enable(self, plugin_id: str) -> PluginEnabledReply:
         """Call ``plugin.enable``; return its ``plugin_enabled`` result."""
-        result: PluginEnabledReply = await self._call(
-            "plugin.enable",
-            _params(PluginSetEnabledParams, plugin_id=plugin_id),
-            PluginEnabledReply,
-        )
+        result: PluginEnabledReply = await self._call("plugin.enable", _params(PluginSetEnabledParams, plugin_id=plugin_id), PluginEnabledReply)
         return result
 
     async def plugin_disable(self, plugin_id: str) -> PluginDisabledReply:
         """Call ``plugin.disable``; return its ``plugin_disabled`` result."""
-        result: PluginDisabledReply = await self._call(
-            "plugin.disable",
-            _params(PluginSetEnabledParams, plugin_id=plugin_id),
-            PluginDisabledReply,
-        )
+        result: PluginDisabledReply = await self._call("plugin.disable", _params(PluginSetEnabledParams, plugin_id=plugin_id), PluginDisabledReply)
         return result
 
     async def plugin_action_list(self, *, plugin_id: str | None = None) -> PluginActionListReply:
         """Call ``plugin.action.list``; return its ``plugin_action_list`` result."""
-        result: PluginActionListReply = await self._call(
-            "plugin.action.list",
-            _params(PluginActionListParams, plugin_id=plugin_id),
-            PluginActionListReply,
-        )
+        result: PluginActionListReply = await self._call("plugin.action.list", _params(PluginActionListParams, plugin_id=plugin_id), PluginActionListReply)
         return result
 
-    async def plugin_action_invoke(
-        self,
-        action_id: str,
-        *,
-        plugin_id: str | None = None,
-        context: PluginInvocationContext | None = None,
-    ) -> PluginActionInvokedReply:
+    async def plugin_action_invoke(self, action_id: str, *, plugin_id: str | None = None, context: PluginInvocationContext | None = None) -> PluginActionInvokedReply:
         """Call ``plugin.action.invoke``; return its ``plugin_action_invoked`` result."""
-        result: PluginActionInvokedReply = await self._call(
-            "plugin.action.invoke",
-            _params(
-                PluginActionInvokeParams, action_id=action_id, plugin_id=plugin_id, context=context
-            ),
-            PluginActionInvokedReply,
-        )
+        result: PluginActionInvokedReply = await self._call("plugin.action.invoke", _params(PluginActionInvokeParams, action_id=action_id, plugin_id=plugin_id, context=context), PluginActionInvokedReply)
         return result
 
-    async def plugin_log_list(
-        self, *, plugin_id: str | None = None, limit: UInt | None = None
-    ) -> PluginLogListReply:
+    async def plugin_log_list(self, *, plugin_id: str | None = None, limit: UInt | None = None) -> PluginLogListReply:
         """Call ``plugin.log.list``; return its ``plugin_log_list`` result."""
-        result: PluginLogListReply = await self._call(
-            "plugin.log.list",
-            _params(PluginLogListParams, plugin_id=plugin_id, limit=limit),
-            PluginLogListReply,
-        )
+        result: PluginLogListReply = await self._call("plugin.log.list", _params(PluginLogListParams, plugin_id=plugin_id, limit=limit), PluginLogListReply)
         return result
 
-    async def plugin_pane_open(
-        self,
-        plugin_id: str,
-        entrypoint: str,
-        *,
-        placement: PluginPanePlacement | None = None,
-        width: PopupSize | None = None,
-        height: PopupSize | None = None,
-        workspace_id: str | None = None,
-        target_pane_id: str | None = None,
-        direction: SplitDirection | None = None,
-        cwd: str | None = None,
-        focus: bool | None = None,
-        env: dict[str, str] | None = None,
-    ) -> PluginPaneOpenedReply | OkReply:
+    async def plugin_pane_open(self, plugin_id: str, entrypoint: str, *, placement: PluginPanePlacement | None = None, width: PopupSize | None = None, height: PopupSize | None = None, workspace_id: str | None = None, target_pane_id: str | None = None, direction: SplitDirection | None = None, cwd: str | None = None, focus: bool | None = None, env: dict[str, str] | None = None) -> PluginPaneOpenedReply | OkReply:
         """Call ``plugin.pane.open``; return its ``plugin_pane_opened``/``ok`` result."""
-        result: PluginPaneOpenedReply | OkReply = await self._call(
-            "plugin.pane.open",
-            _params(
-                PluginPaneOpenParams,
-                plugin_id=plugin_id,
-                entrypoint=entrypoint,
-                placement=placement,
-                width=width,
-                height=height,
-                workspace_id=workspace_id,
-                target_pane_id=target_pane_id,
-                direction=direction,
-                cwd=cwd,
-                focus=focus,
-                env=env,
-            ),
-            (PluginPaneOpenedReply, OkReply),
-        )
+        result: PluginPaneOpenedReply | OkReply = await self._call("plugin.pane.open", _params(PluginPaneOpenParams, plugin_id=plugin_id, entrypoint=entrypoint, placement=placement, width=width, height=height, workspace_id=workspace_id, target_pane_id=target_pane_id, direction=direction, cwd=cwd, focus=focus, env=env), (PluginPaneOpenedReply, OkReply))
         return result
 
     async def plugin_pane_focus(self, pane_id: str) -> PluginPaneFocusedReply:
         """Call ``plugin.pane.focus``; return its ``plugin_pane_focused`` result."""
-        result: PluginPaneFocusedReply = await self._call(
-            "plugin.pane.focus",
-            _params(PluginPaneFocusParams, pane_id=pane_id),
-            PluginPaneFocusedReply,
-        )
+        result: PluginPaneFocusedReply = await self._call("plugin.pane.focus", _params(PluginPaneFocusParams, pane_id=pane_id), PluginPaneFocusedReply)
         return result
 
     async def plugin_pane_close(self, pane_id: str) -> PluginPaneClosedReply:
         """Call ``plugin.pane.close``; return its ``plugin_pane_closed`` result."""
-        result: PluginPaneClosedReply = await self._call(
-            "plugin.pane.close",
-            _params(PluginPaneCloseParams, pane_id=pane_id),
-            PluginPaneClosedReply,
-        )
+        result: PluginPaneClosedReply = await self._call("plugin.pane.close", _params(PluginPaneCloseParams, pane_id=pane_id), PluginPaneClosedReply)
         return result
 
 
@@ -1562,157 +737,69 @@ class BlockingMethods:
         result: OkReply = self._call("server.stop", EmptyParams(), OkReply)
         return result
 
-    def server_live_handoff(
-        self,
-        *,
-        expected_protocol: UInt32 | None = None,
-        expected_version: str | None = None,
-        import_exe: str | None = None,
-    ) -> OkReply:
+    def server_live_handoff(self, *, expected_protocol: UInt32 | None = None, expected_version: str | None = None, import_exe: str | None = None) -> OkReply:
         """Call ``server.live_handoff``; return its ``ok`` result."""
-        result: OkReply = self._call(
-            "server.live_handoff",
-            _params(
-                ServerLiveHandoffParams,
-                expected_protocol=expected_protocol,
-                expected_version=expected_version,
-                import_exe=import_exe,
-            ),
-            OkReply,
-        )
+        result: OkReply = self._call("server.live_handoff", _params(ServerLiveHandoffParams, expected_protocol=expected_protocol, expected_version=expected_version, import_exe=import_exe), OkReply)
         return result
 
     def server_reload_config(self) -> ConfigReloadReply:
         """Call ``server.reload_config``; return its ``config_reload`` result."""
-        result: ConfigReloadReply = self._call(
-            "server.reload_config", EmptyParams(), ConfigReloadReply
-        )
+        result: ConfigReloadReply = self._call("server.reload_config", EmptyParams(), ConfigReloadReply)
         return result
 
     def server_agent_manifests(self) -> AgentManifestStatusReply:
         """Call ``server.agent_manifests``; return its ``agent_manifest_status`` result."""
-        result: AgentManifestStatusReply = self._call(
-            "server.agent_manifests", EmptyParams(), AgentManifestStatusReply
-        )
+        result: AgentManifestStatusReply = self._call("server.agent_manifests", EmptyParams(), AgentManifestStatusReply)
         return result
 
     def server_reload_agent_manifests(self) -> AgentManifestReloadReply:
         """Call ``server.reload_agent_manifests``; return its ``agent_manifest_reload`` result."""
-        result: AgentManifestReloadReply = self._call(
-            "server.reload_agent_manifests", EmptyParams(), AgentManifestReloadReply
-        )
+        result: AgentManifestReloadReply = self._call("server.reload_agent_manifests", EmptyParams(), AgentManifestReloadReply)
         return result
 
-    def notification_show(
-        self,
-        title: str,
-        *,
-        body: str | None = None,
-        position: ToastHerdrPosition | None = None,
-        sound: NotificationShowSound | None = None,
-    ) -> NotificationShowReply:
+    def notification_show(self, title: str, *, body: str | None = None, position: ToastHerdrPosition | None = None, sound: NotificationShowSound | None = None) -> NotificationShowReply:
         """Call ``notification.show``; return its ``notification_show`` result."""
-        result: NotificationShowReply = self._call(
-            "notification.show",
-            _params(NotificationShowParams, title=title, body=body, position=position, sound=sound),
-            NotificationShowReply,
-        )
+        result: NotificationShowReply = self._call("notification.show", _params(NotificationShowParams, title=title, body=body, position=position, sound=sound), NotificationShowReply)
         return result
 
     def product_announcement_dismiss(self, version: str, id: str) -> OkReply:
         """Call ``product_announcement.dismiss``; return its ``ok`` result."""
-        result: OkReply = self._call(
-            "product_announcement.dismiss",
-            _params(ProductAnnouncementDismissParams, version=version, id=id),
-            OkReply,
-        )
+        result: OkReply = self._call("product_announcement.dismiss", _params(ProductAnnouncementDismissParams, version=version, id=id), OkReply)
         return result
 
     def release_notes_dismiss(self, version: str) -> OkReply:
         """Call ``release_notes.dismiss``; return its ``ok`` result."""
-        result: OkReply = self._call(
-            "release_notes.dismiss", _params(ReleaseNotesDismissParams, version=version), OkReply
-        )
+        result: OkReply = self._call("release_notes.dismiss", _params(ReleaseNotesDismissParams, version=version), OkReply)
         return result
 
-    def command_invoke(
-        self,
-        command_id: str,
-        *,
-        pane_id: str | None = None,
-        tab_id: str | None = None,
-        workspace_id: str | None = None,
-        selection: PaneSelectionReadParams | None = None,
-    ) -> OkReply:
+    def command_invoke(self, command_id: str, *, pane_id: str | None = None, tab_id: str | None = None, workspace_id: str | None = None, selection: PaneSelectionReadParams | None = None) -> OkReply:
         """Call ``command.invoke``; return its ``ok`` result."""
-        result: OkReply = self._call(
-            "command.invoke",
-            _params(
-                CommandInvokeParams,
-                command_id=command_id,
-                pane_id=pane_id,
-                tab_id=tab_id,
-                workspace_id=workspace_id,
-                selection=selection,
-            ),
-            OkReply,
-        )
+        result: OkReply = self._call("command.invoke", _params(CommandInvokeParams, command_id=command_id, pane_id=pane_id, tab_id=tab_id, workspace_id=workspace_id, selection=selection), OkReply)
         return result
 
     def client_window_title_set(self, title: str) -> ClientWindowTitleReply:
         """Call ``client.window_title.set``; return its ``client_window_title`` result."""
-        result: ClientWindowTitleReply = self._call(
-            "client.window_title.set",
-            _params(ClientWindowTitleSetParams, title=title),
-            ClientWindowTitleReply,
-        )
+        result: ClientWindowTitleReply = self._call("client.window_title.set", _params(ClientWindowTitleSetParams, title=title), ClientWindowTitleReply)
         return result
 
     def client_window_title_clear(self) -> ClientWindowTitleReply:
         """Call ``client.window_title.clear``; return its ``client_window_title`` result."""
-        result: ClientWindowTitleReply = self._call(
-            "client.window_title.clear", EmptyParams(), ClientWindowTitleReply
-        )
+        result: ClientWindowTitleReply = self._call("client.window_title.clear", EmptyParams(), ClientWindowTitleReply)
         return result
 
     def client_shell_surface_set(self, active: bool) -> ClientShellSurfaceSetReply:
         """Call ``client_shell.surface.set``; return its ``client_shell_surface_set`` result."""
-        result: ClientShellSurfaceSetReply = self._call(
-            "client_shell.surface.set",
-            _params(ClientShellSurfaceSetParams, active=active),
-            ClientShellSurfaceSetReply,
-        )
+        result: ClientShellSurfaceSetReply = self._call("client_shell.surface.set", _params(ClientShellSurfaceSetParams, active=active), ClientShellSurfaceSetReply)
         return result
 
     def session_snapshot(self) -> SessionSnapshotReply:
         """Call ``session.snapshot``; return its ``session_snapshot`` result."""
-        result: SessionSnapshotReply = self._call(
-            "session.snapshot", EmptyParams(), SessionSnapshotReply
-        )
+        result: SessionSnapshotReply = self._call("session.snapshot", EmptyParams(), SessionSnapshotReply)
         return result
 
-    def workspace_create(
-        self,
-        *,
-        cwd: str | None = None,
-        focus: bool | None = None,
-        label: str | None = None,
-        env: dict[str, str] | None = None,
-        source_workspace_id: str | None = None,
-    ) -> WorkspaceCreatedReply:
+    def workspace_create(self, *, cwd: str | None = None, focus: bool | None = None, label: str | None = None, env: dict[str, str] | None = None, source_workspace_id: str | None = None) -> WorkspaceCreatedReply:
         """Call ``workspace.create``; return its ``workspace_created`` result."""
-        result: WorkspaceCreatedReply = self._call(
-            "workspace.create",
-            _params(
-                WorkspaceCreateParams,
-                cwd=cwd,
-                focus=focus,
-                label=label,
-                env=env,
-                source_workspace_id=source_workspace_id,
-            ),
-            WorkspaceCreatedReply,
-        )
+        result: WorkspaceCreatedReply = self._call("workspace.create", _params(WorkspaceCreateParams, cwd=cwd, focus=focus, label=label, env=env, source_workspace_id=source_workspace_id), WorkspaceCreatedReply)
         return result
 
     def workspace_list(self) -> WorkspaceListReply:
@@ -1722,239 +809,87 @@ class BlockingMethods:
 
     def workspace_get(self, workspace_id: str) -> WorkspaceInfoReply:
         """Call ``workspace.get``; return its ``workspace_info`` result."""
-        result: WorkspaceInfoReply = self._call(
-            "workspace.get", _params(WorkspaceTarget, workspace_id=workspace_id), WorkspaceInfoReply
-        )
+        result: WorkspaceInfoReply = self._call("workspace.get", _params(WorkspaceTarget, workspace_id=workspace_id), WorkspaceInfoReply)
         return result
 
     def workspace_focus(self, workspace_id: str) -> WorkspaceInfoReply:
         """Call ``workspace.focus``; return its ``workspace_info`` result."""
-        result: WorkspaceInfoReply = self._call(
-            "workspace.focus",
-            _params(WorkspaceTarget, workspace_id=workspace_id),
-            WorkspaceInfoReply,
-        )
+        result: WorkspaceInfoReply = self._call("workspace.focus", _params(WorkspaceTarget, workspace_id=workspace_id), WorkspaceInfoReply)
         return result
 
     def workspace_rename(self, workspace_id: str, label: str) -> WorkspaceInfoReply:
         """Call ``workspace.rename``; return its ``workspace_info`` result."""
-        result: WorkspaceInfoReply = self._call(
-            "workspace.rename",
-            _params(WorkspaceRenameParams, workspace_id=workspace_id, label=label),
-            WorkspaceInfoReply,
-        )
+        result: WorkspaceInfoReply = self._call("workspace.rename", _params(WorkspaceRenameParams, workspace_id=workspace_id, label=label), WorkspaceInfoReply)
         return result
 
     def workspace_move(self, workspace_id: str, insert_index: UInt) -> WorkspaceListReply:
         """Call ``workspace.move``; return its ``workspace_list`` result."""
-        result: WorkspaceListReply = self._call(
-            "workspace.move",
-            _params(WorkspaceMoveParams, workspace_id=workspace_id, insert_index=insert_index),
-            WorkspaceListReply,
-        )
+        result: WorkspaceListReply = self._call("workspace.move", _params(WorkspaceMoveParams, workspace_id=workspace_id, insert_index=insert_index), WorkspaceListReply)
         return result
 
-    def workspace_move_block(
-        self, workspace_ids: list[str], *, before_workspace_id: str | None = None
-    ) -> WorkspaceListReply:
+    def workspace_move_block(self, workspace_ids: list[str], *, before_workspace_id: str | None = None) -> WorkspaceListReply:
         """Call ``workspace.move_block``; return its ``workspace_list`` result."""
-        result: WorkspaceListReply = self._call(
-            "workspace.move_block",
-            _params(
-                WorkspaceMoveBlockParams,
-                workspace_ids=workspace_ids,
-                before_workspace_id=before_workspace_id,
-            ),
-            WorkspaceListReply,
-        )
+        result: WorkspaceListReply = self._call("workspace.move_block", _params(WorkspaceMoveBlockParams, workspace_ids=workspace_ids, before_workspace_id=before_workspace_id), WorkspaceListReply)
         return result
 
-    def workspace_report_metadata(
-        self,
-        workspace_id: str,
-        source: str,
-        tokens: dict[str, str | None],
-        *,
-        seq: UInt64 | None = None,
-        ttl_ms: UInt64 | None = None,
-    ) -> OkReply:
+    def workspace_report_metadata(self, workspace_id: str, source: str, tokens: dict[str, str | None], *, seq: UInt64 | None = None, ttl_ms: UInt64 | None = None) -> OkReply:
         """Call ``workspace.report_metadata``; return its ``ok`` result."""
-        result: OkReply = self._call(
-            "workspace.report_metadata",
-            _params(
-                WorkspaceReportMetadataParams,
-                workspace_id=workspace_id,
-                source=source,
-                tokens=tokens,
-                seq=seq,
-                ttl_ms=ttl_ms,
-            ),
-            OkReply,
-        )
+        result: OkReply = self._call("workspace.report_metadata", _params(WorkspaceReportMetadataParams, workspace_id=workspace_id, source=source, tokens=tokens, seq=seq, ttl_ms=ttl_ms), OkReply)
         return result
 
     def workspace_close(self, workspace_id: str, *, close_group: bool | None = None) -> OkReply:
         """Call ``workspace.close``; return its ``ok`` result."""
-        result: OkReply = self._call(
-            "workspace.close",
-            _params(WorkspaceCloseParams, workspace_id=workspace_id, close_group=close_group),
-            OkReply,
-        )
+        result: OkReply = self._call("workspace.close", _params(WorkspaceCloseParams, workspace_id=workspace_id, close_group=close_group), OkReply)
         return result
 
-    def worktree_list(
-        self,
-        *,
-        workspace_id: str | None = None,
-        cwd: str | None = None,
-        trust_repository: bool | None = None,
-    ) -> WorktreeListReply:
+    def worktree_list(self, *, workspace_id: str | None = None, cwd: str | None = None, trust_repository: bool | None = None) -> WorktreeListReply:
         """Call ``worktree.list``; return its ``worktree_list`` result."""
-        result: WorktreeListReply = self._call(
-            "worktree.list",
-            _params(
-                WorktreeListParams,
-                workspace_id=workspace_id,
-                cwd=cwd,
-                trust_repository=trust_repository,
-            ),
-            WorktreeListReply,
-        )
+        result: WorktreeListReply = self._call("worktree.list", _params(WorktreeListParams, workspace_id=workspace_id, cwd=cwd, trust_repository=trust_repository), WorktreeListReply)
         return result
 
-    def worktree_create(
-        self,
-        *,
-        workspace_id: str | None = None,
-        cwd: str | None = None,
-        branch: str | None = None,
-        base: str | None = None,
-        path: str | None = None,
-        label: str | None = None,
-        focus: bool | None = None,
-        trust_repository: bool | None = None,
-    ) -> WorktreeCreatedReply:
+    def worktree_create(self, *, workspace_id: str | None = None, cwd: str | None = None, branch: str | None = None, base: str | None = None, path: str | None = None, label: str | None = None, focus: bool | None = None, trust_repository: bool | None = None) -> WorktreeCreatedReply:
         """Call ``worktree.create``; return its ``worktree_created`` result."""
-        result: WorktreeCreatedReply = self._call(
-            "worktree.create",
-            _params(
-                WorktreeCreateParams,
-                workspace_id=workspace_id,
-                cwd=cwd,
-                branch=branch,
-                base=base,
-                path=path,
-                label=label,
-                focus=focus,
-                trust_repository=trust_repository,
-            ),
-            WorktreeCreatedReply,
-        )
+        result: WorktreeCreatedReply = self._call("worktree.create", _params(WorktreeCreateParams, workspace_id=workspace_id, cwd=cwd, branch=branch, base=base, path=path, label=label, focus=focus, trust_repository=trust_repository), WorktreeCreatedReply)
         return result
 
-    def worktree_open(
-        self,
-        *,
-        workspace_id: str | None = None,
-        cwd: str | None = None,
-        path: str | None = None,
-        branch: str | None = None,
-        label: str | None = None,
-        focus: bool | None = None,
-        trust_repository: bool | None = None,
-    ) -> WorktreeOpenedReply:
+    def worktree_open(self, *, workspace_id: str | None = None, cwd: str | None = None, path: str | None = None, branch: str | None = None, label: str | None = None, focus: bool | None = None, trust_repository: bool | None = None) -> WorktreeOpenedReply:
         """Call ``worktree.open``; return its ``worktree_opened`` result."""
-        result: WorktreeOpenedReply = self._call(
-            "worktree.open",
-            _params(
-                WorktreeOpenParams,
-                workspace_id=workspace_id,
-                cwd=cwd,
-                path=path,
-                branch=branch,
-                label=label,
-                focus=focus,
-                trust_repository=trust_repository,
-            ),
-            WorktreeOpenedReply,
-        )
+        result: WorktreeOpenedReply = self._call("worktree.open", _params(WorktreeOpenParams, workspace_id=workspace_id, cwd=cwd, path=path, branch=branch, label=label, focus=focus, trust_repository=trust_repository), WorktreeOpenedReply)
         return result
 
-    def worktree_remove(
-        self, workspace_id: str, *, force: bool | None = None, trust_repository: bool | None = None
-    ) -> WorktreeRemovedReply:
+    def worktree_remove(self, workspace_id: str, *, force: bool | None = None, trust_repository: bool | None = None) -> WorktreeRemovedReply:
         """Call ``worktree.remove``; return its ``worktree_removed`` result."""
-        result: WorktreeRemovedReply = self._call(
-            "worktree.remove",
-            _params(
-                WorktreeRemoveParams,
-                workspace_id=workspace_id,
-                force=force,
-                trust_repository=trust_repository,
-            ),
-            WorktreeRemovedReply,
-        )
+        result: WorktreeRemovedReply = self._call("worktree.remove", _params(WorktreeRemoveParams, workspace_id=workspace_id, force=force, trust_repository=trust_repository), WorktreeRemovedReply)
         return result
 
-    def tab_create(
-        self,
-        *,
-        workspace_id: str | None = None,
-        cwd: str | None = None,
-        focus: bool | None = None,
-        label: str | None = None,
-        env: dict[str, str] | None = None,
-    ) -> TabCreatedReply:
+    def tab_create(self, *, workspace_id: str | None = None, cwd: str | None = None, focus: bool | None = None, label: str | None = None, env: dict[str, str] | None = None) -> TabCreatedReply:
         """Call ``tab.create``; return its ``tab_created`` result."""
-        result: TabCreatedReply = self._call(
-            "tab.create",
-            _params(
-                TabCreateParams,
-                workspace_id=workspace_id,
-                cwd=cwd,
-                focus=focus,
-                label=label,
-                env=env,
-            ),
-            TabCreatedReply,
-        )
+        result: TabCreatedReply = self._call("tab.create", _params(TabCreateParams, workspace_id=workspace_id, cwd=cwd, focus=focus, label=label, env=env), TabCreatedReply)
         return result
 
     def tab_list(self, *, workspace_id: str | None = None) -> TabListReply:
         """Call ``tab.list``; return its ``tab_list`` result."""
-        result: TabListReply = self._call(
-            "tab.list", _params(TabListParams, workspace_id=workspace_id), TabListReply
-        )
+        result: TabListReply = self._call("tab.list", _params(TabListParams, workspace_id=workspace_id), TabListReply)
         return result
 
     def tab_get(self, tab_id: str) -> TabInfoReply:
         """Call ``tab.get``; return its ``tab_info`` result."""
-        result: TabInfoReply = self._call(
-            "tab.get", _params(TabTarget, tab_id=tab_id), TabInfoReply
-        )
+        result: TabInfoReply = self._call("tab.get", _params(TabTarget, tab_id=tab_id), TabInfoReply)
         return result
 
     def tab_focus(self, tab_id: str) -> TabInfoReply:
         """Call ``tab.focus``; return its ``tab_info`` result."""
-        result: TabInfoReply = self._call(
-            "tab.focus", _params(TabTarget, tab_id=tab_id), TabInfoReply
-        )
+        result: TabInfoReply = self._call("tab.focus", _params(TabTarget, tab_id=tab_id), TabInfoReply)
         return result
 
     def tab_rename(self, tab_id: str, label: str) -> TabInfoReply:
         """Call ``tab.rename``; return its ``tab_info`` result."""
-        result: TabInfoReply = self._call(
-            "tab.rename", _params(TabRenameParams, tab_id=tab_id, label=label), TabInfoReply
-        )
+        result: TabInfoReply = self._call("tab.rename", _params(TabRenameParams, tab_id=tab_id, label=label), TabInfoReply)
         return result
 
     def tab_move(self, tab_id: str, insert_index: UInt) -> TabListReply:
         """Call ``tab.move``; return its ``tab_list`` result."""
-        result: TabListReply = self._call(
-            "tab.move",
-            _params(TabMoveParams, tab_id=tab_id, insert_index=insert_index),
-            TabListReply,
-        )
+        result: TabListReply = self._call("tab.move", _params(TabMoveParams, tab_id=tab_id, insert_index=insert_index), TabListReply)
         return result
 
     def tab_close(self, tab_id: str) -> OkReply:
@@ -1969,710 +904,247 @@ class BlockingMethods:
 
     def agent_get(self, target: str) -> AgentInfoReply:
         """Call ``agent.get``; return its ``agent_info`` result."""
-        result: AgentInfoReply = self._call(
-            "agent.get", _params(AgentTarget, target=target), AgentInfoReply
-        )
+        result: AgentInfoReply = self._call("agent.get", _params(AgentTarget, target=target), AgentInfoReply)
         return result
 
-    def agent_read(
-        self,
-        target: str,
-        source: ReadSource,
-        *,
-        lines: UInt32 | None = None,
-        format: ReadFormat | None = None,
-        strip_ansi: bool | None = None,
-    ) -> PaneReadReply:
+    def agent_read(self, target: str, source: ReadSource, *, lines: UInt32 | None = None, format: ReadFormat | None = None, strip_ansi: bool | None = None) -> PaneReadReply:
         """Call ``agent.read``; return its ``pane_read`` result."""
-        result: PaneReadReply = self._call(
-            "agent.read",
-            _params(
-                AgentReadParams,
-                target=target,
-                source=source,
-                lines=lines,
-                format=format,
-                strip_ansi=strip_ansi,
-            ),
-            PaneReadReply,
-        )
+        result: PaneReadReply = self._call("agent.read", _params(AgentReadParams, target=target, source=source, lines=lines, format=format, strip_ansi=strip_ansi), PaneReadReply)
         return result
 
     def agent_explain(self, target: str) -> AgentExplainReply:
         """Call ``agent.explain``; return its ``agent_explain`` result."""
-        result: AgentExplainReply = self._call(
-            "agent.explain", _params(AgentTarget, target=target), AgentExplainReply
-        )
+        result: AgentExplainReply = self._call("agent.explain", _params(AgentTarget, target=target), AgentExplainReply)
         return result
 
     def agent_send_keys(self, target: str, keys: list[str]) -> OkReply:
         """Call ``agent.send_keys``; return its ``ok`` result."""
-        result: OkReply = self._call(
-            "agent.send_keys", _params(AgentSendKeysParams, target=target, keys=keys), OkReply
-        )
+        result: OkReply = self._call("agent.send_keys", _params(AgentSendKeysParams, target=target, keys=keys), OkReply)
         return result
 
     def agent_rename(self, target: str, *, name: str | None = None) -> AgentInfoReply:
         """Call ``agent.rename``; return its ``agent_info`` result."""
-        result: AgentInfoReply = self._call(
-            "agent.rename", _params(AgentRenameParams, target=target, name=name), AgentInfoReply
-        )
+        result: AgentInfoReply = self._call("agent.rename", _params(AgentRenameParams, target=target, name=name), AgentInfoReply)
         return result
 
-    def agent_view_set(
-        self,
-        source: str,
-        *,
-        label: str | None = None,
-        filter: AgentViewFilter | None = None,
-        sort: list[AgentViewSort] | None = None,
-    ) -> AgentViewReply:
+    def agent_view_set(self, source: str, *, label: str | None = None, filter: AgentViewFilter | None = None, sort: list[AgentViewSort] | None = None) -> AgentViewReply:
         """Call ``agent.view.set``; return its ``agent_view`` result."""
-        result: AgentViewReply = self._call(
-            "agent.view.set",
-            _params(AgentViewSetParams, source=source, label=label, filter=filter, sort=sort),
-            AgentViewReply,
-        )
+        result: AgentViewReply = self._call("agent.view.set", _params(AgentViewSetParams, source=source, label=label, filter=filter, sort=sort), AgentViewReply)
         return result
 
     def agent_view_clear(self, *, source: str | None = None) -> AgentViewReply:
         """Call ``agent.view.clear``; return its ``agent_view`` result."""
-        result: AgentViewReply = self._call(
-            "agent.view.clear", _params(AgentViewClearParams, source=source), AgentViewReply
-        )
+        result: AgentViewReply = self._call("agent.view.clear", _params(AgentViewClearParams, source=source), AgentViewReply)
         return result
 
     def agent_focus(self, target: str) -> AgentInfoReply:
         """Call ``agent.focus``; return its ``agent_info`` result."""
-        result: AgentInfoReply = self._call(
-            "agent.focus", _params(AgentTarget, target=target), AgentInfoReply
-        )
+        result: AgentInfoReply = self._call("agent.focus", _params(AgentTarget, target=target), AgentInfoReply)
         return result
 
-    def agent_start(
-        self,
-        name: str,
-        kind: str,
-        pane_id: str,
-        *,
-        args: list[str] | None = None,
-        timeout_ms: UInt64 | None = None,
-    ) -> AgentStartedReply:
+    def agent_start(self, name: str, kind: str, pane_id: str, *, args: list[str] | None = None, timeout_ms: UInt64 | None = None) -> AgentStartedReply:
         """Call ``agent.start``; return its ``agent_started`` result."""
-        result: AgentStartedReply = self._call(
-            "agent.start",
-            _params(
-                AgentStartParams,
-                name=name,
-                kind=kind,
-                pane_id=pane_id,
-                args=args,
-                timeout_ms=timeout_ms,
-            ),
-            AgentStartedReply,
-        )
+        result: AgentStartedReply = self._call("agent.start", _params(AgentStartParams, name=name, kind=kind, pane_id=pane_id, args=args, timeout_ms=timeout_ms), AgentStartedReply)
         return result
 
-    def agent_prompt(
-        self, target: str, text: str, *, wait: AgentPromptWaitOptions | None = None
-    ) -> AgentPromptedReply:
+    def agent_prompt(self, target: str, text: str, *, wait: AgentPromptWaitOptions | None = None) -> AgentPromptedReply:
         """Call ``agent.prompt``; return its ``agent_prompted`` result."""
-        result: AgentPromptedReply = self._call(
-            "agent.prompt",
-            _params(AgentPromptParams, target=target, text=text, wait=wait),
-            AgentPromptedReply,
-        )
+        result: AgentPromptedReply = self._call("agent.prompt", _params(AgentPromptParams, target=target, text=text, wait=wait), AgentPromptedReply)
         return result
 
-    def agent_wait(
-        self,
-        target: str,
-        *,
-        until: list[AgentStatus] | None = None,
-        timeout_ms: UInt64 | None = None,
-    ) -> AgentInfoReply:
+    def agent_wait(self, target: str, *, until: list[AgentStatus] | None = None, timeout_ms: UInt64 | None = None) -> AgentInfoReply:
         """Call ``agent.wait``; return its ``agent_info`` result."""
-        result: AgentInfoReply = self._call(
-            "agent.wait",
-            _params(AgentWaitParams, target=target, until=until, timeout_ms=timeout_ms),
-            AgentInfoReply,
-        )
+        result: AgentInfoReply = self._call("agent.wait", _params(AgentWaitParams, target=target, until=until, timeout_ms=timeout_ms), AgentInfoReply)
         return result
 
-    def pane_split(
-        self,
-        direction: SplitDirection,
-        *,
-        workspace_id: str | None = None,
-        target_pane_id: str | None = None,
-        ratio: float | None = None,
-        cwd: str | None = None,
-        focus: bool | None = None,
-        right_click: PaneRightClickTarget | None = None,
-        env: dict[str, str] | None = None,
-    ) -> PaneInfoReply:
+    def pane_split(self, direction: SplitDirection, *, workspace_id: str | None = None, target_pane_id: str | None = None, ratio: float | None = None, cwd: str | None = None, focus: bool | None = None, right_click: PaneRightClickTarget | None = None, env: dict[str, str] | None = None) -> PaneInfoReply:
         """Call ``pane.split``; return its ``pane_info`` result."""
-        result: PaneInfoReply = self._call(
-            "pane.split",
-            _params(
-                PaneSplitParams,
-                workspace_id=workspace_id,
-                target_pane_id=target_pane_id,
-                direction=direction,
-                ratio=ratio,
-                cwd=cwd,
-                focus=focus,
-                right_click=right_click,
-                env=env,
-            ),
-            PaneInfoReply,
-        )
+        result: PaneInfoReply = self._call("pane.split", _params(PaneSplitParams, workspace_id=workspace_id, target_pane_id=target_pane_id, direction=direction, ratio=ratio, cwd=cwd, focus=focus, right_click=right_click, env=env), PaneInfoReply)
         return result
 
-    def pane_swap(
-        self,
-        *,
-        pane_id: str | None = None,
-        direction: PaneDirection | None = None,
-        source_pane_id: str | None = None,
-        target_pane_id: str | None = None,
-    ) -> PaneSwapReply:
+    def pane_swap(self, *, pane_id: str | None = None, direction: PaneDirection | None = None, source_pane_id: str | None = None, target_pane_id: str | None = None) -> PaneSwapReply:
         """Call ``pane.swap``; return its ``pane_swap`` result."""
-        result: PaneSwapReply = self._call(
-            "pane.swap",
-            _params(
-                PaneSwapParams,
-                pane_id=pane_id,
-                direction=direction,
-                source_pane_id=source_pane_id,
-                target_pane_id=target_pane_id,
-            ),
-            PaneSwapReply,
-        )
+        result: PaneSwapReply = self._call("pane.swap", _params(PaneSwapParams, pane_id=pane_id, direction=direction, source_pane_id=source_pane_id, target_pane_id=target_pane_id), PaneSwapReply)
         return result
 
-    def pane_move(
-        self, pane_id: str, destination: PaneMoveDestination, *, focus: bool | None = None
-    ) -> PaneMoveReply:
+    def pane_move(self, pane_id: str, destination: PaneMoveDestination, *, focus: bool | None = None) -> PaneMoveReply:
         """Call ``pane.move``; return its ``pane_move`` result."""
-        result: PaneMoveReply = self._call(
-            "pane.move",
-            _params(PaneMoveParams, pane_id=pane_id, destination=destination, focus=focus),
-            PaneMoveReply,
-        )
+        result: PaneMoveReply = self._call("pane.move", _params(PaneMoveParams, pane_id=pane_id, destination=destination, focus=focus), PaneMoveReply)
         return result
 
-    def pane_zoom(
-        self, *, pane_id: str | None = None, mode: PaneZoomMode | None = None
-    ) -> PaneZoomReply:
+    def pane_zoom(self, *, pane_id: str | None = None, mode: PaneZoomMode | None = None) -> PaneZoomReply:
         """Call ``pane.zoom``; return its ``pane_zoom`` result."""
-        result: PaneZoomReply = self._call(
-            "pane.zoom", _params(PaneZoomParams, pane_id=pane_id, mode=mode), PaneZoomReply
-        )
+        result: PaneZoomReply = self._call("pane.zoom", _params(PaneZoomParams, pane_id=pane_id, mode=mode), PaneZoomReply)
         return result
 
     def pane_layout(self, *, pane_id: str | None = None) -> PaneLayoutReply:
         """Call ``pane.layout``; return its ``pane_layout`` result."""
-        result: PaneLayoutReply = self._call(
-            "pane.layout", _params(PaneLayoutParams, pane_id=pane_id), PaneLayoutReply
-        )
+        result: PaneLayoutReply = self._call("pane.layout", _params(PaneLayoutParams, pane_id=pane_id), PaneLayoutReply)
         return result
 
     def pane_process_info(self, *, pane_id: str | None = None) -> PaneProcessInfoReply:
         """Call ``pane.process_info``; return its ``pane_process_info`` result."""
-        result: PaneProcessInfoReply = self._call(
-            "pane.process_info",
-            _params(PaneProcessInfoParams, pane_id=pane_id),
-            PaneProcessInfoReply,
-        )
+        result: PaneProcessInfoReply = self._call("pane.process_info", _params(PaneProcessInfoParams, pane_id=pane_id), PaneProcessInfoReply)
         return result
 
-    def layout_export(
-        self, *, tab_id: str | None = None, pane_id: str | None = None
-    ) -> LayoutExportReply:
+    def layout_export(self, *, tab_id: str | None = None, pane_id: str | None = None) -> LayoutExportReply:
         """Call ``layout.export``; return its ``layout_export`` result."""
-        result: LayoutExportReply = self._call(
-            "layout.export",
-            _params(LayoutExportParams, tab_id=tab_id, pane_id=pane_id),
-            LayoutExportReply,
-        )
+        result: LayoutExportReply = self._call("layout.export", _params(LayoutExportParams, tab_id=tab_id, pane_id=pane_id), LayoutExportReply)
         return result
 
-    def layout_apply(
-        self,
-        root: LayoutNode,
-        *,
-        workspace_id: str | None = None,
-        tab_id: str | None = None,
-        tab_label: str | None = None,
-        focus: bool | None = None,
-    ) -> LayoutApplyReply:
+    def layout_apply(self, root: LayoutNode, *, workspace_id: str | None = None, tab_id: str | None = None, tab_label: str | None = None, focus: bool | None = None) -> LayoutApplyReply:
         """Call ``layout.apply``; return its ``layout_apply`` result."""
-        result: LayoutApplyReply = self._call(
-            "layout.apply",
-            _params(
-                LayoutApplyParams,
-                workspace_id=workspace_id,
-                tab_id=tab_id,
-                tab_label=tab_label,
-                focus=focus,
-                root=root,
-            ),
-            LayoutApplyReply,
-        )
+        result: LayoutApplyReply = self._call("layout.apply", _params(LayoutApplyParams, workspace_id=workspace_id, tab_id=tab_id, tab_label=tab_label, focus=focus, root=root), LayoutApplyReply)
         return result
 
-    def layout_set_split_ratio(
-        self,
-        path: list[bool],
-        ratio: float,
-        *,
-        tab_id: str | None = None,
-        pane_id: str | None = None,
-    ) -> LayoutSplitRatioSetReply:
+    def layout_set_split_ratio(self, path: list[bool], ratio: float, *, tab_id: str | None = None, pane_id: str | None = None) -> LayoutSplitRatioSetReply:
         """Call ``layout.set_split_ratio``; return its ``layout_split_ratio_set`` result."""
-        result: LayoutSplitRatioSetReply = self._call(
-            "layout.set_split_ratio",
-            _params(
-                LayoutSetSplitRatioParams, tab_id=tab_id, pane_id=pane_id, path=path, ratio=ratio
-            ),
-            LayoutSplitRatioSetReply,
-        )
+        result: LayoutSplitRatioSetReply = self._call("layout.set_split_ratio", _params(LayoutSetSplitRatioParams, tab_id=tab_id, pane_id=pane_id, path=path, ratio=ratio), LayoutSplitRatioSetReply)
         return result
 
-    def pane_neighbor(
-        self, direction: PaneDirection, *, pane_id: str | None = None
-    ) -> PaneNeighborReply:
+    def pane_neighbor(self, direction: PaneDirection, *, pane_id: str | None = None) -> PaneNeighborReply:
         """Call ``pane.neighbor``; return its ``pane_neighbor`` result."""
-        result: PaneNeighborReply = self._call(
-            "pane.neighbor",
-            _params(PaneNeighborParams, pane_id=pane_id, direction=direction),
-            PaneNeighborReply,
-        )
+        result: PaneNeighborReply = self._call("pane.neighbor", _params(PaneNeighborParams, pane_id=pane_id, direction=direction), PaneNeighborReply)
         return result
 
     def pane_edges(self, *, pane_id: str | None = None) -> PaneEdgesReply:
         """Call ``pane.edges``; return its ``pane_edges`` result."""
-        result: PaneEdgesReply = self._call(
-            "pane.edges", _params(PaneEdgesParams, pane_id=pane_id), PaneEdgesReply
-        )
+        result: PaneEdgesReply = self._call("pane.edges", _params(PaneEdgesParams, pane_id=pane_id), PaneEdgesReply)
         return result
 
-    def pane_focus_direction(
-        self, direction: PaneDirection, *, pane_id: str | None = None
-    ) -> PaneFocusDirectionReply:
+    def pane_focus_direction(self, direction: PaneDirection, *, pane_id: str | None = None) -> PaneFocusDirectionReply:
         """Call ``pane.focus_direction``; return its ``pane_focus_direction`` result."""
-        result: PaneFocusDirectionReply = self._call(
-            "pane.focus_direction",
-            _params(PaneFocusDirectionParams, pane_id=pane_id, direction=direction),
-            PaneFocusDirectionReply,
-        )
+        result: PaneFocusDirectionReply = self._call("pane.focus_direction", _params(PaneFocusDirectionParams, pane_id=pane_id, direction=direction), PaneFocusDirectionReply)
         return result
 
-    def pane_resize(
-        self, direction: PaneDirection, *, pane_id: str | None = None, amount: float | None = None
-    ) -> PaneResizeReply:
+    def pane_resize(self, direction: PaneDirection, *, pane_id: str | None = None, amount: float | None = None) -> PaneResizeReply:
         """Call ``pane.resize``; return its ``pane_resize`` result."""
-        result: PaneResizeReply = self._call(
-            "pane.resize",
-            _params(PaneResizeParams, pane_id=pane_id, direction=direction, amount=amount),
-            PaneResizeReply,
-        )
+        result: PaneResizeReply = self._call("pane.resize", _params(PaneResizeParams, pane_id=pane_id, direction=direction, amount=amount), PaneResizeReply)
         return result
 
     def pane_scroll(self, pane_id: str, offset_from_bottom: UInt64) -> OkReply:
         """Call ``pane.scroll``; return its ``ok`` result."""
-        result: OkReply = self._call(
-            "pane.scroll",
-            _params(PaneScrollParams, pane_id=pane_id, offset_from_bottom=offset_from_bottom),
-            OkReply,
-        )
+        result: OkReply = self._call("pane.scroll", _params(PaneScrollParams, pane_id=pane_id, offset_from_bottom=offset_from_bottom), OkReply)
         return result
 
     def pane_edit_scrollback(self, pane_id: str) -> OkReply:
         """Call ``pane.edit_scrollback``; return its ``ok`` result."""
-        result: OkReply = self._call(
-            "pane.edit_scrollback", _params(PaneTarget, pane_id=pane_id), OkReply
-        )
+        result: OkReply = self._call("pane.edit_scrollback", _params(PaneTarget, pane_id=pane_id), OkReply)
         return result
 
-    def pane_selection_read(
-        self,
-        pane_id: str,
-        anchor: PaneTextPoint,
-        cursor: PaneTextPoint,
-        *,
-        content_revision: UInt64 | None = None,
-    ) -> PaneSelectionReply:
+    def pane_selection_read(self, pane_id: str, anchor: PaneTextPoint, cursor: PaneTextPoint, *, content_revision: UInt64 | None = None) -> PaneSelectionReply:
         """Call ``pane.selection.read``; return its ``pane_selection`` result."""
-        result: PaneSelectionReply = self._call(
-            "pane.selection.read",
-            _params(
-                PaneSelectionReadParams,
-                pane_id=pane_id,
-                anchor=anchor,
-                cursor=cursor,
-                content_revision=content_revision,
-            ),
-            PaneSelectionReply,
-        )
+        result: PaneSelectionReply = self._call("pane.selection.read", _params(PaneSelectionReadParams, pane_id=pane_id, anchor=anchor, cursor=cursor, content_revision=content_revision), PaneSelectionReply)
         return result
 
-    def pane_copy_motion(
-        self,
-        pane_id: str,
-        cursor: PaneTextPoint,
-        motion: PaneCopyMotion,
-        *,
-        content_revision: UInt64 | None = None,
-    ) -> PaneCopyMotionReply:
+    def pane_copy_motion(self, pane_id: str, cursor: PaneTextPoint, motion: PaneCopyMotion, *, content_revision: UInt64 | None = None) -> PaneCopyMotionReply:
         """Call ``pane.copy_motion``; return its ``pane_copy_motion`` result."""
-        result: PaneCopyMotionReply = self._call(
-            "pane.copy_motion",
-            _params(
-                PaneCopyMotionParams,
-                pane_id=pane_id,
-                cursor=cursor,
-                motion=motion,
-                content_revision=content_revision,
-            ),
-            PaneCopyMotionReply,
-        )
+        result: PaneCopyMotionReply = self._call("pane.copy_motion", _params(PaneCopyMotionParams, pane_id=pane_id, cursor=cursor, motion=motion, content_revision=content_revision), PaneCopyMotionReply)
         return result
 
-    def pane_copy_search(
-        self,
-        pane_id: str,
-        query: str,
-        direction: PaneCopySearchDirection,
-        cursor: PaneTextPoint,
-        content_revision: UInt64,
-        *,
-        previous: PaneTextRange | None = None,
-    ) -> PaneCopySearchReply:
+    def pane_copy_search(self, pane_id: str, query: str, direction: PaneCopySearchDirection, cursor: PaneTextPoint, content_revision: UInt64, *, previous: PaneTextRange | None = None) -> PaneCopySearchReply:
         """Call ``pane.copy_search``; return its ``pane_copy_search`` result."""
-        result: PaneCopySearchReply = self._call(
-            "pane.copy_search",
-            _params(
-                PaneCopySearchParams,
-                pane_id=pane_id,
-                query=query,
-                direction=direction,
-                cursor=cursor,
-                content_revision=content_revision,
-                previous=previous,
-            ),
-            PaneCopySearchReply,
-        )
+        result: PaneCopySearchReply = self._call("pane.copy_search", _params(PaneCopySearchParams, pane_id=pane_id, query=query, direction=direction, cursor=cursor, content_revision=content_revision, previous=previous), PaneCopySearchReply)
         return result
 
     def pane_list(self, *, workspace_id: str | None = None) -> PaneListReply:
         """Call ``pane.list``; return its ``pane_list`` result."""
-        result: PaneListReply = self._call(
-            "pane.list", _params(PaneListParams, workspace_id=workspace_id), PaneListReply
-        )
+        result: PaneListReply = self._call("pane.list", _params(PaneListParams, workspace_id=workspace_id), PaneListReply)
         return result
 
     def pane_current(self, *, caller_pane_id: str | None = None) -> PaneCurrentReply:
         """Call ``pane.current``; return its ``pane_current`` result."""
-        result: PaneCurrentReply = self._call(
-            "pane.current",
-            _params(PaneCurrentParams, caller_pane_id=caller_pane_id),
-            PaneCurrentReply,
-        )
+        result: PaneCurrentReply = self._call("pane.current", _params(PaneCurrentParams, caller_pane_id=caller_pane_id), PaneCurrentReply)
         return result
 
     def pane_get(self, pane_id: str) -> PaneInfoReply:
         """Call ``pane.get``; return its ``pane_info`` result."""
-        result: PaneInfoReply = self._call(
-            "pane.get", _params(PaneTarget, pane_id=pane_id), PaneInfoReply
-        )
+        result: PaneInfoReply = self._call("pane.get", _params(PaneTarget, pane_id=pane_id), PaneInfoReply)
         return result
 
     def pane_focus(self, pane_id: str) -> PaneInfoReply:
         """Call ``pane.focus``; return its ``pane_info`` result."""
-        result: PaneInfoReply = self._call(
-            "pane.focus", _params(PaneTarget, pane_id=pane_id), PaneInfoReply
-        )
+        result: PaneInfoReply = self._call("pane.focus", _params(PaneTarget, pane_id=pane_id), PaneInfoReply)
         return result
 
     def pane_input_set(self, pane_id: str, right_click: PaneRightClickTarget) -> OkReply:
         """Call ``pane.input.set``; return its ``ok`` result."""
-        result: OkReply = self._call(
-            "pane.input.set",
-            _params(PaneInputSetParams, pane_id=pane_id, right_click=right_click),
-            OkReply,
-        )
+        result: OkReply = self._call("pane.input.set", _params(PaneInputSetParams, pane_id=pane_id, right_click=right_click), OkReply)
         return result
 
-    def pane_link_activate(
-        self,
-        pane_id: str,
-        viewport_row: UInt16,
-        col: UInt16,
-        *,
-        content_revision: UInt64 | None = None,
-        offset_from_bottom: UInt64 | None = None,
-    ) -> PaneLinkActivatedReply:
+    def pane_link_activate(self, pane_id: str, viewport_row: UInt16, col: UInt16, *, content_revision: UInt64 | None = None, offset_from_bottom: UInt64 | None = None) -> PaneLinkActivatedReply:
         """Call ``pane.link.activate``; return its ``pane_link_activated`` result."""
-        result: PaneLinkActivatedReply = self._call(
-            "pane.link.activate",
-            _params(
-                PaneLinkActivateParams,
-                pane_id=pane_id,
-                viewport_row=viewport_row,
-                col=col,
-                content_revision=content_revision,
-                offset_from_bottom=offset_from_bottom,
-            ),
-            PaneLinkActivatedReply,
-        )
+        result: PaneLinkActivatedReply = self._call("pane.link.activate", _params(PaneLinkActivateParams, pane_id=pane_id, viewport_row=viewport_row, col=col, content_revision=content_revision, offset_from_bottom=offset_from_bottom), PaneLinkActivatedReply)
         return result
 
-    def pane_link_resolve(
-        self,
-        pane_id: str,
-        viewport_row: UInt16,
-        col: UInt16,
-        *,
-        content_revision: UInt64 | None = None,
-        offset_from_bottom: UInt64 | None = None,
-    ) -> PaneLinkResolvedReply:
+    def pane_link_resolve(self, pane_id: str, viewport_row: UInt16, col: UInt16, *, content_revision: UInt64 | None = None, offset_from_bottom: UInt64 | None = None) -> PaneLinkResolvedReply:
         """Call ``pane.link.resolve``; return its ``pane_link_resolved`` result."""
-        result: PaneLinkResolvedReply = self._call(
-            "pane.link.resolve",
-            _params(
-                PaneLinkActivateParams,
-                pane_id=pane_id,
-                viewport_row=viewport_row,
-                col=col,
-                content_revision=content_revision,
-                offset_from_bottom=offset_from_bottom,
-            ),
-            PaneLinkResolvedReply,
-        )
+        result: PaneLinkResolvedReply = self._call("pane.link.resolve", _params(PaneLinkActivateParams, pane_id=pane_id, viewport_row=viewport_row, col=col, content_revision=content_revision, offset_from_bottom=offset_from_bottom), PaneLinkResolvedReply)
         return result
 
     def pane_rename(self, pane_id: str, *, label: str | None = None) -> PaneInfoReply:
         """Call ``pane.rename``; return its ``pane_info`` result."""
-        result: PaneInfoReply = self._call(
-            "pane.rename", _params(PaneRenameParams, pane_id=pane_id, label=label), PaneInfoReply
-        )
+        result: PaneInfoReply = self._call("pane.rename", _params(PaneRenameParams, pane_id=pane_id, label=label), PaneInfoReply)
         return result
 
     def pane_send_text(self, pane_id: str, text: str) -> OkReply:
         """Call ``pane.send_text``; return its ``ok`` result."""
-        result: OkReply = self._call(
-            "pane.send_text", _params(PaneSendTextParams, pane_id=pane_id, text=text), OkReply
-        )
+        result: OkReply = self._call("pane.send_text", _params(PaneSendTextParams, pane_id=pane_id, text=text), OkReply)
         return result
 
     def pane_send_keys(self, pane_id: str, keys: list[str]) -> OkReply:
         """Call ``pane.send_keys``; return its ``ok`` result."""
-        result: OkReply = self._call(
-            "pane.send_keys", _params(PaneSendKeysParams, pane_id=pane_id, keys=keys), OkReply
-        )
+        result: OkReply = self._call("pane.send_keys", _params(PaneSendKeysParams, pane_id=pane_id, keys=keys), OkReply)
         return result
 
-    def pane_send_input(
-        self, pane_id: str, *, text: str | None = None, keys: list[str] | None = None
-    ) -> OkReply:
+    def pane_send_input(self, pane_id: str, *, text: str | None = None, keys: list[str] | None = None) -> OkReply:
         """Call ``pane.send_input``; return its ``ok`` result."""
-        result: OkReply = self._call(
-            "pane.send_input",
-            _params(PaneSendInputParams, pane_id=pane_id, text=text, keys=keys),
-            OkReply,
-        )
+        result: OkReply = self._call("pane.send_input", _params(PaneSendInputParams, pane_id=pane_id, text=text, keys=keys), OkReply)
         return result
 
-    def pane_read(
-        self,
-        pane_id: str,
-        source: ReadSource,
-        *,
-        lines: UInt32 | None = None,
-        format: ReadFormat | None = None,
-        strip_ansi: bool | None = None,
-    ) -> PaneReadReply:
+    def pane_read(self, pane_id: str, source: ReadSource, *, lines: UInt32 | None = None, format: ReadFormat | None = None, strip_ansi: bool | None = None) -> PaneReadReply:
         """Call ``pane.read``; return its ``pane_read`` result."""
-        result: PaneReadReply = self._call(
-            "pane.read",
-            _params(
-                PaneReadParams,
-                pane_id=pane_id,
-                source=source,
-                lines=lines,
-                format=format,
-                strip_ansi=strip_ansi,
-            ),
-            PaneReadReply,
-        )
+        result: PaneReadReply = self._call("pane.read", _params(PaneReadParams, pane_id=pane_id, source=source, lines=lines, format=format, strip_ansi=strip_ansi), PaneReadReply)
         return result
 
-    def pane_graphics_set(
-        self,
-        pane_id: str,
-        format: PaneGraphicsFormat,
-        image_width: UInt32,
-        image_height: UInt32,
-        *,
-        layer_id: str | None = None,
-        z_index: Int32 | None = None,
-        data_base64: str | None = None,
-        placement: PaneGraphicsPlacementParams | None = None,
-    ) -> OkReply:
+    def pane_graphics_set(self, pane_id: str, format: PaneGraphicsFormat, image_width: UInt32, image_height: UInt32, *, layer_id: str | None = None, z_index: Int32 | None = None, data_base64: str | None = None, placement: PaneGraphicsPlacementParams | None = None) -> OkReply:
         """Call ``pane.graphics.set``; return its ``ok`` result."""
-        result: OkReply = self._call(
-            "pane.graphics.set",
-            _params(
-                PaneGraphicsSetParams,
-                pane_id=pane_id,
-                layer_id=layer_id,
-                z_index=z_index,
-                format=format,
-                image_width=image_width,
-                image_height=image_height,
-                data_base64=data_base64,
-                placement=placement,
-            ),
-            OkReply,
-        )
+        result: OkReply = self._call("pane.graphics.set", _params(PaneGraphicsSetParams, pane_id=pane_id, layer_id=layer_id, z_index=z_index, format=format, image_width=image_width, image_height=image_height, data_base64=data_base64, placement=placement), OkReply)
         return result
 
     def pane_graphics_clear(self, pane_id: str, *, layer_id: str | None = None) -> OkReply:
         """Call ``pane.graphics.clear``; return its ``ok`` result."""
-        result: OkReply = self._call(
-            "pane.graphics.clear",
-            _params(PaneGraphicsClearParams, pane_id=pane_id, layer_id=layer_id),
-            OkReply,
-        )
+        result: OkReply = self._call("pane.graphics.clear", _params(PaneGraphicsClearParams, pane_id=pane_id, layer_id=layer_id), OkReply)
         return result
 
     def pane_graphics_info(self, pane_id: str) -> PaneGraphicsInfoReply:
         """Call ``pane.graphics.info``; return its ``pane_graphics_info`` result."""
-        result: PaneGraphicsInfoReply = self._call(
-            "pane.graphics.info", _params(PaneTarget, pane_id=pane_id), PaneGraphicsInfoReply
-        )
+        result: PaneGraphicsInfoReply = self._call("pane.graphics.info", _params(PaneTarget, pane_id=pane_id), PaneGraphicsInfoReply)
         return result
 
-    def pane_report_agent(
-        self,
-        pane_id: str,
-        source: str,
-        agent: str,
-        state: PaneAgentState,
-        *,
-        message: str | None = None,
-        seq: UInt64 | None = None,
-        agent_session_id: str | None = None,
-        agent_session_path: str | None = None,
-    ) -> OkReply:
+    def pane_report_agent(self, pane_id: str, source: str, agent: str, state: PaneAgentState, *, message: str | None = None, seq: UInt64 | None = None, agent_session_id: str | None = None, agent_session_path: str | None = None) -> OkReply:
         """Call ``pane.report_agent``; return its ``ok`` result."""
-        result: OkReply = self._call(
-            "pane.report_agent",
-            _params(
-                PaneReportAgentParams,
-                pane_id=pane_id,
-                source=source,
-                agent=agent,
-                state=state,
-                message=message,
-                seq=seq,
-                agent_session_id=agent_session_id,
-                agent_session_path=agent_session_path,
-            ),
-            OkReply,
-        )
+        result: OkReply = self._call("pane.report_agent", _params(PaneReportAgentParams, pane_id=pane_id, source=source, agent=agent, state=state, message=message, seq=seq, agent_session_id=agent_session_id, agent_session_path=agent_session_path), OkReply)
         return result
 
-    def pane_report_agent_session(
-        self,
-        pane_id: str,
-        source: str,
-        agent: str,
-        *,
-        seq: UInt64 | None = None,
-        agent_session_id: str | None = None,
-        agent_session_path: str | None = None,
-        session_start_source: str | None = None,
-    ) -> OkReply:
+    def pane_report_agent_session(self, pane_id: str, source: str, agent: str, *, seq: UInt64 | None = None, agent_session_id: str | None = None, agent_session_path: str | None = None, session_start_source: str | None = None) -> OkReply:
         """Call ``pane.report_agent_session``; return its ``ok`` result."""
-        result: OkReply = self._call(
-            "pane.report_agent_session",
-            _params(
-                PaneReportAgentSessionParams,
-                pane_id=pane_id,
-                source=source,
-                agent=agent,
-                seq=seq,
-                agent_session_id=agent_session_id,
-                agent_session_path=agent_session_path,
-                session_start_source=session_start_source,
-            ),
-            OkReply,
-        )
+        result: OkReply = self._call("pane.report_agent_session", _params(PaneReportAgentSessionParams, pane_id=pane_id, source=source, agent=agent, seq=seq, agent_session_id=agent_session_id, agent_session_path=agent_session_path, session_start_source=session_start_source), OkReply)
         return result
 
-    def pane_report_metadata(
-        self,
-        pane_id: str,
-        source: str,
-        *,
-        agent: str | None = None,
-        applies_to_source: str | None = None,
-        title: str | None = None,
-        display_agent: str | None = None,
-        state_labels: dict[str, str] | None = None,
-        tokens: dict[str, str | None] | None = None,
-        clear_title: bool | None = None,
-        clear_display_agent: bool | None = None,
-        clear_state_labels: bool | None = None,
-        seq: UInt64 | None = None,
-        ttl_ms: UInt64 | None = None,
-    ) -> OkReply:
+    def pane_report_metadata(self, pane_id: str, source: str, *, agent: str | None = None, applies_to_source: str | None = None, title: str | None = None, display_agent: str | None = None, state_labels: dict[str, str] | None = None, tokens: dict[str, str | None] | None = None, clear_title: bool | None = None, clear_display_agent: bool | None = None, clear_state_labels: bool | None = None, seq: UInt64 | None = None, ttl_ms: UInt64 | None = None) -> OkReply:
         """Call ``pane.report_metadata``; return its ``ok`` result."""
-        result: OkReply = self._call(
-            "pane.report_metadata",
-            _params(
-                PaneReportMetadataParams,
-                pane_id=pane_id,
-                source=source,
-                agent=agent,
-                applies_to_source=applies_to_source,
-                title=title,
-                display_agent=display_agent,
-                state_labels=state_labels,
-                tokens=tokens,
-                clear_title=clear_title,
-                clear_display_agent=clear_display_agent,
-                clear_state_labels=clear_state_labels,
-                seq=seq,
-                ttl_ms=ttl_ms,
-            ),
-            OkReply,
-        )
+        result: OkReply = self._call("pane.report_metadata", _params(PaneReportMetadataParams, pane_id=pane_id, source=source, agent=agent, applies_to_source=applies_to_source, title=title, display_agent=display_agent, state_labels=state_labels, tokens=tokens, clear_title=clear_title, clear_display_agent=clear_display_agent, clear_state_labels=clear_state_labels, seq=seq, ttl_ms=ttl_ms), OkReply)
         return result
 
-    def pane_clear_agent_authority(
-        self, pane_id: str, *, source: str | None = None, seq: UInt64 | None = None
-    ) -> OkReply:
+    def pane_clear_agent_authority(self, pane_id: str, *, source: str | None = None, seq: UInt64 | None = None) -> OkReply:
         """Call ``pane.clear_agent_authority``; return its ``ok`` result."""
-        result: OkReply = self._call(
-            "pane.clear_agent_authority",
-            _params(PaneClearAgentAuthorityParams, pane_id=pane_id, source=source, seq=seq),
-            OkReply,
-        )
+        result: OkReply = self._call("pane.clear_agent_authority", _params(PaneClearAgentAuthorityParams, pane_id=pane_id, source=source, seq=seq), OkReply)
         return result
 
-    def pane_release_agent(
-        self, pane_id: str, source: str, agent: str, *, seq: UInt64 | None = None
-    ) -> OkReply:
+    def pane_release_agent(self, pane_id: str, source: str, agent: str, *, seq: UInt64 | None = None) -> OkReply:
         """Call ``pane.release_agent``; return its ``ok`` result."""
-        result: OkReply = self._call(
-            "pane.release_agent",
-            _params(PaneReleaseAgentParams, pane_id=pane_id, source=source, agent=agent, seq=seq),
-            OkReply,
-        )
+        result: OkReply = self._call("pane.release_agent", _params(PaneReleaseAgentParams, pane_id=pane_id, source=source, agent=agent, seq=seq), OkReply)
         return result
 
     def pane_close(self, pane_id: str) -> OkReply:
@@ -2685,198 +1157,82 @@ class BlockingMethods:
         result: OkReply = self._call("popup.close", EmptyParams(), OkReply)
         return result
 
-    def events_wait(
-        self, match_event: EventMatch, *, timeout_ms: UInt64 | None = None
-    ) -> WaitMatchedReply:
+    def events_wait(self, match_event: EventMatch, *, timeout_ms: UInt64 | None = None) -> WaitMatchedReply:
         """Call ``events.wait``; return its ``wait_matched`` result."""
-        result: WaitMatchedReply = self._call(
-            "events.wait",
-            _params(EventsWaitParams, match_event=match_event, timeout_ms=timeout_ms),
-            WaitMatchedReply,
-        )
+        result: WaitMatchedReply = self._call("events.wait", _params(EventsWaitParams, match_event=match_event, timeout_ms=timeout_ms), WaitMatchedReply)
         return result
 
-    def pane_wait_for_output(
-        self,
-        pane_id: str,
-        source: ReadSource,
-        match: OutputMatch,
-        *,
-        lines: UInt32 | None = None,
-        timeout_ms: UInt64 | None = None,
-        strip_ansi: bool | None = None,
-    ) -> OutputMatchedReply:
+    def pane_wait_for_output(self, pane_id: str, source: ReadSource, match: OutputMatch, *, lines: UInt32 | None = None, timeout_ms: UInt64 | None = None, strip_ansi: bool | None = None) -> OutputMatchedReply:
         """Call ``pane.wait_for_output``; return its ``output_matched`` result."""
-        result: OutputMatchedReply = self._call(
-            "pane.wait_for_output",
-            _params(
-                PaneWaitForOutputParams,
-                pane_id=pane_id,
-                source=source,
-                lines=lines,
-                timeout_ms=timeout_ms,
-                strip_ansi=strip_ansi,
-                match=match,
-            ),
-            OutputMatchedReply,
-        )
+        result: OutputMatchedReply = self._call("pane.wait_for_output", _params(PaneWaitForOutputParams, pane_id=pane_id, source=source, lines=lines, timeout_ms=timeout_ms, strip_ansi=strip_ansi, match=match), OutputMatchedReply)
         return result
 
     def integration_list(self) -> IntegrationListReply:
         """Call ``integration.list``; return its ``integration_list`` result."""
-        result: IntegrationListReply = self._call(
-            "integration.list", EmptyParams(), IntegrationListReply
-        )
+        result: IntegrationListReply = self._call("integration.list", EmptyParams(), IntegrationListReply)
         return result
 
     def integration_install(self, target: IntegrationTarget) -> IntegrationInstallReply:
         """Call ``integration.install``; return its ``integration_install`` result."""
-        result: IntegrationInstallReply = self._call(
-            "integration.install",
-            _params(IntegrationInstallParams, target=target),
-            IntegrationInstallReply,
-        )
+        result: IntegrationInstallReply = self._call("integration.install", _params(IntegrationInstallParams, target=target), IntegrationInstallReply)
         return result
 
     def integration_uninstall(self, target: IntegrationTarget) -> IntegrationUninstallReply:
         """Call ``integration.uninstall``; return its ``integration_uninstall`` result."""
-        result: IntegrationUninstallReply = self._call(
-            "integration.uninstall",
-            _params(IntegrationUninstallParams, target=target),
-            IntegrationUninstallReply,
-        )
+        result: IntegrationUninstallReply = self._call("integration.uninstall", _params(IntegrationUninstallParams, target=target), IntegrationUninstallReply)
         return result
 
-    def plugin_link(
-        self, path: str, *, enabled: bool | None = None, source: PluginSourceInfo | None = None
-    ) -> PluginLinkedReply:
+    def plugin_link(self, path: str, *, enabled: bool | None = None, source: PluginSourceInfo | None = None) -> PluginLinkedReply:
         """Call ``plugin.link``; return its ``plugin_linked`` result."""
-        result: PluginLinkedReply = self._call(
-            "plugin.link",
-            _params(PluginLinkParams, path=path, enabled=enabled, source=source),
-            PluginLinkedReply,
-        )
+        result: PluginLinkedReply = self._call("plugin.link", _params(PluginLinkParams, path=path, enabled=enabled, source=source), PluginLinkedReply)
         return result
 
     def plugin_list(self, *, plugin_id: str | None = None) -> PluginListReply:
         """Call ``plugin.list``; return its ``plugin_list`` result."""
-        result: PluginListReply = self._call(
-            "plugin.list", _params(PluginListParams, plugin_id=plugin_id), PluginListReply
-        )
+        result: PluginListReply = self._call("plugin.list", _params(PluginListParams, plugin_id=plugin_id), PluginListReply)
         return result
 
     def plugin_unlink(self, plugin_id: str) -> PluginUnlinkedReply:
         """Call ``plugin.unlink``; return its ``plugin_unlinked`` result."""
-        result: PluginUnlinkedReply = self._call(
-            "plugin.unlink", _params(PluginUnlinkParams, plugin_id=plugin_id), PluginUnlinkedReply
-        )
+        result: PluginUnlinkedReply = self._call("plugin.unlink", _params(PluginUnlinkParams, plugin_id=plugin_id), PluginUnlinkedReply)
         return result
 
     def plugin_enable(self, plugin_id: str) -> PluginEnabledReply:
         """Call ``plugin.enable``; return its ``plugin_enabled`` result."""
-        result: PluginEnabledReply = self._call(
-            "plugin.enable",
-            _params(PluginSetEnabledParams, plugin_id=plugin_id),
-            PluginEnabledReply,
-        )
+        result: PluginEnabledReply = self._call("plugin.enable", _params(PluginSetEnabledParams, plugin_id=plugin_id), PluginEnabledReply)
         return result
 
     def plugin_disable(self, plugin_id: str) -> PluginDisabledReply:
         """Call ``plugin.disable``; return its ``plugin_disabled`` result."""
-        result: PluginDisabledReply = self._call(
-            "plugin.disable",
-            _params(PluginSetEnabledParams, plugin_id=plugin_id),
-            PluginDisabledReply,
-        )
+        result: PluginDisabledReply = self._call("plugin.disable", _params(PluginSetEnabledParams, plugin_id=plugin_id), PluginDisabledReply)
         return result
 
     def plugin_action_list(self, *, plugin_id: str | None = None) -> PluginActionListReply:
         """Call ``plugin.action.list``; return its ``plugin_action_list`` result."""
-        result: PluginActionListReply = self._call(
-            "plugin.action.list",
-            _params(PluginActionListParams, plugin_id=plugin_id),
-            PluginActionListReply,
-        )
+        result: PluginActionListReply = self._call("plugin.action.list", _params(PluginActionListParams, plugin_id=plugin_id), PluginActionListReply)
         return result
 
-    def plugin_action_invoke(
-        self,
-        action_id: str,
-        *,
-        plugin_id: str | None = None,
-        context: PluginInvocationContext | None = None,
-    ) -> PluginActionInvokedReply:
+    def plugin_action_invoke(self, action_id: str, *, plugin_id: str | None = None, context: PluginInvocationContext | None = None) -> PluginActionInvokedReply:
         """Call ``plugin.action.invoke``; return its ``plugin_action_invoked`` result."""
-        result: PluginActionInvokedReply = self._call(
-            "plugin.action.invoke",
-            _params(
-                PluginActionInvokeParams, action_id=action_id, plugin_id=plugin_id, context=context
-            ),
-            PluginActionInvokedReply,
-        )
+        result: PluginActionInvokedReply = self._call("plugin.action.invoke", _params(PluginActionInvokeParams, action_id=action_id, plugin_id=plugin_id, context=context), PluginActionInvokedReply)
         return result
 
-    def plugin_log_list(
-        self, *, plugin_id: str | None = None, limit: UInt | None = None
-    ) -> PluginLogListReply:
+    def plugin_log_list(self, *, plugin_id: str | None = None, limit: UInt | None = None) -> PluginLogListReply:
         """Call ``plugin.log.list``; return its ``plugin_log_list`` result."""
-        result: PluginLogListReply = self._call(
-            "plugin.log.list",
-            _params(PluginLogListParams, plugin_id=plugin_id, limit=limit),
-            PluginLogListReply,
-        )
+        result: PluginLogListReply = self._call("plugin.log.list", _params(PluginLogListParams, plugin_id=plugin_id, limit=limit), PluginLogListReply)
         return result
 
-    def plugin_pane_open(
-        self,
-        plugin_id: str,
-        entrypoint: str,
-        *,
-        placement: PluginPanePlacement | None = None,
-        width: PopupSize | None = None,
-        height: PopupSize | None = None,
-        workspace_id: str | None = None,
-        target_pane_id: str | None = None,
-        direction: SplitDirection | None = None,
-        cwd: str | None = None,
-        focus: bool | None = None,
-        env: dict[str, str] | None = None,
-    ) -> PluginPaneOpenedReply | OkReply:
+    def plugin_pane_open(self, plugin_id: str, entrypoint: str, *, placement: PluginPanePlacement | None = None, width: PopupSize | None = None, height: PopupSize | None = None, workspace_id: str | None = None, target_pane_id: str | None = None, direction: SplitDirection | None = None, cwd: str | None = None, focus: bool | None = None, env: dict[str, str] | None = None) -> PluginPaneOpenedReply | OkReply:
         """Call ``plugin.pane.open``; return its ``plugin_pane_opened``/``ok`` result."""
-        result: PluginPaneOpenedReply | OkReply = self._call(
-            "plugin.pane.open",
-            _params(
-                PluginPaneOpenParams,
-                plugin_id=plugin_id,
-                entrypoint=entrypoint,
-                placement=placement,
-                width=width,
-                height=height,
-                workspace_id=workspace_id,
-                target_pane_id=target_pane_id,
-                direction=direction,
-                cwd=cwd,
-                focus=focus,
-                env=env,
-            ),
-            (PluginPaneOpenedReply, OkReply),
-        )
+        result: PluginPaneOpenedReply | OkReply = self._call("plugin.pane.open", _params(PluginPaneOpenParams, plugin_id=plugin_id, entrypoint=entrypoint, placement=placement, width=width, height=height, workspace_id=workspace_id, target_pane_id=target_pane_id, direction=direction, cwd=cwd, focus=focus, env=env), (PluginPaneOpenedReply, OkReply))
         return result
 
     def plugin_pane_focus(self, pane_id: str) -> PluginPaneFocusedReply:
         """Call ``plugin.pane.focus``; return its ``plugin_pane_focused`` result."""
-        result: PluginPaneFocusedReply = self._call(
-            "plugin.pane.focus",
-            _params(PluginPaneFocusParams, pane_id=pane_id),
-            PluginPaneFocusedReply,
-        )
+        result: PluginPaneFocusedReply = self._call("plugin.pane.focus", _params(PluginPaneFocusParams, pane_id=pane_id), PluginPaneFocusedReply)
         return result
 
     def plugin_pane_close(self, pane_id: str) -> PluginPaneClosedReply:
         """Call ``plugin.pane.close``; return its ``plugin_pane_closed`` result."""
-        result: PluginPaneClosedReply = self._call(
-            "plugin.pane.close",
-            _params(PluginPaneCloseParams, pane_id=pane_id),
-            PluginPaneClosedReply,
-        )
+        result: PluginPaneClosedReply = self._call("plugin.pane.close", _params(PluginPaneCloseParams, pane_id=pane_id), PluginPaneClosedReply)
         return result

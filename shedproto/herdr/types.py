@@ -20,109 +20,109 @@ from msgspec import UNSET, Meta, UnsetType
 from shedproto._codec import LenientFrame
 
 METHOD_RESULTS: dict[str, tuple[str, ...]] = {
-    "ping": ("pong",),
-    "server.stop": ("ok",),
-    "server.live_handoff": ("ok",),
-    "server.reload_config": ("config_reload",),
-    "server.agent_manifests": ("agent_manifest_status",),
-    "server.reload_agent_manifests": ("agent_manifest_reload",),
-    "notification.show": ("notification_show",),
-    "client.window_title.set": ("client_window_title",),
-    "client.window_title.clear": ("client_window_title",),
-    "session.snapshot": ("session_snapshot",),
-    "workspace.create": ("workspace_created",),
-    "workspace.list": ("workspace_list",),
-    "workspace.get": ("workspace_info",),
-    "workspace.focus": ("workspace_info",),
-    "workspace.rename": ("workspace_info",),
-    "workspace.move": ("workspace_list",),
-    "workspace.move_block": ("workspace_list",),
-    "workspace.report_metadata": ("ok",),
-    "workspace.close": ("ok",),
-    "worktree.list": ("worktree_list",),
-    "worktree.create": ("worktree_created",),
-    "worktree.open": ("worktree_opened",),
-    "worktree.remove": ("worktree_removed",),
-    "tab.create": ("tab_created",),
-    "tab.list": ("tab_list",),
-    "tab.get": ("tab_info",),
-    "tab.focus": ("tab_info",),
-    "tab.rename": ("tab_info",),
-    "tab.move": ("tab_list",),
-    "tab.close": ("ok",),
-    "agent.list": ("agent_list",),
-    "agent.get": ("agent_info",),
-    "agent.read": ("pane_read",),
-    "agent.explain": ("agent_explain",),
-    "agent.send_keys": ("ok",),
-    "agent.rename": ("agent_info",),
-    "agent.view.set": ("agent_view",),
-    "agent.view.clear": ("agent_view",),
-    "agent.focus": ("agent_info",),
-    "agent.start": ("agent_started",),
-    "agent.prompt": ("agent_prompted",),
-    "agent.wait": ("agent_info",),
-    "pane.split": ("pane_info",),
-    "pane.swap": ("pane_swap",),
-    "pane.move": ("pane_move",),
-    "pane.zoom": ("pane_zoom",),
-    "pane.layout": ("pane_layout",),
-    "pane.process_info": ("pane_process_info",),
-    "layout.export": ("layout_export",),
-    "layout.apply": ("layout_apply",),
-    "layout.set_split_ratio": ("layout_split_ratio_set",),
-    "pane.neighbor": ("pane_neighbor",),
-    "pane.edges": ("pane_edges",),
-    "pane.focus_direction": ("pane_focus_direction",),
-    "pane.resize": ("pane_resize",),
-    "pane.list": ("pane_list",),
-    "pane.current": ("pane_current",),
-    "pane.get": ("pane_info",),
-    "pane.focus": ("pane_info",),
-    "pane.input.set": ("ok",),
-    "pane.rename": ("pane_info",),
-    "pane.send_text": ("ok",),
-    "pane.send_keys": ("ok",),
-    "pane.send_input": ("ok",),
-    "pane.read": ("pane_read",),
-    "pane.graphics.set": ("ok",),
-    "pane.graphics.clear": ("ok",),
-    "pane.graphics.info": ("pane_graphics_info",),
-    "pane.report_agent": ("ok",),
-    "pane.report_agent_session": ("ok",),
-    "pane.report_metadata": ("ok",),
-    "pane.clear_agent_authority": ("ok",),
-    "pane.release_agent": ("ok",),
-    "pane.close": ("ok",),
-    "popup.close": ("ok",),
-    "events.subscribe": ("subscription_started",),
-    "events.wait": ("wait_matched",),
-    "pane.wait_for_output": ("output_matched",),
-    "integration.install": ("integration_install",),
-    "integration.uninstall": ("integration_uninstall",),
-    "plugin.link": ("plugin_linked",),
-    "plugin.list": ("plugin_list",),
-    "plugin.unlink": ("plugin_unlinked",),
-    "plugin.enable": ("plugin_enabled",),
-    "plugin.disable": ("plugin_disabled",),
-    "plugin.action.list": ("plugin_action_list",),
-    "plugin.action.invoke": ("plugin_action_invoked",),
-    "plugin.log.list": ("plugin_log_list",),
-    "plugin.pane.open": ("plugin_pane_opened", "ok"),
-    "plugin.pane.focus": ("plugin_pane_focused",),
-    "plugin.pane.close": ("plugin_pane_closed",),
-    "integration.list": ("integration_list",),
-    "pane.scroll": ("ok",),
-    "pane.edit_scrollback": ("ok",),
-    "pane.selection.read": ("pane_selection",),
-    "pane.copy_motion": ("pane_copy_motion",),
-    "pane.copy_search": ("pane_copy_search",),
-    "pane.link.resolve": ("pane_link_resolved",),
-    "pane.link.activate": ("pane_link_activated",),
-    "command.invoke": ("ok",),
-    "client_shell.surface.set": ("client_shell_surface_set",),
-    "product_announcement.dismiss": ("ok",),
-    "release_notes.dismiss": ("ok",),
+    "ping": ('pong',),
+    "server.stop": ('ok',),
+    "server.live_handoff": ('ok',),
+    "server.reload_config": ('config_reload',),
+    "server.agent_manifests": ('agent_manifest_status',),
+    "server.reload_agent_manifests": ('agent_manifest_reload',),
+    "notification.show": ('notification_show',),
+    "client.window_title.set": ('client_window_title',),
+    "client.window_title.clear": ('client_window_title',),
+    "session.snapshot": ('session_snapshot',),
+    "workspace.create": ('workspace_created',),
+    "workspace.list": ('workspace_list',),
+    "workspace.get": ('workspace_info',),
+    "workspace.focus": ('workspace_info',),
+    "workspace.rename": ('workspace_info',),
+    "workspace.move": ('workspace_list',),
+    "workspace.move_block": ('workspace_list',),
+    "workspace.report_metadata": ('ok',),
+    "workspace.close": ('ok',),
+    "worktree.list": ('worktree_list',),
+    "worktree.create": ('worktree_created',),
+    "worktree.open": ('worktree_opened',),
+    "worktree.remove": ('worktree_removed',),
+    "tab.create": ('tab_created',),
+    "tab.list": ('tab_list',),
+    "tab.get": ('tab_info',),
+    "tab.focus": ('tab_info',),
+    "tab.rename": ('tab_info',),
+    "tab.move": ('tab_list',),
+    "tab.close": ('ok',),
+    "agent.list": ('agent_list',),
+    "agent.get": ('agent_info',),
+    "agent.read": ('pane_read',),
+    "agent.explain": ('agent_explain',),
+    "agent.send_keys": ('ok',),
+    "agent.rename": ('agent_info',),
+    "agent.view.set": ('agent_view',),
+    "agent.view.clear": ('agent_view',),
+    "agent.focus": ('agent_info',),
+    "agent.start": ('agent_started',),
+    "agent.prompt": ('agent_prompted',),
+    "agent.wait": ('agent_info',),
+    "pane.split": ('pane_info',),
+    "pane.swap": ('pane_swap',),
+    "pane.move": ('pane_move',),
+    "pane.zoom": ('pane_zoom',),
+    "pane.layout": ('pane_layout',),
+    "pane.process_info": ('pane_process_info',),
+    "layout.export": ('layout_export',),
+    "layout.apply": ('layout_apply',),
+    "layout.set_split_ratio": ('layout_split_ratio_set',),
+    "pane.neighbor": ('pane_neighbor',),
+    "pane.edges": ('pane_edges',),
+    "pane.focus_direction": ('pane_focus_direction',),
+    "pane.resize": ('pane_resize',),
+    "pane.list": ('pane_list',),
+    "pane.current": ('pane_current',),
+    "pane.get": ('pane_info',),
+    "pane.focus": ('pane_info',),
+    "pane.input.set": ('ok',),
+    "pane.rename": ('pane_info',),
+    "pane.send_text": ('ok',),
+    "pane.send_keys": ('ok',),
+    "pane.send_input": ('ok',),
+    "pane.read": ('pane_read',),
+    "pane.graphics.set": ('ok',),
+    "pane.graphics.clear": ('ok',),
+    "pane.graphics.info": ('pane_graphics_info',),
+    "pane.report_agent": ('ok',),
+    "pane.report_agent_session": ('ok',),
+    "pane.report_metadata": ('ok',),
+    "pane.clear_agent_authority": ('ok',),
+    "pane.release_agent": ('ok',),
+    "pane.close": ('ok',),
+    "popup.close": ('ok',),
+    "events.subscribe": ('subscription_started',),
+    "events.wait": ('wait_matched',),
+    "pane.wait_for_output": ('output_matched',),
+    "integration.install": ('integration_install',),
+    "integration.uninstall": ('integration_uninstall',),
+    "plugin.link": ('plugin_linked',),
+    "plugin.list": ('plugin_list',),
+    "plugin.unlink": ('plugin_unlinked',),
+    "plugin.enable": ('plugin_enabled',),
+    "plugin.disable": ('plugin_disabled',),
+    "plugin.action.list": ('plugin_action_list',),
+    "plugin.action.invoke": ('plugin_action_invoked',),
+    "plugin.log.list": ('plugin_log_list',),
+    "plugin.pane.open": ('plugin_pane_opened', 'ok'),
+    "plugin.pane.focus": ('plugin_pane_focused',),
+    "plugin.pane.close": ('plugin_pane_closed',),
+    "integration.list": ('integration_list',),
+    "pane.scroll": ('ok',),
+    "pane.edit_scrollback": ('ok',),
+    "pane.selection.read": ('pane_selection',),
+    "pane.copy_motion": ('pane_copy_motion',),
+    "pane.copy_search": ('pane_copy_search',),
+    "pane.link.resolve": ('pane_link_resolved',),
+    "pane.link.activate": ('pane_link_activated',),
+    "command.invoke": ('ok',),
+    "client_shell.surface.set": ('client_shell_surface_set',),
+    "product_announcement.dismiss": ('ok',),
+    "release_notes.dismiss": ('ok',),
 }
 """Method -> the ``result.type`` tags its success answer can carry."""
 
@@ -131,6 +131,7 @@ class Request(LenientFrame, tag_field="method", frozen=True, kw_only=True, omit_
     """Base of every request Struct: ``{"id": ..., "method": ..., "params": {...}}``."""
 
     id: str
+
 
 
 Int32: TypeAlias = Annotated[int, Meta(ge=-2147483648, le=2147483647)]
@@ -142,126 +143,21 @@ UInt64: TypeAlias = Annotated[int, Meta(ge=0)]
 
 AgentSessionRefKind: TypeAlias = Literal["id", "path"]
 AgentStatus: TypeAlias = Literal["idle", "working", "blocked", "done", "unknown"]
-AgentViewBuiltinField: TypeAlias = Literal[
-    "status", "workspace_id", "tab_id", "pane_id", "agent", "seen", "state_change_seq"
-]
-AgentViewBuiltinSortField: TypeAlias = Literal[
-    "workspace_order",
-    "tab_order",
-    "pane_order",
-    "attention",
-    "status",
-    "agent",
-    "seen",
-    "state_change_seq",
-]
+AgentViewBuiltinField: TypeAlias = Literal["status", "workspace_id", "tab_id", "pane_id", "agent", "seen", "state_change_seq"]
+AgentViewBuiltinSortField: TypeAlias = Literal["workspace_order", "tab_order", "pane_order", "attention", "status", "agent", "seen", "state_change_seq"]
 AgentViewContext: TypeAlias = Literal["current_workspace_id", "current_tab_id"]
 AgentViewSortOrder: TypeAlias = Literal["asc", "desc"]
 ClientWindowTitleReason: TypeAlias = Literal["set", "cleared", "no_foreground_client"]
 ConfigReloadStatus: TypeAlias = Literal["applied", "partial", "failed"]
-EventKind: TypeAlias = Literal[
-    "workspace_created",
-    "workspace_updated",
-    "workspace_metadata_updated",
-    "workspace_closed",
-    "workspace_renamed",
-    "workspace_moved",
-    "workspace_reordered",
-    "workspace_focused",
-    "worktree_created",
-    "worktree_opened",
-    "worktree_removed",
-    "tab_created",
-    "tab_closed",
-    "tab_renamed",
-    "tab_moved",
-    "tab_focused",
-    "pane_created",
-    "pane_closed",
-    "pane_updated",
-    "pane_focused",
-    "pane_moved",
-    "pane_output_changed",
-    "pane_exited",
-    "pane_agent_detected",
-    "pane_agent_status_changed",
-    "layout_updated",
-]
+EventKind: TypeAlias = Literal["workspace_created", "workspace_updated", "workspace_metadata_updated", "workspace_closed", "workspace_renamed", "workspace_moved", "workspace_reordered", "workspace_focused", "worktree_created", "worktree_opened", "worktree_removed", "tab_created", "tab_closed", "tab_renamed", "tab_moved", "tab_focused", "pane_created", "pane_closed", "pane_updated", "pane_focused", "pane_moved", "pane_output_changed", "pane_exited", "pane_agent_detected", "pane_agent_status_changed", "layout_updated"]
 IntegrationState: TypeAlias = Literal["not_installed", "current", "outdated"]
-IntegrationTarget: TypeAlias = Literal[
-    "pi",
-    "omp",
-    "claude",
-    "codex",
-    "copilot",
-    "devin",
-    "droid",
-    "kimi",
-    "opencode",
-    "kilo",
-    "hermes",
-    "qodercli",
-    "qwen",
-    "cursor",
-    "mastracode",
-    "antigravity_cli",
-    "grok",
-]
-IntegrationTargetP20: TypeAlias = Literal[
-    "pi",
-    "omp",
-    "claude",
-    "codex",
-    "copilot",
-    "devin",
-    "droid",
-    "kimi",
-    "opencode",
-    "kilo",
-    "hermes",
-    "qodercli",
-    "cursor",
-    "mastracode",
-    "antigravity_cli",
-    "grok",
-]
-IntegrationTargetP21: TypeAlias = Literal[
-    "pi",
-    "omp",
-    "claude",
-    "codex",
-    "copilot",
-    "devin",
-    "droid",
-    "kimi",
-    "opencode",
-    "kilo",
-    "hermes",
-    "qodercli",
-    "qwen",
-    "cursor",
-    "mastracode",
-    "antigravity_cli",
-    "grok",
-    "command_code",
-]
-NotificationShowReason: TypeAlias = Literal[
-    "shown", "disabled", "rate_limited", "no_foreground_client", "busy"
-]
+IntegrationTarget: TypeAlias = Literal["pi", "omp", "claude", "codex", "copilot", "devin", "droid", "kimi", "opencode", "kilo", "hermes", "qodercli", "qwen", "cursor", "mastracode", "antigravity_cli", "grok"]
+IntegrationTargetP20: TypeAlias = Literal["pi", "omp", "claude", "codex", "copilot", "devin", "droid", "kimi", "opencode", "kilo", "hermes", "qodercli", "cursor", "mastracode", "antigravity_cli", "grok"]
+IntegrationTargetP21: TypeAlias = Literal["pi", "omp", "claude", "codex", "copilot", "devin", "droid", "kimi", "opencode", "kilo", "hermes", "qodercli", "qwen", "cursor", "mastracode", "antigravity_cli", "grok", "command_code"]
+NotificationShowReason: TypeAlias = Literal["shown", "disabled", "rate_limited", "no_foreground_client", "busy"]
 NotificationShowSound: TypeAlias = Literal["none", "done", "request"]
 PaneAgentState: TypeAlias = Literal["idle", "working", "blocked", "unknown"]
-PaneCopyMotion: TypeAlias = Literal[
-    "line_end",
-    "first_non_blank",
-    "next_word_start",
-    "previous_word_start",
-    "next_word_end",
-    "next_big_word_start",
-    "previous_big_word_start",
-    "next_big_word_end",
-    "previous_paragraph",
-    "next_paragraph",
-]
+PaneCopyMotion: TypeAlias = Literal["line_end", "first_non_blank", "next_word_start", "previous_word_start", "next_word_end", "next_big_word_start", "previous_big_word_start", "next_big_word_end", "previous_paragraph", "next_paragraph"]
 PaneCopySearchDirection: TypeAlias = Literal["forward", "backward"]
 PaneDirection: TypeAlias = Literal["left", "right", "up", "down"]
 PaneFocusDirectionReason: TypeAlias = Literal["no_neighbor"]
@@ -281,20 +177,11 @@ PluginSourceKind: TypeAlias = Literal["local", "github"]
 ReadFormat: TypeAlias = Literal["text", "ansi"]
 ReadSource: TypeAlias = Literal["visible", "recent", "recent_unwrapped", "detection"]
 SplitDirection: TypeAlias = Literal["right", "down"]
-SubscriptionEventKind: TypeAlias = Literal[
-    "pane.output_matched", "pane.agent_status_changed", "pane.scroll_changed"
-]
+SubscriptionEventKind: TypeAlias = Literal["pane.output_matched", "pane.agent_status_changed", "pane.scroll_changed"]
 ToastHerdrPosition: TypeAlias = Literal["top-left", "top-right", "bottom-left", "bottom-right"]
 
 
-class AgentExplainReply(
-    LenientFrame,
-    tag_field="type",
-    tag="agent_explain",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class AgentExplainReply(LenientFrame, tag_field="type", tag="agent_explain", frozen=True, kw_only=True, omit_defaults=True):
     """The ``agent_explain`` member of ``ResponseResult``."""
 
     explain: Any
@@ -345,17 +232,13 @@ class AgentInfo(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
     revision: UInt64
 
 
-class AgentInfoReply(
-    LenientFrame, tag_field="type", tag="agent_info", frozen=True, kw_only=True, omit_defaults=True
-):
+class AgentInfoReply(LenientFrame, tag_field="type", tag="agent_info", frozen=True, kw_only=True, omit_defaults=True):
     """The ``agent_info`` member of ``ResponseResult``."""
 
     agent: AgentInfo
 
 
-class AgentListReply(
-    LenientFrame, tag_field="type", tag="agent_list", frozen=True, kw_only=True, omit_defaults=True
-):
+class AgentListReply(LenientFrame, tag_field="type", tag="agent_list", frozen=True, kw_only=True, omit_defaults=True):
     """The ``agent_list`` member of ``ResponseResult``."""
 
     agents: list[AgentInfo]
@@ -382,27 +265,13 @@ class AgentManifestInfo(LenientFrame, frozen=True, kw_only=True, omit_defaults=T
     warning: str | None = None
 
 
-class AgentManifestReloadReply(
-    LenientFrame,
-    tag_field="type",
-    tag="agent_manifest_reload",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class AgentManifestReloadReply(LenientFrame, tag_field="type", tag="agent_manifest_reload", frozen=True, kw_only=True, omit_defaults=True):
     """The ``agent_manifest_reload`` member of ``ResponseResult``."""
 
     manifests: list[AgentManifestInfo]
 
 
-class AgentManifestStatusReply(
-    LenientFrame,
-    tag_field="type",
-    tag="agent_manifest_status",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class AgentManifestStatusReply(LenientFrame, tag_field="type", tag="agent_manifest_status", frozen=True, kw_only=True, omit_defaults=True):
     """The ``agent_manifest_status`` member of ``ResponseResult``."""
 
     last_check_unix: UInt64 | None = None
@@ -431,14 +300,7 @@ class AgentPromptWaitOptions(LenientFrame, frozen=True, kw_only=True, omit_defau
     timeout_ms: UInt64 | None = None
 
 
-class AgentPromptedReply(
-    LenientFrame,
-    tag_field="type",
-    tag="agent_prompted",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class AgentPromptedReply(LenientFrame, tag_field="type", tag="agent_prompted", frozen=True, kw_only=True, omit_defaults=True):
     """The ``agent_prompted`` member of ``ResponseResult``."""
 
     agent: AgentInfo
@@ -511,14 +373,7 @@ class AgentStartRequest(Request, tag="agent.start", frozen=True, kw_only=True):
     params: AgentStartParams
 
 
-class AgentStartedReply(
-    LenientFrame,
-    tag_field="type",
-    tag="agent_started",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class AgentStartedReply(LenientFrame, tag_field="type", tag="agent_started", frozen=True, kw_only=True, omit_defaults=True):
     """The ``agent_started`` member of ``ResponseResult``."""
 
     agent: AgentInfo
@@ -549,9 +404,7 @@ class AgentViewFieldToken(LenientFrame, frozen=True, kw_only=True, omit_defaults
     token: str
 
 
-class AgentViewReply(
-    LenientFrame, tag_field="type", tag="agent_view", frozen=True, kw_only=True, omit_defaults=True
-):
+class AgentViewReply(LenientFrame, tag_field="type", tag="agent_view", frozen=True, kw_only=True, omit_defaults=True):
     """The ``agent_view`` member of ``ResponseResult``."""
 
     active: bool
@@ -607,17 +460,13 @@ class AgentWaitRequest(Request, tag="agent.wait", frozen=True, kw_only=True):
     params: AgentWaitParams
 
 
-class AllFilter(
-    LenientFrame, tag_field="op", tag="all", frozen=True, kw_only=True, omit_defaults=True
-):
+class AllFilter(LenientFrame, tag_field="op", tag="all", frozen=True, kw_only=True, omit_defaults=True):
     """The ``all`` member of ``AgentViewFilter``."""
 
     filters: list[AgentViewFilter]
 
 
-class AnyFilter(
-    LenientFrame, tag_field="op", tag="any", frozen=True, kw_only=True, omit_defaults=True
-):
+class AnyFilter(LenientFrame, tag_field="op", tag="any", frozen=True, kw_only=True, omit_defaults=True):
     """The ``any`` member of ``AgentViewFilter``."""
 
     filters: list[AgentViewFilter]
@@ -629,44 +478,26 @@ class ClientShellSurfaceSetParams(LenientFrame, frozen=True, kw_only=True, omit_
     active: bool
 
 
-class ClientShellSurfaceSetReply(
-    LenientFrame,
-    tag_field="type",
-    tag="client_shell_surface_set",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class ClientShellSurfaceSetReply(LenientFrame, tag_field="type", tag="client_shell_surface_set", frozen=True, kw_only=True, omit_defaults=True):
     """The ``client_shell_surface_set`` member of ``ResponseResult``."""
 
     active: bool
     projection_revision: UInt64
 
 
-class ClientShellSurfaceSetRequest(
-    Request, tag="client_shell.surface.set", frozen=True, kw_only=True
-):
+class ClientShellSurfaceSetRequest(Request, tag="client_shell.surface.set", frozen=True, kw_only=True):
     """A ``client_shell.surface.set`` request."""
 
     params: ClientShellSurfaceSetParams
 
 
-class ClientWindowTitleClearRequest(
-    Request, tag="client.window_title.clear", frozen=True, kw_only=True
-):
+class ClientWindowTitleClearRequest(Request, tag="client.window_title.clear", frozen=True, kw_only=True):
     """A ``client.window_title.clear`` request."""
 
     params: EmptyParams
 
 
-class ClientWindowTitleReply(
-    LenientFrame,
-    tag_field="type",
-    tag="client_window_title",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class ClientWindowTitleReply(LenientFrame, tag_field="type", tag="client_window_title", frozen=True, kw_only=True, omit_defaults=True):
     """The ``client_window_title`` member of ``ResponseResult``."""
 
     changed: bool
@@ -679,9 +510,7 @@ class ClientWindowTitleSetParams(LenientFrame, frozen=True, kw_only=True, omit_d
     title: str
 
 
-class ClientWindowTitleSetRequest(
-    Request, tag="client.window_title.set", frozen=True, kw_only=True
-):
+class ClientWindowTitleSetRequest(Request, tag="client.window_title.set", frozen=True, kw_only=True):
     """A ``client.window_title.set`` request."""
 
     params: ClientWindowTitleSetParams
@@ -703,14 +532,7 @@ class CommandInvokeRequest(Request, tag="command.invoke", frozen=True, kw_only=T
     params: CommandInvokeParams
 
 
-class ConfigReloadReply(
-    LenientFrame,
-    tag_field="type",
-    tag="config_reload",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class ConfigReloadReply(LenientFrame, tag_field="type", tag="config_reload", frozen=True, kw_only=True, omit_defaults=True):
     """The ``config_reload`` member of ``ResponseResult``."""
 
     status: ConfigReloadStatus
@@ -721,9 +543,7 @@ class EmptyParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
     """Herdr's ``EmptyParams``."""
 
 
-class EqFilter(
-    LenientFrame, tag_field="op", tag="eq", frozen=True, kw_only=True, omit_defaults=True
-):
+class EqFilter(LenientFrame, tag_field="op", tag="eq", frozen=True, kw_only=True, omit_defaults=True):
     """The ``eq`` member of ``AgentViewFilter``."""
 
     field: AgentViewField
@@ -769,17 +589,13 @@ class EventsWaitRequest(Request, tag="events.wait", frozen=True, kw_only=True):
     params: EventsWaitParams
 
 
-class ExistsFilter(
-    LenientFrame, tag_field="op", tag="exists", frozen=True, kw_only=True, omit_defaults=True
-):
+class ExistsFilter(LenientFrame, tag_field="op", tag="exists", frozen=True, kw_only=True, omit_defaults=True):
     """The ``exists`` member of ``AgentViewFilter``."""
 
     field: AgentViewField
 
 
-class InFilter(
-    LenientFrame, tag_field="op", tag="in", frozen=True, kw_only=True, omit_defaults=True
-):
+class InFilter(LenientFrame, tag_field="op", tag="in", frozen=True, kw_only=True, omit_defaults=True):
     """The ``in`` member of ``AgentViewFilter``."""
 
     field: AgentViewField
@@ -836,42 +652,21 @@ class IntegrationInstallParamsP21(LenientFrame, frozen=True, kw_only=True, omit_
     target: IntegrationTargetP21
 
 
-class IntegrationInstallReply(
-    LenientFrame,
-    tag_field="type",
-    tag="integration_install",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class IntegrationInstallReply(LenientFrame, tag_field="type", tag="integration_install", frozen=True, kw_only=True, omit_defaults=True):
     """The ``integration_install`` member of ``ResponseResult``."""
 
     target: IntegrationTarget
     details: IntegrationInstallResult
 
 
-class IntegrationInstallReplyP20(
-    LenientFrame,
-    tag_field="type",
-    tag="integration_install",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class IntegrationInstallReplyP20(LenientFrame, tag_field="type", tag="integration_install", frozen=True, kw_only=True, omit_defaults=True):
     """The ``integration_install`` member of ``ResponseResult``."""
 
     target: IntegrationTargetP20
     details: IntegrationInstallResult
 
 
-class IntegrationInstallReplyP21(
-    LenientFrame,
-    tag_field="type",
-    tag="integration_install",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class IntegrationInstallReplyP21(LenientFrame, tag_field="type", tag="integration_install", frozen=True, kw_only=True, omit_defaults=True):
     """The ``integration_install`` member of ``ResponseResult``."""
 
     target: IntegrationTargetP21
@@ -902,14 +697,7 @@ class IntegrationInstallResult(LenientFrame, frozen=True, kw_only=True, omit_def
     messages: list[str]
 
 
-class IntegrationListReply(
-    LenientFrame,
-    tag_field="type",
-    tag="integration_list",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class IntegrationListReply(LenientFrame, tag_field="type", tag="integration_list", frozen=True, kw_only=True, omit_defaults=True):
     """The ``integration_list`` member of ``ResponseResult``."""
 
     integrations: list[IntegrationInfo]
@@ -939,42 +727,21 @@ class IntegrationUninstallParamsP21(LenientFrame, frozen=True, kw_only=True, omi
     target: IntegrationTargetP21
 
 
-class IntegrationUninstallReply(
-    LenientFrame,
-    tag_field="type",
-    tag="integration_uninstall",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class IntegrationUninstallReply(LenientFrame, tag_field="type", tag="integration_uninstall", frozen=True, kw_only=True, omit_defaults=True):
     """The ``integration_uninstall`` member of ``ResponseResult``."""
 
     target: IntegrationTarget
     details: IntegrationUninstallResult
 
 
-class IntegrationUninstallReplyP20(
-    LenientFrame,
-    tag_field="type",
-    tag="integration_uninstall",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class IntegrationUninstallReplyP20(LenientFrame, tag_field="type", tag="integration_uninstall", frozen=True, kw_only=True, omit_defaults=True):
     """The ``integration_uninstall`` member of ``ResponseResult``."""
 
     target: IntegrationTargetP20
     details: IntegrationUninstallResult
 
 
-class IntegrationUninstallReplyP21(
-    LenientFrame,
-    tag_field="type",
-    tag="integration_uninstall",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class IntegrationUninstallReplyP21(LenientFrame, tag_field="type", tag="integration_uninstall", frozen=True, kw_only=True, omit_defaults=True):
     """The ``integration_uninstall`` member of ``ResponseResult``."""
 
     target: IntegrationTargetP21
@@ -987,17 +754,13 @@ class IntegrationUninstallRequest(Request, tag="integration.uninstall", frozen=T
     params: IntegrationUninstallParams
 
 
-class IntegrationUninstallRequestP20(
-    Request, tag="integration.uninstall", frozen=True, kw_only=True
-):
+class IntegrationUninstallRequestP20(Request, tag="integration.uninstall", frozen=True, kw_only=True):
     """A ``integration.uninstall`` request."""
 
     params: IntegrationUninstallParamsP20
 
 
-class IntegrationUninstallRequestP21(
-    Request, tag="integration.uninstall", frozen=True, kw_only=True
-):
+class IntegrationUninstallRequestP21(Request, tag="integration.uninstall", frozen=True, kw_only=True):
     """A ``integration.uninstall`` request."""
 
     params: IntegrationUninstallParamsP21
@@ -1019,14 +782,7 @@ class LayoutApplyParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=T
     root: LayoutNode
 
 
-class LayoutApplyReply(
-    LenientFrame,
-    tag_field="type",
-    tag="layout_apply",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class LayoutApplyReply(LenientFrame, tag_field="type", tag="layout_apply", frozen=True, kw_only=True, omit_defaults=True):
     """The ``layout_apply`` member of ``ResponseResult``."""
 
     layout: LayoutDescription
@@ -1055,14 +811,7 @@ class LayoutExportParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=
     pane_id: str | None = None
 
 
-class LayoutExportReply(
-    LenientFrame,
-    tag_field="type",
-    tag="layout_export",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class LayoutExportReply(LenientFrame, tag_field="type", tag="layout_export", frozen=True, kw_only=True, omit_defaults=True):
     """The ``layout_export`` member of ``ResponseResult``."""
 
     layout: LayoutDescription
@@ -1089,69 +838,37 @@ class LayoutSetSplitRatioRequest(Request, tag="layout.set_split_ratio", frozen=T
     params: LayoutSetSplitRatioParams
 
 
-class LayoutSplitRatioSetReply(
-    LenientFrame,
-    tag_field="type",
-    tag="layout_split_ratio_set",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class LayoutSplitRatioSetReply(LenientFrame, tag_field="type", tag="layout_split_ratio_set", frozen=True, kw_only=True, omit_defaults=True):
     """The ``layout_split_ratio_set`` member of ``ResponseResult``."""
 
     layout: LayoutDescription
 
 
-class LayoutUpdatedEventData(
-    LenientFrame,
-    tag_field="type",
-    tag="layout_updated",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class LayoutUpdatedEventData(LenientFrame, tag_field="type", tag="layout_updated", frozen=True, kw_only=True, omit_defaults=True):
     """The ``layout_updated`` member of ``EventData``."""
 
     layout: PaneLayoutSnapshot
 
 
-class LayoutUpdatedSubscription(
-    LenientFrame,
-    tag_field="type",
-    tag="layout.updated",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class LayoutUpdatedSubscription(LenientFrame, tag_field="type", tag="layout.updated", frozen=True, kw_only=True, omit_defaults=True):
     """The ``layout.updated`` member of ``Subscription``."""
 
 
-class NewTabDestination(
-    LenientFrame, tag_field="type", tag="new_tab", frozen=True, kw_only=True, omit_defaults=True
-):
+class NewTabDestination(LenientFrame, tag_field="type", tag="new_tab", frozen=True, kw_only=True, omit_defaults=True):
     """The ``new_tab`` member of ``PaneMoveDestination``."""
 
     workspace_id: str | None = None
     label: str | None = None
 
 
-class NewWorkspaceDestination(
-    LenientFrame,
-    tag_field="type",
-    tag="new_workspace",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class NewWorkspaceDestination(LenientFrame, tag_field="type", tag="new_workspace", frozen=True, kw_only=True, omit_defaults=True):
     """The ``new_workspace`` member of ``PaneMoveDestination``."""
 
     label: str | None = None
     tab_label: str | None = None
 
 
-class NotFilter(
-    LenientFrame, tag_field="op", tag="not", frozen=True, kw_only=True, omit_defaults=True
-):
+class NotFilter(LenientFrame, tag_field="op", tag="not", frozen=True, kw_only=True, omit_defaults=True):
     """The ``not`` member of ``AgentViewFilter``."""
 
     filter: AgentViewFilter
@@ -1166,14 +883,7 @@ class NotificationShowParams(LenientFrame, frozen=True, kw_only=True, omit_defau
     sound: NotificationShowSound | UnsetType = UNSET
 
 
-class NotificationShowReply(
-    LenientFrame,
-    tag_field="type",
-    tag="notification_show",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class NotificationShowReply(LenientFrame, tag_field="type", tag="notification_show", frozen=True, kw_only=True, omit_defaults=True):
     """The ``notification_show`` member of ``ResponseResult``."""
 
     shown: bool
@@ -1186,20 +896,11 @@ class NotificationShowRequest(Request, tag="notification.show", frozen=True, kw_
     params: NotificationShowParams
 
 
-class OkReply(
-    LenientFrame, tag_field="type", tag="ok", frozen=True, kw_only=True, omit_defaults=True
-):
+class OkReply(LenientFrame, tag_field="type", tag="ok", frozen=True, kw_only=True, omit_defaults=True):
     """The ``ok`` member of ``ResponseResult``."""
 
 
-class OutputMatchedReply(
-    LenientFrame,
-    tag_field="type",
-    tag="output_matched",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class OutputMatchedReply(LenientFrame, tag_field="type", tag="output_matched", frozen=True, kw_only=True, omit_defaults=True):
     """The ``output_matched`` member of ``ResponseResult``."""
 
     pane_id: str
@@ -1208,14 +909,7 @@ class OutputMatchedReply(
     read: PaneReadResult
 
 
-class PaneAgentDetectedEventData(
-    LenientFrame,
-    tag_field="type",
-    tag="pane_agent_detected",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneAgentDetectedEventData(LenientFrame, tag_field="type", tag="pane_agent_detected", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_agent_detected`` member of ``EventData``."""
 
     pane_id: str
@@ -1225,28 +919,14 @@ class PaneAgentDetectedEventData(
     final_status: AgentStatus | None = None
 
 
-class PaneAgentDetectedEventMatch(
-    LenientFrame,
-    tag_field="event",
-    tag="pane_agent_detected",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneAgentDetectedEventMatch(LenientFrame, tag_field="event", tag="pane_agent_detected", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_agent_detected`` member of ``EventMatch``."""
 
     pane_id: str
     agent: str | None = None
 
 
-class PaneAgentDetectedSubscription(
-    LenientFrame,
-    tag_field="type",
-    tag="pane.agent_detected",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneAgentDetectedSubscription(LenientFrame, tag_field="type", tag="pane.agent_detected", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane.agent_detected`` member of ``Subscription``."""
 
 
@@ -1262,14 +942,7 @@ class PaneAgentStatusChangedEvent(LenientFrame, frozen=True, kw_only=True, omit_
     state_labels: dict[str, str] = {}
 
 
-class PaneAgentStatusChangedEventData(
-    LenientFrame,
-    tag_field="type",
-    tag="pane_agent_status_changed",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneAgentStatusChangedEventData(LenientFrame, tag_field="type", tag="pane_agent_status_changed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_agent_status_changed`` member of ``EventData``."""
 
     pane_id: str
@@ -1281,28 +954,14 @@ class PaneAgentStatusChangedEventData(
     state_labels: dict[str, str] = {}
 
 
-class PaneAgentStatusChangedEventMatch(
-    LenientFrame,
-    tag_field="event",
-    tag="pane_agent_status_changed",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneAgentStatusChangedEventMatch(LenientFrame, tag_field="event", tag="pane_agent_status_changed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_agent_status_changed`` member of ``EventMatch``."""
 
     pane_id: str
     agent_status: AgentStatus
 
 
-class PaneAgentStatusChangedSubscription(
-    LenientFrame,
-    tag_field="type",
-    tag="pane.agent_status_changed",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneAgentStatusChangedSubscription(LenientFrame, tag_field="type", tag="pane.agent_status_changed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane.agent_status_changed`` member of ``Subscription``."""
 
     pane_id: str
@@ -1317,9 +976,7 @@ class PaneClearAgentAuthorityParams(LenientFrame, frozen=True, kw_only=True, omi
     seq: UInt64 | None = None
 
 
-class PaneClearAgentAuthorityRequest(
-    Request, tag="pane.clear_agent_authority", frozen=True, kw_only=True
-):
+class PaneClearAgentAuthorityRequest(Request, tag="pane.clear_agent_authority", frozen=True, kw_only=True):
     """A ``pane.clear_agent_authority`` request."""
 
     params: PaneClearAgentAuthorityParams
@@ -1331,31 +988,20 @@ class PaneCloseRequest(Request, tag="pane.close", frozen=True, kw_only=True):
     params: PaneTarget
 
 
-class PaneClosedEventData(
-    LenientFrame, tag_field="type", tag="pane_closed", frozen=True, kw_only=True, omit_defaults=True
-):
+class PaneClosedEventData(LenientFrame, tag_field="type", tag="pane_closed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_closed`` member of ``EventData``."""
 
     pane_id: str
     workspace_id: str
 
 
-class PaneClosedEventMatch(
-    LenientFrame,
-    tag_field="event",
-    tag="pane_closed",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneClosedEventMatch(LenientFrame, tag_field="event", tag="pane_closed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_closed`` member of ``EventMatch``."""
 
     pane_id: str
 
 
-class PaneClosedSubscription(
-    LenientFrame, tag_field="type", tag="pane.closed", frozen=True, kw_only=True, omit_defaults=True
-):
+class PaneClosedSubscription(LenientFrame, tag_field="type", tag="pane.closed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane.closed`` member of ``Subscription``."""
 
 
@@ -1368,14 +1014,7 @@ class PaneCopyMotionParams(LenientFrame, frozen=True, kw_only=True, omit_default
     content_revision: UInt64 | None = None
 
 
-class PaneCopyMotionReply(
-    LenientFrame,
-    tag_field="type",
-    tag="pane_copy_motion",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneCopyMotionReply(LenientFrame, tag_field="type", tag="pane_copy_motion", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_copy_motion`` member of ``ResponseResult``."""
 
     content_revision: UInt64
@@ -1400,14 +1039,7 @@ class PaneCopySearchParams(LenientFrame, frozen=True, kw_only=True, omit_default
     previous: PaneTextRange | None = None
 
 
-class PaneCopySearchReply(
-    LenientFrame,
-    tag_field="type",
-    tag="pane_copy_search",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneCopySearchReply(LenientFrame, tag_field="type", tag="pane_copy_search", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_copy_search`` member of ``ResponseResult``."""
 
     content_revision: UInt64
@@ -1424,41 +1056,20 @@ class PaneCopySearchRequest(Request, tag="pane.copy_search", frozen=True, kw_onl
     params: PaneCopySearchParams
 
 
-class PaneCreatedEventData(
-    LenientFrame,
-    tag_field="type",
-    tag="pane_created",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneCreatedEventData(LenientFrame, tag_field="type", tag="pane_created", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_created`` member of ``EventData``."""
 
     pane: PaneInfo
 
 
-class PaneCreatedEventMatch(
-    LenientFrame,
-    tag_field="event",
-    tag="pane_created",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneCreatedEventMatch(LenientFrame, tag_field="event", tag="pane_created", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_created`` member of ``EventMatch``."""
 
     pane_id: str | None = None
     workspace_id: str | None = None
 
 
-class PaneCreatedSubscription(
-    LenientFrame,
-    tag_field="type",
-    tag="pane.created",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneCreatedSubscription(LenientFrame, tag_field="type", tag="pane.created", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane.created`` member of ``Subscription``."""
 
 
@@ -1468,14 +1079,7 @@ class PaneCurrentParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=T
     caller_pane_id: str | None = None
 
 
-class PaneCurrentReply(
-    LenientFrame,
-    tag_field="type",
-    tag="pane_current",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneCurrentReply(LenientFrame, tag_field="type", tag="pane_current", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_current`` member of ``ResponseResult``."""
 
     pane: PaneInfo
@@ -1493,9 +1097,7 @@ class PaneEdgesParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=Tru
     pane_id: str | None = None
 
 
-class PaneEdgesReply(
-    LenientFrame, tag_field="type", tag="pane_edges", frozen=True, kw_only=True, omit_defaults=True
-):
+class PaneEdgesReply(LenientFrame, tag_field="type", tag="pane_edges", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_edges`` member of ``ResponseResult``."""
 
     edges: PaneEdgesResult
@@ -1524,31 +1126,20 @@ class PaneEditScrollbackRequest(Request, tag="pane.edit_scrollback", frozen=True
     params: PaneTarget
 
 
-class PaneExitedEventData(
-    LenientFrame, tag_field="type", tag="pane_exited", frozen=True, kw_only=True, omit_defaults=True
-):
+class PaneExitedEventData(LenientFrame, tag_field="type", tag="pane_exited", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_exited`` member of ``EventData``."""
 
     pane_id: str
     workspace_id: str
 
 
-class PaneExitedEventMatch(
-    LenientFrame,
-    tag_field="event",
-    tag="pane_exited",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneExitedEventMatch(LenientFrame, tag_field="event", tag="pane_exited", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_exited`` member of ``EventMatch``."""
 
     pane_id: str
 
 
-class PaneExitedSubscription(
-    LenientFrame, tag_field="type", tag="pane.exited", frozen=True, kw_only=True, omit_defaults=True
-):
+class PaneExitedSubscription(LenientFrame, tag_field="type", tag="pane.exited", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane.exited`` member of ``Subscription``."""
 
 
@@ -1559,14 +1150,7 @@ class PaneFocusDirectionParams(LenientFrame, frozen=True, kw_only=True, omit_def
     direction: PaneDirection
 
 
-class PaneFocusDirectionReply(
-    LenientFrame,
-    tag_field="type",
-    tag="pane_focus_direction",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneFocusDirectionReply(LenientFrame, tag_field="type", tag="pane_focus_direction", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_focus_direction`` member of ``ResponseResult``."""
 
     focus: PaneFocusDirectionResult
@@ -1594,41 +1178,20 @@ class PaneFocusRequest(Request, tag="pane.focus", frozen=True, kw_only=True):
     params: PaneTarget
 
 
-class PaneFocusedEventData(
-    LenientFrame,
-    tag_field="type",
-    tag="pane_focused",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneFocusedEventData(LenientFrame, tag_field="type", tag="pane_focused", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_focused`` member of ``EventData``."""
 
     pane_id: str
     workspace_id: str
 
 
-class PaneFocusedEventMatch(
-    LenientFrame,
-    tag_field="event",
-    tag="pane_focused",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneFocusedEventMatch(LenientFrame, tag_field="event", tag="pane_focused", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_focused`` member of ``EventMatch``."""
 
     pane_id: str
 
 
-class PaneFocusedSubscription(
-    LenientFrame,
-    tag_field="type",
-    tag="pane.focused",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneFocusedSubscription(LenientFrame, tag_field="type", tag="pane.focused", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane.focused`` member of ``Subscription``."""
 
 
@@ -1663,28 +1226,14 @@ class PaneGraphicsClearRequestP20(Request, tag="pane.graphics.clear", frozen=Tru
     params: PaneGraphicsClearParamsP20
 
 
-class PaneGraphicsFrameAckReply(
-    LenientFrame,
-    tag_field="type",
-    tag="pane_graphics_frame_ack",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneGraphicsFrameAckReply(LenientFrame, tag_field="type", tag="pane_graphics_frame_ack", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_graphics_frame_ack`` member of ``ResponseResult``."""
 
     sequence: UInt64
     revision: UInt64
 
 
-class PaneGraphicsInfoReply(
-    LenientFrame,
-    tag_field="type",
-    tag="pane_graphics_info",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneGraphicsInfoReply(LenientFrame, tag_field="type", tag="pane_graphics_info", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_graphics_info`` member of ``ResponseResult``."""
 
     cell_width_px: UInt32
@@ -1700,14 +1249,7 @@ class PaneGraphicsInfoReply(
     file_frame_transport: str | None = None
 
 
-class PaneGraphicsInfoReplyP20(
-    LenientFrame,
-    tag_field="type",
-    tag="pane_graphics_info",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneGraphicsInfoReplyP20(LenientFrame, tag_field="type", tag="pane_graphics_info", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_graphics_info`` member of ``ResponseResult``."""
 
     cell_width_px: UInt32
@@ -1739,11 +1281,7 @@ class PaneGraphicsSetParams(LenientFrame, frozen=True, kw_only=True, omit_defaul
     image_width: UInt32
     image_height: UInt32
     data_base64: str = msgspec.field(default_factory=lambda: "")
-    placement: PaneGraphicsPlacementParams = msgspec.field(
-        default_factory=lambda: PaneGraphicsPlacementParams(
-            grid_cols=0, grid_rows=0, viewport_col=0, viewport_row=0
-        )
-    )
+    placement: PaneGraphicsPlacementParams = msgspec.field(default_factory=lambda: PaneGraphicsPlacementParams(grid_cols=0, grid_rows=0, viewport_col=0, viewport_row=0))
 
 
 class PaneGraphicsSetParamsP20(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
@@ -1754,11 +1292,7 @@ class PaneGraphicsSetParamsP20(LenientFrame, frozen=True, kw_only=True, omit_def
     image_width: UInt32
     image_height: UInt32
     data_base64: str = msgspec.field(default_factory=lambda: "")
-    placement: PaneGraphicsPlacementParams = msgspec.field(
-        default_factory=lambda: PaneGraphicsPlacementParams(
-            grid_cols=0, grid_rows=0, viewport_col=0, viewport_row=0
-        )
-    )
+    placement: PaneGraphicsPlacementParams = msgspec.field(default_factory=lambda: PaneGraphicsPlacementParams(grid_cols=0, grid_rows=0, viewport_col=0, viewport_row=0))
 
 
 class PaneGraphicsSetRequest(Request, tag="pane.graphics.set", frozen=True, kw_only=True):
@@ -1797,9 +1331,7 @@ class PaneInfo(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
     revision: UInt64
 
 
-class PaneInfoReply(
-    LenientFrame, tag_field="type", tag="pane_info", frozen=True, kw_only=True, omit_defaults=True
-):
+class PaneInfoReply(LenientFrame, tag_field="type", tag="pane_info", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_info`` member of ``ResponseResult``."""
 
     pane: PaneInfo
@@ -1818,9 +1350,7 @@ class PaneInputSetRequest(Request, tag="pane.input.set", frozen=True, kw_only=Tr
     params: PaneInputSetParams
 
 
-class PaneLayoutNode(
-    LenientFrame, tag_field="type", tag="pane", frozen=True, kw_only=True, omit_defaults=True
-):
+class PaneLayoutNode(LenientFrame, tag_field="type", tag="pane", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane`` member of ``LayoutNode``."""
 
     command: list[str] | None = None
@@ -1853,9 +1383,7 @@ class PaneLayoutRect(LenientFrame, frozen=True, kw_only=True, omit_defaults=True
     height: UInt16
 
 
-class PaneLayoutReply(
-    LenientFrame, tag_field="type", tag="pane_layout", frozen=True, kw_only=True, omit_defaults=True
-):
+class PaneLayoutReply(LenientFrame, tag_field="type", tag="pane_layout", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_layout`` member of ``ResponseResult``."""
 
     layout: PaneLayoutSnapshot
@@ -1904,14 +1432,7 @@ class PaneLinkActivateRequest(Request, tag="pane.link.activate", frozen=True, kw
     params: PaneLinkActivateParams
 
 
-class PaneLinkActivatedReply(
-    LenientFrame,
-    tag_field="type",
-    tag="pane_link_activated",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneLinkActivatedReply(LenientFrame, tag_field="type", tag="pane_link_activated", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_link_activated`` member of ``ResponseResult``."""
 
     handled: bool
@@ -1932,14 +1453,7 @@ class PaneLinkResolveRequest(Request, tag="pane.link.resolve", frozen=True, kw_o
     params: PaneLinkActivateParams
 
 
-class PaneLinkResolvedReply(
-    LenientFrame,
-    tag_field="type",
-    tag="pane_link_resolved",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneLinkResolvedReply(LenientFrame, tag_field="type", tag="pane_link_resolved", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_link_resolved`` member of ``ResponseResult``."""
 
     regions: list[PaneLinkRegion]
@@ -1951,9 +1465,7 @@ class PaneListParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=True
     workspace_id: str | None = None
 
 
-class PaneListReply(
-    LenientFrame, tag_field="type", tag="pane_list", frozen=True, kw_only=True, omit_defaults=True
-):
+class PaneListReply(LenientFrame, tag_field="type", tag="pane_list", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_list`` member of ``ResponseResult``."""
 
     panes: list[PaneInfo]
@@ -1973,9 +1485,7 @@ class PaneMoveParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=True
     focus: bool = msgspec.field(default_factory=lambda: False)
 
 
-class PaneMoveReply(
-    LenientFrame, tag_field="type", tag="pane_move", frozen=True, kw_only=True, omit_defaults=True
-):
+class PaneMoveReply(LenientFrame, tag_field="type", tag="pane_move", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_move`` member of ``ResponseResult``."""
 
     move_result: PaneMoveResult
@@ -2005,9 +1515,7 @@ class PaneMoveResult(LenientFrame, frozen=True, kw_only=True, omit_defaults=True
     focused_pane_id: str
 
 
-class PaneMovedEventData(
-    LenientFrame, tag_field="type", tag="pane_moved", frozen=True, kw_only=True, omit_defaults=True
-):
+class PaneMovedEventData(LenientFrame, tag_field="type", tag="pane_moved", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_moved`` member of ``EventData``."""
 
     previous_pane_id: str
@@ -2020,17 +1528,13 @@ class PaneMovedEventData(
     closed_tab_id: str | None = None
 
 
-class PaneMovedEventMatch(
-    LenientFrame, tag_field="event", tag="pane_moved", frozen=True, kw_only=True, omit_defaults=True
-):
+class PaneMovedEventMatch(LenientFrame, tag_field="event", tag="pane_moved", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_moved`` member of ``EventMatch``."""
 
     pane_id: str
 
 
-class PaneMovedSubscription(
-    LenientFrame, tag_field="type", tag="pane.moved", frozen=True, kw_only=True, omit_defaults=True
-):
+class PaneMovedSubscription(LenientFrame, tag_field="type", tag="pane.moved", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane.moved`` member of ``Subscription``."""
 
 
@@ -2041,14 +1545,7 @@ class PaneNeighborParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=
     direction: PaneDirection
 
 
-class PaneNeighborReply(
-    LenientFrame,
-    tag_field="type",
-    tag="pane_neighbor",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneNeighborReply(LenientFrame, tag_field="type", tag="pane_neighbor", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_neighbor`` member of ``ResponseResult``."""
 
     neighbor: PaneNeighborResult
@@ -2069,14 +1566,7 @@ class PaneNeighborResult(LenientFrame, frozen=True, kw_only=True, omit_defaults=
     layout: PaneLayoutSnapshot
 
 
-class PaneOutputChangedEventData(
-    LenientFrame,
-    tag_field="type",
-    tag="pane_output_changed",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneOutputChangedEventData(LenientFrame, tag_field="type", tag="pane_output_changed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_output_changed`` member of ``EventData``."""
 
     pane_id: str
@@ -2084,14 +1574,7 @@ class PaneOutputChangedEventData(
     revision: UInt64
 
 
-class PaneOutputChangedEventMatch(
-    LenientFrame,
-    tag_field="event",
-    tag="pane_output_changed",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneOutputChangedEventMatch(LenientFrame, tag_field="event", tag="pane_output_changed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_output_changed`` member of ``EventMatch``."""
 
     pane_id: str
@@ -2106,14 +1589,7 @@ class PaneOutputMatchedEvent(LenientFrame, frozen=True, kw_only=True, omit_defau
     read: PaneReadResult
 
 
-class PaneOutputMatchedSubscription(
-    LenientFrame,
-    tag_field="type",
-    tag="pane.output_matched",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneOutputMatchedSubscription(LenientFrame, tag_field="type", tag="pane.output_matched", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane.output_matched`` member of ``Subscription``."""
 
     match: OutputMatch
@@ -2150,14 +1626,7 @@ class PaneProcessInfoProcess(LenientFrame, frozen=True, kw_only=True, omit_defau
     cwd: str | None = None
 
 
-class PaneProcessInfoReply(
-    LenientFrame,
-    tag_field="type",
-    tag="pane_process_info",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneProcessInfoReply(LenientFrame, tag_field="type", tag="pane_process_info", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_process_info`` member of ``ResponseResult``."""
 
     process_info: PaneProcessInfo
@@ -2179,9 +1648,7 @@ class PaneReadParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=True
     strip_ansi: bool = msgspec.field(default_factory=lambda: True)
 
 
-class PaneReadReply(
-    LenientFrame, tag_field="type", tag="pane_read", frozen=True, kw_only=True, omit_defaults=True
-):
+class PaneReadReply(LenientFrame, tag_field="type", tag="pane_read", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_read`` member of ``ResponseResult``."""
 
     read: PaneReadResult
@@ -2265,9 +1732,7 @@ class PaneReportAgentSessionParams(LenientFrame, frozen=True, kw_only=True, omit
     session_start_source: str | None = None
 
 
-class PaneReportAgentSessionRequest(
-    Request, tag="pane.report_agent_session", frozen=True, kw_only=True
-):
+class PaneReportAgentSessionRequest(Request, tag="pane.report_agent_session", frozen=True, kw_only=True):
     """A ``pane.report_agent_session`` request."""
 
     params: PaneReportAgentSessionParams
@@ -2305,9 +1770,7 @@ class PaneResizeParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=Tr
     amount: float | None = None
 
 
-class PaneResizeReply(
-    LenientFrame, tag_field="type", tag="pane_resize", frozen=True, kw_only=True, omit_defaults=True
-):
+class PaneResizeReply(LenientFrame, tag_field="type", tag="pane_resize", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_resize`` member of ``ResponseResult``."""
 
     resize: PaneResizeResult
@@ -2337,14 +1800,7 @@ class PaneScrollChangedEvent(LenientFrame, frozen=True, kw_only=True, omit_defau
     scroll: PaneScrollInfo
 
 
-class PaneScrollChangedSubscription(
-    LenientFrame,
-    tag_field="type",
-    tag="pane.scroll_changed",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneScrollChangedSubscription(LenientFrame, tag_field="type", tag="pane.scroll_changed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane.scroll_changed`` member of ``Subscription``."""
 
     pane_id: str
@@ -2386,14 +1842,7 @@ class PaneSelectionReadRequest(Request, tag="pane.selection.read", frozen=True, 
     params: PaneSelectionReadParams
 
 
-class PaneSelectionReply(
-    LenientFrame,
-    tag_field="type",
-    tag="pane_selection",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneSelectionReply(LenientFrame, tag_field="type", tag="pane_selection", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_selection`` member of ``ResponseResult``."""
 
     pane_id: str
@@ -2468,9 +1917,7 @@ class PaneSwapParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=True
     target_pane_id: str | None = None
 
 
-class PaneSwapReply(
-    LenientFrame, tag_field="type", tag="pane_swap", frozen=True, kw_only=True, omit_defaults=True
-):
+class PaneSwapReply(LenientFrame, tag_field="type", tag="pane_swap", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_swap`` member of ``ResponseResult``."""
 
     swap: PaneSwapResult
@@ -2513,27 +1960,13 @@ class PaneTextRange(LenientFrame, frozen=True, kw_only=True, omit_defaults=True)
     end: PaneTextPoint
 
 
-class PaneUpdatedEventData(
-    LenientFrame,
-    tag_field="type",
-    tag="pane_updated",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneUpdatedEventData(LenientFrame, tag_field="type", tag="pane_updated", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_updated`` member of ``EventData``."""
 
     pane: PaneInfo
 
 
-class PaneUpdatedSubscription(
-    LenientFrame,
-    tag_field="type",
-    tag="pane.updated",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PaneUpdatedSubscription(LenientFrame, tag_field="type", tag="pane.updated", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane.updated`` member of ``Subscription``."""
 
 
@@ -2561,9 +1994,7 @@ class PaneZoomParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=True
     mode: PaneZoomMode = msgspec.field(default_factory=lambda: "toggle")
 
 
-class PaneZoomReply(
-    LenientFrame, tag_field="type", tag="pane_zoom", frozen=True, kw_only=True, omit_defaults=True
-):
+class PaneZoomReply(LenientFrame, tag_field="type", tag="pane_zoom", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_zoom`` member of ``ResponseResult``."""
 
     zoom: PaneZoomResult
@@ -2624,14 +2055,7 @@ class PluginActionInvokeRequest(Request, tag="plugin.action.invoke", frozen=True
     params: PluginActionInvokeParams
 
 
-class PluginActionInvokedReply(
-    LenientFrame,
-    tag_field="type",
-    tag="plugin_action_invoked",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PluginActionInvokedReply(LenientFrame, tag_field="type", tag="plugin_action_invoked", frozen=True, kw_only=True, omit_defaults=True):
     """The ``plugin_action_invoked`` member of ``ResponseResult``."""
 
     action: PluginActionInfo
@@ -2645,14 +2069,7 @@ class PluginActionListParams(LenientFrame, frozen=True, kw_only=True, omit_defau
     plugin_id: str | None = None
 
 
-class PluginActionListReply(
-    LenientFrame,
-    tag_field="type",
-    tag="plugin_action_list",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PluginActionListReply(LenientFrame, tag_field="type", tag="plugin_action_list", frozen=True, kw_only=True, omit_defaults=True):
     """The ``plugin_action_list`` member of ``ResponseResult``."""
 
     actions: list[PluginActionInfo]
@@ -2687,14 +2104,7 @@ class PluginDisableRequest(Request, tag="plugin.disable", frozen=True, kw_only=T
     params: PluginSetEnabledParams
 
 
-class PluginDisabledReply(
-    LenientFrame,
-    tag_field="type",
-    tag="plugin_disabled",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PluginDisabledReply(LenientFrame, tag_field="type", tag="plugin_disabled", frozen=True, kw_only=True, omit_defaults=True):
     """The ``plugin_disabled`` member of ``ResponseResult``."""
 
     plugin: InstalledPluginInfo
@@ -2706,14 +2116,7 @@ class PluginEnableRequest(Request, tag="plugin.enable", frozen=True, kw_only=Tru
     params: PluginSetEnabledParams
 
 
-class PluginEnabledReply(
-    LenientFrame,
-    tag_field="type",
-    tag="plugin_enabled",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PluginEnabledReply(LenientFrame, tag_field="type", tag="plugin_enabled", frozen=True, kw_only=True, omit_defaults=True):
     """The ``plugin_enabled`` member of ``ResponseResult``."""
 
     plugin: InstalledPluginInfo
@@ -2753,14 +2156,7 @@ class PluginLinkRequest(Request, tag="plugin.link", frozen=True, kw_only=True):
     params: PluginLinkParams
 
 
-class PluginLinkedReply(
-    LenientFrame,
-    tag_field="type",
-    tag="plugin_linked",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PluginLinkedReply(LenientFrame, tag_field="type", tag="plugin_linked", frozen=True, kw_only=True, omit_defaults=True):
     """The ``plugin_linked`` member of ``ResponseResult``."""
 
     plugin: InstalledPluginInfo
@@ -2772,9 +2168,7 @@ class PluginListParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=Tr
     plugin_id: str | None = None
 
 
-class PluginListReply(
-    LenientFrame, tag_field="type", tag="plugin_list", frozen=True, kw_only=True, omit_defaults=True
-):
+class PluginListReply(LenientFrame, tag_field="type", tag="plugin_list", frozen=True, kw_only=True, omit_defaults=True):
     """The ``plugin_list`` member of ``ResponseResult``."""
 
     plugins: list[InstalledPluginInfo]
@@ -2793,14 +2187,7 @@ class PluginLogListParams(LenientFrame, frozen=True, kw_only=True, omit_defaults
     limit: UInt | None = None
 
 
-class PluginLogListReply(
-    LenientFrame,
-    tag_field="type",
-    tag="plugin_log_list",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PluginLogListReply(LenientFrame, tag_field="type", tag="plugin_log_list", frozen=True, kw_only=True, omit_defaults=True):
     """The ``plugin_log_list`` member of ``ResponseResult``."""
 
     logs: list[PluginCommandLogInfo]
@@ -2880,14 +2267,7 @@ class PluginPaneCloseRequest(Request, tag="plugin.pane.close", frozen=True, kw_o
     params: PluginPaneCloseParams
 
 
-class PluginPaneClosedReply(
-    LenientFrame,
-    tag_field="type",
-    tag="plugin_pane_closed",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PluginPaneClosedReply(LenientFrame, tag_field="type", tag="plugin_pane_closed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``plugin_pane_closed`` member of ``ResponseResult``."""
 
     pane_id: str
@@ -2905,14 +2285,7 @@ class PluginPaneFocusRequest(Request, tag="plugin.pane.focus", frozen=True, kw_o
     params: PluginPaneFocusParams
 
 
-class PluginPaneFocusedReply(
-    LenientFrame,
-    tag_field="type",
-    tag="plugin_pane_focused",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PluginPaneFocusedReply(LenientFrame, tag_field="type", tag="plugin_pane_focused", frozen=True, kw_only=True, omit_defaults=True):
     """The ``plugin_pane_focused`` member of ``ResponseResult``."""
 
     plugin_pane: PluginPaneInfo
@@ -2948,14 +2321,7 @@ class PluginPaneOpenRequest(Request, tag="plugin.pane.open", frozen=True, kw_onl
     params: PluginPaneOpenParams
 
 
-class PluginPaneOpenedReply(
-    LenientFrame,
-    tag_field="type",
-    tag="plugin_pane_opened",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PluginPaneOpenedReply(LenientFrame, tag_field="type", tag="plugin_pane_opened", frozen=True, kw_only=True, omit_defaults=True):
     """The ``plugin_pane_opened`` member of ``ResponseResult``."""
 
     plugin_pane: PluginPaneInfo
@@ -2992,23 +2358,14 @@ class PluginUnlinkRequest(Request, tag="plugin.unlink", frozen=True, kw_only=Tru
     params: PluginUnlinkParams
 
 
-class PluginUnlinkedReply(
-    LenientFrame,
-    tag_field="type",
-    tag="plugin_unlinked",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class PluginUnlinkedReply(LenientFrame, tag_field="type", tag="plugin_unlinked", frozen=True, kw_only=True, omit_defaults=True):
     """The ``plugin_unlinked`` member of ``ResponseResult``."""
 
     plugin_id: str
     removed: bool
 
 
-class PongReply(
-    LenientFrame, tag_field="type", tag="pong", frozen=True, kw_only=True, omit_defaults=True
-):
+class PongReply(LenientFrame, tag_field="type", tag="pong", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pong`` member of ``ResponseResult``."""
 
     version: str
@@ -3016,9 +2373,7 @@ class PongReply(
     capabilities: ServerCapabilities | None = msgspec.field(default_factory=lambda: None)
 
 
-class PongReplyP20(
-    LenientFrame, tag_field="type", tag="pong", frozen=True, kw_only=True, omit_defaults=True
-):
+class PongReplyP20(LenientFrame, tag_field="type", tag="pong", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pong`` member of ``ResponseResult``."""
 
     version: str
@@ -3026,9 +2381,7 @@ class PongReplyP20(
     capabilities: ServerCapabilitiesP20 | None = msgspec.field(default_factory=lambda: None)
 
 
-class PongReplyP21(
-    LenientFrame, tag_field="type", tag="pong", frozen=True, kw_only=True, omit_defaults=True
-):
+class PongReplyP21(LenientFrame, tag_field="type", tag="pong", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pong`` member of ``ResponseResult``."""
 
     version: str
@@ -3049,17 +2402,13 @@ class ProductAnnouncementDismissParams(LenientFrame, frozen=True, kw_only=True, 
     id: str
 
 
-class ProductAnnouncementDismissRequest(
-    Request, tag="product_announcement.dismiss", frozen=True, kw_only=True
-):
+class ProductAnnouncementDismissRequest(Request, tag="product_announcement.dismiss", frozen=True, kw_only=True):
     """A ``product_announcement.dismiss`` request."""
 
     params: ProductAnnouncementDismissParams
 
 
-class RegexOutputMatch(
-    LenientFrame, tag_field="type", tag="regex", frozen=True, kw_only=True, omit_defaults=True
-):
+class RegexOutputMatch(LenientFrame, tag_field="type", tag="regex", frozen=True, kw_only=True, omit_defaults=True):
     """The ``regex`` member of ``OutputMatch``."""
 
     value: str
@@ -3121,9 +2470,7 @@ class ServerLiveHandoffRequest(Request, tag="server.live_handoff", frozen=True, 
     params: ServerLiveHandoffParams
 
 
-class ServerReloadAgentManifestsRequest(
-    Request, tag="server.reload_agent_manifests", frozen=True, kw_only=True
-):
+class ServerReloadAgentManifestsRequest(Request, tag="server.reload_agent_manifests", frozen=True, kw_only=True):
     """A ``server.reload_agent_manifests`` request."""
 
     params: EmptyParams
@@ -3156,14 +2503,7 @@ class SessionSnapshot(LenientFrame, frozen=True, kw_only=True, omit_defaults=Tru
     agents: list[AgentInfo]
 
 
-class SessionSnapshotReply(
-    LenientFrame,
-    tag_field="type",
-    tag="session_snapshot",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class SessionSnapshotReply(LenientFrame, tag_field="type", tag="session_snapshot", frozen=True, kw_only=True, omit_defaults=True):
     """The ``session_snapshot`` member of ``ResponseResult``."""
 
     snapshot: SessionSnapshot
@@ -3175,9 +2515,7 @@ class SessionSnapshotRequest(Request, tag="session.snapshot", frozen=True, kw_on
     params: EmptyParams
 
 
-class SplitLayoutNode(
-    LenientFrame, tag_field="type", tag="split", frozen=True, kw_only=True, omit_defaults=True
-):
+class SplitLayoutNode(LenientFrame, tag_field="type", tag="split", frozen=True, kw_only=True, omit_defaults=True):
     """The ``split`` member of ``LayoutNode``."""
 
     direction: SplitDirection
@@ -3186,20 +2524,11 @@ class SplitLayoutNode(
     second: LayoutNode
 
 
-class SubscriptionStartedReply(
-    LenientFrame,
-    tag_field="type",
-    tag="subscription_started",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class SubscriptionStartedReply(LenientFrame, tag_field="type", tag="subscription_started", frozen=True, kw_only=True, omit_defaults=True):
     """The ``subscription_started`` member of ``ResponseResult``."""
 
 
-class SubstringOutputMatch(
-    LenientFrame, tag_field="type", tag="substring", frozen=True, kw_only=True, omit_defaults=True
-):
+class SubstringOutputMatch(LenientFrame, tag_field="type", tag="substring", frozen=True, kw_only=True, omit_defaults=True):
     """The ``substring`` member of ``OutputMatch``."""
 
     value: str
@@ -3211,26 +2540,20 @@ class TabCloseRequest(Request, tag="tab.close", frozen=True, kw_only=True):
     params: TabTarget
 
 
-class TabClosedEventData(
-    LenientFrame, tag_field="type", tag="tab_closed", frozen=True, kw_only=True, omit_defaults=True
-):
+class TabClosedEventData(LenientFrame, tag_field="type", tag="tab_closed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``tab_closed`` member of ``EventData``."""
 
     tab_id: str
     workspace_id: str
 
 
-class TabClosedEventMatch(
-    LenientFrame, tag_field="event", tag="tab_closed", frozen=True, kw_only=True, omit_defaults=True
-):
+class TabClosedEventMatch(LenientFrame, tag_field="event", tag="tab_closed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``tab_closed`` member of ``EventMatch``."""
 
     tab_id: str
 
 
-class TabClosedSubscription(
-    LenientFrame, tag_field="type", tag="tab.closed", frozen=True, kw_only=True, omit_defaults=True
-):
+class TabClosedSubscription(LenientFrame, tag_field="type", tag="tab.closed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``tab.closed`` member of ``Subscription``."""
 
 
@@ -3250,46 +2573,31 @@ class TabCreateRequest(Request, tag="tab.create", frozen=True, kw_only=True):
     params: TabCreateParams
 
 
-class TabCreatedEventData(
-    LenientFrame, tag_field="type", tag="tab_created", frozen=True, kw_only=True, omit_defaults=True
-):
+class TabCreatedEventData(LenientFrame, tag_field="type", tag="tab_created", frozen=True, kw_only=True, omit_defaults=True):
     """The ``tab_created`` member of ``EventData``."""
 
     tab: TabInfo
 
 
-class TabCreatedEventMatch(
-    LenientFrame,
-    tag_field="event",
-    tag="tab_created",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class TabCreatedEventMatch(LenientFrame, tag_field="event", tag="tab_created", frozen=True, kw_only=True, omit_defaults=True):
     """The ``tab_created`` member of ``EventMatch``."""
 
     tab_id: str | None = None
     workspace_id: str | None = None
 
 
-class TabCreatedReply(
-    LenientFrame, tag_field="type", tag="tab_created", frozen=True, kw_only=True, omit_defaults=True
-):
+class TabCreatedReply(LenientFrame, tag_field="type", tag="tab_created", frozen=True, kw_only=True, omit_defaults=True):
     """The ``tab_created`` member of ``ResponseResult``."""
 
     tab: TabInfo
     root_pane: PaneInfo
 
 
-class TabCreatedSubscription(
-    LenientFrame, tag_field="type", tag="tab.created", frozen=True, kw_only=True, omit_defaults=True
-):
+class TabCreatedSubscription(LenientFrame, tag_field="type", tag="tab.created", frozen=True, kw_only=True, omit_defaults=True):
     """The ``tab.created`` member of ``Subscription``."""
 
 
-class TabDestination(
-    LenientFrame, tag_field="type", tag="tab", frozen=True, kw_only=True, omit_defaults=True
-):
+class TabDestination(LenientFrame, tag_field="type", tag="tab", frozen=True, kw_only=True, omit_defaults=True):
     """The ``tab`` member of ``PaneMoveDestination``."""
 
     tab_id: str
@@ -3304,31 +2612,20 @@ class TabFocusRequest(Request, tag="tab.focus", frozen=True, kw_only=True):
     params: TabTarget
 
 
-class TabFocusedEventData(
-    LenientFrame, tag_field="type", tag="tab_focused", frozen=True, kw_only=True, omit_defaults=True
-):
+class TabFocusedEventData(LenientFrame, tag_field="type", tag="tab_focused", frozen=True, kw_only=True, omit_defaults=True):
     """The ``tab_focused`` member of ``EventData``."""
 
     tab_id: str
     workspace_id: str
 
 
-class TabFocusedEventMatch(
-    LenientFrame,
-    tag_field="event",
-    tag="tab_focused",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class TabFocusedEventMatch(LenientFrame, tag_field="event", tag="tab_focused", frozen=True, kw_only=True, omit_defaults=True):
     """The ``tab_focused`` member of ``EventMatch``."""
 
     tab_id: str
 
 
-class TabFocusedSubscription(
-    LenientFrame, tag_field="type", tag="tab.focused", frozen=True, kw_only=True, omit_defaults=True
-):
+class TabFocusedSubscription(LenientFrame, tag_field="type", tag="tab.focused", frozen=True, kw_only=True, omit_defaults=True):
     """The ``tab.focused`` member of ``Subscription``."""
 
 
@@ -3350,9 +2647,7 @@ class TabInfo(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
     agent_status: AgentStatus
 
 
-class TabInfoReply(
-    LenientFrame, tag_field="type", tag="tab_info", frozen=True, kw_only=True, omit_defaults=True
-):
+class TabInfoReply(LenientFrame, tag_field="type", tag="tab_info", frozen=True, kw_only=True, omit_defaults=True):
     """The ``tab_info`` member of ``ResponseResult``."""
 
     tab: TabInfo
@@ -3364,9 +2659,7 @@ class TabListParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=True)
     workspace_id: str | None = None
 
 
-class TabListReply(
-    LenientFrame, tag_field="type", tag="tab_list", frozen=True, kw_only=True, omit_defaults=True
-):
+class TabListReply(LenientFrame, tag_field="type", tag="tab_list", frozen=True, kw_only=True, omit_defaults=True):
     """The ``tab_list`` member of ``ResponseResult``."""
 
     tabs: list[TabInfo]
@@ -3391,9 +2684,7 @@ class TabMoveRequest(Request, tag="tab.move", frozen=True, kw_only=True):
     params: TabMoveParams
 
 
-class TabMovedEventData(
-    LenientFrame, tag_field="type", tag="tab_moved", frozen=True, kw_only=True, omit_defaults=True
-):
+class TabMovedEventData(LenientFrame, tag_field="type", tag="tab_moved", frozen=True, kw_only=True, omit_defaults=True):
     """The ``tab_moved`` member of ``EventData``."""
 
     tab_id: str
@@ -3402,17 +2693,13 @@ class TabMovedEventData(
     tabs: list[TabInfo]
 
 
-class TabMovedEventMatch(
-    LenientFrame, tag_field="event", tag="tab_moved", frozen=True, kw_only=True, omit_defaults=True
-):
+class TabMovedEventMatch(LenientFrame, tag_field="event", tag="tab_moved", frozen=True, kw_only=True, omit_defaults=True):
     """The ``tab_moved`` member of ``EventMatch``."""
 
     tab_id: str
 
 
-class TabMovedSubscription(
-    LenientFrame, tag_field="type", tag="tab.moved", frozen=True, kw_only=True, omit_defaults=True
-):
+class TabMovedSubscription(LenientFrame, tag_field="type", tag="tab.moved", frozen=True, kw_only=True, omit_defaults=True):
     """The ``tab.moved`` member of ``Subscription``."""
 
 
@@ -3429,9 +2716,7 @@ class TabRenameRequest(Request, tag="tab.rename", frozen=True, kw_only=True):
     params: TabRenameParams
 
 
-class TabRenamedEventData(
-    LenientFrame, tag_field="type", tag="tab_renamed", frozen=True, kw_only=True, omit_defaults=True
-):
+class TabRenamedEventData(LenientFrame, tag_field="type", tag="tab_renamed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``tab_renamed`` member of ``EventData``."""
 
     tab_id: str
@@ -3439,23 +2724,14 @@ class TabRenamedEventData(
     label: str
 
 
-class TabRenamedEventMatch(
-    LenientFrame,
-    tag_field="event",
-    tag="tab_renamed",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class TabRenamedEventMatch(LenientFrame, tag_field="event", tag="tab_renamed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``tab_renamed`` member of ``EventMatch``."""
 
     tab_id: str
     label: str | None = None
 
 
-class TabRenamedSubscription(
-    LenientFrame, tag_field="type", tag="tab.renamed", frozen=True, kw_only=True, omit_defaults=True
-):
+class TabRenamedSubscription(LenientFrame, tag_field="type", tag="tab.renamed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``tab.renamed`` member of ``Subscription``."""
 
 
@@ -3465,14 +2741,7 @@ class TabTarget(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
     tab_id: str
 
 
-class WaitMatchedReply(
-    LenientFrame,
-    tag_field="type",
-    tag="wait_matched",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WaitMatchedReply(LenientFrame, tag_field="type", tag="wait_matched", frozen=True, kw_only=True, omit_defaults=True):
     """The ``wait_matched`` member of ``ResponseResult``."""
 
     event: EventEnvelope
@@ -3497,41 +2766,20 @@ class WorkspaceCloseRequestP20(Request, tag="workspace.close", frozen=True, kw_o
     params: WorkspaceTarget
 
 
-class WorkspaceClosedEventData(
-    LenientFrame,
-    tag_field="type",
-    tag="workspace_closed",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceClosedEventData(LenientFrame, tag_field="type", tag="workspace_closed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace_closed`` member of ``EventData``."""
 
     workspace_id: str
     workspace: WorkspaceInfo | None = None
 
 
-class WorkspaceClosedEventMatch(
-    LenientFrame,
-    tag_field="event",
-    tag="workspace_closed",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceClosedEventMatch(LenientFrame, tag_field="event", tag="workspace_closed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace_closed`` member of ``EventMatch``."""
 
     workspace_id: str
 
 
-class WorkspaceClosedSubscription(
-    LenientFrame,
-    tag_field="type",
-    tag="workspace.closed",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceClosedSubscription(LenientFrame, tag_field="type", tag="workspace.closed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace.closed`` member of ``Subscription``."""
 
 
@@ -3581,40 +2829,19 @@ class WorkspaceCreateRequestP21(Request, tag="workspace.create", frozen=True, kw
     params: WorkspaceCreateParamsP21
 
 
-class WorkspaceCreatedEventData(
-    LenientFrame,
-    tag_field="type",
-    tag="workspace_created",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceCreatedEventData(LenientFrame, tag_field="type", tag="workspace_created", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace_created`` member of ``EventData``."""
 
     workspace: WorkspaceInfo
 
 
-class WorkspaceCreatedEventMatch(
-    LenientFrame,
-    tag_field="event",
-    tag="workspace_created",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceCreatedEventMatch(LenientFrame, tag_field="event", tag="workspace_created", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace_created`` member of ``EventMatch``."""
 
     workspace_id: str | None = None
 
 
-class WorkspaceCreatedReply(
-    LenientFrame,
-    tag_field="type",
-    tag="workspace_created",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceCreatedReply(LenientFrame, tag_field="type", tag="workspace_created", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace_created`` member of ``ResponseResult``."""
 
     workspace: WorkspaceInfo
@@ -3622,14 +2849,7 @@ class WorkspaceCreatedReply(
     root_pane: PaneInfo
 
 
-class WorkspaceCreatedSubscription(
-    LenientFrame,
-    tag_field="type",
-    tag="workspace.created",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceCreatedSubscription(LenientFrame, tag_field="type", tag="workspace.created", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace.created`` member of ``Subscription``."""
 
 
@@ -3639,40 +2859,19 @@ class WorkspaceFocusRequest(Request, tag="workspace.focus", frozen=True, kw_only
     params: WorkspaceTarget
 
 
-class WorkspaceFocusedEventData(
-    LenientFrame,
-    tag_field="type",
-    tag="workspace_focused",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceFocusedEventData(LenientFrame, tag_field="type", tag="workspace_focused", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace_focused`` member of ``EventData``."""
 
     workspace_id: str
 
 
-class WorkspaceFocusedEventMatch(
-    LenientFrame,
-    tag_field="event",
-    tag="workspace_focused",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceFocusedEventMatch(LenientFrame, tag_field="event", tag="workspace_focused", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace_focused`` member of ``EventMatch``."""
 
     workspace_id: str
 
 
-class WorkspaceFocusedSubscription(
-    LenientFrame,
-    tag_field="type",
-    tag="workspace.focused",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceFocusedSubscription(LenientFrame, tag_field="type", tag="workspace.focused", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace.focused`` member of ``Subscription``."""
 
 
@@ -3697,27 +2896,13 @@ class WorkspaceInfo(LenientFrame, frozen=True, kw_only=True, omit_defaults=True)
     worktree: WorkspaceWorktreeInfo | None = None
 
 
-class WorkspaceInfoReply(
-    LenientFrame,
-    tag_field="type",
-    tag="workspace_info",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceInfoReply(LenientFrame, tag_field="type", tag="workspace_info", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace_info`` member of ``ResponseResult``."""
 
     workspace: WorkspaceInfo
 
 
-class WorkspaceListReply(
-    LenientFrame,
-    tag_field="type",
-    tag="workspace_list",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceListReply(LenientFrame, tag_field="type", tag="workspace_list", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace_list`` member of ``ResponseResult``."""
 
     workspaces: list[WorkspaceInfo]
@@ -3729,27 +2914,13 @@ class WorkspaceListRequest(Request, tag="workspace.list", frozen=True, kw_only=T
     params: EmptyParams
 
 
-class WorkspaceMetadataUpdatedEventData(
-    LenientFrame,
-    tag_field="type",
-    tag="workspace_metadata_updated",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceMetadataUpdatedEventData(LenientFrame, tag_field="type", tag="workspace_metadata_updated", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace_metadata_updated`` member of ``EventData``."""
 
     workspace: WorkspaceInfo
 
 
-class WorkspaceMetadataUpdatedSubscription(
-    LenientFrame,
-    tag_field="type",
-    tag="workspace.metadata_updated",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceMetadataUpdatedSubscription(LenientFrame, tag_field="type", tag="workspace.metadata_updated", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace.metadata_updated`` member of ``Subscription``."""
 
 
@@ -3779,14 +2950,7 @@ class WorkspaceMoveRequest(Request, tag="workspace.move", frozen=True, kw_only=T
     params: WorkspaceMoveParams
 
 
-class WorkspaceMovedEventData(
-    LenientFrame,
-    tag_field="type",
-    tag="workspace_moved",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceMovedEventData(LenientFrame, tag_field="type", tag="workspace_moved", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace_moved`` member of ``EventData``."""
 
     workspace_id: str
@@ -3794,27 +2958,13 @@ class WorkspaceMovedEventData(
     workspaces: list[WorkspaceInfo]
 
 
-class WorkspaceMovedEventMatch(
-    LenientFrame,
-    tag_field="event",
-    tag="workspace_moved",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceMovedEventMatch(LenientFrame, tag_field="event", tag="workspace_moved", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace_moved`` member of ``EventMatch``."""
 
     workspace_id: str
 
 
-class WorkspaceMovedSubscription(
-    LenientFrame,
-    tag_field="type",
-    tag="workspace.moved",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceMovedSubscription(LenientFrame, tag_field="type", tag="workspace.moved", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace.moved`` member of ``Subscription``."""
 
 
@@ -3831,53 +2981,25 @@ class WorkspaceRenameRequest(Request, tag="workspace.rename", frozen=True, kw_on
     params: WorkspaceRenameParams
 
 
-class WorkspaceRenamedEventData(
-    LenientFrame,
-    tag_field="type",
-    tag="workspace_renamed",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceRenamedEventData(LenientFrame, tag_field="type", tag="workspace_renamed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace_renamed`` member of ``EventData``."""
 
     workspace_id: str
     label: str
 
 
-class WorkspaceRenamedEventMatch(
-    LenientFrame,
-    tag_field="event",
-    tag="workspace_renamed",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceRenamedEventMatch(LenientFrame, tag_field="event", tag="workspace_renamed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace_renamed`` member of ``EventMatch``."""
 
     workspace_id: str
     label: str | None = None
 
 
-class WorkspaceRenamedSubscription(
-    LenientFrame,
-    tag_field="type",
-    tag="workspace.renamed",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceRenamedSubscription(LenientFrame, tag_field="type", tag="workspace.renamed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace.renamed`` member of ``Subscription``."""
 
 
-class WorkspaceReorderedEventData(
-    LenientFrame,
-    tag_field="type",
-    tag="workspace_reordered",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceReorderedEventData(LenientFrame, tag_field="type", tag="workspace_reordered", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace_reordered`` member of ``EventData``."""
 
     workspace_ids: list[str]
@@ -3885,14 +3007,7 @@ class WorkspaceReorderedEventData(
     workspaces: list[WorkspaceInfo]
 
 
-class WorkspaceReorderedSubscription(
-    LenientFrame,
-    tag_field="type",
-    tag="workspace.reordered",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceReorderedSubscription(LenientFrame, tag_field="type", tag="workspace.reordered", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace.reordered`` member of ``Subscription``."""
 
 
@@ -3906,9 +3021,7 @@ class WorkspaceReportMetadataParams(LenientFrame, frozen=True, kw_only=True, omi
     ttl_ms: UInt64 | None = None
 
 
-class WorkspaceReportMetadataRequest(
-    Request, tag="workspace.report_metadata", frozen=True, kw_only=True
-):
+class WorkspaceReportMetadataRequest(Request, tag="workspace.report_metadata", frozen=True, kw_only=True):
     """A ``workspace.report_metadata`` request."""
 
     params: WorkspaceReportMetadataParams
@@ -3920,40 +3033,19 @@ class WorkspaceTarget(LenientFrame, frozen=True, kw_only=True, omit_defaults=Tru
     workspace_id: str
 
 
-class WorkspaceUpdatedEventData(
-    LenientFrame,
-    tag_field="type",
-    tag="workspace_updated",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceUpdatedEventData(LenientFrame, tag_field="type", tag="workspace_updated", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace_updated`` member of ``EventData``."""
 
     workspace: WorkspaceInfo
 
 
-class WorkspaceUpdatedEventMatch(
-    LenientFrame,
-    tag_field="event",
-    tag="workspace_updated",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceUpdatedEventMatch(LenientFrame, tag_field="event", tag="workspace_updated", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace_updated`` member of ``EventMatch``."""
 
     workspace_id: str
 
 
-class WorkspaceUpdatedSubscription(
-    LenientFrame,
-    tag_field="type",
-    tag="workspace.updated",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorkspaceUpdatedSubscription(LenientFrame, tag_field="type", tag="workspace.updated", frozen=True, kw_only=True, omit_defaults=True):
     """The ``workspace.updated`` member of ``Subscription``."""
 
 
@@ -4022,28 +3114,14 @@ class WorktreeCreateRequestP21(Request, tag="worktree.create", frozen=True, kw_o
     params: WorktreeCreateParamsP21
 
 
-class WorktreeCreatedEventData(
-    LenientFrame,
-    tag_field="type",
-    tag="worktree_created",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorktreeCreatedEventData(LenientFrame, tag_field="type", tag="worktree_created", frozen=True, kw_only=True, omit_defaults=True):
     """The ``worktree_created`` member of ``EventData``."""
 
     workspace: WorkspaceInfo
     worktree: WorktreeInfo
 
 
-class WorktreeCreatedReply(
-    LenientFrame,
-    tag_field="type",
-    tag="worktree_created",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorktreeCreatedReply(LenientFrame, tag_field="type", tag="worktree_created", frozen=True, kw_only=True, omit_defaults=True):
     """The ``worktree_created`` member of ``ResponseResult``."""
 
     workspace: WorkspaceInfo
@@ -4052,14 +3130,7 @@ class WorktreeCreatedReply(
     worktree: WorktreeInfo
 
 
-class WorktreeCreatedSubscription(
-    LenientFrame,
-    tag_field="type",
-    tag="worktree.created",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorktreeCreatedSubscription(LenientFrame, tag_field="type", tag="worktree.created", frozen=True, kw_only=True, omit_defaults=True):
     """The ``worktree.created`` member of ``Subscription``."""
 
 
@@ -4098,14 +3169,7 @@ class WorktreeListParamsP21(LenientFrame, frozen=True, kw_only=True, omit_defaul
     cwd: str | None = None
 
 
-class WorktreeListReply(
-    LenientFrame,
-    tag_field="type",
-    tag="worktree_list",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorktreeListReply(LenientFrame, tag_field="type", tag="worktree_list", frozen=True, kw_only=True, omit_defaults=True):
     """The ``worktree_list`` member of ``ResponseResult``."""
 
     source: WorktreeSourceInfo
@@ -4182,14 +3246,7 @@ class WorktreeOpenRequestP21(Request, tag="worktree.open", frozen=True, kw_only=
     params: WorktreeOpenParamsP21
 
 
-class WorktreeOpenedEventData(
-    LenientFrame,
-    tag_field="type",
-    tag="worktree_opened",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorktreeOpenedEventData(LenientFrame, tag_field="type", tag="worktree_opened", frozen=True, kw_only=True, omit_defaults=True):
     """The ``worktree_opened`` member of ``EventData``."""
 
     workspace: WorkspaceInfo
@@ -4197,14 +3254,7 @@ class WorktreeOpenedEventData(
     already_open: bool
 
 
-class WorktreeOpenedReply(
-    LenientFrame,
-    tag_field="type",
-    tag="worktree_opened",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorktreeOpenedReply(LenientFrame, tag_field="type", tag="worktree_opened", frozen=True, kw_only=True, omit_defaults=True):
     """The ``worktree_opened`` member of ``ResponseResult``."""
 
     workspace: WorkspaceInfo
@@ -4214,14 +3264,7 @@ class WorktreeOpenedReply(
     already_open: bool
 
 
-class WorktreeOpenedSubscription(
-    LenientFrame,
-    tag_field="type",
-    tag="worktree.opened",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorktreeOpenedSubscription(LenientFrame, tag_field="type", tag="worktree.opened", frozen=True, kw_only=True, omit_defaults=True):
     """The ``worktree.opened`` member of ``Subscription``."""
 
 
@@ -4265,14 +3308,7 @@ class WorktreeRemoveRequestP21(Request, tag="worktree.remove", frozen=True, kw_o
     params: WorktreeRemoveParamsP21
 
 
-class WorktreeRemovedEventData(
-    LenientFrame,
-    tag_field="type",
-    tag="worktree_removed",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorktreeRemovedEventData(LenientFrame, tag_field="type", tag="worktree_removed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``worktree_removed`` member of ``EventData``."""
 
     workspace_id: str
@@ -4281,14 +3317,7 @@ class WorktreeRemovedEventData(
     forced: bool
 
 
-class WorktreeRemovedReply(
-    LenientFrame,
-    tag_field="type",
-    tag="worktree_removed",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorktreeRemovedReply(LenientFrame, tag_field="type", tag="worktree_removed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``worktree_removed`` member of ``ResponseResult``."""
 
     workspace_id: str
@@ -4296,14 +3325,7 @@ class WorktreeRemovedReply(
     forced: bool
 
 
-class WorktreeRemovedSubscription(
-    LenientFrame,
-    tag_field="type",
-    tag="worktree.removed",
-    frozen=True,
-    kw_only=True,
-    omit_defaults=True,
-):
+class WorktreeRemovedSubscription(LenientFrame, tag_field="type", tag="worktree.removed", frozen=True, kw_only=True, omit_defaults=True):
     """The ``worktree.removed`` member of ``Subscription``."""
 
 
@@ -4321,279 +3343,17 @@ AgentViewField: TypeAlias = AgentViewBuiltinField | AgentViewFieldToken
 AgentViewFilter: TypeAlias = AllFilter | AnyFilter | NotFilter | EqFilter | InFilter | ExistsFilter
 AgentViewSortField: TypeAlias = AgentViewBuiltinSortField | AgentViewSortFieldToken
 AgentViewValue: TypeAlias = str | bool | UInt64 | AgentViewValueContext
-EventData: TypeAlias = (
-    WorkspaceCreatedEventData
-    | WorkspaceUpdatedEventData
-    | WorkspaceMetadataUpdatedEventData
-    | WorkspaceClosedEventData
-    | WorkspaceRenamedEventData
-    | WorkspaceMovedEventData
-    | WorkspaceReorderedEventData
-    | WorkspaceFocusedEventData
-    | WorktreeCreatedEventData
-    | WorktreeOpenedEventData
-    | WorktreeRemovedEventData
-    | TabCreatedEventData
-    | TabClosedEventData
-    | TabRenamedEventData
-    | TabMovedEventData
-    | TabFocusedEventData
-    | PaneCreatedEventData
-    | PaneClosedEventData
-    | PaneUpdatedEventData
-    | PaneFocusedEventData
-    | PaneMovedEventData
-    | PaneOutputChangedEventData
-    | PaneExitedEventData
-    | PaneAgentDetectedEventData
-    | PaneAgentStatusChangedEventData
-    | LayoutUpdatedEventData
-)
-EventMatch: TypeAlias = (
-    WorkspaceCreatedEventMatch
-    | WorkspaceUpdatedEventMatch
-    | WorkspaceClosedEventMatch
-    | WorkspaceRenamedEventMatch
-    | WorkspaceMovedEventMatch
-    | WorkspaceFocusedEventMatch
-    | TabCreatedEventMatch
-    | TabClosedEventMatch
-    | TabRenamedEventMatch
-    | TabMovedEventMatch
-    | TabFocusedEventMatch
-    | PaneCreatedEventMatch
-    | PaneClosedEventMatch
-    | PaneFocusedEventMatch
-    | PaneMovedEventMatch
-    | PaneOutputChangedEventMatch
-    | PaneExitedEventMatch
-    | PaneAgentDetectedEventMatch
-    | PaneAgentStatusChangedEventMatch
-)
+EventData: TypeAlias = WorkspaceCreatedEventData | WorkspaceUpdatedEventData | WorkspaceMetadataUpdatedEventData | WorkspaceClosedEventData | WorkspaceRenamedEventData | WorkspaceMovedEventData | WorkspaceReorderedEventData | WorkspaceFocusedEventData | WorktreeCreatedEventData | WorktreeOpenedEventData | WorktreeRemovedEventData | TabCreatedEventData | TabClosedEventData | TabRenamedEventData | TabMovedEventData | TabFocusedEventData | PaneCreatedEventData | PaneClosedEventData | PaneUpdatedEventData | PaneFocusedEventData | PaneMovedEventData | PaneOutputChangedEventData | PaneExitedEventData | PaneAgentDetectedEventData | PaneAgentStatusChangedEventData | LayoutUpdatedEventData
+EventMatch: TypeAlias = WorkspaceCreatedEventMatch | WorkspaceUpdatedEventMatch | WorkspaceClosedEventMatch | WorkspaceRenamedEventMatch | WorkspaceMovedEventMatch | WorkspaceFocusedEventMatch | TabCreatedEventMatch | TabClosedEventMatch | TabRenamedEventMatch | TabMovedEventMatch | TabFocusedEventMatch | PaneCreatedEventMatch | PaneClosedEventMatch | PaneFocusedEventMatch | PaneMovedEventMatch | PaneOutputChangedEventMatch | PaneExitedEventMatch | PaneAgentDetectedEventMatch | PaneAgentStatusChangedEventMatch
 LayoutNode: TypeAlias = PaneLayoutNode | SplitLayoutNode
 OutputMatch: TypeAlias = SubstringOutputMatch | RegexOutputMatch
 PaneMoveDestination: TypeAlias = TabDestination | NewTabDestination | NewWorkspaceDestination
-PopupSize: TypeAlias = (
-    Annotated[int, Meta(ge=0, le=65535)] | Annotated[str, Meta(pattern="^(100|[1-9][0-9]?)%$")]
-)
-ResponseResult: TypeAlias = (
-    PongReply
-    | SessionSnapshotReply
-    | WorkspaceInfoReply
-    | WorkspaceCreatedReply
-    | WorkspaceListReply
-    | WorktreeListReply
-    | WorktreeCreatedReply
-    | WorktreeOpenedReply
-    | WorktreeRemovedReply
-    | TabInfoReply
-    | TabCreatedReply
-    | TabListReply
-    | AgentInfoReply
-    | AgentStartedReply
-    | AgentPromptedReply
-    | AgentListReply
-    | AgentViewReply
-    | PaneInfoReply
-    | PaneListReply
-    | PaneCurrentReply
-    | PaneSwapReply
-    | PaneMoveReply
-    | PaneZoomReply
-    | PaneLayoutReply
-    | PaneProcessInfoReply
-    | LayoutExportReply
-    | LayoutApplyReply
-    | LayoutSplitRatioSetReply
-    | PaneNeighborReply
-    | PaneEdgesReply
-    | PaneFocusDirectionReply
-    | PaneResizeReply
-    | PaneReadReply
-    | PaneSelectionReply
-    | PaneCopyMotionReply
-    | PaneCopySearchReply
-    | PaneGraphicsFrameAckReply
-    | PaneGraphicsInfoReply
-    | AgentExplainReply
-    | SubscriptionStartedReply
-    | WaitMatchedReply
-    | OutputMatchedReply
-    | NotificationShowReply
-    | ClientWindowTitleReply
-    | IntegrationListReply
-    | IntegrationInstallReply
-    | IntegrationUninstallReply
-    | AgentManifestReloadReply
-    | AgentManifestStatusReply
-    | PluginLinkedReply
-    | PluginListReply
-    | PluginUnlinkedReply
-    | PluginEnabledReply
-    | PluginDisabledReply
-    | PluginActionListReply
-    | PluginActionInvokedReply
-    | PaneLinkResolvedReply
-    | PaneLinkActivatedReply
-    | PluginLogListReply
-    | PluginPaneOpenedReply
-    | PluginPaneFocusedReply
-    | PluginPaneClosedReply
-    | ConfigReloadReply
-    | ClientShellSurfaceSetReply
-    | OkReply
-)
-ResponseResultP20: TypeAlias = (
-    PongReplyP20
-    | SessionSnapshotReply
-    | WorkspaceInfoReply
-    | WorkspaceCreatedReply
-    | WorkspaceListReply
-    | WorktreeListReply
-    | WorktreeCreatedReply
-    | WorktreeOpenedReply
-    | WorktreeRemovedReply
-    | TabInfoReply
-    | TabCreatedReply
-    | TabListReply
-    | AgentInfoReply
-    | AgentStartedReply
-    | AgentPromptedReply
-    | AgentListReply
-    | AgentViewReply
-    | PaneInfoReply
-    | PaneListReply
-    | PaneCurrentReply
-    | PaneSwapReply
-    | PaneMoveReply
-    | PaneZoomReply
-    | PaneLayoutReply
-    | PaneProcessInfoReply
-    | LayoutExportReply
-    | LayoutApplyReply
-    | LayoutSplitRatioSetReply
-    | PaneNeighborReply
-    | PaneEdgesReply
-    | PaneFocusDirectionReply
-    | PaneResizeReply
-    | PaneReadReply
-    | PaneGraphicsInfoReplyP20
-    | AgentExplainReply
-    | SubscriptionStartedReply
-    | WaitMatchedReply
-    | OutputMatchedReply
-    | NotificationShowReply
-    | ClientWindowTitleReply
-    | IntegrationInstallReplyP20
-    | IntegrationUninstallReplyP20
-    | AgentManifestReloadReply
-    | AgentManifestStatusReply
-    | PluginLinkedReply
-    | PluginListReply
-    | PluginUnlinkedReply
-    | PluginEnabledReply
-    | PluginDisabledReply
-    | PluginActionListReply
-    | PluginActionInvokedReply
-    | PluginLogListReply
-    | PluginPaneOpenedReply
-    | PluginPaneFocusedReply
-    | PluginPaneClosedReply
-    | ConfigReloadReply
-    | OkReply
-)
-ResponseResultP21: TypeAlias = (
-    PongReplyP21
-    | SessionSnapshotReply
-    | WorkspaceInfoReply
-    | WorkspaceCreatedReply
-    | WorkspaceListReply
-    | WorktreeListReply
-    | WorktreeCreatedReply
-    | WorktreeOpenedReply
-    | WorktreeRemovedReply
-    | TabInfoReply
-    | TabCreatedReply
-    | TabListReply
-    | AgentInfoReply
-    | AgentStartedReply
-    | AgentPromptedReply
-    | AgentListReply
-    | AgentViewReply
-    | PaneInfoReply
-    | PaneListReply
-    | PaneCurrentReply
-    | PaneSwapReply
-    | PaneMoveReply
-    | PaneZoomReply
-    | PaneLayoutReply
-    | PaneProcessInfoReply
-    | LayoutExportReply
-    | LayoutApplyReply
-    | LayoutSplitRatioSetReply
-    | PaneNeighborReply
-    | PaneEdgesReply
-    | PaneFocusDirectionReply
-    | PaneResizeReply
-    | PaneReadReply
-    | PaneGraphicsFrameAckReply
-    | PaneGraphicsInfoReply
-    | AgentExplainReply
-    | SubscriptionStartedReply
-    | WaitMatchedReply
-    | OutputMatchedReply
-    | NotificationShowReply
-    | ClientWindowTitleReply
-    | IntegrationInstallReplyP21
-    | IntegrationUninstallReplyP21
-    | AgentManifestReloadReply
-    | AgentManifestStatusReply
-    | PluginLinkedReply
-    | PluginListReply
-    | PluginUnlinkedReply
-    | PluginEnabledReply
-    | PluginDisabledReply
-    | PluginActionListReply
-    | PluginActionInvokedReply
-    | PluginLogListReply
-    | PluginPaneOpenedReply
-    | PluginPaneFocusedReply
-    | PluginPaneClosedReply
-    | ConfigReloadReply
-    | OkReply
-)
-Subscription: TypeAlias = (
-    WorkspaceCreatedSubscription
-    | WorkspaceUpdatedSubscription
-    | WorkspaceMetadataUpdatedSubscription
-    | WorkspaceRenamedSubscription
-    | WorkspaceMovedSubscription
-    | WorkspaceReorderedSubscription
-    | WorkspaceClosedSubscription
-    | WorkspaceFocusedSubscription
-    | WorktreeCreatedSubscription
-    | WorktreeOpenedSubscription
-    | WorktreeRemovedSubscription
-    | TabCreatedSubscription
-    | TabClosedSubscription
-    | TabFocusedSubscription
-    | TabRenamedSubscription
-    | TabMovedSubscription
-    | PaneCreatedSubscription
-    | PaneClosedSubscription
-    | PaneUpdatedSubscription
-    | PaneFocusedSubscription
-    | PaneMovedSubscription
-    | PaneExitedSubscription
-    | PaneAgentDetectedSubscription
-    | PaneOutputMatchedSubscription
-    | PaneAgentStatusChangedSubscription
-    | PaneScrollChangedSubscription
-    | LayoutUpdatedSubscription
-)
-SubscriptionEventData: TypeAlias = (
-    PaneOutputMatchedEvent | PaneAgentStatusChangedEvent | PaneScrollChangedEvent
-)
+PopupSize: TypeAlias = Annotated[int, Meta(ge=0, le=65535)] | Annotated[str, Meta(pattern="^(100|[1-9][0-9]?)%$")]
+ResponseResult: TypeAlias = PongReply | SessionSnapshotReply | WorkspaceInfoReply | WorkspaceCreatedReply | WorkspaceListReply | WorktreeListReply | WorktreeCreatedReply | WorktreeOpenedReply | WorktreeRemovedReply | TabInfoReply | TabCreatedReply | TabListReply | AgentInfoReply | AgentStartedReply | AgentPromptedReply | AgentListReply | AgentViewReply | PaneInfoReply | PaneListReply | PaneCurrentReply | PaneSwapReply | PaneMoveReply | PaneZoomReply | PaneLayoutReply | PaneProcessInfoReply | LayoutExportReply | LayoutApplyReply | LayoutSplitRatioSetReply | PaneNeighborReply | PaneEdgesReply | PaneFocusDirectionReply | PaneResizeReply | PaneReadReply | PaneSelectionReply | PaneCopyMotionReply | PaneCopySearchReply | PaneGraphicsFrameAckReply | PaneGraphicsInfoReply | AgentExplainReply | SubscriptionStartedReply | WaitMatchedReply | OutputMatchedReply | NotificationShowReply | ClientWindowTitleReply | IntegrationListReply | IntegrationInstallReply | IntegrationUninstallReply | AgentManifestReloadReply | AgentManifestStatusReply | PluginLinkedReply | PluginListReply | PluginUnlinkedReply | PluginEnabledReply | PluginDisabledReply | PluginActionListReply | PluginActionInvokedReply | PaneLinkResolvedReply | PaneLinkActivatedReply | PluginLogListReply | PluginPaneOpenedReply | PluginPaneFocusedReply | PluginPaneClosedReply | ConfigReloadReply | ClientShellSurfaceSetReply | OkReply
+ResponseResultP20: TypeAlias = PongReplyP20 | SessionSnapshotReply | WorkspaceInfoReply | WorkspaceCreatedReply | WorkspaceListReply | WorktreeListReply | WorktreeCreatedReply | WorktreeOpenedReply | WorktreeRemovedReply | TabInfoReply | TabCreatedReply | TabListReply | AgentInfoReply | AgentStartedReply | AgentPromptedReply | AgentListReply | AgentViewReply | PaneInfoReply | PaneListReply | PaneCurrentReply | PaneSwapReply | PaneMoveReply | PaneZoomReply | PaneLayoutReply | PaneProcessInfoReply | LayoutExportReply | LayoutApplyReply | LayoutSplitRatioSetReply | PaneNeighborReply | PaneEdgesReply | PaneFocusDirectionReply | PaneResizeReply | PaneReadReply | PaneGraphicsInfoReplyP20 | AgentExplainReply | SubscriptionStartedReply | WaitMatchedReply | OutputMatchedReply | NotificationShowReply | ClientWindowTitleReply | IntegrationInstallReplyP20 | IntegrationUninstallReplyP20 | AgentManifestReloadReply | AgentManifestStatusReply | PluginLinkedReply | PluginListReply | PluginUnlinkedReply | PluginEnabledReply | PluginDisabledReply | PluginActionListReply | PluginActionInvokedReply | PluginLogListReply | PluginPaneOpenedReply | PluginPaneFocusedReply | PluginPaneClosedReply | ConfigReloadReply | OkReply
+ResponseResultP21: TypeAlias = PongReplyP21 | SessionSnapshotReply | WorkspaceInfoReply | WorkspaceCreatedReply | WorkspaceListReply | WorktreeListReply | WorktreeCreatedReply | WorktreeOpenedReply | WorktreeRemovedReply | TabInfoReply | TabCreatedReply | TabListReply | AgentInfoReply | AgentStartedReply | AgentPromptedReply | AgentListReply | AgentViewReply | PaneInfoReply | PaneListReply | PaneCurrentReply | PaneSwapReply | PaneMoveReply | PaneZoomReply | PaneLayoutReply | PaneProcessInfoReply | LayoutExportReply | LayoutApplyReply | LayoutSplitRatioSetReply | PaneNeighborReply | PaneEdgesReply | PaneFocusDirectionReply | PaneResizeReply | PaneReadReply | PaneGraphicsFrameAckReply | PaneGraphicsInfoReply | AgentExplainReply | SubscriptionStartedReply | WaitMatchedReply | OutputMatchedReply | NotificationShowReply | ClientWindowTitleReply | IntegrationInstallReplyP21 | IntegrationUninstallReplyP21 | AgentManifestReloadReply | AgentManifestStatusReply | PluginLinkedReply | PluginListReply | PluginUnlinkedReply | PluginEnabledReply | PluginDisabledReply | PluginActionListReply | PluginActionInvokedReply | PluginLogListReply | PluginPaneOpenedReply | PluginPaneFocusedReply | PluginPaneClosedReply | ConfigReloadReply | OkReply
+Subscription: TypeAlias = WorkspaceCreatedSubscription | WorkspaceUpdatedSubscription | WorkspaceMetadataUpdatedSubscription | WorkspaceRenamedSubscription | WorkspaceMovedSubscription | WorkspaceReorderedSubscription | WorkspaceClosedSubscription | WorkspaceFocusedSubscription | WorktreeCreatedSubscription | WorktreeOpenedSubscription | WorktreeRemovedSubscription | TabCreatedSubscription | TabClosedSubscription | TabFocusedSubscription | TabRenamedSubscription | TabMovedSubscription | PaneCreatedSubscription | PaneClosedSubscription | PaneUpdatedSubscription | PaneFocusedSubscription | PaneMovedSubscription | PaneExitedSubscription | PaneAgentDetectedSubscription | PaneOutputMatchedSubscription | PaneAgentStatusChangedSubscription | PaneScrollChangedSubscription | LayoutUpdatedSubscription
+SubscriptionEventData: TypeAlias = PaneOutputMatchedEvent | PaneAgentStatusChangedEvent | PaneScrollChangedEvent
 
 
 REQUEST_TYPES_P22: dict[str, type[Request]] = {
@@ -4810,111 +3570,7 @@ PARAMS_TYPES_P22: dict[str, Any] = {
 }
 """Protocol 22: method -> its params type."""
 
-AnyRequest: TypeAlias = (
-    PingRequest
-    | ServerStopRequest
-    | ServerLiveHandoffRequest
-    | ServerReloadConfigRequest
-    | ServerAgentManifestsRequest
-    | ServerReloadAgentManifestsRequest
-    | NotificationShowRequest
-    | ProductAnnouncementDismissRequest
-    | ReleaseNotesDismissRequest
-    | CommandInvokeRequest
-    | ClientWindowTitleSetRequest
-    | ClientWindowTitleClearRequest
-    | ClientShellSurfaceSetRequest
-    | SessionSnapshotRequest
-    | WorkspaceCreateRequest
-    | WorkspaceListRequest
-    | WorkspaceGetRequest
-    | WorkspaceFocusRequest
-    | WorkspaceRenameRequest
-    | WorkspaceMoveRequest
-    | WorkspaceMoveBlockRequest
-    | WorkspaceReportMetadataRequest
-    | WorkspaceCloseRequest
-    | WorktreeListRequest
-    | WorktreeCreateRequest
-    | WorktreeOpenRequest
-    | WorktreeRemoveRequest
-    | TabCreateRequest
-    | TabListRequest
-    | TabGetRequest
-    | TabFocusRequest
-    | TabRenameRequest
-    | TabMoveRequest
-    | TabCloseRequest
-    | AgentListRequest
-    | AgentGetRequest
-    | AgentReadRequest
-    | AgentExplainRequest
-    | AgentSendKeysRequest
-    | AgentRenameRequest
-    | AgentViewSetRequest
-    | AgentViewClearRequest
-    | AgentFocusRequest
-    | AgentStartRequest
-    | AgentPromptRequest
-    | AgentWaitRequest
-    | PaneSplitRequest
-    | PaneSwapRequest
-    | PaneMoveRequest
-    | PaneZoomRequest
-    | PaneLayoutRequest
-    | PaneProcessInfoRequest
-    | LayoutExportRequest
-    | LayoutApplyRequest
-    | LayoutSetSplitRatioRequest
-    | PaneNeighborRequest
-    | PaneEdgesRequest
-    | PaneFocusDirectionRequest
-    | PaneResizeRequest
-    | PaneScrollRequest
-    | PaneEditScrollbackRequest
-    | PaneSelectionReadRequest
-    | PaneCopyMotionRequest
-    | PaneCopySearchRequest
-    | PaneListRequest
-    | PaneCurrentRequest
-    | PaneGetRequest
-    | PaneFocusRequest
-    | PaneInputSetRequest
-    | PaneLinkActivateRequest
-    | PaneLinkResolveRequest
-    | PaneRenameRequest
-    | PaneSendTextRequest
-    | PaneSendKeysRequest
-    | PaneSendInputRequest
-    | PaneReadRequest
-    | PaneGraphicsSetRequest
-    | PaneGraphicsClearRequest
-    | PaneGraphicsInfoRequest
-    | PaneReportAgentRequest
-    | PaneReportAgentSessionRequest
-    | PaneReportMetadataRequest
-    | PaneClearAgentAuthorityRequest
-    | PaneReleaseAgentRequest
-    | PaneCloseRequest
-    | PopupCloseRequest
-    | EventsSubscribeRequest
-    | EventsWaitRequest
-    | PaneWaitForOutputRequest
-    | IntegrationListRequest
-    | IntegrationInstallRequest
-    | IntegrationUninstallRequest
-    | PluginLinkRequest
-    | PluginListRequest
-    | PluginUnlinkRequest
-    | PluginEnableRequest
-    | PluginDisableRequest
-    | PluginActionListRequest
-    | PluginActionInvokeRequest
-    | PluginLogListRequest
-    | PluginPaneOpenRequest
-    | PluginPaneFocusRequest
-    | PluginPaneCloseRequest
-)
+AnyRequest: TypeAlias = PingRequest | ServerStopRequest | ServerLiveHandoffRequest | ServerReloadConfigRequest | ServerAgentManifestsRequest | ServerReloadAgentManifestsRequest | NotificationShowRequest | ProductAnnouncementDismissRequest | ReleaseNotesDismissRequest | CommandInvokeRequest | ClientWindowTitleSetRequest | ClientWindowTitleClearRequest | ClientShellSurfaceSetRequest | SessionSnapshotRequest | WorkspaceCreateRequest | WorkspaceListRequest | WorkspaceGetRequest | WorkspaceFocusRequest | WorkspaceRenameRequest | WorkspaceMoveRequest | WorkspaceMoveBlockRequest | WorkspaceReportMetadataRequest | WorkspaceCloseRequest | WorktreeListRequest | WorktreeCreateRequest | WorktreeOpenRequest | WorktreeRemoveRequest | TabCreateRequest | TabListRequest | TabGetRequest | TabFocusRequest | TabRenameRequest | TabMoveRequest | TabCloseRequest | AgentListRequest | AgentGetRequest | AgentReadRequest | AgentExplainRequest | AgentSendKeysRequest | AgentRenameRequest | AgentViewSetRequest | AgentViewClearRequest | AgentFocusRequest | AgentStartRequest | AgentPromptRequest | AgentWaitRequest | PaneSplitRequest | PaneSwapRequest | PaneMoveRequest | PaneZoomRequest | PaneLayoutRequest | PaneProcessInfoRequest | LayoutExportRequest | LayoutApplyRequest | LayoutSetSplitRatioRequest | PaneNeighborRequest | PaneEdgesRequest | PaneFocusDirectionRequest | PaneResizeRequest | PaneScrollRequest | PaneEditScrollbackRequest | PaneSelectionReadRequest | PaneCopyMotionRequest | PaneCopySearchRequest | PaneListRequest | PaneCurrentRequest | PaneGetRequest | PaneFocusRequest | PaneInputSetRequest | PaneLinkActivateRequest | PaneLinkResolveRequest | PaneRenameRequest | PaneSendTextRequest | PaneSendKeysRequest | PaneSendInputRequest | PaneReadRequest | PaneGraphicsSetRequest | PaneGraphicsClearRequest | PaneGraphicsInfoRequest | PaneReportAgentRequest | PaneReportAgentSessionRequest | PaneReportMetadataRequest | PaneClearAgentAuthorityRequest | PaneReleaseAgentRequest | PaneCloseRequest | PopupCloseRequest | EventsSubscribeRequest | EventsWaitRequest | PaneWaitForOutputRequest | IntegrationListRequest | IntegrationInstallRequest | IntegrationUninstallRequest | PluginLinkRequest | PluginListRequest | PluginUnlinkRequest | PluginEnableRequest | PluginDisableRequest | PluginActionListRequest | PluginActionInvokeRequest | PluginLogListRequest | PluginPaneOpenRequest | PluginPaneFocusRequest | PluginPaneCloseRequest
 
 DEFS_P22: dict[str, Any] = {
     "AgentInfo": AgentInfo,
@@ -5295,99 +3951,7 @@ PARAMS_TYPES_P21: dict[str, Any] = {
 }
 """Protocol 21: method -> its params type."""
 
-AnyRequestP21: TypeAlias = (
-    PingRequest
-    | ServerStopRequest
-    | ServerLiveHandoffRequest
-    | ServerReloadConfigRequest
-    | ServerAgentManifestsRequest
-    | ServerReloadAgentManifestsRequest
-    | NotificationShowRequest
-    | ClientWindowTitleSetRequest
-    | ClientWindowTitleClearRequest
-    | SessionSnapshotRequest
-    | WorkspaceCreateRequestP21
-    | WorkspaceListRequest
-    | WorkspaceGetRequest
-    | WorkspaceFocusRequest
-    | WorkspaceRenameRequest
-    | WorkspaceMoveRequest
-    | WorkspaceMoveBlockRequest
-    | WorkspaceReportMetadataRequest
-    | WorkspaceCloseRequest
-    | WorktreeListRequestP21
-    | WorktreeCreateRequestP21
-    | WorktreeOpenRequestP21
-    | WorktreeRemoveRequestP21
-    | TabCreateRequest
-    | TabListRequest
-    | TabGetRequest
-    | TabFocusRequest
-    | TabRenameRequest
-    | TabMoveRequest
-    | TabCloseRequest
-    | AgentListRequest
-    | AgentGetRequest
-    | AgentReadRequest
-    | AgentExplainRequest
-    | AgentSendKeysRequest
-    | AgentRenameRequest
-    | AgentViewSetRequest
-    | AgentViewClearRequest
-    | AgentFocusRequest
-    | AgentStartRequest
-    | AgentPromptRequest
-    | AgentWaitRequest
-    | PaneSplitRequest
-    | PaneSwapRequest
-    | PaneMoveRequest
-    | PaneZoomRequest
-    | PaneLayoutRequest
-    | PaneProcessInfoRequest
-    | LayoutExportRequest
-    | LayoutApplyRequest
-    | LayoutSetSplitRatioRequest
-    | PaneNeighborRequest
-    | PaneEdgesRequest
-    | PaneFocusDirectionRequest
-    | PaneResizeRequest
-    | PaneListRequest
-    | PaneCurrentRequest
-    | PaneGetRequest
-    | PaneFocusRequest
-    | PaneInputSetRequest
-    | PaneRenameRequest
-    | PaneSendTextRequest
-    | PaneSendKeysRequest
-    | PaneSendInputRequest
-    | PaneReadRequest
-    | PaneGraphicsSetRequest
-    | PaneGraphicsClearRequest
-    | PaneGraphicsInfoRequest
-    | PaneReportAgentRequest
-    | PaneReportAgentSessionRequest
-    | PaneReportMetadataRequest
-    | PaneClearAgentAuthorityRequest
-    | PaneReleaseAgentRequest
-    | PaneCloseRequest
-    | PopupCloseRequest
-    | EventsSubscribeRequest
-    | EventsWaitRequest
-    | PaneWaitForOutputRequest
-    | IntegrationInstallRequestP21
-    | IntegrationUninstallRequestP21
-    | PluginLinkRequest
-    | PluginListRequest
-    | PluginUnlinkRequest
-    | PluginEnableRequest
-    | PluginDisableRequest
-    | PluginActionListRequest
-    | PluginActionInvokeRequest
-    | PluginLogListRequest
-    | PluginPaneOpenRequest
-    | PluginPaneFocusRequest
-    | PluginPaneCloseRequest
-)
+AnyRequestP21: TypeAlias = PingRequest | ServerStopRequest | ServerLiveHandoffRequest | ServerReloadConfigRequest | ServerAgentManifestsRequest | ServerReloadAgentManifestsRequest | NotificationShowRequest | ClientWindowTitleSetRequest | ClientWindowTitleClearRequest | SessionSnapshotRequest | WorkspaceCreateRequestP21 | WorkspaceListRequest | WorkspaceGetRequest | WorkspaceFocusRequest | WorkspaceRenameRequest | WorkspaceMoveRequest | WorkspaceMoveBlockRequest | WorkspaceReportMetadataRequest | WorkspaceCloseRequest | WorktreeListRequestP21 | WorktreeCreateRequestP21 | WorktreeOpenRequestP21 | WorktreeRemoveRequestP21 | TabCreateRequest | TabListRequest | TabGetRequest | TabFocusRequest | TabRenameRequest | TabMoveRequest | TabCloseRequest | AgentListRequest | AgentGetRequest | AgentReadRequest | AgentExplainRequest | AgentSendKeysRequest | AgentRenameRequest | AgentViewSetRequest | AgentViewClearRequest | AgentFocusRequest | AgentStartRequest | AgentPromptRequest | AgentWaitRequest | PaneSplitRequest | PaneSwapRequest | PaneMoveRequest | PaneZoomRequest | PaneLayoutRequest | PaneProcessInfoRequest | LayoutExportRequest | LayoutApplyRequest | LayoutSetSplitRatioRequest | PaneNeighborRequest | PaneEdgesRequest | PaneFocusDirectionRequest | PaneResizeRequest | PaneListRequest | PaneCurrentRequest | PaneGetRequest | PaneFocusRequest | PaneInputSetRequest | PaneRenameRequest | PaneSendTextRequest | PaneSendKeysRequest | PaneSendInputRequest | PaneReadRequest | PaneGraphicsSetRequest | PaneGraphicsClearRequest | PaneGraphicsInfoRequest | PaneReportAgentRequest | PaneReportAgentSessionRequest | PaneReportMetadataRequest | PaneClearAgentAuthorityRequest | PaneReleaseAgentRequest | PaneCloseRequest | PopupCloseRequest | EventsSubscribeRequest | EventsWaitRequest | PaneWaitForOutputRequest | IntegrationInstallRequestP21 | IntegrationUninstallRequestP21 | PluginLinkRequest | PluginListRequest | PluginUnlinkRequest | PluginEnableRequest | PluginDisableRequest | PluginActionListRequest | PluginActionInvokeRequest | PluginLogListRequest | PluginPaneOpenRequest | PluginPaneFocusRequest | PluginPaneCloseRequest
 
 DEFS_P21: dict[str, Any] = {
     "AgentInfo": AgentInfo,
@@ -5752,99 +4316,7 @@ PARAMS_TYPES_P20: dict[str, Any] = {
 }
 """Protocol 20: method -> its params type."""
 
-AnyRequestP20: TypeAlias = (
-    PingRequest
-    | ServerStopRequest
-    | ServerLiveHandoffRequest
-    | ServerReloadConfigRequest
-    | ServerAgentManifestsRequest
-    | ServerReloadAgentManifestsRequest
-    | NotificationShowRequest
-    | ClientWindowTitleSetRequest
-    | ClientWindowTitleClearRequest
-    | SessionSnapshotRequest
-    | WorkspaceCreateRequestP20
-    | WorkspaceListRequest
-    | WorkspaceGetRequest
-    | WorkspaceFocusRequest
-    | WorkspaceRenameRequest
-    | WorkspaceMoveRequest
-    | WorkspaceMoveBlockRequest
-    | WorkspaceReportMetadataRequest
-    | WorkspaceCloseRequestP20
-    | WorktreeListRequestP20
-    | WorktreeCreateRequestP20
-    | WorktreeOpenRequestP20
-    | WorktreeRemoveRequestP20
-    | TabCreateRequest
-    | TabListRequest
-    | TabGetRequest
-    | TabFocusRequest
-    | TabRenameRequest
-    | TabMoveRequest
-    | TabCloseRequest
-    | AgentListRequest
-    | AgentGetRequest
-    | AgentReadRequest
-    | AgentExplainRequest
-    | AgentSendKeysRequest
-    | AgentRenameRequest
-    | AgentViewSetRequest
-    | AgentViewClearRequest
-    | AgentFocusRequest
-    | AgentStartRequest
-    | AgentPromptRequest
-    | AgentWaitRequest
-    | PaneSplitRequest
-    | PaneSwapRequest
-    | PaneMoveRequest
-    | PaneZoomRequest
-    | PaneLayoutRequest
-    | PaneProcessInfoRequest
-    | LayoutExportRequest
-    | LayoutApplyRequest
-    | LayoutSetSplitRatioRequest
-    | PaneNeighborRequest
-    | PaneEdgesRequest
-    | PaneFocusDirectionRequest
-    | PaneResizeRequest
-    | PaneListRequest
-    | PaneCurrentRequest
-    | PaneGetRequest
-    | PaneFocusRequest
-    | PaneInputSetRequest
-    | PaneRenameRequest
-    | PaneSendTextRequest
-    | PaneSendKeysRequest
-    | PaneSendInputRequest
-    | PaneReadRequest
-    | PaneGraphicsSetRequestP20
-    | PaneGraphicsClearRequestP20
-    | PaneGraphicsInfoRequest
-    | PaneReportAgentRequest
-    | PaneReportAgentSessionRequest
-    | PaneReportMetadataRequest
-    | PaneClearAgentAuthorityRequest
-    | PaneReleaseAgentRequest
-    | PaneCloseRequest
-    | PopupCloseRequest
-    | EventsSubscribeRequest
-    | EventsWaitRequest
-    | PaneWaitForOutputRequest
-    | IntegrationInstallRequestP20
-    | IntegrationUninstallRequestP20
-    | PluginLinkRequest
-    | PluginListRequest
-    | PluginUnlinkRequest
-    | PluginEnableRequest
-    | PluginDisableRequest
-    | PluginActionListRequest
-    | PluginActionInvokeRequest
-    | PluginLogListRequest
-    | PluginPaneOpenRequest
-    | PluginPaneFocusRequest
-    | PluginPaneCloseRequest
-)
+AnyRequestP20: TypeAlias = PingRequest | ServerStopRequest | ServerLiveHandoffRequest | ServerReloadConfigRequest | ServerAgentManifestsRequest | ServerReloadAgentManifestsRequest | NotificationShowRequest | ClientWindowTitleSetRequest | ClientWindowTitleClearRequest | SessionSnapshotRequest | WorkspaceCreateRequestP20 | WorkspaceListRequest | WorkspaceGetRequest | WorkspaceFocusRequest | WorkspaceRenameRequest | WorkspaceMoveRequest | WorkspaceMoveBlockRequest | WorkspaceReportMetadataRequest | WorkspaceCloseRequestP20 | WorktreeListRequestP20 | WorktreeCreateRequestP20 | WorktreeOpenRequestP20 | WorktreeRemoveRequestP20 | TabCreateRequest | TabListRequest | TabGetRequest | TabFocusRequest | TabRenameRequest | TabMoveRequest | TabCloseRequest | AgentListRequest | AgentGetRequest | AgentReadRequest | AgentExplainRequest | AgentSendKeysRequest | AgentRenameRequest | AgentViewSetRequest | AgentViewClearRequest | AgentFocusRequest | AgentStartRequest | AgentPromptRequest | AgentWaitRequest | PaneSplitRequest | PaneSwapRequest | PaneMoveRequest | PaneZoomRequest | PaneLayoutRequest | PaneProcessInfoRequest | LayoutExportRequest | LayoutApplyRequest | LayoutSetSplitRatioRequest | PaneNeighborRequest | PaneEdgesRequest | PaneFocusDirectionRequest | PaneResizeRequest | PaneListRequest | PaneCurrentRequest | PaneGetRequest | PaneFocusRequest | PaneInputSetRequest | PaneRenameRequest | PaneSendTextRequest | PaneSendKeysRequest | PaneSendInputRequest | PaneReadRequest | PaneGraphicsSetRequestP20 | PaneGraphicsClearRequestP20 | PaneGraphicsInfoRequest | PaneReportAgentRequest | PaneReportAgentSessionRequest | PaneReportMetadataRequest | PaneClearAgentAuthorityRequest | PaneReleaseAgentRequest | PaneCloseRequest | PopupCloseRequest | EventsSubscribeRequest | EventsWaitRequest | PaneWaitForOutputRequest | IntegrationInstallRequestP20 | IntegrationUninstallRequestP20 | PluginLinkRequest | PluginListRequest | PluginUnlinkRequest | PluginEnableRequest | PluginDisableRequest | PluginActionListRequest | PluginActionInvokeRequest | PluginLogListRequest | PluginPaneOpenRequest | PluginPaneFocusRequest | PluginPaneCloseRequest
 
 DEFS_P20: dict[str, Any] = {
     "AgentInfo": AgentInfo,
@@ -6018,11 +4490,7 @@ DEFS_P20: dict[str, Any] = {
 """Protocol 20: every schema ``$def`` -> its Python type."""
 
 
-PROTOCOL_TABLES: dict[int, tuple[dict[str, type[Request]], dict[str, Any], dict[str, Any]]] = {
-    20: (REQUEST_TYPES_P20, PARAMS_TYPES_P20, DEFS_P20),
-    21: (REQUEST_TYPES_P21, PARAMS_TYPES_P21, DEFS_P21),
-    22: (REQUEST_TYPES_P22, PARAMS_TYPES_P22, DEFS_P22),
-}
+PROTOCOL_TABLES: dict[int, tuple[dict[str, type[Request]], dict[str, Any], dict[str, Any]]] = {20: (REQUEST_TYPES_P20, PARAMS_TYPES_P20, DEFS_P20), 21: (REQUEST_TYPES_P21, PARAMS_TYPES_P21, DEFS_P21), 22: (REQUEST_TYPES_P22, PARAMS_TYPES_P22, DEFS_P22)}
 """Protocol -> (request types, params types, defs) for every generated protocol."""
 
 
