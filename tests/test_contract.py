@@ -31,8 +31,6 @@ from shedproto.desktop import Dialect
 # --- every connection class of the core is built on the contract ------------------------------
 
 NOT_YET_ON_THE_CONTRACT = {
-    "shedproto.herdr._connection.ClientConnection": "herdr is being rewritten (issue 13, herdr)",
-    "shedproto.herdr._connection.ServerConnection": "herdr is being rewritten (issue 13, herdr)",
     "shedproto.drivers.acp._connection.AcpConnection": "migrates separately (issue 13, acp)",
 }
 """Connections not migrated yet, with the reason; remove an entry when it migrates."""

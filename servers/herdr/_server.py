@@ -53,22 +53,29 @@ from shedproto.herdr import (
     UnsupportedKeyError,
     agent_name_error,
     agent_start_error,
+    branch_exists_args,
+    checkout_path,
     copy_motion,
     current_match,
-    default_checkout_path,
     encode_keys,
     event_kind,
     generated_branch,
     is_dirty_remove_error,
     links,
+    option_shaped,
     parse_pane_ref,
     parse_tab_ref,
     parse_workspace_ref,
     parse_worktree_list,
     probe_id,
+    removed_worktree,
     replay_rule,
     search,
     select_text,
+    worktree_add_args,
+    worktree_info,
+    worktree_remove_args,
+    worktree_source,
 )
 from shedproto.herdr import types as t
 from shedproto.herdr._screen import split_lines
@@ -387,7 +394,7 @@ class HerdrServer:
         )
         request: t.Request | None = None
         gone = False
-        with anyio.move_on_after(self.request_timeout):
+        with anyio.CancelScope(deadline=conn.deadline):
             while request is None:
                 try:
                     data = await stream.receive(RECEIVE_CHUNK)
@@ -395,9 +402,10 @@ class HerdrServer:
                     data = b""
                 try:
                     events = conn.receive_data(data)
-                except RemoteProtocolError as exc:
-                    if exc.reply_hint is not None:
-                        await self._write(stream, exc.reply_hint)
+                except RemoteProtocolError:
+                    reply = conn.data_to_send()  # herdr's invalid_request line, or a silent close
+                    if reply:
+                        await self._write(stream, reply)
                     return
                 for event in events:
                     if isinstance(event, ConnectionClosed):
@@ -407,6 +415,7 @@ class HerdrServer:
                     else:
                         request = event
         if request is None:
+            conn.handle_timeout(anyio.current_time())
             return  # no complete line within the deadline: close silently, as herdr
         method = str(request.__struct_config__.tag)
         if method == "events.subscribe":
@@ -632,6 +641,12 @@ class HerdrServer:
 
     def _emit_layout(self, tab: Tab) -> None:
         self.hub.emit(t.LayoutUpdatedEventData(layout=self._layout(tab)))
+
+    def _pane_updated(self, pane: Pane) -> t.PaneInfo:
+        """Emit ``pane_updated`` for ``pane`` and return the info it carried."""
+        info = self._pane_info(pane)
+        self.hub.emit(t.PaneUpdatedEventData(pane=info))
+        return info
 
     # ------------------------------------------------------------------ panes
     def _check_env(self, env: Mapping[str, str]) -> None:
@@ -943,8 +958,7 @@ class HerdrServer:
     async def _pane_rename(self, id: str, params: t.PaneRenameParams) -> t.PaneInfoReply:
         pane = self._find_pane(params.pane_id)
         pane.label = params.label or None
-        self.hub.emit(t.PaneUpdatedEventData(pane=self._pane_info(pane)))
-        return t.PaneInfoReply(pane=self._pane_info(pane))
+        return t.PaneInfoReply(pane=self._pane_updated(pane))
 
     async def _pane_close(self, id: str, params: t.PaneTarget) -> t.OkReply:
         await self._close_pane(self._find_pane(params.pane_id))
@@ -1308,7 +1322,7 @@ class HerdrServer:
             pane.state_labels.clear()
         pane.state_labels.update(params.state_labels)
         _apply_tokens(pane.tokens, params.tokens)
-        self.hub.emit(t.PaneUpdatedEventData(pane=self._pane_info(pane)))
+        self._pane_updated(pane)
         return t.OkReply()
 
     async def _workspace_report_metadata(
@@ -1338,7 +1352,7 @@ class HerdrServer:
                 E.INVALID_METADATA_REQUEST, "agent_session_id or agent_session_path is required"
             )
         pane.agent_session = ref
-        self.hub.emit(t.PaneUpdatedEventData(pane=self._pane_info(pane)))
+        self._pane_updated(pane)
         return t.OkReply()
 
     async def _layout_export(self, id: str, params: t.LayoutExportParams) -> t.LayoutExportReply:
@@ -1867,8 +1881,11 @@ class HerdrServer:
         return t.LayoutApplyReply(layout=exported.layout)
 
     # ------------------------------------------------------------------ handlers: worktrees
-    async def _git(self, directory: str, *args: str, code: str) -> str:
-        """Run ``git -C directory args``; its stdout, or ``code`` with git's message."""
+    async def _git(self, directory: str, *args: str, code: str, check: bool = True) -> str | None:
+        """Run ``git -C directory args``; its stdout, or ``code`` with git's message.
+
+        With ``check=False`` a non-zero exit returns None instead of answering ``code``.
+        """
         try:
             done = await anyio.run_process(
                 ["git", "-C", directory, *args], check=False, env=self.environ
@@ -1876,9 +1893,17 @@ class HerdrServer:
         except OSError as exc:
             raise AnswerError(code, f"cannot run git: {exc}") from None
         if done.returncode != 0:
+            if not check:
+                return None
             message = done.stderr.decode(errors="replace").strip() or f"git {args[0]} failed"
             raise AnswerError(code, message)
         return done.stdout.decode(errors="replace").strip()
+
+    async def _git_out(self, directory: str, *args: str, code: str) -> str:
+        """Run git as :meth:`_git` does and return its stdout (a failure answers ``code``)."""
+        out = await self._git(directory, *args, code=code)
+        assert out is not None  # checked: a failure raised
+        return out
 
     async def _repo(
         self, workspace_id: str | None, cwd: str | None
@@ -1886,17 +1911,14 @@ class HerdrServer:
         ws = None if workspace_id is None else self._find_workspace(workspace_id)
         root_pane = ws.panes()[0] if ws is not None and ws.panes() else None
         directory = (root_pane.cwd if root_pane else None) or cwd or self.cwd
-        top = await self._git(directory, "rev-parse", "--show-toplevel", code="worktree_not_found")
-        common = await self._git(
+        top = await self._git_out(
+            directory, "rev-parse", "--show-toplevel", code="worktree_not_found"
+        )
+        common = await self._git_out(
             directory, "rev-parse", "--path-format=absolute", "--git-common-dir",
             code="worktree_not_found",
         )  # fmt: skip
-        main = os.path.dirname(common) if os.path.basename(common) == ".git" else common
-        source = t.WorktreeSourceInfo(
-            repo_key=common, repo_name=os.path.basename(main), repo_root=main,
-            source_checkout_path=top, source_workspace_id=ws.id if ws else None,
-        )  # fmt: skip
-        return source, ws
+        return worktree_source(top, common, ws.id if ws else None), ws
 
     def _open_workspace(self, path: str) -> Workspace | None:
         for ws in self.workspaces:
@@ -1905,21 +1927,13 @@ class HerdrServer:
         return None
 
     async def _worktrees(self, source: t.WorktreeSourceInfo) -> list[t.WorktreeInfo]:
-        text = await self._git(
+        text = await self._git_out(
             source.repo_root, "worktree", "list", "--porcelain", code="worktree_not_found"
         )
         out = []
         for entry in parse_worktree_list(text):
             ws = self._open_workspace(entry.path)
-            out.append(
-                t.WorktreeInfo(
-                    path=entry.path, branch=entry.branch, is_bare=entry.is_bare,
-                    is_detached=entry.is_detached, is_prunable=entry.is_prunable,
-                    is_linked_worktree=entry.path != source.repo_root,
-                    open_workspace_id=ws.id if ws else None,
-                    label=os.path.basename(entry.path),
-                )
-            )  # fmt: skip
+            out.append(worktree_info(entry, source.repo_root, ws.id if ws else None))
         return out
 
     async def _worktree_list(self, id: str, params: t.WorktreeListParams) -> t.WorktreeListReply:
@@ -1946,22 +1960,17 @@ class HerdrServer:
     ) -> t.WorktreeCreatedReply:
         source, _ = await self._repo(params.workspace_id, params.cwd)
         branch = params.branch or generated_branch(next(self._worktree_seeds))
-        for value in (branch, params.base):
-            if value is not None and value.startswith("-"):  # never read by git as an option
-                raise AnswerError(E.INVALID_PARAMS, f"not a branch or commit: {value}")
-        # git resolves a relative path against the repository, so this server does too
-        path = os.path.join(
-            source.repo_root,
-            params.path or default_checkout_path(self.worktrees_dir, source.repo_name, branch),
+        refused = option_shaped(branch, params.base)
+        if refused is not None:
+            raise AnswerError(E.INVALID_PARAMS, f"not a branch or commit: {refused}")
+        path = checkout_path(
+            source.repo_root, params.path, self.worktrees_dir, source.repo_name, branch
         )
-        exists = await anyio.run_process(
-            ["git", "-C", source.repo_root, "show-ref", "--verify", "--quiet",
-             f"refs/heads/{branch}"],
-            check=False, env=self.environ,
+        exists = await self._git(
+            source.repo_root, *branch_exists_args(branch),
+            code="worktree_create_failed", check=False,
         )  # fmt: skip
-        args = ["worktree", "add", "--", path, branch] if exists.returncode == 0 else [
-            "worktree", "add", "-b", branch, "--", path, *([params.base] if params.base else []),
-        ]  # fmt: skip
+        args = worktree_add_args(path, branch, params.base, branch_exists=exists is not None)
         await self._git(source.repo_root, *args, code="worktree_create_failed")
         real = await anyio.Path(path).resolve()
         entries = await self._worktrees(source)
@@ -2021,8 +2030,7 @@ class HerdrServer:
         tree = ws.worktree
         if tree is None or not tree.is_linked_worktree:
             raise AnswerError("not_linked_worktree", f"workspace {ws.id} is not a linked worktree")
-        force = ["--force"] if params.force else []
-        args = ["worktree", "remove", *force, "--", tree.checkout_path]
+        args = worktree_remove_args(tree.checkout_path, params.force)
         try:
             await self._git(tree.repo_root, *args, code="worktree_remove_failed")
         except AnswerError as failure:
@@ -2030,10 +2038,7 @@ class HerdrServer:
                 raise AnswerError("dirty_worktree_requires_force", failure.message) from None
             raise
         info = self._ws_info(ws)
-        worktree = t.WorktreeInfo(
-            path=tree.checkout_path, is_bare=False, is_detached=False, is_prunable=False,
-            is_linked_worktree=True, label=os.path.basename(tree.checkout_path),
-        )  # fmt: skip
+        worktree = removed_worktree(tree.checkout_path)
         await self._close_all(ws.panes())
         self.hub.emit(
             t.WorktreeRemovedEventData(

@@ -85,7 +85,7 @@ from ._paths import (
     validate_session_name,
 )
 from ._screen import DEFAULT_RECENT_LINES, MAX_READ_LINES, split_lines, strip_ansi
-from ._state import TRANSITIONS, Role, State
+from ._state import CLIENT_TABLE, SERVER_TABLE, State
 from ._subscriptions import (
     EVENTS_LOST,
     HUB_SIZE,
@@ -110,11 +110,19 @@ from ._versions import (
 )
 from ._worktrees import (
     GitWorktree,
+    branch_exists_args,
     branch_slug,
+    checkout_path,
     default_checkout_path,
     generated_branch,
     is_dirty_remove_error,
+    option_shaped,
     parse_worktree_list,
+    removed_worktree,
+    worktree_add_args,
+    worktree_info,
+    worktree_remove_args,
+    worktree_source,
 )
 
 __all__ = [
@@ -130,8 +138,8 @@ __all__ = [
     "MAX_REQUEST_BYTES",
     "REQUEST_TIMEOUT",
     "State",
-    "Role",
-    "TRANSITIONS",
+    "CLIENT_TABLE",
+    "SERVER_TABLE",
     # envelope
     "SuccessResponse",
     "ErrorResponse",
@@ -209,6 +217,14 @@ __all__ = [
     "generated_branch",
     "is_dirty_remove_error",
     "parse_worktree_list",
+    "branch_exists_args",
+    "checkout_path",
+    "option_shaped",
+    "removed_worktree",
+    "worktree_add_args",
+    "worktree_info",
+    "worktree_remove_args",
+    "worktree_source",
     # pane reads
     "MAX_READ_LINES",
     "DEFAULT_RECENT_LINES",

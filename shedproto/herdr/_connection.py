@@ -1,9 +1,15 @@
 """Sans-IO connections for both roles: bytes in, events out, and back.
 
 One connection object serves one socket connection, which in herdr carries
-exactly one request (see :mod:`shedproto.herdr._state`). Deadlines are inputs:
-the server connection records when it was accepted and reports its deadline;
-the shell decides what "now" is.
+exactly one request (see :mod:`shedproto.herdr._state`). Both are built on the
+connection contract (:class:`shedproto.Contract`) with the tables
+:data:`~shedproto.herdr._state.CLIENT_TABLE` and ``SERVER_TABLE``. Deadlines
+are inputs: the server connection records when it was accepted and reports
+its deadline (:meth:`ServerConnection.next_deadline`); the shell decides what
+"now" is. herdr's own ``invalid_request`` line waits in the server's outbox
+(:meth:`ServerConnection.data_to_send`). The client returns every answer and
+event completed before a bad line and raises the error on its next call (the
+contract's good-before-bad rule).
 """
 
 from __future__ import annotations
@@ -14,7 +20,9 @@ from typing import Any
 import msgspec
 
 from shedproto._codec import LenientFrame, encode_line
-from shedproto._errors import ErrorCode, FramingError, LocalProtocolError, RemoteProtocolError
+from shedproto._contract import ConnectionClosed as _Closed
+from shedproto._contract import Contract
+from shedproto._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
 from shedproto._framing import BlankLines, EofTail, FramingPolicy, LineBuffer, OverCap
 
 from . import types as t
@@ -28,7 +36,7 @@ from ._envelope import (
     decode_stream_line,
     encode_request,
 )
-from ._state import Input, Role, State, next_state
+from ._state import CLIENT_TABLE, SERVER_TABLE, Input, State
 from ._versions import DEFAULT_PROTOCOL, require_supported
 
 __all__ = [
@@ -57,8 +65,14 @@ HOLDING_METHODS: frozenset[str] = frozenset(
 
 
 @dataclass(frozen=True)
-class ConnectionClosed:
-    """The peer closed the connection (end of stream) where that is allowed."""
+class ConnectionClosed(_Closed):
+    """The connection is over: ``reason`` ``"eof"`` or ``"timeout"``.
+
+    ``"eof"``: the peer closed where that is allowed; ``"timeout"`` (server):
+    no request line by the deadline, which herdr closes silently.
+    """
+
+    reason: str = "eof"
 
 
 @dataclass(frozen=True)
@@ -123,42 +137,25 @@ ClientEvent = (
 ServerEvent = t.Request | ClientGone | ConnectionClosed
 """What :meth:`ServerConnection.receive_data` returns."""
 
-
-class _Machine:
-    def __init__(self, role: Role) -> None:
-        self.role = role
-        self.state = State.IDLE
-
-    def _advance(self, event: Input, *, local: bool) -> None:
-        new = next_state(self.role, self.state, event)
-        if new is None:
-            old = self.state
-            if not local:
-                self.state = State.ERROR
-            error_type = LocalProtocolError if local else RemoteProtocolError
-            raise error_type(
-                ErrorCode.UNEXPECTED_EVENT,
-                f"{event.value} is not allowed for a {self.role.value} in state {old.value}",
-            )
-        self.state = new
+_ACK = t.SubscriptionStartedReply
 
 
-class ClientConnection(_Machine):
+class ClientConnection(Contract[State]):
     """The client side: :meth:`send` one request, feed answers to :meth:`receive_data`.
 
     After an ``events.subscribe`` request whose answer is the
     ``subscription_started`` acknowledgement, further lines are decoded as
     :class:`LifecycleEvent` / :class:`SubscriptionEvent`. A violation raises
-    :class:`RemoteProtocolError` and leaves the connection in ``State.ERROR``;
-    events decoded before the bad line are returned first and the error is
-    raised by the next call.
+    :class:`RemoteProtocolError` and leaves the connection in ``State.ERROR``
+    (sticky); events decoded before the bad line are returned first and the
+    error is raised by the next call.
     """
 
     def __init__(
         self, *, protocol: int = DEFAULT_PROTOCOL, max_line_bytes: int = MAX_ANSWER_BYTES
     ) -> None:
         require_supported(protocol)
-        super().__init__(Role.CLIENT)
+        super().__init__(CLIENT_TABLE, State.IDLE)
         self.protocol = protocol
         self.method: str | None = None
         self._lines = LineBuffer(
@@ -169,16 +166,16 @@ class ClientConnection(_Machine):
                 over_cap=OverCap.RAISE,
             )
         )
-        self._pending: RemoteProtocolError | None = None
 
     def send(self, request: t.Request | RawRequest) -> bytes:
         """Return the bytes of ``request`` (one line); only one request per connection.
 
         Raises:
-            LocalProtocolError: a request was already sent on this connection.
+            LocalProtocolError: a request was already sent on this connection
+                (the state is unchanged).
 
         """
-        self._advance(Input.REQUEST, local=True)
+        self._local(Input.REQUEST)
         if isinstance(request, RawRequest):
             self.method = request.method
             return encode_line(request)
@@ -190,72 +187,61 @@ class ClientConnection(_Machine):
 
         Raises:
             RemoteProtocolError: a malformed or unexpected line, an over-long
-                line, or ``CONNECTION_CLOSED`` when the server closed before answering.
+                line, or ``CONNECTION_CLOSED`` when the server closed before
+                answering; the state is then ``ERROR``.
+            LocalProtocolError: bytes fed after that error was raised.
 
         """
-        if self._pending is not None:
-            error, self._pending = self._pending, None
-            raise error
+        self._raise_deferred()
         if self.state is State.ERROR:
-            raise LocalProtocolError(ErrorCode.UNEXPECTED_EVENT, "connection is in ERROR state")
+            self._local(Input.DATA)  # raises, naming the earlier failure
+        lines, error = self._split(self._lines, data)
         out: list[ClientEvent] = []
         try:
-            lines = self._lines.feed(data)
-        except FramingError as exc:
-            self.state = State.ERROR
-            lines = list(exc.frames_before)
-            self._pending = exc
-        try:
-            out.extend(self._line(line) for line in lines)
-            if self._pending is not None:
-                return out
+            for line in lines:
+                out.append(self._line(line))  # noqa: PERF401 - kept when a later line fails
+            if error is not None:
+                raise error
             if not data:
                 if self.state is State.AWAITING:
-                    self.state = State.ERROR
                     raise RemoteProtocolError(
                         ErrorCode.CONNECTION_CLOSED,
                         "the server closed the connection without answering",
                     )
-                self._advance(Input.EOF, local=False)
+                self._remote(Input.EOF)
                 out.append(ConnectionClosed())
         except RemoteProtocolError as exc:
-            self.state = State.ERROR
-            if out:
-                self._pending = exc
-                return out
-            raise
+            return self._deliver(out, exc)
         return out
 
     def _line(self, line: bytes) -> ClientEvent:
-        if self.state is State.AWAITING:
-            answer = decode_response(line, self.protocol)
-            ack = isinstance(answer, SuccessResponse) and isinstance(
-                answer.result, t.SubscriptionStartedReply
-            )
-            self._advance(Input.ACK if ack else Input.ANSWER, local=False)
-            return answer
+        event: ClientEvent
         if self.state is State.STREAMING:
+            lost = None
             if line.startswith(b'{"id"'):  # herdr writes id first: an error ends the stream
                 lost = decode_response(line, self.protocol)
-                if isinstance(lost, ErrorResponse):
-                    self._advance(Input.STREAM_ERROR, local=False)
-                    return lost
-            return decode_stream_line(line)
-        self.state = State.ERROR
-        raise RemoteProtocolError(
-            ErrorCode.UNEXPECTED_EVENT, f"unexpected line in state {self.state.value}"
-        )
+            event = lost if isinstance(lost, ErrorResponse) else decode_stream_line(line)
+        else:
+            event = decode_response(line, self.protocol)
+        key: Any = type(event)
+        if key is SuccessResponse and isinstance(event.result, _ACK):  # type: ignore[union-attr]
+            key = Input.ACK
+        self._remote(key)
+        return event
 
 
-class ServerConnection(_Machine):
+class ServerConnection(Contract[State]):
     """The server side: feed the request bytes, :meth:`send` the answer (and events).
 
     ``receive_data`` returns the decoded request once its line is complete.
     The silent closes of herdr raise :class:`RemoteProtocolError` with no
     ``reply_hint`` (over-long line, invalid UTF-8, blank line); a line that
     is not a valid request raises with ``reply_hint`` set to herdr's
-    ``invalid_request`` answer. End of stream before a newline returns
-    :class:`ConnectionClosed` (herdr drops such a request quietly).
+    ``invalid_request`` answer, which also waits in the outbox
+    (:meth:`data_to_send`). Either leaves the connection in ``State.ERROR``.
+    End of stream before a newline returns :class:`ConnectionClosed` (herdr
+    drops such a request quietly); so does :meth:`handle_timeout` once the
+    request line missed :attr:`deadline`.
     """
 
     def __init__(
@@ -267,11 +253,13 @@ class ServerConnection(_Machine):
         max_request_bytes: int = MAX_REQUEST_BYTES,
     ) -> None:
         require_supported(protocol)
-        super().__init__(Role.SERVER)
+        super().__init__(SERVER_TABLE, State.IDLE)
         self.protocol = protocol
         self.deadline = accepted_at + request_timeout
         """Time by which the request line must be complete (same clock as ``accepted_at``)."""
         self.request: t.Request | None = None
+        self.holds_connection = False
+        """True when the request is a wait or a stream (client data then means it left)."""
         self._lines = LineBuffer(
             FramingPolicy(
                 max_frame_bytes=max_request_bytes,
@@ -282,16 +270,23 @@ class ServerConnection(_Machine):
             )
         )
 
-    @property
-    def holds_connection(self) -> bool:
-        """True when the request is a wait or a stream (client data then means it left)."""
-        if self.request is None:
-            return False
-        return self.request.__struct_config__.tag in HOLDING_METHODS
-
     def expired(self, now: float) -> bool:
         """Return whether the request line failed to arrive by :attr:`deadline`."""
         return self.state is State.IDLE and now >= self.deadline
+
+    def next_deadline(self) -> float | None:
+        """Return the request line's deadline while it is awaited; ``None`` afterwards."""
+        return self.deadline if self.state is State.IDLE else None
+
+    def handle_timeout(self, now: float) -> list[ConnectionClosed]:
+        """Close the connection when the request line missed its deadline (herdr says nothing).
+
+        Returns ``[ConnectionClosed(reason="timeout")]`` then, else ``[]``.
+        """
+        if not self.expired(now):
+            return []
+        self._remote(Input.TIMEOUT)
+        return [ConnectionClosed(reason="timeout")]
 
     def receive_data(self, data: bytes) -> list[ServerEvent]:
         """Feed bytes from the client (``b""`` = end of stream); return the events.
@@ -300,46 +295,48 @@ class ServerConnection(_Machine):
             RemoteProtocolError: the request line is invalid (see the class docstring).
 
         """
-        if self.state is State.IDLE:
+        state = self.state
+        if state is State.IDLE:
             return self._receive_request(data)
-        if self.state in (State.AWAITING, State.LEAVING, State.STREAMING) and self.holds_connection:
-            self._advance(Input.CLIENT_DATA if data else Input.EOF, local=False)
+        if self.holds_connection and state in _HOLDING_STATES:
+            self._remote(Input.CLIENT_DATA if data else Input.EOF)
             return [ClientGone()]
         return []
 
     def _receive_request(self, data: bytes) -> list[ServerEvent]:
-        try:
-            lines = self._lines.feed(data)
-        except RemoteProtocolError:
-            self.state = State.ERROR
-            raise
+        lines, error = self._split(self._lines, data)
         if not lines:
+            if error is not None:
+                raise self._fail(error)
             if not data:
-                self._advance(Input.EOF, local=False)
+                self._remote(Input.EOF)
                 return [ConnectionClosed()]
             return []
-        line, rest = lines[0], lines[1:]
+        # herdr reads only the first line: whatever follows it (more lines, an
+        # over-long tail) is the client's data after its request
+        line = lines[0]
         try:
             text = line.decode("utf-8").strip()
         except UnicodeDecodeError:
-            self.state = State.ERROR
-            raise RemoteProtocolError(
-                ErrorCode.MALFORMED_FRAME, "request line is not valid UTF-8"
+            raise self._fail(
+                RemoteProtocolError(ErrorCode.MALFORMED_FRAME, "request line is not valid UTF-8")
             ) from None
         if not text:
-            self.state = State.ERROR
-            raise RemoteProtocolError(ErrorCode.MALFORMED_FRAME, "request line is blank")
+            blank = RemoteProtocolError(ErrorCode.MALFORMED_FRAME, "request line is blank")
+            raise self._fail(blank)
         try:
             request = decode_request(text.encode(), self.protocol)
-        except RemoteProtocolError:
-            self.state = State.ERROR
-            raise
+        except RemoteProtocolError as exc:
+            if exc.reply_hint is not None:
+                self.outbox.put(exc.reply_hint)
+            raise self._fail(exc) from None
         self.request = request
-        self._advance(Input.REQUEST, local=False)
+        self.holds_connection = request.__struct_config__.tag in HOLDING_METHODS
+        self._remote(Input.REQUEST)
         events: list[ServerEvent] = [request]
-        trailing = bool(rest) or self._lines.buffered > 0
+        trailing = len(lines) > 1 or error is not None or self._lines.buffered > 0
         if trailing and self.holds_connection:
-            self._advance(Input.CLIENT_DATA, local=False)
+            self._remote(Input.CLIENT_DATA)
             events.append(ClientGone())
         return events
 
@@ -353,15 +350,15 @@ class ServerConnection(_Machine):
 
         Raises:
             LocalProtocolError: ``event`` is not allowed now (a second answer,
-                an event outside a stream, anything after the client left).
+                an event outside a stream, anything after the client left);
+                the state is unchanged.
 
         """
-        if isinstance(event, SuccessResponse):
-            ack = isinstance(event.result, t.SubscriptionStartedReply)
-            self._advance(Input.ACK if ack else Input.ANSWER, local=True)
-        elif isinstance(event, ErrorResponse):
-            streaming = self.state is State.STREAMING
-            self._advance(Input.STREAM_ERROR if streaming else Input.ANSWER, local=True)
-        else:
-            self._advance(Input.EVENT, local=True)
+        key: Any = type(event)
+        if key is SuccessResponse and isinstance(event.result, _ACK):  # type: ignore[union-attr]
+            key = Input.ACK
+        self._local(key)
         return encode_line(event)
+
+
+_HOLDING_STATES = frozenset({State.AWAITING, State.LEAVING, State.STREAMING})

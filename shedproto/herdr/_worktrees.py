@@ -1,23 +1,38 @@
-"""herdr's worktree rules: checkout paths, branch slugs, ``git worktree list`` parsing.
+"""herdr's worktree rules: checkout paths, branch slugs, git argv, ``git worktree list`` parsing.
 
 A new worktree without a ``path`` goes to ``<worktrees dir>/<repo name>/<branch
 slug>`` (herdr's default directory is ``~/.herdr/worktrees``); the slug keeps
 ASCII letters and digits in lower case and turns every other run into one
 ``-``. A branch left out is generated as ``worktree/<adjective>-<noun>-<hex>``.
+A relative ``path`` resolves in the repository, as git resolves it. Request
+values never reach git as options: paths follow ``--`` and an option-shaped
+branch or base is refused (:func:`option_shaped`). The shell runs the argv
+these functions build and turns git's output into the protocol's infos here.
 """
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from . import types as t
+
 __all__ = [
     "GitWorktree",
+    "branch_exists_args",
     "branch_slug",
+    "checkout_path",
     "default_checkout_path",
     "generated_branch",
     "is_dirty_remove_error",
+    "option_shaped",
     "parse_worktree_list",
+    "removed_worktree",
+    "worktree_add_args",
+    "worktree_info",
+    "worktree_remove_args",
+    "worktree_source",
 ]
 
 _PREFIX = "worktree"
@@ -86,3 +101,80 @@ def parse_worktree_list(text: str) -> list[GitWorktree]:
             )
         )
     return found
+
+
+def option_shaped(*values: str | None) -> str | None:
+    """Return the first value git would read as an option (it starts with ``-``), or None."""
+    for value in values:
+        if value is not None and value.startswith("-"):
+            return value
+    return None
+
+
+def checkout_path(
+    repo_root: str, path: str | None, worktrees_dir: str, repo_name: str, branch: str
+) -> str:
+    """Return where ``worktree.create`` checks ``branch`` out: ``path`` (relative to the repo).
+
+    Without ``path`` it is :func:`default_checkout_path` under ``worktrees_dir``.
+    """
+    chosen = path or default_checkout_path(worktrees_dir, repo_name, branch)
+    return posixpath.join(repo_root, chosen)
+
+
+def branch_exists_args(branch: str) -> list[str]:
+    """Return the git arguments whose exit status 0 means local ``branch`` exists."""
+    return ["show-ref", "--verify", "--quiet", f"refs/heads/{branch}"]
+
+
+def worktree_add_args(path: str, branch: str, base: str | None, branch_exists: bool) -> list[str]:
+    """Return the ``git worktree add`` arguments: check out ``branch``, or create it at ``base``."""
+    if branch_exists:
+        return ["worktree", "add", "--", path, branch]
+    return ["worktree", "add", "-b", branch, "--", path, *([base] if base else [])]
+
+
+def worktree_remove_args(path: str, force: bool) -> list[str]:
+    """Return the ``git worktree remove`` arguments for ``path``."""
+    return ["worktree", "remove", *(["--force"] if force else []), "--", path]
+
+
+def worktree_source(top: str, common_dir: str, workspace_id: str | None) -> t.WorktreeSourceInfo:
+    """Return the repository a checkout belongs to, from git's ``--show-toplevel``/common dir."""
+    is_dot_git = posixpath.basename(common_dir) == ".git"
+    main = posixpath.dirname(common_dir) if is_dot_git else common_dir
+    return t.WorktreeSourceInfo(
+        repo_key=common_dir,
+        repo_name=posixpath.basename(main),
+        repo_root=main,
+        source_checkout_path=top,
+        source_workspace_id=workspace_id,
+    )
+
+
+def worktree_info(
+    entry: GitWorktree, repo_root: str, open_workspace_id: str | None
+) -> t.WorktreeInfo:
+    """Return herdr's info for one listed worktree (linked unless it is the main checkout)."""
+    return t.WorktreeInfo(
+        path=entry.path,
+        branch=entry.branch,
+        is_bare=entry.is_bare,
+        is_detached=entry.is_detached,
+        is_prunable=entry.is_prunable,
+        is_linked_worktree=entry.path != repo_root,
+        open_workspace_id=open_workspace_id,
+        label=posixpath.basename(entry.path),
+    )
+
+
+def removed_worktree(path: str) -> t.WorktreeInfo:
+    """Return the info ``worktree_removed`` carries for the linked checkout at ``path``."""
+    return t.WorktreeInfo(
+        path=path,
+        is_bare=False,
+        is_detached=False,
+        is_prunable=False,
+        is_linked_worktree=True,
+        label=posixpath.basename(path),
+    )

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 
-from shedproto import ErrorCode, LocalProtocolError, RemoteProtocolError, herdr
+from shedproto import Contract, ErrorCode, LocalProtocolError, RemoteProtocolError, Role, herdr
 from shedproto.herdr import types as t
-from shedproto.herdr._state import TRANSITIONS, Input, Role, State, next_state
+from shedproto.herdr._state import CLIENT_TABLE, SERVER_TABLE, Input, State
 
 PING = b'{"id":"1","method":"ping","params":{}}\n'
 PONG = herdr.SuccessResponse(id="1", result=t.PongReply(version="0.8.0", protocol=21))
@@ -284,13 +284,72 @@ def test_protocol20_decodes_its_own_shapes() -> None:
 
 
 def test_transition_table_rejects_everything_else() -> None:
-    for role in Role:
+    keys = [*Input, herdr.SuccessResponse, herdr.ErrorResponse, t.EventEnvelope]
+    keys.append(herdr.SubscriptionEvent)
+    for table in (CLIENT_TABLE, SERVER_TABLE):
         for state in State:
-            for event in Input:
-                expected = TRANSITIONS.get((role, state, event))
-                assert next_state(role, state, event) is expected
-    assert (Role.CLIENT, State.DONE, Input.EVENT) not in TRANSITIONS
-    assert all(state is not State.ERROR for state in TRANSITIONS.values())
+            for key in keys:
+                if table.allows(state, key):
+                    assert table.next_state(state, key, Role.REMOTE) is not State.ERROR
+                else:
+                    with pytest.raises(RemoteProtocolError):
+                        table.next_state(state, key, Role.REMOTE)
+    assert not CLIENT_TABLE.allows(State.DONE, t.EventEnvelope)
+    assert SERVER_TABLE.error is CLIENT_TABLE.error is State.ERROR
+
+
+def test_both_connections_are_built_on_the_contract() -> None:
+    assert issubclass(herdr.ClientConnection, Contract)
+    assert issubclass(herdr.ServerConnection, Contract)
+    assert herdr.ConnectionClosed() == herdr.ConnectionClosed(reason="eof", error=None)
+
+
+def test_invalid_request_reply_waits_in_the_outbox() -> None:
+    server = herdr.ServerConnection()
+    with pytest.raises(RemoteProtocolError) as info:
+        server.receive_data(b'{"id":"1","method":"nope","params":{}}\n')
+    assert server.data_to_send() == info.value.reply_hint
+    assert server.data_to_send() == b""
+    assert server.error is info.value
+    silent = herdr.ServerConnection()
+    with pytest.raises(RemoteProtocolError):
+        silent.receive_data(b"\n")
+    assert silent.data_to_send() == b""
+
+
+def test_request_deadline_through_next_deadline_and_handle_timeout() -> None:
+    server = herdr.ServerConnection(accepted_at=10.0, request_timeout=2.0)
+    assert server.next_deadline() == 12.0
+    assert server.handle_timeout(11.9) == []
+    assert server.handle_timeout(12.0) == [herdr.ConnectionClosed(reason="timeout")]
+    assert server.state is State.CLOSED
+    assert server.next_deadline() is None
+    answered = herdr.ServerConnection(accepted_at=10.0, request_timeout=2.0)
+    answered.receive_data(PING)
+    assert answered.next_deadline() is None
+    assert answered.handle_timeout(99.0) == []
+
+
+def test_request_line_before_an_over_long_tail_is_not_lost() -> None:
+    """Good before bad: herdr reads the first line; an over-cap tail is the client's later data."""
+    wait = b'{"id":"w","method":"agent.wait","params":{"target":"nope"}}\n'
+    server = herdr.ServerConnection(max_request_bytes=len(wait) + 10)
+    events = server.receive_data(wait + b"x" * 100)
+    assert isinstance(events[0], t.AgentWaitRequest)
+    assert events[1:] == [herdr.ClientGone()]
+    plain = herdr.ServerConnection(max_request_bytes=len(PING) + 10)
+    assert plain.receive_data(PING + b"x" * 100) == [t.PingRequest(id="1", params=t.PingParams())]
+
+
+def test_client_failure_is_sticky_and_named_after_the_deferred_error() -> None:
+    client = herdr.ClientConnection()
+    client.send(herdr.make_request("ping", id="1"))
+    assert client.receive_data(PONG_LINE + b"{bad\n") == [PONG]
+    with pytest.raises(RemoteProtocolError):
+        client.receive_data(b"")
+    assert client.state is State.ERROR
+    with pytest.raises(LocalProtocolError, match="failed earlier"):
+        client.receive_data(b"")
 
 
 @settings(max_examples=300, deadline=None)

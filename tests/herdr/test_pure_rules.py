@@ -331,3 +331,58 @@ def test_agent_start_rules_live_in_the_core() -> None:
         assert failure is not None
         assert failure[0].value == code
     assert herdr.agent_name_error("a" * 33) is not None
+
+
+def test_worktree_argv_never_lets_a_request_value_become_a_git_option() -> None:
+    assert herdr.option_shaped("feature", None) is None
+    assert herdr.option_shaped("feature", "--upload-pack=x") == "--upload-pack=x"
+    assert herdr.option_shaped("-b", "main") == "-b"
+    assert herdr.branch_exists_args("a/b") == ["show-ref", "--verify", "--quiet", "refs/heads/a/b"]
+    assert herdr.worktree_add_args("/r/x", "b", "main", branch_exists=True) == [
+        "worktree", "add", "--", "/r/x", "b",
+    ]  # fmt: skip
+    assert herdr.worktree_add_args("/r/x", "b", "main", branch_exists=False) == [
+        "worktree", "add", "-b", "b", "--", "/r/x", "main",
+    ]  # fmt: skip
+    assert herdr.worktree_add_args("/r/x", "b", None, branch_exists=False)[-2:] == ["--", "/r/x"]
+    assert herdr.worktree_remove_args("/r/x", True) == [
+        "worktree",
+        "remove",
+        "--force",
+        "--",
+        "/r/x",
+    ]
+    assert herdr.worktree_remove_args("/r/x", False) == ["worktree", "remove", "--", "/r/x"]
+
+
+def test_worktree_checkout_path_resolves_in_the_repository() -> None:
+    assert herdr.checkout_path("/repo", "../side", "/h/.herdr/worktrees", "repo", "b") == (
+        "/repo/../side"
+    )
+    assert herdr.checkout_path("/repo", "/abs/x", "/w", "repo", "b") == "/abs/x"
+    assert herdr.checkout_path("/repo", None, "/w", "repo", "Feature/X") == "/w/repo/feature-x"
+
+
+def test_worktree_infos_from_git_output() -> None:
+    source = herdr.worktree_source("/src/app/sub", "/src/app/.git", "w1")
+    assert (source.repo_root, source.repo_name, source.repo_key) == (
+        "/src/app", "app", "/src/app/.git",
+    )  # fmt: skip
+    assert source.source_checkout_path == "/src/app/sub"
+    bare = herdr.worktree_source("/srv/app.git", "/srv/app.git", None)
+    assert (bare.repo_root, bare.repo_name) == ("/srv/app.git", "app.git")
+    main, linked = herdr.parse_worktree_list(
+        "worktree /src/app\nHEAD 1\nbranch refs/heads/main\n\n"
+        "worktree /w/app/b\nHEAD 2\ndetached\nprunable gone\n"
+    )
+    info = herdr.worktree_info(main, "/src/app", "w1")
+    assert (info.is_linked_worktree, info.branch, info.open_workspace_id, info.label) == (
+        False, "main", "w1", "app",
+    )  # fmt: skip
+    other = herdr.worktree_info(linked, "/src/app", None)
+    assert (other.is_linked_worktree, other.is_detached, other.is_prunable) == (True, True, True)
+    removed = herdr.removed_worktree("/w/app/b")
+    assert removed == t.WorktreeInfo(
+        path="/w/app/b", is_bare=False, is_detached=False, is_prunable=False,
+        is_linked_worktree=True, label="b",
+    )  # fmt: skip
