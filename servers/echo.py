@@ -16,6 +16,7 @@ import anyio.abc
 from shedproto import FramingError, FramingPolicy, LineBuffer
 
 from ._idle import IdleDeadline
+from ._receive import receive_or_eof
 from ._unix import UnixServer
 
 __all__ = ["ECHO_POLICY", "IDLE_TIMEOUT", "echo_server", "serve_echo_connection"]
@@ -25,8 +26,6 @@ ECHO_POLICY = FramingPolicy(max_frame_bytes=1 << 20)
 
 IDLE_TIMEOUT = 30.0
 """Seconds a connection may stay silent before the server closes it."""
-
-RECEIVE_CHUNK = 65536
 
 
 async def serve_echo_connection(
@@ -41,10 +40,7 @@ async def serve_echo_connection(
     idle = IdleDeadline(IDLE_TIMEOUT)
     with idle.scope:
         while True:
-            try:
-                data = await stream.receive(RECEIVE_CHUNK)
-            except anyio.EndOfStream:
-                data = b""
+            data = await receive_or_eof(stream)
             idle.touch()
             try:
                 frames = lines.feed(data)
@@ -56,6 +52,7 @@ async def serve_echo_connection(
                 await stream.send(b"\n".join(frames) + b"\n")
             if not data:
                 return
+
 
 def echo_server(path: str | os.PathLike[str], *, grace: float = 1.0) -> UnixServer:
     """Return a :class:`UnixServer` that echoes frames on ``path``; start it with ``serve``."""
