@@ -16,7 +16,7 @@ import anyio.abc
 from shedproto import FramingError, FramingPolicy, LineBuffer
 
 from ._idle import IdleDeadline
-from ._receive import receive_or_eof
+from ._receive import SocketPump
 from ._unix import UnixServer
 
 __all__ = ["ECHO_POLICY", "IDLE_TIMEOUT", "echo_server", "serve_echo_connection"]
@@ -37,19 +37,20 @@ async def serve_echo_connection(
     echoed; nothing is raised to the caller for peer misbehaviour.
     """
     lines = LineBuffer(policy)
+    pump = SocketPump(stream)
     idle = IdleDeadline(IDLE_TIMEOUT)
     with idle.scope:
         while True:
-            data = await receive_or_eof(stream)
+            data = await pump.receive()
             idle.touch()
             try:
                 frames = lines.feed(data)
             except FramingError as exc:  # echo what came before the bad frame, then hang up
                 if exc.frames_before:
-                    await stream.send(b"\n".join(exc.frames_before) + b"\n")
+                    await pump.send(b"\n".join(exc.frames_before) + b"\n")
                 return
             if frames:
-                await stream.send(b"\n".join(frames) + b"\n")
+                await pump.send(b"\n".join(frames) + b"\n")
             if not data:
                 return
 
