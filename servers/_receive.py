@@ -108,6 +108,24 @@ class SocketPump:
             except (OSError, anyio.ClosedResourceError):
                 return b""
 
+    def send_now(self, data: bytes) -> bytes:
+        """Write what the socket takes without waiting; return the rest (all without a socket).
+
+        Raises:
+            anyio.BrokenResourceError: the socket failed (the peer is gone).
+
+        """
+        raw = self.raw
+        if raw is None:
+            return data
+        try:
+            sent = raw.send(data)
+        except BlockingIOError:
+            return data
+        except OSError as exc:
+            raise anyio.BrokenResourceError from exc
+        return data[sent:] if sent < len(data) else b""
+
     async def send(self, data: bytes) -> None:
         """Write all of ``data``; what the socket does not take at once goes via the stream.
 
@@ -115,15 +133,6 @@ class SocketPump:
             anyio.BrokenResourceError: the socket failed (the peer is gone).
 
         """
-        raw = self.raw
-        if raw is not None:
-            try:
-                sent = raw.send(data)
-            except BlockingIOError:
-                sent = 0
-            except OSError as exc:
-                raise anyio.BrokenResourceError from exc
-            if sent == len(data):
-                return
-            data = data[sent:]
-        await self.stream.send(data)
+        rest = self.send_now(data)
+        if rest:
+            await self.stream.send(rest)

@@ -90,7 +90,7 @@ from shedproto.hostagent import (
     status_socket_path,
 )
 from shedproto.servers import BindError, UnixServer
-from shedproto.servers._receive import receive_or_eof
+from shedproto.servers._receive import SocketPump, receive_or_eof
 
 __all__ = [
     "DEFAULT_DETAILS",
@@ -303,6 +303,8 @@ class HostAgentServer:
             self.approval_path, self._serve_approval, grace=grace, dedicated_dir=True
         )
         self._stopping = False
+        self._status_key: tuple[object, ...] = ()
+        self._status_bytes = b""
         self._expiry_scope: anyio.CancelScope | None = None
         """The expiry task's current sleep (``None`` when the task is not running)."""
         self._expiry_at = math.inf
@@ -641,9 +643,40 @@ class HostAgentServer:
     # ------------------------------------------------------------------ status socket
 
     async def _serve_status(self, stream: anyio.abc.SocketStream) -> None:
-        data = encode_live_status(self.status())
-        with anyio.move_on_after(self.write_timeout):
-            await stream.send(data)
+        """Write one LiveStatus line; what the socket does not take at once gets the deadline.
+
+        The line nearly always fits the socket buffer, so the common path is
+        one direct write of the cached line (:meth:`_status_line`): no
+        encode, no timer, no event-loop pass.
+        """
+        try:
+            rest = SocketPump(stream).send_now(self._status_line())
+        except anyio.BrokenResourceError:  # the reader already left
+            return
+        if rest:
+            with anyio.move_on_after(self.write_timeout):
+                await stream.send(rest)
+
+    def _status_line(self) -> bytes:
+        """Return :meth:`status` encoded, encoding again only when an input or the second changed.
+
+        ``written_at`` has whole seconds, so every connection within one second
+        with the same policies, consumer and servers gets the same bytes.
+        """
+        key = (
+            _now_ts(),
+            tuple(self.policies.items()),
+            self.consumer,
+            self.rc_hub,
+            self.servers,
+            self.version,
+            self.config_path,
+            self.started_at,
+        )
+        if key != self._status_key:
+            self._status_key = key
+            self._status_bytes = encode_live_status(self.status())
+        return self._status_bytes
 
     # ------------------------------------------------------------------ approval socket
 
