@@ -24,6 +24,7 @@ SUITES: dict[str, str] = {
     "drivers": "benchmarks.drivers",
     "agents_host": "benchmarks.agents_host",
     "proxy": "benchmarks.proxy",
+    "servers": "benchmarks.servers",
 }
 """Suite name -> module exposing ``cases(quick: bool) -> list[Case]``."""
 

@@ -13,11 +13,14 @@
 * **approval vs raw echo, one task** (floor 0.60): the same candidate against
   the cheapest possible two-crossing round trip (the asking task reads the
   reply itself, no wake-up); it states the whole cost honestly.
-* **event fan-out** (floor 0.20): ``emit_audit`` to a connected consumer, which
-  decodes every event, in windows of 200 (the agent's writer queue holds 256
-  frames), against raw pre-encoded lines written in the same windows and split
-  by the reader. Per event the candidate makes an id, a Struct, an encode and
-  a decode; the baseline only splits bytes.
+* **event fan-out, server side** (target 0.50, issue 16): ``emit_audit`` to a
+  raw consumer (it sends its hello, then splits lines as the baseline's
+  reader does), in windows of 200 (the agent's writer queue holds 256
+  frames), against raw pre-encoded lines written in the same windows. Per
+  event the agent makes an id, a Struct and one encode (once per event, not
+  per consumer) and corks the line into a batched write.
+* **event fan-out, end to end** (floor 0.20): the same with the typed
+  :class:`AsyncApprovalConsumer`, which also decodes every event.
 
 asyncio backend, one process (both ends share the CPU, so library work on
 either end counts). p50/p99 per round trip are printed to stderr after the
@@ -39,7 +42,15 @@ import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from shedproto.clients.host_agent import AsyncApprovalConsumer
-from shedproto.host_agent import AgentConfig, ApprovalRequest, AuditRecord, Event, encode_frame
+from shedproto.host_agent import (
+    AgentConfig,
+    ApprovalRequest,
+    AuditRecord,
+    ClientInfo,
+    Event,
+    Hello,
+    encode_frame,
+)
 from shedproto.servers.host_agent import HostAgentServer
 
 from ._harness import Case
@@ -67,6 +78,13 @@ RECORD = AuditRecord(
     decided_by="user",
 )
 EVENT_LINE = encode_frame(RECORD.to_event("6f1c2d4e-8a9b-4c3d-9e2f-0a1b2c3d4e5f"))
+HELLO_LINE = encode_frame(
+    Hello(
+        id="hello-1",
+        ts="2026-07-10T00:00:00Z",
+        client=ClientInfo(name="bench", version="0", pid=1),
+    )
+)
 CONFIG = AgentConfig(
     policies={"ssh-agent": "shed-desktop", "aws-credentials": "", "docker-credentials": ""}
 )
@@ -250,6 +268,26 @@ async def _fanout(directory: Path, count: int) -> float:
     return elapsed
 
 
+async def _fanout_raw_consumer(directory: Path, count: int) -> float:
+    async with anyio.create_task_group() as tg:
+        agent = await tg.start(HostAgentServer(directory, config=CONFIG).serve)
+        stream = await anyio.connect_unix(agent.approval_path)
+        reader = BufferedByteReceiveStream(stream)
+        await stream.send(HELLO_LINE)
+        await reader.receive_until(b"\n", 1 << 20)  # the ack
+        await agent.wait_for_consumer(client_name="bench")
+        start = time.perf_counter()
+        for _ in range(count // WINDOW):
+            for _ in range(WINDOW):
+                agent.emit_audit(RECORD)
+            for _ in range(WINDOW):
+                await reader.receive_until(b"\n", 1 << 20)
+        elapsed = time.perf_counter() - start
+        await stream.aclose()
+        agent.shutdown()
+    return elapsed
+
+
 def cases(quick: bool) -> list[Case]:
     round_trips = 500 if quick else 3000
     events = 4000 if quick else 40000
@@ -286,7 +324,16 @@ def cases(quick: bool) -> list[Case]:
             repeat=repeat,
         ),
         Case(
-            name=f"host-agent: event fan-out vs raw lines ({events} events)",
+            name=f"host-agent: event fan-out, server side, vs raw lines ({events} events)",
+            baseline=lambda: anyio.run(_raw_fanout, fresh("f"), events),
+            candidate=lambda: anyio.run(_fanout_raw_consumer, fresh("s"), events),
+            target=0.50,
+            units=events,
+            unit="event",
+            repeat=repeat,
+        ),
+        Case(
+            name=f"host-agent: event fan-out, end to end, vs raw lines ({events} events)",
             baseline=lambda: anyio.run(_raw_fanout, fresh("f"), events),
             candidate=lambda: anyio.run(_fanout, fresh("g"), events),
             target=0.20,

@@ -1,19 +1,53 @@
-"""The one receive step every server's byte pump uses: the next chunk, or ``b""`` at the end.
+"""The byte pump every server uses, and the one set of hang-up errors.
 
 A peer that hangs up (EOF, a reset, a stream already closed) is the end of the
 stream, which the sans-IO cores take as ``b""``: never an exception for a
-shell to catch in its own way.
+shell to catch in its own way. :data:`HANGUP_ERRORS` is the single
+definition of "the peer went away": :func:`receive_or_eof` reads it as EOF
+and :func:`~shedproto.servers.is_hangup` logs it at debug level only.
+
+:class:`SocketPump` is the fast path (issue 16). anyio's socket streams take
+a checkpoint (a full event-loop pass) at the start of every ``receive`` and
+``send``; a request/response server pays three loop passes per frame that
+way (the receive's checkpoint, its wait for data, the send's checkpoint).
+The pump reads straight from the non-blocking socket and waits for
+readability only when it is empty, and writes straight to it, handing only
+what the socket did not take to ``stream.send`` (which waits for room): one
+loop pass per frame. So that a peer whose data is always there cannot starve
+the others, every :data:`EAGER_READS` reads that found data without waiting
+take a checkpoint.
 """
 
 from __future__ import annotations
 
+import socket
+
 import anyio
 import anyio.abc
+import anyio.lowlevel
+from anyio.abc import SocketAttribute
 
-__all__ = ["RECEIVE_CHUNK", "receive_or_eof"]
+__all__ = ["EAGER_READS", "HANGUP_ERRORS", "RECEIVE_CHUNK", "SocketPump", "receive_or_eof"]
 
 RECEIVE_CHUNK = 65536
 """Bytes asked of the socket per read."""
+
+EAGER_READS = 16
+"""Reads in a row that found data at once before :class:`SocketPump` yields to other tasks."""
+
+HANGUP_ERRORS: tuple[type[Exception], ...] = (
+    anyio.BrokenResourceError,
+    anyio.ClosedResourceError,
+    anyio.EndOfStream,
+    ConnectionError,  # ConnectionResetError, BrokenPipeError, ConnectionAbortedError
+)
+"""Exceptions that only say the peer is gone.
+
+anyio already turns a socket's ``OSError`` into ``BrokenResourceError`` on
+both backends; ``ConnectionError`` covers streams that raise the system's own
+(test doubles, raw sockets). Other ``OSError`` s (a file a handler could not
+open) are faults, not hang-ups, and are not in the set.
+"""
 
 
 async def receive_or_eof(
@@ -21,10 +55,84 @@ async def receive_or_eof(
 ) -> bytes:
     """Return the next bytes from ``stream``, or ``b""`` when the peer is gone.
 
-    EOF, a broken or closed stream and a socket error all read as the end of
-    the stream; cancellation propagates.
+    Every error in :data:`HANGUP_ERRORS` reads as the end of the stream;
+    anything else and cancellation propagate.
     """
     try:
         return await stream.receive(max_bytes)
-    except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+    except HANGUP_ERRORS:
         return b""
+
+
+class SocketPump:
+    """Receive and send on one connection without anyio's per-call checkpoints.
+
+    ``receive`` behaves like :func:`receive_or_eof` (``b""`` once the peer is
+    gone; cancellation propagates while it waits) and ``send`` like
+    ``stream.send`` (a socket error raises ``anyio.BrokenResourceError``). A
+    stream that is not a socket (a test double) is used through its own
+    methods. Only one task may receive and one task send at a time, as with
+    the stream itself.
+    """
+
+    __slots__ = ("_eager", "raw", "stream")
+
+    def __init__(self, stream: anyio.abc.ByteStream) -> None:
+        self.stream = stream
+        self.raw: socket.socket | None = stream.extra(SocketAttribute.raw_socket, None)
+        self._eager = 0
+
+    async def receive(self, max_bytes: int = RECEIVE_CHUNK) -> bytes:
+        """Return the next bytes, or ``b""`` at EOF or when the peer is gone."""
+        raw = self.raw
+        if raw is None:
+            return await receive_or_eof(self.stream, max_bytes)
+        if self._eager >= EAGER_READS:
+            self._eager = 0
+            await anyio.lowlevel.checkpoint()
+        try:
+            data = raw.recv(max_bytes)
+        except BlockingIOError:
+            self._eager = 0
+        except OSError:  # anyio's BrokenResourceError: a hang-up
+            return b""
+        else:
+            self._eager += 1
+            return data
+        while True:
+            try:
+                await anyio.wait_readable(raw)
+                return raw.recv(max_bytes)
+            except BlockingIOError:  # a spurious wake-up
+                continue
+            except (OSError, anyio.ClosedResourceError):
+                return b""
+
+    def send_now(self, data: bytes) -> bytes:
+        """Write what the socket takes without waiting; return the rest (all without a socket).
+
+        Raises:
+            anyio.BrokenResourceError: the socket failed (the peer is gone).
+
+        """
+        raw = self.raw
+        if raw is None:
+            return data
+        try:
+            sent = raw.send(data)
+        except BlockingIOError:
+            return data
+        except OSError as exc:
+            raise anyio.BrokenResourceError from exc
+        return data[sent:] if sent < len(data) else b""
+
+    async def send(self, data: bytes) -> None:
+        """Write all of ``data``; what the socket does not take at once goes via the stream.
+
+        Raises:
+            anyio.BrokenResourceError: the socket failed (the peer is gone).
+
+        """
+        rest = self.send_now(data)
+        if rest:
+            await self.stream.send(rest)

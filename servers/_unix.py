@@ -48,6 +48,7 @@ import anyio.abc
 from shedproto._unix_paths import max_socket_path_bytes as _max_socket_path_bytes
 
 from ._dirs import create_directories
+from ._receive import HANGUP_ERRORS
 
 __all__ = [
     "BindError",
@@ -312,20 +313,14 @@ def _bind(
     return BoundSocket(sock=sock, path=target, device=st.st_dev, inode=st.st_ino)
 
 
-_HANGUPS = (
-    anyio.BrokenResourceError,
-    anyio.ClosedResourceError,
-    anyio.EndOfStream,
-    ConnectionError,  # ConnectionResetError, BrokenPipeError, ConnectionAbortedError
-)
-
-
 def is_hangup(exc: BaseException) -> bool:
     """Tell whether ``exc`` only says the peer went away (also inside exception groups).
 
-    A group counts when every exception in it (recursively) is a hang-up.
+    The peer went away when ``exc`` is one of
+    :data:`~shedproto.servers._receive.HANGUP_ERRORS`. A group counts when
+    every exception in it (recursively) is a hang-up.
     """
-    if isinstance(exc, _HANGUPS):
+    if isinstance(exc, HANGUP_ERRORS):
         return True
     members = getattr(exc, "exceptions", None)  # BaseExceptionGroup (the backport on 3.10)
     return (

@@ -16,6 +16,7 @@ import anyio.abc
 from shedproto import FramingError, FramingPolicy, LineBuffer
 
 from ._idle import IdleDeadline
+from ._receive import SocketPump
 from ._unix import UnixServer
 
 __all__ = ["ECHO_POLICY", "IDLE_TIMEOUT", "echo_server", "serve_echo_connection"]
@@ -25,8 +26,6 @@ ECHO_POLICY = FramingPolicy(max_frame_bytes=1 << 20)
 
 IDLE_TIMEOUT = 30.0
 """Seconds a connection may stay silent before the server closes it."""
-
-RECEIVE_CHUNK = 65536
 
 
 async def serve_echo_connection(
@@ -38,22 +37,20 @@ async def serve_echo_connection(
     echoed; nothing is raised to the caller for peer misbehaviour.
     """
     lines = LineBuffer(policy)
+    pump = SocketPump(stream)
     idle = IdleDeadline(IDLE_TIMEOUT)
     with idle.scope:
         while True:
-            try:
-                data = await stream.receive(RECEIVE_CHUNK)
-            except anyio.EndOfStream:
-                data = b""
+            data = await pump.receive()
             idle.touch()
             try:
                 frames = lines.feed(data)
             except FramingError as exc:  # echo what came before the bad frame, then hang up
                 if exc.frames_before:
-                    await stream.send(b"\n".join(exc.frames_before) + b"\n")
+                    await pump.send(b"\n".join(exc.frames_before) + b"\n")
                 return
             if frames:
-                await stream.send(b"\n".join(frames) + b"\n")
+                await pump.send(b"\n".join(frames) + b"\n")
             if not data:
                 return
 

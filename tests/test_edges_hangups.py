@@ -20,6 +20,7 @@ import anyio.abc
 import pytest
 
 from shedproto.servers import UnixServer
+from shedproto.servers._receive import HANGUP_ERRORS, receive_or_eof
 from shedproto.servers._unix import is_hangup
 from shedproto.servers.echo import echo_server
 from shedproto.servers.herdr import HerdrServer
@@ -201,6 +202,44 @@ async def read_until_closed(stream: anyio.abc.SocketStream) -> bytes:
 )
 def test_is_hangup(exc: BaseException, expected: bool) -> None:
     assert is_hangup(exc) is expected
+
+
+class _FailingStream(anyio.abc.ByteReceiveStream):
+    """A receive stream whose every read raises ``error``."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        raise self.error
+
+    async def aclose(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        anyio.BrokenResourceError(),
+        anyio.ClosedResourceError(),
+        anyio.EndOfStream(),
+        ConnectionResetError(),
+        BrokenPipeError(),
+        PermissionError("audit log"),
+        OSError("not a hang-up"),
+        RuntimeError("bug"),
+    ],
+    ids=type,
+)
+async def test_receive_or_eof_and_is_hangup_share_one_hangup_set(error: Exception) -> None:
+    """Regression (issue 16): the receive step took every OSError as EOF, is_hangup did not."""
+    hangup = is_hangup(error)
+    assert hangup is isinstance(error, HANGUP_ERRORS)
+    if hangup:
+        assert await receive_or_eof(_FailingStream(error)) == b""
+    else:
+        with pytest.raises(type(error)):
+            await receive_or_eof(_FailingStream(error))
 
 
 async def test_hang_up_inside_a_task_group_is_not_a_handler_failure(

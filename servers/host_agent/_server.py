@@ -43,7 +43,6 @@ import anyio
 import anyio.abc
 import anyio.from_thread
 import anyio.lowlevel
-from anyio.abc import SocketAttribute
 
 from shedproto import __version__
 from shedproto.host_agent import (
@@ -90,7 +89,7 @@ from shedproto.host_agent import (
     status_socket_path,
 )
 from shedproto.servers import BindError, UnixServer
-from shedproto.servers._receive import receive_or_eof
+from shedproto.servers._receive import SocketPump
 
 __all__ = [
     "DEFAULT_DETAILS",
@@ -164,12 +163,19 @@ class _Consumer:
     """
 
     def __init__(
-        self, key: int, conn: AgentConnection, hello: Hello, stream: anyio.abc.SocketStream
+        self,
+        key: int,
+        conn: AgentConnection,
+        hello: Hello,
+        stream: anyio.abc.SocketStream,
+        pump: SocketPump,
     ) -> None:
         self.key = key
         self.conn = conn
         self.hello = hello
         self.stream = stream
+        self.pump = pump
+        """Reads for :meth:`HostAgentServer._reader` (one event-loop pass per read)."""
         self.scope = anyio.CancelScope()
         self.hung_up = False
         self.closing = False
@@ -178,10 +184,8 @@ class _Consumer:
         """The socket did not take everything: only the writer task writes until it drained."""
         self.queue: deque[bytes] = deque()
         self.wakeup = anyio.Event()
-        try:
-            self.raw: socket.socket | None = stream.extra(SocketAttribute.raw_socket)
-        except anyio.TypedAttributeLookupError:  # not a socket (a test double): queue only
-            self.raw = None
+        self.raw = pump.raw
+        """The socket for direct writes; ``None`` for a test double (queue only)."""
 
     def enqueue(self, data: bytes, *, cork: bool = False) -> bool:
         """Write ``data`` now (or, with ``cork``, soon); a failed write or full queue drops it.
@@ -303,6 +307,8 @@ class HostAgentServer:
             self.approval_path, self._serve_approval, grace=grace, dedicated_dir=True
         )
         self._stopping = False
+        self._status_key: tuple[object, ...] = ()
+        self._status_bytes = b""
         self._expiry_scope: anyio.CancelScope | None = None
         """The expiry task's current sleep (``None`` when the task is not running)."""
         self._expiry_at = math.inf
@@ -641,9 +647,40 @@ class HostAgentServer:
     # ------------------------------------------------------------------ status socket
 
     async def _serve_status(self, stream: anyio.abc.SocketStream) -> None:
-        data = encode_live_status(self.status())
-        with anyio.move_on_after(self.write_timeout):
-            await stream.send(data)
+        """Write one LiveStatus line; what the socket does not take at once gets the deadline.
+
+        The line nearly always fits the socket buffer, so the common path is
+        one direct write of the cached line (:meth:`_status_line`): no
+        encode, no timer, no event-loop pass.
+        """
+        try:
+            rest = SocketPump(stream).send_now(self._status_line())
+        except anyio.BrokenResourceError:  # the reader already left
+            return
+        if rest:
+            with anyio.move_on_after(self.write_timeout):
+                await stream.send(rest)
+
+    def _status_line(self) -> bytes:
+        """Return :meth:`status` encoded, encoding again only when an input or the second changed.
+
+        ``written_at`` has whole seconds, so every connection within one second
+        with the same policies, consumer and servers gets the same bytes.
+        """
+        key = (
+            _now_ts(),
+            tuple(self.policies.items()),
+            self.consumer,
+            self.rc_hub,
+            self.servers,
+            self.version,
+            self.config_path,
+            self.started_at,
+        )
+        if key != self._status_key:
+            self._status_key = key
+            self._status_bytes = encode_live_status(self.status())
+        return self._status_bytes
 
     # ------------------------------------------------------------------ approval socket
 
@@ -655,9 +692,10 @@ class HostAgentServer:
         )
         hello: Hello | None = None
         backlog: list[object] = []
+        pump = SocketPump(stream)
         with anyio.move_on_after(self.hello_timeout):
             while hello is None and not conn.closed:
-                data = await receive_or_eof(stream)
+                data = await pump.receive()
                 for event in conn.receive_data(data):
                     if isinstance(event, Hello):
                         hello = event
@@ -679,7 +717,7 @@ class HostAgentServer:
         except (TimeoutError, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             return  # never promoted
         self._next_key += 1
-        consumer = _Consumer(self._next_key, conn, hello, stream)
+        consumer = _Consumer(self._next_key, conn, hello, stream, pump)
         self._consumers[consumer.key] = consumer
         try:
             self._promote(consumer)
@@ -729,7 +767,7 @@ class HostAgentServer:
                 elif isinstance(event, (TokenGet, CredentialGet)):
                     tg.start_soon(self._answer_credential, consumer, event)
                 # pong: liveness only; skipped lines: nothing to do
-            data = await receive_or_eof(consumer.stream)
+            data = await consumer.pump.receive()
             events = list(consumer.conn.receive_data(data))
             if not data and not events:
                 self._drop(consumer.key)

@@ -67,6 +67,27 @@ async def test_status_socket_writes_one_compact_line_and_closes(short_socket_dir
         await raw.aclose()
 
 
+async def test_status_line_cache_follows_policy_consumer_and_servers_within_a_second(
+    short_socket_dir: Path,
+) -> None:
+    """Regression (issue 16): the status line is cached per second; any input change re-encodes."""
+    async with running(short_socket_dir) as agent:
+        agent.set_policy("ssh-agent", "approve-all")
+        first = await read_status_async(short_socket_dir)
+        agent.set_policy("ssh-agent", "shed-desktop")
+        second = await read_status_async(short_socket_dir)
+        agent.set_servers([ServerHealth(name="web")])
+        third = await read_status_async(short_socket_dir)
+        consumer = await connected(agent, short_socket_dir)
+        fourth = await read_status_async(short_socket_dir)
+        await consumer.aclose()
+    assert first.policies["ssh-agent"] == "approve-all"
+    assert second.policies["ssh-agent"] == "shed-desktop"
+    assert [server.name for server in third.servers] == ["web"]
+    assert not third.approval_channel.consumer_connected
+    assert fourth.approval_channel.consumer_connected
+
+
 async def test_socket_modes_rechmod_and_cleanup(short_socket_dir: Path) -> None:
     directory = short_socket_dir / "agent"
     directory.mkdir(mode=0o777)
