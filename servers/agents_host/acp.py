@@ -52,7 +52,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from shedproto import LocalProtocolError
+from shedproto import LocalProtocolError, RemoteProtocolError
 from shedproto.agentshost import (
     ACP_AGENT_EXITED,
     ACP_AGENT_UNAVAILABLE,
@@ -63,7 +63,6 @@ from shedproto.agentshost import (
     MAX_ERROR_DETAIL,
     AcpConnection,
     AcpEvent,
-    AcpProtocolError,
     AgentFeatures,
     CommandExecutionResult,
     ConnectionClosed,
@@ -232,6 +231,7 @@ class AcpProcess:
             raise failure
 
     async def _handshake(self) -> AgentFeatures:
+        failure: AcpDriverError | None = None
         async with anyio.create_task_group() as watch:
 
             async def stop_requested() -> None:
@@ -243,10 +243,14 @@ class AcpProcess:
                 with anyio.fail_after(self.handshake_timeout):
                     await self.request(self.connection.initialize(), "initialize")
             except TimeoutError:
-                raise AcpDriverError(
+                failure = AcpDriverError(
                     f"the agent did not answer initialize within {self.handshake_timeout}s"
-                ) from None
+                )
+            except AcpDriverError as exc:
+                failure = exc  # raised below, not wrapped in the task group's ExceptionGroup
             watch.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
         if self._stop.is_set() and self.connection.features is None:
             raise AcpDriverError("the agent was stopped before it answered initialize")
         features = self.connection.features
@@ -367,18 +371,21 @@ class AcpProcess:
                 data = await process.stdout.receive(RECEIVE_CHUNK)
             except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 data = b""
+            connection = self.connection
             try:
-                events = self.connection.receive_data(data)
-            except AcpProtocolError as exc:
-                self._dispatch(exc.events)
-                self.failure = f"the agent broke the ACP protocol: {exc.message}"
-                self._fail_all(self.failure)
-                return
-            reply = self.connection.data_to_send()
+                events = connection.receive_data(data)
+            except RemoteProtocolError:
+                events = []  # the connection keeps the error (sticky), checked below
+            reply = connection.data_to_send()
             if reply:
                 with contextlib.suppress(AcpDriverError):
                     await self.send(reply)
             self._dispatch(events)
+            if connection.error is not None:
+                # The events before the bad line are delivered; the error ends the agent.
+                self.failure = f"the agent broke the ACP protocol: {connection.error.message}"
+                self._fail_all(self.failure)
+                return
             if not data:
                 self._closed.set()  # _reap fails what is left, with the exit status
                 return

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from shedproto import ErrorCode, LocalProtocolError, RemoteProtocolError
 from shedproto.agentshost import (
     AcpConnection,
-    AcpProtocolError,
     AcpState,
     ConnectionClosed,
     PeerRequestRefused,
@@ -281,10 +280,77 @@ def test_events_before_a_bad_line_are_kept() -> None:
             "params": {"sessionId": "s", "update": {"sessionUpdate": "plan", "entries": []}},
         }
     )
-    with pytest.raises(AcpProtocolError) as info:
-        conn.receive_data(good + b"garbage\n")
+    pending, _ = conn.list_sessions()
+    events = conn.receive_data(good + b"garbage\n" + good)
+    assert [type(e) for e in events] == [SessionUpdated]  # the good line before, not after
+    assert conn.state is AcpState.CLOSED
+    assert conn.error is not None
+    with pytest.raises(RemoteProtocolError) as info:
+        conn.receive_data(good)  # the error comes on the next call, once
     assert info.value.code is ErrorCode.MALFORMED_FRAME
-    assert len(info.value.events) == 1
+    assert info.value is conn.error
+    closing = conn.receive_data(b"")
+    assert [(type(e), getattr(e, "request_id", None)) for e in closing] == [
+        (RequestFailed, pending),
+        (ConnectionClosed, None),
+    ]
+    closed = closing[-1]
+    assert isinstance(closed, ConnectionClosed)
+    assert (closed.reason, closed.error) == ("protocol_error", conn.error)
+
+
+def test_a_bad_line_alone_raises_at_once_and_later_output_is_dropped() -> None:
+    conn = ready()
+    with pytest.raises(RemoteProtocolError):
+        conn.receive_data(b"garbage\n")
+    assert conn.receive_data(b"more garbage\n") == []
+    with pytest.raises(LocalProtocolError, match="failed earlier"):
+        conn.new_session("/w")
+    assert conn.receive_data(b"")[-1] == ConnectionClosed("protocol_error", conn.error)
+
+
+def test_a_clean_eof_closes_with_reason_eof_and_no_error() -> None:
+    conn = ready()
+    assert conn.receive_data(b"") == [ConnectionClosed()]
+    assert (ConnectionClosed().reason, ConnectionClosed().error) == ("eof", None)
+    assert conn.error is None
+
+
+def test_an_agent_message_before_initialize_is_the_agents_fault() -> None:
+    # Regression: a notification before initialize raised LocalProtocolError (the
+    # state machine's "not allowed" was reported as this side's misuse).
+    conn = AcpConnection()
+    notify = {"jsonrpc": "2.0", "method": "session/update", "params": {}}
+    with pytest.raises(RemoteProtocolError) as info:
+        conn.receive_data(line(notify))
+    assert info.value.code is ErrorCode.UNEXPECTED_EVENT
+    assert conn.state is AcpState.CLOSED
+
+
+def test_answers_to_agent_requests_wait_in_the_outbox_in_order() -> None:
+    conn = ready()
+    conn.receive_data(
+        line({"jsonrpc": "2.0", "id": 1, "method": "terminal/create", "params": {}})
+        + line({"jsonrpc": "2.0", "id": 2, "method": "fs/read_text_file", "params": {}})
+    )
+    assert [json.loads(x)["id"] for x in conn.data_to_send().splitlines()] == [1, 2]
+    assert conn.data_to_send() == b""
+
+
+def test_the_acp_table_is_the_contract_table() -> None:
+    from shedproto import Contract
+    from shedproto.agentshost import TRANSITIONS, AcpInput
+
+    conn = AcpConnection()
+    assert isinstance(conn, Contract)
+    assert conn.table.transitions == TRANSITIONS
+    assert conn.table.error is AcpState.CLOSED
+    assert not any(
+        state is AcpState.CLOSED and new is not AcpState.CLOSED
+        for (state, _), new in TRANSITIONS.items()
+    )
+    assert (AcpState.IDLE, AcpInput.PEER_NOTIFICATION) not in TRANSITIONS
+    assert conn.next_deadline() is None
 
 
 def test_normalize_merges_chunks_by_kind_and_message_id() -> None:
