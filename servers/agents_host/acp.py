@@ -56,7 +56,6 @@ from shedproto import LocalProtocolError, RemoteProtocolError
 from shedproto.agentshost import (
     ACP_AGENT_EXITED,
     ACP_AGENT_UNAVAILABLE,
-    ACP_AUTH_REQUIRED,
     ACP_PROMPT_DEADLINE,
     ACP_PROMPT_FAILED,
     ACP_START_FAILED,
@@ -72,9 +71,15 @@ from shedproto.agentshost import (
     SessionPage,
     SessionSnapshot,
     SessionSummary,
+    advertised_controls,
+    check_config_option,
+    check_mode,
     choose_auth_method,
     describe_rpc_error,
     execution_error,
+    parse_session_page,
+    prompt_receipt,
+    rpc_failure,
     unsupported,
 )
 from shedproto.connector import (
@@ -107,8 +112,6 @@ RESTART_BACKOFF_MAX = 30.0
 """The longest wait between two restart attempts."""
 RESTART_WAIT = 30.0
 """Seconds a command waits for a dead agent's restart before failing."""
-AUTH_REQUIRED = -32000
-"""ACP's ``auth_required`` error code."""
 
 STDERR_TAIL = 64 * 1024
 RECEIVE_CHUNK = 65536
@@ -430,18 +433,6 @@ class AcpProcess:
             waiter.event.set()
 
 
-def _controls_capabilities(process: AcpProcess) -> tuple[tuple[str, ...], dict[str, Any]]:
-    modes: list[str] = []
-    options: dict[str, Any] = {}
-    for controls in process.connection.sessions.values():
-        for mode in controls.modes:
-            if mode not in modes:
-                modes.append(mode)
-        for key, option in controls.config_options.items():
-            options.setdefault(key, {"type": option.get("type", "select")})
-    return tuple(modes), options
-
-
 @dataclass
 class _StartTurn:
     """A running ``start``: the agent's session id once known, and an early cancel."""
@@ -468,8 +459,7 @@ def _failed(
 
 
 def _request_failure(exc: AcpRequestError, default_code: str) -> CommandExecutionResult:
-    code = ACP_AUTH_REQUIRED if exc.code == AUTH_REQUIRED else default_code
-    return _failed(code, str(exc))
+    return rpc_failure(exc.code, str(exc), default_code)
 
 
 def _driver_failure(exc: AcpDriverError) -> CommandExecutionResult:
@@ -681,7 +671,7 @@ class AcpDriver:
         features = self.process.features
         if features is None:
             return
-        modes, options = _controls_capabilities(self.process)
+        modes, options = advertised_controls(self.process.connection.sessions.values())
         self.capabilities = Capabilities(
             inventory=True,
             read=features.load_session,
@@ -733,26 +723,15 @@ class AcpDriver:
         result = await self.process.request(
             self.process.connection.list_sessions(cursor), "session/list"
         )
-        rows = result.get("sessions") if isinstance(result, dict) else None
-        if not isinstance(rows, list):
-            raise AcpDriverError("session/list answered without a sessions array")
-        sessions = []
-        for row in rows:
-            if not isinstance(row, dict) or not isinstance(row.get("sessionId"), str):
-                raise AcpDriverError("session/list answered a session without a sessionId")
-            summary = SessionSummary(
-                nativeSessionId=row["sessionId"],
-                title=row.get("title") if isinstance(row.get("title"), str) else None,
-                cwd=row.get("cwd") if isinstance(row.get("cwd"), str) else None,
-                updatedAt=row.get("updatedAt") if isinstance(row.get("updatedAt"), str) else None,
-                raw=row,
-            )
+        try:
+            page = parse_session_page(result)
+        except RemoteProtocolError as exc:
+            raise AcpDriverError(exc.message) from None
+        for summary in page.sessions:
             self._listed[summary.nativeSessionId] = summary
-            sessions.append(self._summary(summary.nativeSessionId))
-        next_cursor = result.get("nextCursor")
         return SessionPage(
-            sessions=tuple(sessions),
-            nextCursor=next_cursor if isinstance(next_cursor, str) else None,
+            sessions=tuple(self._summary(s.nativeSessionId) for s in page.sessions),
+            nextCursor=page.nextCursor,
         )
 
     async def read_session(self, native_session_id: str) -> SessionSnapshot:
@@ -863,22 +842,7 @@ class AcpDriver:
             return CommandExecutionResult(
                 status=outcome.status, providerOperationId=operation, error=outcome.error
             )
-        result = answer if isinstance(answer, dict) else {}
-        stop_reason = result.get("stopReason")
-        if stop_reason == "cancelled":
-            return CommandExecutionResult(
-                status="failed",
-                providerOperationId=operation,
-                result={"stopReason": stop_reason},
-                error=ReceiptErrorInfo(
-                    code="cancelled", message="the prompt was cancelled", retryable=False
-                ),
-            )
-        return CommandExecutionResult(
-            status="succeeded",
-            providerOperationId=operation,
-            result={"stopReason": stop_reason} if isinstance(stop_reason, str) else None,
-        )
+        return prompt_receipt(answer, operation)
 
     async def prompt(
         self, native_session_id: str, payload: PromptPayload, options: OperationOptions
@@ -1038,10 +1002,10 @@ class AcpDriver:
         await self._require_up()
         await self._open_session(native_session_id)
         controls = self.process.connection.sessions.get(native_session_id)
-        if controls is None or mode not in controls.modes:
-            return execution_error(
-                "failed", "acp-mode-unsupported", f"mode is not offered by the agent: {mode}"
-            )
+        refused = check_mode(controls, mode)
+        if refused is not None:
+            return refused
+        assert controls is not None  # check_mode refuses a session without controls
         await self.process.request(
             self.process.connection.set_mode(native_session_id, mode), "session/set_mode"
         )
@@ -1054,26 +1018,11 @@ class AcpDriver:
         """``session/set_config_option`` once key and value match the advertised option."""
         await self._require_up()
         await self._open_session(native_session_id)
-        controls = self.process.connection.sessions.get(native_session_id)
-        option = None if controls is None else controls.config_options.get(key)
-        if option is None:
-            return execution_error(
-                "failed", "acp-config-option-unsupported", f"config option is not offered: {key}"
-            )
-        if option.get("type") == "boolean":
-            valid = isinstance(value, bool)
-        else:
-            choices = option.get("options")
-            values = (
-                [c.get("value") for c in choices if isinstance(c, dict)]
-                if isinstance(choices, list)
-                else []
-            )
-            valid = isinstance(value, str) and value in values
-        if not valid:
-            return execution_error(
-                "failed", "acp-config-value-invalid", f"value is not valid for config option {key}"
-            )
+        refused = check_config_option(
+            self.process.connection.sessions.get(native_session_id), key, value
+        )
+        if refused is not None:
+            return refused
         await self.process.request(
             self.process.connection.set_config_option(native_session_id, key, value),
             "session/set_config_option",

@@ -39,6 +39,15 @@ from ._acp import (
     describe_rpc_error,
     is_standard_rpc_code,
 )
+from ._acp_rules import (
+    AUTH_REQUIRED,
+    advertised_controls,
+    check_config_option,
+    check_mode,
+    parse_session_page,
+    prompt_receipt,
+    rpc_failure,
+)
 from ._acp_state import TRANSITIONS, AcpInput, AcpState
 from ._api import (
     API_FRAMING,
@@ -123,6 +132,13 @@ __all__ = [
     "choose_auth_method",
     "describe_rpc_error",
     "is_standard_rpc_code",
+    "AUTH_REQUIRED",
+    "advertised_controls",
+    "check_config_option",
+    "check_mode",
+    "parse_session_page",
+    "prompt_receipt",
+    "rpc_failure",
     "RECENT_MESSAGES",
     "RECENT_WINDOW_MS",
     "SESSION_SCHEMA",
