@@ -64,6 +64,7 @@ def test_stop_reasons_map_to_receipts() -> None:
     assert cancelled.status == "failed"
     assert code_of(cancelled) == "cancelled"
     assert cancelled.result == {"stopReason": "cancelled"}
+    odd: Any
     for odd in (None, [], {"stopReason": 5}):
         receipt = prompt_receipt(odd, "s:3")
         assert (receipt.status, receipt.result) == ("succeeded", None)
