@@ -116,6 +116,8 @@ from ._driver import (
     execution_error,
     unsupported,
 )
+from ._index_rows import updated_ms, with_checkout
+from ._inventory import MAX_LISTED_SESSIONS, InventoryError, InventoryWalk
 from ._jsonrpc import RpcError, RpcMessage, decode_message
 from ._transcript import PREVIEW_LIMIT, SessionTranscript, normalize_updates
 
@@ -139,6 +141,11 @@ __all__ = [
     "parse_session_page",
     "prompt_receipt",
     "rpc_failure",
+    "MAX_LISTED_SESSIONS",
+    "InventoryError",
+    "InventoryWalk",
+    "updated_ms",
+    "with_checkout",
     "RECENT_MESSAGES",
     "RECENT_WINDOW_MS",
     "SESSION_SCHEMA",
