@@ -33,8 +33,15 @@ returns every event completed before the bad line and raises the error on
 the next call (at once when nothing preceded it); either way the connection
 is ``CLOSED`` from then on with the error in
 :attr:`~shedproto.Contract.error`, and the agent's later output is dropped.
-The ACP wire has no deadline of its own (a turn's deadline is the driver's
-policy), so :meth:`~shedproto.Contract.next_deadline` is always ``None``.
+
+Deadlines are inputs: :meth:`AcpConnection.prompt` takes the turn's
+``deadline`` (a time on the caller's clock) and ``cancel_grace``;
+:meth:`~AcpConnection.next_deadline` says when the earliest is due and
+:meth:`~AcpConnection.handle_timeout` ``(now)`` acts on the ones that passed: at
+the deadline it queues ``session/cancel`` in the outbox
+(:class:`PromptDeadlinePassed`); when the agent has not answered ``cancel_grace``
+later, it abandons the prompt (:class:`PromptAbandoned`, as
+:meth:`~AcpConnection.abandon_prompt`).
 """
 
 from __future__ import annotations
@@ -82,6 +89,8 @@ __all__ = [
     "PermissionAnswered",
     "PermissionPolicy",
     "PeerRequestRefused",
+    "PromptAbandoned",
+    "PromptDeadlinePassed",
     "RequestFailed",
     "RequestSucceeded",
     "SessionControls",
@@ -320,15 +329,37 @@ class ConnectionClosed(_Closed):
     reason: str = "eof"
 
 
+@dataclass(frozen=True)
+class PromptDeadlinePassed:
+    """A prompt outlived its deadline; its ``session/cancel`` was queued in the outbox."""
+
+    request_id: RequestId
+    session_id: str
+
+
+@dataclass(frozen=True)
+class PromptAbandoned:
+    """The agent did not answer a deadline's cancel in time: the prompt was abandoned.
+
+    As after :meth:`AcpConnection.abandon_prompt`, a late answer is still
+    accepted and reported; a new prompt may be sent at once.
+    """
+
+    request_id: RequestId
+    session_id: str
+
+
 AcpEvent = (
     RequestSucceeded
     | RequestFailed
     | SessionUpdated
     | PermissionAnswered
     | PeerRequestRefused
+    | PromptDeadlinePassed
+    | PromptAbandoned
     | ConnectionClosed
 )
-"""Everything :meth:`AcpConnection.receive_data` can return."""
+"""Everything :meth:`AcpConnection.receive_data` and ``handle_timeout`` can return."""
 
 CLOSED_CODE = -32099
 """Code of the :class:`RequestFailed` synthesised for requests pending at EOF.
@@ -341,6 +372,16 @@ Not ``-32000``: ACP uses that for ``auth_required``.
 class _Pending:
     method: str
     session_id: str | None
+
+
+@dataclass
+class _Deadline:
+    """A running prompt's deadline; ``grace`` is the cancel's, ``cancelled`` once it is sent."""
+
+    request_id: RequestId
+    at: float
+    grace: float
+    cancelled: bool = False
 
 
 class AcpConnection(Contract[AcpState]):
@@ -370,6 +411,7 @@ class AcpConnection(Contract[AcpState]):
         self._lines = LineBuffer(framing)
         self._pending: dict[RequestId, _Pending] = {}
         self._prompting: dict[str, RequestId] = {}
+        self._deadlines: dict[str, _Deadline] = {}
         self._next_id = 0
 
     # ------------------------------------------------------------------ sending
@@ -475,8 +517,18 @@ class AcpConnection(Contract[AcpState]):
             params["cwd"] = cwd
         return self.send_request("session/list", params)
 
-    def prompt(self, session_id: str, text: str) -> tuple[int, bytes]:
+    def prompt(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        deadline: float | None = None,
+        cancel_grace: float = 0.0,
+    ) -> tuple[int, bytes]:
         """Send ``session/prompt`` with one text block.
+
+        With ``deadline`` the turn is cancelled at that time and abandoned
+        ``cancel_grace`` later (see :meth:`handle_timeout`).
 
         Raises:
             LocalProtocolError: ``UNEXPECTED_EVENT`` when a prompt of this
@@ -494,6 +546,8 @@ class AcpConnection(Contract[AcpState]):
             session_id=session_id,
         )
         self._prompting[session_id] = request_id
+        if deadline is not None:
+            self._deadlines[session_id] = _Deadline(request_id, deadline, cancel_grace)
         self.transcripts.setdefault(session_id, SessionTranscript(session_id)).record_prompt(text)
         return request_id, data
 
@@ -503,10 +557,42 @@ class AcpConnection(Contract[AcpState]):
         A later answer to it is still accepted (and reported) but no longer
         marks the session idle; a new prompt may be sent at once.
         """
+        self._deadlines.pop(session_id, None)
         if self._prompting.pop(session_id, None) is not None:
             transcript = self.transcripts.get(session_id)
             if transcript is not None:
                 transcript.close_turn()
+
+    def next_deadline(self) -> float | None:
+        """When the earliest running prompt's deadline (or its cancel's grace) ends, if any."""
+        if self.state is AcpState.CLOSED or not self._deadlines:
+            return None
+        return min(d.at for d in self._deadlines.values())
+
+    def handle_timeout(self, now: float) -> list[AcpEvent]:
+        """Act on the deadlines due at ``now``; never raises.
+
+        A prompt past its deadline gets ``session/cancel`` queued in the
+        outbox (:class:`PromptDeadlinePassed`) and ``cancel_grace`` more; past
+        that it is abandoned (:class:`PromptAbandoned`). Nothing happens once
+        the connection is ``CLOSED``.
+        """
+        events: list[AcpEvent] = []
+        if self.state is AcpState.CLOSED:
+            return events
+        for session_id, due in list(self._deadlines.items()):
+            if now < due.at:
+                continue
+            if not due.cancelled:
+                due.cancelled = True
+                due.at = now + due.grace
+                self.outbox.put(self.cancel(session_id))
+                events.append(PromptDeadlinePassed(due.request_id, session_id))
+                if now < due.at:
+                    continue
+            self.abandon_prompt(session_id)
+            events.append(PromptAbandoned(due.request_id, session_id))
+        return events
 
     def prompting(self, session_id: str) -> bool:
         """Return whether a prompt sent by this connection is running in ``session_id``."""
@@ -599,6 +685,7 @@ class AcpConnection(Contract[AcpState]):
         ]
         self._pending.clear()
         self._prompting.clear()
+        self._deadlines.clear()
         if self.error is None:
             events.append(ConnectionClosed())
         else:
@@ -655,6 +742,7 @@ class AcpConnection(Contract[AcpState]):
     def _end_turn(self, session_id: str, request_id: RequestId) -> None:
         if self._prompting.get(session_id) == request_id:
             del self._prompting[session_id]
+            self._deadlines.pop(session_id, None)
         transcript = self.transcripts.get(session_id)
         if transcript is not None:
             transcript.close_turn()

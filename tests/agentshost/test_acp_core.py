@@ -550,3 +550,71 @@ def test_an_abandoned_prompt_frees_the_session_and_its_late_answer_is_harmless()
     assert conn.prompting("s1")  # the late answer does not end the second turn
     conn.receive_data(line({"jsonrpc": "2.0", "id": second, "result": {"stopReason": "end_turn"}}))
     assert not conn.prompting("s1")
+
+
+def test_a_prompt_deadline_cancels_then_abandons_the_turn() -> None:
+    from shedproto.agentshost import PromptAbandoned, PromptDeadlinePassed
+
+    conn = ready()
+    other, _ = conn.prompt("s2", "no deadline")
+    prompt_id, _ = conn.prompt("s1", "slow", deadline=10.0, cancel_grace=2.0)
+    assert conn.next_deadline() == 10.0
+    assert conn.handle_timeout(9.9) == []
+    assert conn.data_to_send() == b""
+    assert conn.handle_timeout(10.5) == [PromptDeadlinePassed(prompt_id, "s1")]
+    assert json.loads(conn.data_to_send()) == {
+        "jsonrpc": "2.0",
+        "method": "session/cancel",
+        "params": {"sessionId": "s1"},
+    }
+    assert conn.next_deadline() == 12.5  # the grace runs from the cancel
+    assert conn.prompting("s1")
+    assert conn.handle_timeout(12.5) == [PromptAbandoned(prompt_id, "s1")]
+    assert not conn.prompting("s1")
+    assert conn.prompting("s2")
+    assert conn.next_deadline() is None
+    assert conn.data_to_send() == b""
+    late = conn.receive_data(
+        line({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": "cancelled"}})
+    )
+    assert isinstance(late[0], RequestSucceeded)  # a late answer is still reported
+    assert other != prompt_id
+
+
+def test_a_turn_that_answers_the_deadlines_cancel_is_not_abandoned() -> None:
+    from shedproto.agentshost import PromptDeadlinePassed
+
+    conn = ready()
+    prompt_id, _ = conn.prompt("s1", "slow", deadline=1.0, cancel_grace=5.0)
+    assert [type(e) for e in conn.handle_timeout(1.0)] == [PromptDeadlinePassed]
+    conn.receive_data(
+        line({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": "cancelled"}})
+    )
+    assert conn.next_deadline() is None
+    assert conn.handle_timeout(100.0) == []
+
+
+def test_a_late_timer_cancels_and_abandons_in_one_call() -> None:
+    from shedproto.agentshost import PromptAbandoned, PromptDeadlinePassed
+
+    conn = ready()
+    prompt_id, _ = conn.prompt("s1", "x", deadline=1.0)  # no grace
+    assert conn.handle_timeout(50.0) == [
+        PromptDeadlinePassed(prompt_id, "s1"),
+        PromptAbandoned(prompt_id, "s1"),
+    ]
+    assert b"session/cancel" in conn.data_to_send()
+
+
+def test_deadlines_end_with_the_connection() -> None:
+    conn = ready()
+    conn.prompt("s1", "x", deadline=1.0)
+    conn.receive_data(b"")
+    assert conn.next_deadline() is None
+    assert conn.handle_timeout(5.0) == []
+    broken = ready()
+    broken.prompt("s1", "x", deadline=1.0)
+    with pytest.raises(RemoteProtocolError):
+        broken.receive_data(b"garbage\n")
+    assert broken.next_deadline() is None  # a timer loop never spins on a dead connection
+    assert broken.handle_timeout(5.0) == []
