@@ -20,7 +20,9 @@ onto it (spec section 7.4):
 * deadlines: every turn is bounded by the source's ``promptTimeoutMs``
   (default :data:`DEFAULT_PROMPT_TIMEOUT_MS`); past it the turn is cancelled
   and fails ``acp-prompt-deadline`` (abandoned if the agent does not answer
-  the cancel within ``cancel_grace``);
+  the cancel within ``cancel_grace``); the core keeps the deadlines
+  (``next_deadline`` / ``handle_timeout``), one timer task per process feeds
+  it the time;
 * inventory: ``session/list`` pages when advertised, else the sessions this
   process created; read: ``session/load`` (serialised), or this
   connection's own complete transcript for a session it created or loaded;
@@ -66,6 +68,8 @@ from shedproto.agentshost import (
     CommandExecutionResult,
     ConnectionClosed,
     PermissionPolicy,
+    PromptAbandoned,
+    PromptDeadlinePassed,
     RequestFailed,
     RequestSucceeded,
     SessionPage,
@@ -100,6 +104,7 @@ __all__ = [
     "AcpDriverError",
     "AcpProcess",
     "AcpRequestError",
+    "AcpTurnAbandonedError",
 ]
 
 DEFAULT_PROMPT_TIMEOUT_MS = 1_800_000
@@ -136,10 +141,15 @@ class AcpRequestError(AcpDriverError):
         self.data = data
 
 
+class AcpTurnAbandonedError(AcpDriverError):
+    """A prompt's deadline passed and the agent did not answer its cancel in time."""
+
+
 @dataclass
 class _Waiter:
     event: anyio.Event
     outcome: RequestSucceeded | RequestFailed | None = None
+    abandoned: bool = False
 
 
 class AcpProcess:
@@ -177,6 +187,8 @@ class AcpProcess:
         self._stop = anyio.Event()
         self._exited = anyio.Event()
         self._running = False
+        self._deadlines_changed = anyio.Event()
+        self._overdue: set[int | str] = set()
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[AgentFeatures]) -> None:
         """Spawn, handshake, report the agent's features, and run until :meth:`stop`.
@@ -213,6 +225,7 @@ class AcpProcess:
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(self._read_stdout)
                 tasks.start_soon(self._read_stderr)
+                tasks.start_soon(self._run_deadlines)
                 try:
                     features = await self._handshake()
                 except AcpDriverError as exc:
@@ -337,6 +350,8 @@ class AcpProcess:
             await waiter.event.wait()
         finally:
             self._waiters.pop(request_id, None)
+        if waiter.abandoned:
+            raise AcpTurnAbandonedError(f"{method}: the agent did not answer the cancel")
         outcome = waiter.outcome
         if isinstance(outcome, RequestSucceeded):
             return outcome.result
@@ -345,6 +360,47 @@ class AcpProcess:
                 await self._exited.wait()  # the exit status makes the message
             raise AcpAgentExitedError(self.failure or "the agent process ended")
         raise AcpRequestError(method, outcome.code, outcome.message, outcome.data)
+
+    def prompt(
+        self, session_id: str, text: str, *, timeout: float, cancel_grace: float
+    ) -> tuple[int, bytes]:
+        """Build a ``session/prompt`` whose deadline is ``timeout`` seconds from now.
+
+        Past the deadline the turn is cancelled; ``cancel_grace`` later it is
+        abandoned (its :meth:`request` raises :class:`AcpTurnAbandonedError`).
+
+        Raises:
+            LocalProtocolError: as :meth:`AcpConnection.prompt`.
+
+        """
+        sent = self.connection.prompt(
+            session_id, text, deadline=anyio.current_time() + timeout, cancel_grace=cancel_grace
+        )
+        self._deadlines_changed.set()
+        return sent
+
+    def deadline_passed(self, request_id: int | str) -> bool:
+        """Return (and forget) whether the deadline of prompt ``request_id`` passed."""
+        if request_id in self._overdue:
+            self._overdue.discard(request_id)
+            return True
+        return False
+
+    async def _run_deadlines(self) -> None:
+        connection = self.connection
+        while True:
+            changed = self._deadlines_changed = anyio.Event()
+            deadline = connection.next_deadline()
+            delay = None if deadline is None else deadline - anyio.current_time()
+            if delay is None or delay > 0:
+                with anyio.move_on_after(delay):
+                    await changed.wait()
+            events = connection.handle_timeout(anyio.current_time())
+            reply = connection.data_to_send()
+            if reply:
+                with contextlib.suppress(AcpDriverError):
+                    await self.send(reply)
+            self._dispatch(events)
 
     async def request(
         self,
@@ -359,6 +415,7 @@ class AcpProcess:
 
         Raises:
             AcpRequestError: the agent answered with an error.
+            AcpTurnAbandonedError: a prompt's deadline and its cancel's grace passed.
             AcpDriverError: the agent ended or broke the protocol first.
 
         """
@@ -421,6 +478,13 @@ class AcpProcess:
                 waiter = self._waiters.get(event.request_id)
                 if waiter is not None:
                     waiter.outcome = event
+                    waiter.event.set()
+            elif isinstance(event, PromptDeadlinePassed):
+                self._overdue.add(event.request_id)
+            elif isinstance(event, PromptAbandoned):
+                waiter = self._waiters.get(event.request_id)
+                if waiter is not None:
+                    waiter.abandoned = True
                     waiter.event.set()
             elif isinstance(event, ConnectionClosed):
                 self._closed.set()
@@ -787,9 +851,10 @@ class AcpDriver:
         self, session_id: str, text: str, options: OperationOptions
     ) -> CommandExecutionResult:
         process = self.process
-        connection = process.connection
         try:
-            sent = connection.prompt(session_id, text)
+            sent = process.prompt(
+                session_id, text, timeout=self.prompt_timeout, cancel_grace=self.cancel_grace
+            )
         except LocalProtocolError as exc:
             return _failed(ACP_AGENT_UNAVAILABLE, exc.message, retryable=True)
         operation = f"{session_id}:{sent[0]}"
@@ -802,34 +867,16 @@ class AcpDriver:
 
         answer: Any = None
         failure: AcpDriverError | None = None
-        deadline_hit = False
-        request_scope = anyio.CancelScope()
-
-        async def call(scope: anyio.CancelScope) -> None:
-            nonlocal answer, failure
-            with request_scope:
-                try:
-                    answer = await process.request(sent, "session/prompt", on_sent=started)
-                except AcpDriverError as exc:
-                    failure = exc
-            scope.cancel()
-
-        async def watchdog() -> None:
-            nonlocal deadline_hit
-            await anyio.sleep(self.prompt_timeout)
-            deadline_hit = True
-            with contextlib.suppress(AcpDriverError, LocalProtocolError):
-                await process.send(connection.cancel(session_id))
-            await anyio.sleep(self.cancel_grace)
-            request_scope.cancel()
-
-        async with anyio.create_task_group() as turn:
-            turn.start_soon(call, turn.cancel_scope)
-            turn.start_soon(watchdog)
+        abandoned = False
+        try:
+            answer = await process.request(sent, "session/prompt", on_sent=started)
+        except AcpTurnAbandonedError:
+            abandoned = True
+        except AcpDriverError as exc:
+            failure = exc
+        finally:
+            deadline_hit = process.deadline_passed(sent[0])
         if deadline_hit:
-            abandoned = request_scope.cancelled_caught
-            if abandoned:
-                connection.abandon_prompt(session_id)
             detail = "; the agent did not answer the cancel" if abandoned else ""
             return _failed(
                 ACP_PROMPT_DEADLINE,
