@@ -618,3 +618,35 @@ def test_deadlines_end_with_the_connection() -> None:
         broken.receive_data(b"garbage\n")
     assert broken.next_deadline() is None  # a timer loop never spins on a dead connection
     assert broken.handle_timeout(5.0) == []
+
+
+def test_good_before_bad_whole_bytewise_and_with_trailing_bytes_agree() -> None:
+    stream = (
+        agent_chunk("s1", "a")
+        + line({"jsonrpc": "2.0", "id": 9, "method": "terminal/create", "params": {}})
+        + agent_chunk("s1", "b")
+    )
+
+    def feed(pieces: list[bytes]) -> tuple[list[Any], bytes, ErrorCode | None]:
+        conn = ready()
+        events: list[Any] = []
+        code = None
+        try:
+            for piece in pieces:
+                events.extend(conn.receive_data(piece))
+        except RemoteProtocolError as exc:
+            code = exc.code
+        return events, conn.data_to_send(), code
+
+    bad = b"not json\n"
+    whole = feed([stream + bad + agent_chunk("s1", "after"), b""])
+    bytewise = feed([bytes([b]) for b in stream + bad] + [b""])
+    assert whole == bytewise
+    events, answers, code = whole
+    assert [getattr(e, "kind", type(e).__name__) for e in events] == [
+        "agent_message_chunk",
+        "PeerRequestRefused",
+        "agent_message_chunk",
+    ]
+    assert json.loads(answers)["id"] == 9  # the answer owed before the bad line is kept
+    assert code is ErrorCode.MALFORMED_FRAME
