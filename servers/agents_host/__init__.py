@@ -19,6 +19,7 @@ from .acp import (
     AcpDriverError,
     AcpProcess,
     AcpRequestError,
+    AcpTurnAbandonedError,
 )
 from .api import EVENT_BUFFER, IDLE_TIMEOUT, SOCKET_NAME, api_server, serve_api_connection
 from .driver import (
@@ -63,6 +64,7 @@ __all__ = [
     "AcpDriverError",
     "AcpProcess",
     "AcpRequestError",
+    "AcpTurnAbandonedError",
     "AgentDriver",
     "AgentsHostTarget",
     "ChangeListener",
