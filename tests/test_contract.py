@@ -30,8 +30,7 @@ from shedproto.desktop import Dialect
 
 # --- every connection class of the core is built on the contract ------------------------------
 
-NOT_YET_ON_THE_CONTRACT = {
-    "shedproto.drivers.acp._connection.AcpConnection": "migrates separately (issue 13, acp)",
+NOT_YET_ON_THE_CONTRACT: dict[str, str] = {
 }
 """Connections not migrated yet, with the reason; remove an entry when it migrates."""
 
@@ -68,6 +67,7 @@ def test_the_walk_finds_the_known_connections() -> None:
         "shedproto.agents_host._connection.ApiServerConnection",
         "shedproto.drivers.codex._connection.CodexClientConnection",
         "shedproto.drivers.claude._stream.ClaudeStreamConnection",
+        "shedproto.drivers.acp._connection.AcpConnection",
         *NOT_YET_ON_THE_CONTRACT,
     ):
         assert name in found, name

@@ -34,7 +34,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Literal
 
 import anyio
@@ -43,6 +42,8 @@ import anyio.lowlevel
 import msgspec
 
 from shedproto.agents_host import (
+    MAX_LISTED_SESSIONS,
+    InventoryWalk,
     SessionSummary,
     SourceCollection,
     build_indexes,
@@ -51,6 +52,8 @@ from shedproto.agents_host import (
     row_for,
     session_manifest,
     should_retain,
+    updated_ms,
+    with_checkout,
 )
 from shedproto.connector import (
     HEALTH_SCHEMA,
@@ -94,9 +97,6 @@ from .worker import (
 
 __all__ = ["AgentsHost", "CollectOutcome", "HostStartError", "MAX_LISTED_SESSIONS"]
 
-MAX_LISTED_SESSIONS = 100_000
-"""An inventory longer than this is an error (spec 6.2)."""
-
 CollectOutcome = Literal["started", "pending", "covered"]
 """What a collection request did: ran now, queued the one pending, or was already covered."""
 
@@ -132,16 +132,6 @@ class _Source:
             last_collection_started_at=self.started_at,
             last_collection_completed_at=self.completed_at,
         )
-
-
-def _updated_ms(value: str | None) -> int | None:
-    if value is None:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return int(parsed.timestamp() * 1000)
 
 
 class AgentsHost:
@@ -635,7 +625,7 @@ class AgentsHost:
             rows, observations = merge_full_collection(
                 prior, prior_observations, results, observation=observation, now=self.now()
             )
-            rows = {key: self._with_git(row, checkouts) for key, row in rows.items()}
+            rows = {key: with_checkout(row, checkouts) for key, row in rows.items()}
             self._publish_rows(rows, observations, manifests, checkouts)
         except Exception as exc:
             self.sync = SyncHealth(
@@ -673,28 +663,6 @@ class AgentsHost:
             return self._checkouts
         self._checkouts = await self.find_checkouts(roots)
         return self._checkouts
-
-    def _with_git(self, row: IndexEntry, checkouts: list[Checkout]) -> IndexEntry:
-        if row.cwd is None:
-            return row
-        best: Checkout | None = None
-        for checkout in checkouts:
-            root = checkout.root.rstrip("/")
-            if (row.cwd == root or row.cwd.startswith(root + "/")) and (
-                best is None or len(root) > len(best.root)
-            ):
-                best = checkout
-        if best is None:
-            return row
-        return msgspec.structs.replace(
-            row,
-            gitRepo=best.gitRepo,
-            gitBranch=best.gitBranch,
-            gitWorktreeRoot=best.root,
-            gitHeadSha=best.gitHeadSha,
-            gitRemotes=best.gitRemotes or None,
-            gitObservedAt=best.observedAt,
-        )
 
     async def _collect_source(
         self, source: _Source, prior: Mapping[str, IndexEntry], manifests: dict[str, bytes]
@@ -760,25 +728,10 @@ class AgentsHost:
         return result
 
     async def _inventory(self, driver: AgentDriver) -> list[SessionSummary]:
-        summaries: list[SessionSummary] = []
-        seen_cursors: set[str] = set()
-        seen_ids: set[str] = set()
-        cursor: str | None = None
-        while True:
-            page = await driver.list_sessions(cursor)
-            for summary in page.sessions:
-                if summary.nativeSessionId in seen_ids:
-                    raise ValueError(f"session listed twice: {summary.nativeSessionId}")
-                seen_ids.add(summary.nativeSessionId)
-                summaries.append(summary)
-                if len(summaries) > MAX_LISTED_SESSIONS:
-                    raise ValueError(f"inventory exceeds {MAX_LISTED_SESSIONS} sessions")
-            cursor = page.nextCursor
-            if cursor is None:
-                return summaries
-            if cursor in seen_cursors:
-                raise ValueError(f"inventory repeated cursor: {cursor}")
-            seen_cursors.add(cursor)
+        walk = InventoryWalk()
+        while walk.add(await driver.list_sessions(walk.cursor)):
+            pass
+        return walk.sessions
 
     async def _read_row(
         self, source: _Source, summary: SessionSummary, manifests: dict[str, bytes]
@@ -852,7 +805,7 @@ class AgentsHost:
             generated_at=self.now(),
             now_ms=self.clock_ms(),
             previous_generation=generation,
-            updated_ms={key: _updated_ms(row.updatedAt) for key, row in rows.items()},
+            updated_ms={key: updated_ms(row.updatedAt) for key, row in rows.items()},
         )
         self.target.publish_sessions(recent, everything, manifests, observations)
 
@@ -912,7 +865,7 @@ class AgentsHost:
                     merged = merge_refresh(
                         current,
                         observations,
-                        self._with_git(row, self._checkouts),
+                        with_checkout(row, self._checkouts),
                         observation=observation,
                     )
                     if merged is None:

@@ -14,6 +14,7 @@ from .acp import (
     AcpDriverError,
     AcpProcess,
     AcpRequestError,
+    AcpTurnAbandonedError,
 )
 from .claude import ClaudeAgentSdkDriver, ClaudeDriverError, Opener
 from .codex import CLIENT_NAME, CodexAppServerDriver, CodexDriverError, CodexRpcError
@@ -26,6 +27,7 @@ __all__ = [
     "AcpDriverError",
     "AcpProcess",
     "AcpRequestError",
+    "AcpTurnAbandonedError",
     "CLIENT_NAME",
     "ChildError",
     "ChildProcess",

@@ -20,7 +20,9 @@ onto it (spec section 7.4):
 * deadlines: every turn is bounded by the source's ``promptTimeoutMs``
   (default :data:`DEFAULT_PROMPT_TIMEOUT_MS`); past it the turn is cancelled
   and fails ``acp-prompt-deadline`` (abandoned if the agent does not answer
-  the cancel within ``cancel_grace``);
+  the cancel within ``cancel_grace``); the core keeps the deadlines
+  (``next_deadline`` / ``handle_timeout``), one timer task per process feeds
+  it the time;
 * inventory: ``session/list`` pages when advertised, else the sessions this
   process created; read: ``session/load`` (serialised), or this
   connection's own complete transcript for a session it created or loaded;
@@ -52,11 +54,10 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from shedproto import LocalProtocolError
+from shedproto import LocalProtocolError, RemoteProtocolError
 from shedproto.agents_host import (
     ACP_AGENT_EXITED,
     ACP_AGENT_UNAVAILABLE,
-    ACP_AUTH_REQUIRED,
     ACP_PROMPT_DEADLINE,
     ACP_PROMPT_FAILED,
     ACP_START_FAILED,
@@ -78,14 +79,21 @@ from shedproto.drivers.acp import (
     MAX_ERROR_DETAIL,
     AcpConnection,
     AcpEvent,
-    AcpProtocolError,
     AgentFeatures,
     ConnectionClosed,
     PermissionPolicy,
+    PromptAbandoned,
+    PromptDeadlinePassed,
     RequestFailed,
     RequestSucceeded,
+    advertised_controls,
+    check_config_option,
+    check_mode,
     choose_auth_method,
     describe_rpc_error,
+    parse_session_page,
+    prompt_receipt,
+    rpc_failure,
 )
 from shedproto.servers.agents_host.driver import LifecycleListener, OperationOptions
 from shedproto.servers.agents_host.process_group import STOP_GRACE, stop_process_group
@@ -97,6 +105,7 @@ __all__ = [
     "AcpDriverError",
     "AcpProcess",
     "AcpRequestError",
+    "AcpTurnAbandonedError",
 ]
 
 DEFAULT_PROMPT_TIMEOUT_MS = 1_800_000
@@ -109,8 +118,6 @@ RESTART_BACKOFF_MAX = 30.0
 """The longest wait between two restart attempts."""
 RESTART_WAIT = 30.0
 """Seconds a command waits for a dead agent's restart before failing."""
-AUTH_REQUIRED = -32000
-"""ACP's ``auth_required`` error code."""
 
 STDERR_TAIL = 64 * 1024
 RECEIVE_CHUNK = 65536
@@ -135,10 +142,15 @@ class AcpRequestError(AcpDriverError):
         self.data = data
 
 
+class AcpTurnAbandonedError(AcpDriverError):
+    """A prompt's deadline passed and the agent did not answer its cancel in time."""
+
+
 @dataclass
 class _Waiter:
     event: anyio.Event
     outcome: RequestSucceeded | RequestFailed | None = None
+    abandoned: bool = False
 
 
 class AcpProcess:
@@ -176,6 +188,8 @@ class AcpProcess:
         self._stop = anyio.Event()
         self._exited = anyio.Event()
         self._running = False
+        self._deadlines_changed = anyio.Event()
+        self._overdue: set[int | str] = set()
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[AgentFeatures]) -> None:
         """Spawn, handshake, report the agent's features, and run until :meth:`stop`.
@@ -212,6 +226,7 @@ class AcpProcess:
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(self._read_stdout)
                 tasks.start_soon(self._read_stderr)
+                tasks.start_soon(self._run_deadlines)
                 try:
                     features = await self._handshake()
                 except AcpDriverError as exc:
@@ -233,6 +248,7 @@ class AcpProcess:
             raise failure
 
     async def _handshake(self) -> AgentFeatures:
+        failure: AcpDriverError | None = None
         async with anyio.create_task_group() as watch:
 
             async def stop_requested() -> None:
@@ -244,10 +260,14 @@ class AcpProcess:
                 with anyio.fail_after(self.handshake_timeout):
                     await self.request(self.connection.initialize(), "initialize")
             except TimeoutError:
-                raise AcpDriverError(
+                failure = AcpDriverError(
                     f"the agent did not answer initialize within {self.handshake_timeout}s"
-                ) from None
+                )
+            except AcpDriverError as exc:
+                failure = exc  # raised below, not wrapped in the task group's ExceptionGroup
             watch.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
         if self._stop.is_set() and self.connection.features is None:
             raise AcpDriverError("the agent was stopped before it answered initialize")
         features = self.connection.features
@@ -331,6 +351,8 @@ class AcpProcess:
             await waiter.event.wait()
         finally:
             self._waiters.pop(request_id, None)
+        if waiter.abandoned:
+            raise AcpTurnAbandonedError(f"{method}: the agent did not answer the cancel")
         outcome = waiter.outcome
         if isinstance(outcome, RequestSucceeded):
             return outcome.result
@@ -339,6 +361,47 @@ class AcpProcess:
                 await self._exited.wait()  # the exit status makes the message
             raise AcpAgentExitedError(self.failure or "the agent process ended")
         raise AcpRequestError(method, outcome.code, outcome.message, outcome.data)
+
+    def prompt(
+        self, session_id: str, text: str, *, timeout: float, cancel_grace: float
+    ) -> tuple[int, bytes]:
+        """Build a ``session/prompt`` whose deadline is ``timeout`` seconds from now.
+
+        Past the deadline the turn is cancelled; ``cancel_grace`` later it is
+        abandoned (its :meth:`request` raises :class:`AcpTurnAbandonedError`).
+
+        Raises:
+            LocalProtocolError: as :meth:`AcpConnection.prompt`.
+
+        """
+        sent = self.connection.prompt(
+            session_id, text, deadline=anyio.current_time() + timeout, cancel_grace=cancel_grace
+        )
+        self._deadlines_changed.set()
+        return sent
+
+    def deadline_passed(self, request_id: int | str) -> bool:
+        """Return (and forget) whether the deadline of prompt ``request_id`` passed."""
+        if request_id in self._overdue:
+            self._overdue.discard(request_id)
+            return True
+        return False
+
+    async def _run_deadlines(self) -> None:
+        connection = self.connection
+        while True:
+            changed = self._deadlines_changed = anyio.Event()
+            deadline = connection.next_deadline()
+            delay = None if deadline is None else deadline - anyio.current_time()
+            if delay is None or delay > 0:
+                with anyio.move_on_after(delay):
+                    await changed.wait()
+            events = connection.handle_timeout(anyio.current_time())
+            reply = connection.data_to_send()
+            if reply:
+                with contextlib.suppress(AcpDriverError):
+                    await self.send(reply)
+            self._dispatch(events)
 
     async def request(
         self,
@@ -353,6 +416,7 @@ class AcpProcess:
 
         Raises:
             AcpRequestError: the agent answered with an error.
+            AcpTurnAbandonedError: a prompt's deadline and its cancel's grace passed.
             AcpDriverError: the agent ended or broke the protocol first.
 
         """
@@ -368,18 +432,21 @@ class AcpProcess:
                 data = await process.stdout.receive(RECEIVE_CHUNK)
             except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 data = b""
+            connection = self.connection
             try:
-                events = self.connection.receive_data(data)
-            except AcpProtocolError as exc:
-                self._dispatch(exc.events)
-                self.failure = f"the agent broke the ACP protocol: {exc.message}"
-                self._fail_all(self.failure)
-                return
-            reply = self.connection.data_to_send()
+                events = connection.receive_data(data)
+            except RemoteProtocolError:
+                events = []  # the connection keeps the error (sticky), checked below
+            reply = connection.data_to_send()
             if reply:
                 with contextlib.suppress(AcpDriverError):
                     await self.send(reply)
             self._dispatch(events)
+            if connection.error is not None:
+                # The events before the bad line are delivered; the error ends the agent.
+                self.failure = f"the agent broke the ACP protocol: {connection.error.message}"
+                self._fail_all(self.failure)
+                return
             if not data:
                 self._closed.set()  # _reap fails what is left, with the exit status
                 return
@@ -413,6 +480,13 @@ class AcpProcess:
                 if waiter is not None:
                     waiter.outcome = event
                     waiter.event.set()
+            elif isinstance(event, PromptDeadlinePassed):
+                self._overdue.add(event.request_id)
+            elif isinstance(event, PromptAbandoned):
+                waiter = self._waiters.get(event.request_id)
+                if waiter is not None:
+                    waiter.abandoned = True
+                    waiter.event.set()
             elif isinstance(event, ConnectionClosed):
                 self._closed.set()
 
@@ -422,18 +496,6 @@ class AcpProcess:
         self._closed.set()
         for waiter in self._waiters.values():
             waiter.event.set()
-
-
-def _controls_capabilities(process: AcpProcess) -> tuple[tuple[str, ...], dict[str, Any]]:
-    modes: list[str] = []
-    options: dict[str, Any] = {}
-    for controls in process.connection.sessions.values():
-        for mode in controls.modes:
-            if mode not in modes:
-                modes.append(mode)
-        for key, option in controls.config_options.items():
-            options.setdefault(key, {"type": option.get("type", "select")})
-    return tuple(modes), options
 
 
 @dataclass
@@ -462,8 +524,7 @@ def _failed(
 
 
 def _request_failure(exc: AcpRequestError, default_code: str) -> CommandExecutionResult:
-    code = ACP_AUTH_REQUIRED if exc.code == AUTH_REQUIRED else default_code
-    return _failed(code, str(exc))
+    return rpc_failure(exc.code, str(exc), default_code)
 
 
 def _driver_failure(exc: AcpDriverError) -> CommandExecutionResult:
@@ -675,7 +736,7 @@ class AcpDriver:
         features = self.process.features
         if features is None:
             return
-        modes, options = _controls_capabilities(self.process)
+        modes, options = advertised_controls(self.process.connection.sessions.values())
         self.capabilities = Capabilities(
             inventory=True,
             read=features.load_session,
@@ -727,26 +788,15 @@ class AcpDriver:
         result = await self.process.request(
             self.process.connection.list_sessions(cursor), "session/list"
         )
-        rows = result.get("sessions") if isinstance(result, dict) else None
-        if not isinstance(rows, list):
-            raise AcpDriverError("session/list answered without a sessions array")
-        sessions = []
-        for row in rows:
-            if not isinstance(row, dict) or not isinstance(row.get("sessionId"), str):
-                raise AcpDriverError("session/list answered a session without a sessionId")
-            summary = SessionSummary(
-                nativeSessionId=row["sessionId"],
-                title=row.get("title") if isinstance(row.get("title"), str) else None,
-                cwd=row.get("cwd") if isinstance(row.get("cwd"), str) else None,
-                updatedAt=row.get("updatedAt") if isinstance(row.get("updatedAt"), str) else None,
-                raw=row,
-            )
+        try:
+            page = parse_session_page(result)
+        except RemoteProtocolError as exc:
+            raise AcpDriverError(exc.message) from None
+        for summary in page.sessions:
             self._listed[summary.nativeSessionId] = summary
-            sessions.append(self._summary(summary.nativeSessionId))
-        next_cursor = result.get("nextCursor")
         return SessionPage(
-            sessions=tuple(sessions),
-            nextCursor=next_cursor if isinstance(next_cursor, str) else None,
+            sessions=tuple(self._summary(s.nativeSessionId) for s in page.sessions),
+            nextCursor=page.nextCursor,
         )
 
     async def read_session(self, native_session_id: str) -> SessionSnapshot:
@@ -802,9 +852,10 @@ class AcpDriver:
         self, session_id: str, text: str, options: OperationOptions
     ) -> CommandExecutionResult:
         process = self.process
-        connection = process.connection
         try:
-            sent = connection.prompt(session_id, text)
+            sent = process.prompt(
+                session_id, text, timeout=self.prompt_timeout, cancel_grace=self.cancel_grace
+            )
         except LocalProtocolError as exc:
             return _failed(ACP_AGENT_UNAVAILABLE, exc.message, retryable=True)
         operation = f"{session_id}:{sent[0]}"
@@ -817,34 +868,16 @@ class AcpDriver:
 
         answer: Any = None
         failure: AcpDriverError | None = None
-        deadline_hit = False
-        request_scope = anyio.CancelScope()
-
-        async def call(scope: anyio.CancelScope) -> None:
-            nonlocal answer, failure
-            with request_scope:
-                try:
-                    answer = await process.request(sent, "session/prompt", on_sent=started)
-                except AcpDriverError as exc:
-                    failure = exc
-            scope.cancel()
-
-        async def watchdog() -> None:
-            nonlocal deadline_hit
-            await anyio.sleep(self.prompt_timeout)
-            deadline_hit = True
-            with contextlib.suppress(AcpDriverError, LocalProtocolError):
-                await process.send(connection.cancel(session_id))
-            await anyio.sleep(self.cancel_grace)
-            request_scope.cancel()
-
-        async with anyio.create_task_group() as turn:
-            turn.start_soon(call, turn.cancel_scope)
-            turn.start_soon(watchdog)
+        abandoned = False
+        try:
+            answer = await process.request(sent, "session/prompt", on_sent=started)
+        except AcpTurnAbandonedError:
+            abandoned = True
+        except AcpDriverError as exc:
+            failure = exc
+        finally:
+            deadline_hit = process.deadline_passed(sent[0])
         if deadline_hit:
-            abandoned = request_scope.cancelled_caught
-            if abandoned:
-                connection.abandon_prompt(session_id)
             detail = "; the agent did not answer the cancel" if abandoned else ""
             return _failed(
                 ACP_PROMPT_DEADLINE,
@@ -857,22 +890,7 @@ class AcpDriver:
             return CommandExecutionResult(
                 status=outcome.status, providerOperationId=operation, error=outcome.error
             )
-        result = answer if isinstance(answer, dict) else {}
-        stop_reason = result.get("stopReason")
-        if stop_reason == "cancelled":
-            return CommandExecutionResult(
-                status="failed",
-                providerOperationId=operation,
-                result={"stopReason": stop_reason},
-                error=ReceiptErrorInfo(
-                    code="cancelled", message="the prompt was cancelled", retryable=False
-                ),
-            )
-        return CommandExecutionResult(
-            status="succeeded",
-            providerOperationId=operation,
-            result={"stopReason": stop_reason} if isinstance(stop_reason, str) else None,
-        )
+        return prompt_receipt(answer, operation)
 
     async def prompt(
         self, native_session_id: str, payload: PromptPayload, options: OperationOptions
@@ -1032,10 +1050,10 @@ class AcpDriver:
         await self._require_up()
         await self._open_session(native_session_id)
         controls = self.process.connection.sessions.get(native_session_id)
-        if controls is None or mode not in controls.modes:
-            return execution_error(
-                "failed", "acp-mode-unsupported", f"mode is not offered by the agent: {mode}"
-            )
+        refused = check_mode(controls, mode)
+        if refused is not None:
+            return refused
+        assert controls is not None  # check_mode refuses a session without controls
         await self.process.request(
             self.process.connection.set_mode(native_session_id, mode), "session/set_mode"
         )
@@ -1048,26 +1066,11 @@ class AcpDriver:
         """``session/set_config_option`` once key and value match the advertised option."""
         await self._require_up()
         await self._open_session(native_session_id)
-        controls = self.process.connection.sessions.get(native_session_id)
-        option = None if controls is None else controls.config_options.get(key)
-        if option is None:
-            return execution_error(
-                "failed", "acp-config-option-unsupported", f"config option is not offered: {key}"
-            )
-        if option.get("type") == "boolean":
-            valid = isinstance(value, bool)
-        else:
-            choices = option.get("options")
-            values = (
-                [c.get("value") for c in choices if isinstance(c, dict)]
-                if isinstance(choices, list)
-                else []
-            )
-            valid = isinstance(value, str) and value in values
-        if not valid:
-            return execution_error(
-                "failed", "acp-config-value-invalid", f"value is not valid for config option {key}"
-            )
+        refused = check_config_option(
+            self.process.connection.sessions.get(native_session_id), key, value
+        )
+        if refused is not None:
+            return refused
         await self.process.request(
             self.process.connection.set_config_option(native_session_id, key, value),
             "session/set_config_option",

@@ -18,6 +18,7 @@ import anyio
 import anyio.abc
 import msgspec
 
+from shedproto import RemoteProtocolError
 from shedproto._version import __version__
 from shedproto.agents_host import (
     CommandExecutionResult,
@@ -40,13 +41,15 @@ from shedproto.drivers.codex import (
     Notification,
     PageWalk,
     Response,
+    full_turn,
     inventory_page,
-    item_of_entry,
     launch_plan,
     parse_inventory_cursor,
     thread_list_params,
     thread_messages,
+    thread_of,
     thread_summary,
+    turn_id_of,
     turn_outcome,
     turn_start_params,
 )
@@ -384,8 +387,7 @@ class CodexAppServerDriver:
                 "thread/items/list",
                 {"threadId": thread_id, "turnId": turn["id"], "sortDirection": "asc"},
             )
-            items = [item_of_entry(entry) for entry in entries]
-            full.append({**turn, "items": items, "itemsView": "full"})
+            full.append(full_turn(turn, entries))
         return full
 
     # -- commands --------------------------------------------------------------------------------
@@ -438,9 +440,8 @@ class CodexAppServerDriver:
             return failed("codex-turn-start-failed", exc.rpc_message)
         except CodexDriverError as exc:
             return unknown(exc.code, f"the app-server ended during turn/start: {exc.message}")
-        turn = result.get("turn") if isinstance(result, dict) else None
-        turn_id = turn.get("id") if isinstance(turn, dict) else None
-        if not isinstance(turn_id, str):
+        turn_id = turn_id_of(result)
+        if turn_id is None:
             return unknown("codex-turn-id-missing", "turn/start answered without a turn id")
         self._own_turns[thread_id] = turn_id
         if options.on_cancellation_ready is not None:
@@ -519,7 +520,7 @@ class CodexAppServerDriver:
 
 
 def _thread_of(result: Any) -> dict[str, Any]:
-    thread = result.get("thread") if isinstance(result, dict) else None
-    if not isinstance(thread, dict) or not isinstance(thread.get("id"), str):
-        raise CodexDriverError("codex-bad-response", "thread/read answered without a thread")
-    return thread
+    try:
+        return thread_of(result)
+    except RemoteProtocolError as exc:
+        raise CodexDriverError("codex-bad-response", exc.message) from None

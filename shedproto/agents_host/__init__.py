@@ -49,6 +49,8 @@ from ._driver import (
     execution_error,
     unsupported,
 )
+from ._index_rows import updated_ms, with_checkout
+from ._inventory import MAX_LISTED_SESSIONS, InventoryError, InventoryWalk
 from .types import (
     API_FRAMING,
     API_MAX_FRAME_BYTES,
@@ -89,6 +91,11 @@ __all__ = [
     "ACP_PROMPT_DEADLINE",
     "ACP_PROMPT_FAILED",
     "ACP_START_FAILED",
+    "MAX_LISTED_SESSIONS",
+    "InventoryError",
+    "InventoryWalk",
+    "updated_ms",
+    "with_checkout",
     "RECENT_MESSAGES",
     "RECENT_WINDOW_MS",
     "SESSION_SCHEMA",

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from shedproto import ErrorCode, LocalProtocolError, RemoteProtocolError
 from shedproto.drivers.acp import (
     AcpConnection,
-    AcpProtocolError,
     AcpState,
     ConnectionClosed,
     PeerRequestRefused,
@@ -281,10 +280,77 @@ def test_events_before_a_bad_line_are_kept() -> None:
             "params": {"sessionId": "s", "update": {"sessionUpdate": "plan", "entries": []}},
         }
     )
-    with pytest.raises(AcpProtocolError) as info:
-        conn.receive_data(good + b"garbage\n")
+    pending, _ = conn.list_sessions()
+    events = conn.receive_data(good + b"garbage\n" + good)
+    assert [type(e) for e in events] == [SessionUpdated]  # the good line before, not after
+    assert conn.state is AcpState.CLOSED
+    assert conn.error is not None
+    with pytest.raises(RemoteProtocolError) as info:
+        conn.receive_data(good)  # the error comes on the next call, once
     assert info.value.code is ErrorCode.MALFORMED_FRAME
-    assert len(info.value.events) == 1
+    assert info.value is conn.error
+    closing = conn.receive_data(b"")
+    assert [(type(e), getattr(e, "request_id", None)) for e in closing] == [
+        (RequestFailed, pending),
+        (ConnectionClosed, None),
+    ]
+    closed = closing[-1]
+    assert isinstance(closed, ConnectionClosed)
+    assert (closed.reason, closed.error) == ("protocol_error", conn.error)
+
+
+def test_a_bad_line_alone_raises_at_once_and_later_output_is_dropped() -> None:
+    conn = ready()
+    with pytest.raises(RemoteProtocolError):
+        conn.receive_data(b"garbage\n")
+    assert conn.receive_data(b"more garbage\n") == []
+    with pytest.raises(LocalProtocolError, match="failed earlier"):
+        conn.new_session("/w")
+    assert conn.receive_data(b"")[-1] == ConnectionClosed("protocol_error", conn.error)
+
+
+def test_a_clean_eof_closes_with_reason_eof_and_no_error() -> None:
+    conn = ready()
+    assert conn.receive_data(b"") == [ConnectionClosed()]
+    assert (ConnectionClosed().reason, ConnectionClosed().error) == ("eof", None)
+    assert conn.error is None
+
+
+def test_an_agent_message_before_initialize_is_the_agents_fault() -> None:
+    # Regression: a notification before initialize raised LocalProtocolError (the
+    # state machine's "not allowed" was reported as this side's misuse).
+    conn = AcpConnection()
+    notify = {"jsonrpc": "2.0", "method": "session/update", "params": {}}
+    with pytest.raises(RemoteProtocolError) as info:
+        conn.receive_data(line(notify))
+    assert info.value.code is ErrorCode.UNEXPECTED_EVENT
+    assert conn.state is AcpState.CLOSED
+
+
+def test_answers_to_agent_requests_wait_in_the_outbox_in_order() -> None:
+    conn = ready()
+    conn.receive_data(
+        line({"jsonrpc": "2.0", "id": 1, "method": "terminal/create", "params": {}})
+        + line({"jsonrpc": "2.0", "id": 2, "method": "fs/read_text_file", "params": {}})
+    )
+    assert [json.loads(x)["id"] for x in conn.data_to_send().splitlines()] == [1, 2]
+    assert conn.data_to_send() == b""
+
+
+def test_the_acp_table_is_the_contract_table() -> None:
+    from shedproto import Contract
+    from shedproto.drivers.acp import TRANSITIONS, AcpInput
+
+    conn = AcpConnection()
+    assert isinstance(conn, Contract)
+    assert conn.table.transitions == TRANSITIONS
+    assert conn.table.error is AcpState.CLOSED
+    assert not any(
+        state is AcpState.CLOSED and new is not AcpState.CLOSED
+        for (state, _), new in TRANSITIONS.items()
+    )
+    assert (AcpState.IDLE, AcpInput.PEER_NOTIFICATION) not in TRANSITIONS
+    assert conn.next_deadline() is None
 
 
 def test_normalize_merges_chunks_by_kind_and_message_id() -> None:
@@ -484,3 +550,103 @@ def test_an_abandoned_prompt_frees_the_session_and_its_late_answer_is_harmless()
     assert conn.prompting("s1")  # the late answer does not end the second turn
     conn.receive_data(line({"jsonrpc": "2.0", "id": second, "result": {"stopReason": "end_turn"}}))
     assert not conn.prompting("s1")
+
+
+def test_a_prompt_deadline_cancels_then_abandons_the_turn() -> None:
+    from shedproto.drivers.acp import PromptAbandoned, PromptDeadlinePassed
+
+    conn = ready()
+    other, _ = conn.prompt("s2", "no deadline")
+    prompt_id, _ = conn.prompt("s1", "slow", deadline=10.0, cancel_grace=2.0)
+    assert conn.next_deadline() == 10.0
+    assert conn.handle_timeout(9.9) == []
+    assert conn.data_to_send() == b""
+    assert conn.handle_timeout(10.5) == [PromptDeadlinePassed(prompt_id, "s1")]
+    assert json.loads(conn.data_to_send()) == {
+        "jsonrpc": "2.0",
+        "method": "session/cancel",
+        "params": {"sessionId": "s1"},
+    }
+    assert conn.next_deadline() == 12.5  # the grace runs from the cancel
+    assert conn.prompting("s1")
+    assert conn.handle_timeout(12.5) == [PromptAbandoned(prompt_id, "s1")]
+    assert not conn.prompting("s1")
+    assert conn.prompting("s2")
+    assert conn.next_deadline() is None
+    assert conn.data_to_send() == b""
+    late = conn.receive_data(
+        line({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": "cancelled"}})
+    )
+    assert isinstance(late[0], RequestSucceeded)  # a late answer is still reported
+    assert other != prompt_id
+
+
+def test_a_turn_that_answers_the_deadlines_cancel_is_not_abandoned() -> None:
+    from shedproto.drivers.acp import PromptDeadlinePassed
+
+    conn = ready()
+    prompt_id, _ = conn.prompt("s1", "slow", deadline=1.0, cancel_grace=5.0)
+    assert [type(e) for e in conn.handle_timeout(1.0)] == [PromptDeadlinePassed]
+    conn.receive_data(
+        line({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": "cancelled"}})
+    )
+    assert conn.next_deadline() is None
+    assert conn.handle_timeout(100.0) == []
+
+
+def test_a_late_timer_cancels_and_abandons_in_one_call() -> None:
+    from shedproto.drivers.acp import PromptAbandoned, PromptDeadlinePassed
+
+    conn = ready()
+    prompt_id, _ = conn.prompt("s1", "x", deadline=1.0)  # no grace
+    assert conn.handle_timeout(50.0) == [
+        PromptDeadlinePassed(prompt_id, "s1"),
+        PromptAbandoned(prompt_id, "s1"),
+    ]
+    assert b"session/cancel" in conn.data_to_send()
+
+
+def test_deadlines_end_with_the_connection() -> None:
+    conn = ready()
+    conn.prompt("s1", "x", deadline=1.0)
+    conn.receive_data(b"")
+    assert conn.next_deadline() is None
+    assert conn.handle_timeout(5.0) == []
+    broken = ready()
+    broken.prompt("s1", "x", deadline=1.0)
+    with pytest.raises(RemoteProtocolError):
+        broken.receive_data(b"garbage\n")
+    assert broken.next_deadline() is None  # a timer loop never spins on a dead connection
+    assert broken.handle_timeout(5.0) == []
+
+
+def test_good_before_bad_whole_bytewise_and_with_trailing_bytes_agree() -> None:
+    stream = (
+        agent_chunk("s1", "a")
+        + line({"jsonrpc": "2.0", "id": 9, "method": "terminal/create", "params": {}})
+        + agent_chunk("s1", "b")
+    )
+
+    def feed(pieces: list[bytes]) -> tuple[list[Any], bytes, ErrorCode | None]:
+        conn = ready()
+        events: list[Any] = []
+        code = None
+        try:
+            for piece in pieces:
+                events.extend(conn.receive_data(piece))
+        except RemoteProtocolError as exc:
+            code = exc.code
+        return events, conn.data_to_send(), code
+
+    bad = b"not json\n"
+    whole = feed([stream + bad + agent_chunk("s1", "after"), b""])
+    bytewise = feed([bytes([b]) for b in stream + bad] + [b""])
+    assert whole == bytewise
+    events, answers, code = whole
+    assert [getattr(e, "kind", type(e).__name__) for e in events] == [
+        "agent_message_chunk",
+        "PeerRequestRefused",
+        "agent_message_chunk",
+    ]
+    assert json.loads(answers)["id"] == 9  # the answer owed before the bad line is kept
+    assert code is ErrorCode.MALFORMED_FRAME

@@ -24,6 +24,24 @@ Capabilities are learned at runtime: the ``initialize`` answer gives
 method to ``authenticate`` with); session answers and ``current_mode_update`` /
 ``config_option_update`` notifications give each session's modes and
 configuration options (:class:`SessionControls`).
+
+The connection is built on the connection contract (:class:`shedproto.Contract`,
+table :data:`~shedproto.agents_host.TRANSITIONS`): the answers it sends by
+itself wait in its outbox (:meth:`~shedproto.Contract.data_to_send`). Good
+before bad: when the agent breaks ACP, :meth:`AcpConnection.receive_data`
+returns every event completed before the bad line and raises the error on
+the next call (at once when nothing preceded it); either way the connection
+is ``CLOSED`` from then on with the error in
+:attr:`~shedproto.Contract.error`, and the agent's later output is dropped.
+
+Deadlines are inputs: :meth:`AcpConnection.prompt` takes the turn's
+``deadline`` (a time on the caller's clock) and ``cancel_grace``;
+:meth:`~AcpConnection.next_deadline` says when the earliest is due and
+:meth:`~AcpConnection.handle_timeout` ``(now)`` acts on the ones that passed: at
+the deadline it queues ``session/cancel`` in the outbox
+(:class:`PromptDeadlinePassed`); when the agent has not answered ``cancel_grace``
+later, it abandons the prompt (:class:`PromptAbandoned`, as
+:meth:`~AcpConnection.abandon_prompt`).
 """
 
 from __future__ import annotations
@@ -31,11 +49,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, NoReturn
+from typing import Any
 
 import msgspec
 
 from shedproto._codec import encode_line
+from shedproto._contract import ConnectionClosed as _Closed
+from shedproto._contract import Contract
 from shedproto._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
 from shedproto._framing import FramingPolicy, LineBuffer
 
@@ -51,12 +71,11 @@ from ._jsonrpc import (
     request,
     result_response,
 )
-from ._state import AcpInput, AcpState, next_state
+from ._state import TABLE, AcpInput, AcpState
 from ._transcript import SessionTranscript
 
 __all__ = [
     "ACP_FRAMING",
-    "AcpProtocolError",
     "AuthMethod",
     "CLOSED_CODE",
     "MAX_ERROR_DETAIL",
@@ -70,6 +89,8 @@ __all__ = [
     "PermissionAnswered",
     "PermissionPolicy",
     "PeerRequestRefused",
+    "PromptAbandoned",
+    "PromptDeadlinePassed",
     "RequestFailed",
     "RequestSucceeded",
     "SessionControls",
@@ -87,17 +108,6 @@ CLIENT_NAME = "commonfabric-agents-connector"
 """``clientInfo.name``, as the connector's ACP driver sends it."""
 ACP_FRAMING = FramingPolicy(max_frame_bytes=64 << 20)
 """Agent output framing: 64 MiB lines (session loads can be large); over-cap is fatal."""
-
-
-class AcpProtocolError(RemoteProtocolError):
-    """The agent broke ACP; ``events`` holds what it sent correctly before that.
-
-    ``code``, ``message`` and ``path`` are those of the underlying error.
-    """
-
-    def __init__(self, cause: RemoteProtocolError, events: list[AcpEvent]) -> None:
-        super().__init__(cause.code, cause.message, path=cause.path)
-        self.events = events
 
 
 class PermissionPolicy(Enum):
@@ -309,8 +319,34 @@ class PeerRequestRefused:
 
 
 @dataclass(frozen=True)
-class ConnectionClosed:
-    """The agent's output ended; every pending request is failed before this event."""
+class ConnectionClosed(_Closed):
+    """The agent's output ended; every pending request is failed before this event.
+
+    ``reason`` is ``"eof"`` with ``error`` ``None`` after a clean end, or
+    ``"protocol_error"`` with the agent's fatal error when it broke ACP first.
+    """
+
+    reason: str = "eof"
+
+
+@dataclass(frozen=True)
+class PromptDeadlinePassed:
+    """A prompt outlived its deadline; its ``session/cancel`` was queued in the outbox."""
+
+    request_id: RequestId
+    session_id: str
+
+
+@dataclass(frozen=True)
+class PromptAbandoned:
+    """The agent did not answer a deadline's cancel in time: the prompt was abandoned.
+
+    As after :meth:`AcpConnection.abandon_prompt`, a late answer is still
+    accepted and reported; a new prompt may be sent at once.
+    """
+
+    request_id: RequestId
+    session_id: str
 
 
 AcpEvent = (
@@ -319,9 +355,11 @@ AcpEvent = (
     | SessionUpdated
     | PermissionAnswered
     | PeerRequestRefused
+    | PromptDeadlinePassed
+    | PromptAbandoned
     | ConnectionClosed
 )
-"""Everything :meth:`AcpConnection.receive_data` can return."""
+"""Everything :meth:`AcpConnection.receive_data` and ``handle_timeout`` can return."""
 
 CLOSED_CODE = -32099
 """Code of the :class:`RequestFailed` synthesised for requests pending at EOF.
@@ -336,7 +374,17 @@ class _Pending:
     session_id: str | None
 
 
-class AcpConnection:
+@dataclass
+class _Deadline:
+    """A running prompt's deadline; ``grace`` is the cancel's, ``cancelled`` once it is sent."""
+
+    request_id: RequestId
+    at: float
+    grace: float
+    cancelled: bool = False
+
+
+class AcpConnection(Contract[AcpState]):
     """Client side of one ACP connection; see the module docstring.
 
     Every ``send``-style method returns the bytes to write to the agent's
@@ -353,29 +401,20 @@ class AcpConnection:
         permission_policy: PermissionPolicy = PermissionPolicy.REJECT_ONCE,
         framing: FramingPolicy = ACP_FRAMING,
     ) -> None:
+        super().__init__(TABLE, AcpState.IDLE)
         self.client_name = client_name
         self.client_version = client_version
         self.permission_policy = permission_policy
-        self.state = AcpState.IDLE
         self.features: AgentFeatures | None = None
         self.sessions: dict[str, SessionControls] = {}
         self.transcripts: dict[str, SessionTranscript] = {}
         self._lines = LineBuffer(framing)
         self._pending: dict[RequestId, _Pending] = {}
         self._prompting: dict[str, RequestId] = {}
+        self._deadlines: dict[str, _Deadline] = {}
         self._next_id = 0
-        self._outbox: list[bytes] = []
 
     # ------------------------------------------------------------------ sending
-
-    def _advance(self, event: AcpInput) -> None:
-        target = next_state(self.state, event)
-        if target is None:
-            raise LocalProtocolError(
-                ErrorCode.UNEXPECTED_EVENT,
-                f"{event.value} is not allowed in state {self.state.value}",
-            )
-        self.state = target
 
     def _request(
         self, method: str, params: dict[str, Any], session_id: str | None
@@ -392,7 +431,7 @@ class AcpConnection:
             LocalProtocolError: ``UNEXPECTED_EVENT`` unless the connection is new.
 
         """
-        self._advance(AcpInput.SEND_INITIALIZE)
+        self._local(AcpInput.SEND_INITIALIZE)
         return self._request(
             "initialize",
             {
@@ -416,7 +455,7 @@ class AcpConnection:
                 completed or after the connection closed.
 
         """
-        self._advance(AcpInput.SEND_REQUEST)
+        self._local(AcpInput.SEND_REQUEST)
         return self._request(method, params, session_id)
 
     def authenticate(self, method_id: str) -> tuple[int, bytes]:
@@ -478,8 +517,18 @@ class AcpConnection:
             params["cwd"] = cwd
         return self.send_request("session/list", params)
 
-    def prompt(self, session_id: str, text: str) -> tuple[int, bytes]:
+    def prompt(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        deadline: float | None = None,
+        cancel_grace: float = 0.0,
+    ) -> tuple[int, bytes]:
         """Send ``session/prompt`` with one text block.
+
+        With ``deadline`` the turn is cancelled at that time and abandoned
+        ``cancel_grace`` later (see :meth:`handle_timeout`).
 
         Raises:
             LocalProtocolError: ``UNEXPECTED_EVENT`` when a prompt of this
@@ -497,6 +546,8 @@ class AcpConnection:
             session_id=session_id,
         )
         self._prompting[session_id] = request_id
+        if deadline is not None:
+            self._deadlines[session_id] = _Deadline(request_id, deadline, cancel_grace)
         self.transcripts.setdefault(session_id, SessionTranscript(session_id)).record_prompt(text)
         return request_id, data
 
@@ -506,10 +557,42 @@ class AcpConnection:
         A later answer to it is still accepted (and reported) but no longer
         marks the session idle; a new prompt may be sent at once.
         """
+        self._deadlines.pop(session_id, None)
         if self._prompting.pop(session_id, None) is not None:
             transcript = self.transcripts.get(session_id)
             if transcript is not None:
                 transcript.close_turn()
+
+    def next_deadline(self) -> float | None:
+        """When the earliest running prompt's deadline (or its cancel's grace) ends, if any."""
+        if self.state is AcpState.CLOSED or not self._deadlines:
+            return None
+        return min(d.at for d in self._deadlines.values())
+
+    def handle_timeout(self, now: float) -> list[AcpEvent]:
+        """Act on the deadlines due at ``now``; never raises.
+
+        A prompt past its deadline gets ``session/cancel`` queued in the
+        outbox (:class:`PromptDeadlinePassed`) and ``cancel_grace`` more; past
+        that it is abandoned (:class:`PromptAbandoned`). Nothing happens once
+        the connection is ``CLOSED``.
+        """
+        events: list[AcpEvent] = []
+        if self.state is AcpState.CLOSED:
+            return events
+        for session_id, due in list(self._deadlines.items()):
+            if now < due.at:
+                continue
+            if not due.cancelled:
+                due.cancelled = True
+                due.at = now + due.grace
+                self.outbox.put(self.cancel(session_id))
+                events.append(PromptDeadlinePassed(due.request_id, session_id))
+                if now < due.at:
+                    continue
+            self.abandon_prompt(session_id)
+            events.append(PromptAbandoned(due.request_id, session_id))
+        return events
 
     def prompting(self, session_id: str) -> bool:
         """Return whether a prompt sent by this connection is running in ``session_id``."""
@@ -550,49 +633,44 @@ class AcpConnection:
                 ErrorCode.INVALID_ARGUMENT, f"the agent does not support {method}"
             )
 
-    def data_to_send(self) -> bytes:
-        """Return (and clear) the answers queued for the agent's own requests."""
-        data = b"".join(self._outbox)
-        self._outbox.clear()
-        return data
-
     # ---------------------------------------------------------------- receiving
 
     def receive_data(self, data: bytes) -> list[AcpEvent]:
         """Feed bytes from the agent's stdout (``b""`` = EOF) and return the events.
 
+        Once the connection is ``CLOSED`` the agent's further output is
+        dropped; ``b""`` then returns another :class:`ConnectionClosed`.
+
         Raises:
-            AcpProtocolError: the agent sent a line that is not JSON-RPC
-                2.0, a response to no pending request, an unsupported protocol
-                version, or an over-cap line. The connection is closed
-                afterwards (every pending request is failed by the
-                :class:`ConnectionClosed` that :meth:`receive_data` ``(b"")``
-                then returns); events decoded before the bad line are kept in
-                the error's ``events``.
+            RemoteProtocolError: the agent sent a line that is not JSON-RPC
+                2.0, a response to no pending request, a message its state
+                does not allow, an unsupported protocol version, or an
+                over-cap line. The events completed before the bad line are
+                returned first and the error is raised by the next call (at
+                once when none preceded it). From the bad line on the
+                connection is ``CLOSED`` with the error in :attr:`error`;
+                ``receive_data(b"")`` then fails every pending request and
+                returns :class:`ConnectionClosed` carrying the error.
 
         """
+        self._raise_deferred()
+        if data and self.state is AcpState.CLOSED:
+            return []
+        lines, error = self._split(self._lines, data)
         events: list[AcpEvent] = []
         try:
-            lines = self._lines.feed(data)
+            for line in lines:
+                events.extend(self._receive_line(line))
+            if error is not None:
+                raise error
         except RemoteProtocolError as exc:
-            for line in getattr(exc, "frames_before", ()):
-                events.extend(self._receive_line(line))
-            self._fail(exc, events)
-        for line in lines:
-            try:
-                events.extend(self._receive_line(line))
-            except RemoteProtocolError as exc:
-                self._fail(exc, events)
+            return self._deliver(events, exc)
         if not data:
             events.extend(self._close())
         return events
 
-    def _fail(self, exc: RemoteProtocolError, events: list[AcpEvent]) -> NoReturn:
-        self.state = AcpState.CLOSED
-        raise AcpProtocolError(exc, events) from exc
-
     def _close(self) -> list[AcpEvent]:
-        self._advance(AcpInput.EOF)
+        self._remote(AcpInput.EOF)
         events: list[AcpEvent] = [
             RequestFailed(
                 request_id=request_id,
@@ -607,14 +685,19 @@ class AcpConnection:
         ]
         self._pending.clear()
         self._prompting.clear()
-        events.append(ConnectionClosed())
+        self._deadlines.clear()
+        if self.error is None:
+            events.append(ConnectionClosed())
+        else:
+            events.append(ConnectionClosed("protocol_error", self.error))
         return events
 
     def _receive_line(self, line: bytes) -> list[AcpEvent]:
-        message = decode_message(line)
         if self.state is AcpState.CLOSED:
-            return []
+            return []  # the rest of a chunk after a rejected initialize
+        message = decode_message(line)
         kind = classify(message)
+        self._remote(_PEER_INPUT[kind])
         if kind is MessageKind.RESPONSE:
             return [self._on_response(message)]
         if kind is MessageKind.NOTIFICATION:
@@ -635,7 +718,7 @@ class AcpConnection:
         if not isinstance(message.error, msgspec.UnsetType):
             error = message.error
             if pending.method == "initialize":
-                self._advance(AcpInput.INITIALIZE_REJECTED)
+                self._remote(AcpInput.INITIALIZE_REJECTED)
             return RequestFailed(
                 request_id=request_id,
                 method=pending.method,
@@ -659,13 +742,13 @@ class AcpConnection:
     def _end_turn(self, session_id: str, request_id: RequestId) -> None:
         if self._prompting.get(session_id) == request_id:
             del self._prompting[session_id]
+            self._deadlines.pop(session_id, None)
         transcript = self.transcripts.get(session_id)
         if transcript is not None:
             transcript.close_turn()
 
     def _on_initialized(self, result: Any) -> None:
         if not isinstance(result, dict) or not isinstance(result.get("protocolVersion"), int):
-            self.state = AcpState.CLOSED
             raise RemoteProtocolError(
                 ErrorCode.SCHEMA_VIOLATION,
                 "initialize result needs an integer protocolVersion",
@@ -673,7 +756,6 @@ class AcpConnection:
             )
         version = result["protocolVersion"]
         if version not in SUPPORTED_PROTOCOL_VERSIONS:
-            self.state = AcpState.CLOSED
             raise RemoteProtocolError(
                 ErrorCode.VERSION_UNSUPPORTED,
                 f"the agent speaks ACP protocol version {version}; this client supports "
@@ -692,7 +774,7 @@ class AcpConnection:
             agent_version=info.get("version") if isinstance(info.get("version"), str) else None,
             auth_methods=_auth_methods(result.get("authMethods")),
         )
-        self._advance(AcpInput.INITIALIZE_ACCEPTED)
+        self._remote(AcpInput.INITIALIZE_ACCEPTED)
 
     def _learn_controls(self, pending: _Pending, result: dict[str, Any]) -> None:
         session_id = pending.session_id
@@ -717,7 +799,6 @@ class AcpConnection:
             _apply_config_options(controls, options)
 
     def _on_notification(self, message: RpcMessage) -> list[AcpEvent]:
-        self._advance(AcpInput.PEER_MESSAGE)
         if message.method != "session/update":
             return []
         params = _mapping(message.params)
@@ -748,7 +829,6 @@ class AcpConnection:
         return [SessionUpdated(session_id=session_id, kind=kind, update=update)]
 
     def _on_request(self, message: RpcMessage) -> AcpEvent:
-        self._advance(AcpInput.PEER_MESSAGE)
         request_id = message.id
         assert not isinstance(request_id, msgspec.UnsetType)
         if request_id is None:
@@ -756,7 +836,7 @@ class AcpConnection:
         if message.method == "session/request_permission":
             params = _mapping(message.params)
             outcome = _permission_outcome(self.permission_policy, params.get("options"))
-            self._outbox.append(encode_line(result_response(request_id, {"outcome": outcome})))
+            self.outbox.put(encode_line(result_response(request_id, {"outcome": outcome})))
             session_id = params.get("sessionId")
             return PermissionAnswered(
                 request_id=request_id,
@@ -765,10 +845,17 @@ class AcpConnection:
                 outcome=outcome,
             )
         method = str(message.method)
-        self._outbox.append(
+        self.outbox.put(
             encode_line(error_response(request_id, METHOD_NOT_FOUND, f"Method not found: {method}"))
         )
         return PeerRequestRefused(request_id=request_id, method=method)
+
+
+_PEER_INPUT = {
+    MessageKind.REQUEST: AcpInput.PEER_REQUEST,
+    MessageKind.NOTIFICATION: AcpInput.PEER_NOTIFICATION,
+    MessageKind.RESPONSE: AcpInput.PEER_RESPONSE,
+}
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

@@ -35,6 +35,7 @@ from shedproto._errors import (
 )
 from shedproto._framing import EofTail, FramingPolicy, LineBuffer, OverCap
 
+from ._operations import turn_id_of
 from ._state import TABLE, CodexInput, CodexState
 
 __all__ = [
@@ -414,9 +415,9 @@ class CodexClientConnection(Contract[CodexState]):
             memory = self._started
         else:
             return
-        turn = note.params.get("turn") if isinstance(note.params, dict) else None
-        if isinstance(turn, dict) and isinstance(turn.get("id"), str):
-            memory[turn["id"]] = turn
+        turn_id = turn_id_of(note.params)
+        if turn_id is not None:
+            memory[turn_id] = note.params["turn"]
             while len(memory) > NOTIFICATION_MEMORY:
                 memory.popitem(last=False)
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from shedproto._errors import ErrorCode, LocalProtocolError
+from shedproto._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
 from shedproto.agents_host import CommandExecutionResult, SessionPage, SessionSummary
 from shedproto.connector import AgentSourceConfig, NormalizedMessage, iso_from_seconds
 from shedproto.drivers._results import failed, succeeded, text_preview
@@ -21,6 +21,9 @@ __all__ = [
     "InventoryCursor",
     "PageWalk",
     "item_of_entry",
+    "full_turn",
+    "thread_of",
+    "turn_id_of",
     "parse_inventory_cursor",
     "thread_list_params",
     "inventory_page",
@@ -130,6 +133,40 @@ def item_of_entry(entry: Any) -> Any:
     if isinstance(entry, dict) and isinstance(entry.get("item"), dict) and "turnId" in entry:
         return entry["item"]
     return entry
+
+
+def full_turn(turn: Mapping[str, Any], entries: list[Any]) -> dict[str, Any]:
+    """Return ``turn`` with the ``thread/items/list`` ``entries`` as its full item list."""
+    return {**turn, "items": [item_of_entry(entry) for entry in entries], "itemsView": "full"}
+
+
+def thread_of(result: Any) -> dict[str, Any]:
+    """Return the thread object of a ``thread/read`` answer.
+
+    Raises:
+        RemoteProtocolError: ``SCHEMA_VIOLATION`` when the answer holds no
+            thread object with a string ``id``.
+
+    """
+    thread = result.get("thread") if isinstance(result, dict) else None
+    if not isinstance(thread, dict) or not isinstance(thread.get("id"), str):
+        raise RemoteProtocolError(
+            ErrorCode.SCHEMA_VIOLATION,
+            "thread/read answered without a thread",
+            path="$.result.thread",
+        )
+    return thread
+
+
+def turn_id_of(holder: Any) -> str | None:
+    """Return ``holder["turn"]["id"]`` when it is a string, else ``None``; never raises.
+
+    The holder is a ``turn/start`` answer or a ``turn/started`` /
+    ``turn/completed`` notification's params.
+    """
+    turn = holder.get("turn") if isinstance(holder, dict) else None
+    turn_id = turn.get("id") if isinstance(turn, dict) else None
+    return turn_id if isinstance(turn_id, str) else None
 
 
 def thread_list_params(position: InventoryCursor, *, cwd: str | None = None) -> dict[str, Any]:
