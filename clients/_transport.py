@@ -8,8 +8,12 @@ cap and report errors identically:
   an ``OSError`` that keeps the errno) whose one-line message names the path
   once and says what is there: nothing, a directory, a regular file, a socket
   nobody listens on, no permission (its ``reason``);
-* ``receive_frame`` returns one frame without its newline, within a deadline
-  (``TimeoutError`` when it passes), and raises
+* each connection has one deadline that a client moves once per call
+  (``set_timeout``), as the servers slide theirs; every wait of the call ends
+  at it (``TimeoutError``);
+* ``receive_some`` is the one receive helper: the next bytes, ``b""`` at EOF
+  (for cores that frame bytes themselves);
+* ``receive_frame`` returns one frame without its newline and raises
   :class:`~shedproto.RemoteProtocolError` (``CONNECTION_CLOSED``) when the
   peer closes first, or :class:`~shedproto.FramingError` for an over-cap frame;
 * :func:`first_reply` wraps where a client receives and decodes a reply: until
@@ -23,6 +27,7 @@ The blocking form is a plain socket loop, not a wrapped event loop.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import socket
 import time
@@ -31,6 +36,8 @@ from types import TracebackType
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
+from anyio.abc import SocketAttribute
 from typing_extensions import Self
 
 from shedproto import ErrorCode, FrameQueue, FramingPolicy, RemoteProtocolError
@@ -40,6 +47,7 @@ from ._unreachable import ConnectError, other_protocol, unreachable
 
 __all__ = [
     "RECEIVE_CHUNK",
+    "SEND_FAILURES",
     "AsyncLineTransport",
     "BlockingLineTransport",
     "ConnectError",
@@ -51,6 +59,9 @@ RECEIVE_CHUNK = 65536
 
 DEFAULT_CONNECT_TIMEOUT = 5.0
 
+
+SEND_FAILURES = (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
+"""What either transport's ``send`` raises when the peer went away (or the transport closed)."""
 
 _NOT_A_REPLY = frozenset(
     {
@@ -111,9 +122,13 @@ def _closed_error() -> RemoteProtocolError:
 class AsyncLineTransport:
     """An anyio byte stream that sends raw frames and receives framed lines.
 
-    One task may receive and one may send at a time; a second concurrent
-    sender or receiver gets ``anyio.BusyResourceError`` from the stream
-    rather than interleaved bytes.
+    The connection has one deadline (:attr:`deadline`) that a client moves
+    once per call with :meth:`set_timeout`; every wait of the call
+    (:meth:`receive_some`, :meth:`receive_frame`, a send that must wait)
+    ends at it with ``TimeoutError``. Only a wait that really blocks arms a
+    cancel scope, and it arms a bare one (no ``fail_after`` wrapper, no
+    clock read per wait). One task may receive at a time; senders queue
+    behind each other.
     """
 
     def __init__(
@@ -129,6 +144,15 @@ class AsyncLineTransport:
         """The socket path :meth:`connect` used (``None`` for a stream from elsewhere)."""
         self.answered = False
         """Whether a reply of the protocol arrived (set by :func:`first_reply`)."""
+        self.deadline = math.inf
+        """When the current call's waits end (``anyio.current_time()`` clock; inf: never)."""
+        try:
+            self._raw: socket.socket | None = stream.extra(SocketAttribute.raw_socket)
+        except anyio.TypedAttributeLookupError:  # not a socket (a test double)
+            self._raw = None
+        self._direct = self._raw is not None
+        self._closed = False
+        self._send_lock = anyio.Lock()
 
     @classmethod
     async def connect(
@@ -152,17 +176,74 @@ class AsyncLineTransport:
             raise unreachable(target, exc) from exc
         return cls(stream, policy=policy, path=target)
 
+    def set_timeout(self, timeout: float | None) -> None:
+        """Move the connection's deadline to ``timeout`` seconds from now (``None``, inf: none)."""
+        if timeout is None or timeout == math.inf:
+            self.deadline = math.inf
+        else:
+            self.deadline = anyio.current_time() + timeout
+
     async def send(self, frame: bytes) -> None:
         """Write ``frame`` (already newline-terminated) in full.
 
+        A frame the socket takes at once is written straight to it: no
+        event-loop round, no lock. Once a write had to wait, every later
+        one goes through the stream in order, under a lock and within the
+        deadline.
+
         Raises:
             anyio.BrokenResourceError: the peer closed the connection.
+            anyio.ClosedResourceError: this transport was closed.
+            TimeoutError: a write that had to wait passed the deadline.
 
         """
-        await self.stream.send(frame)
+        if self._closed:
+            raise anyio.ClosedResourceError
+        raw = self._raw
+        if raw is not None and self._direct:
+            try:
+                sent = raw.send(frame)
+            except BlockingIOError:
+                sent = 0
+            except OSError as exc:
+                raise anyio.BrokenResourceError(f"the peer went away: {exc}") from exc
+            if sent == len(frame):
+                return
+            self._direct = False  # bytes may now wait in the stream's buffer: keep order
+            frame = frame[sent:]
+        deadline = self.deadline
+        async with self._send_lock:
+            if deadline == math.inf:
+                await self.stream.send(frame)
+                return
+            with anyio.CancelScope(deadline=deadline):
+                await self.stream.send(frame)
+                return
+        raise TimeoutError("the peer did not take the frame before the deadline")
+
+    async def receive_some(self) -> bytes:
+        """Return the next bytes the peer sent, ``b""`` once it closed (the one receive helper).
+
+        For clients whose core connection frames the bytes itself.
+
+        Raises:
+            TimeoutError: nothing arrived before the deadline.
+
+        """
+        deadline = self.deadline
+        try:
+            if deadline == math.inf:
+                return await self.stream.receive(RECEIVE_CHUNK)
+            with anyio.CancelScope(deadline=deadline):
+                return await self.stream.receive(RECEIVE_CHUNK)
+        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return b""
+        raise TimeoutError("nothing from the peer before the deadline")
 
     async def receive_frame(self, *, timeout: float | None = None) -> bytes:
-        """Return the next frame, waiting at most ``timeout`` seconds in total.
+        """Return the next frame, waiting until the deadline.
+
+        ``timeout`` (seconds) first moves the deadline as :meth:`set_timeout` does.
 
         Raises:
             TimeoutError: the deadline passed; the partial frame stays buffered.
@@ -170,35 +251,35 @@ class AsyncLineTransport:
             FramingError: the peer's frame exceeded the cap.
 
         """
-        frame = self.frames.next_frame()
-        if frame is not None:
-            return frame
-        if timeout is None:  # no cancel scope: it costs a timer per call
-            return await self._receive_until_frame()
-        with anyio.fail_after(timeout):
-            return await self._receive_until_frame()
-
-    async def _receive_until_frame(self) -> bytes:
+        if timeout is not None:
+            self.set_timeout(timeout)
+        frames = self.frames
         while True:
-            if self.frames.eof:
-                raise _closed_error()
-            try:
-                data = await self.stream.receive(RECEIVE_CHUNK)
-            except (anyio.EndOfStream, anyio.BrokenResourceError):
-                data = b""
-            self.frames.feed(data)
-            frame = self.frames.next_frame()
+            frame = frames.next_frame()
             if frame is not None:
                 return frame
+            if frames.eof:
+                raise _closed_error()
+            frames.feed(await self.receive_some())
 
     async def request(self, frame: bytes, *, timeout: float | None = None) -> bytes:
         """Send ``frame`` and return the next frame received (one round trip)."""
+        if timeout is not None:
+            self.set_timeout(timeout)
         await self.send(frame)
-        return await self.receive_frame(timeout=timeout)
+        return await self.receive_frame()
 
     async def aclose(self) -> None:
-        """Close the stream; idempotent."""
-        await self.stream.aclose()
+        """Close the stream, even inside a cancelled scope; idempotent.
+
+        It first lets the event loop run once: a direct write may have left
+        no checkpoint since the connect, whose writer callback must see the
+        socket before it closes (anyio's asyncio backend fails otherwise).
+        """
+        self._closed = True
+        with anyio.CancelScope(shield=True):
+            await anyio.lowlevel.checkpoint()
+            await self.stream.aclose()
 
     async def __aenter__(self) -> Self:
         return self
@@ -213,7 +294,10 @@ class AsyncLineTransport:
 
 
 class BlockingLineTransport:
-    """The blocking twin of :class:`AsyncLineTransport`, over a plain socket."""
+    """The blocking twin of :class:`AsyncLineTransport`, over a plain socket.
+
+    The deadline is the socket's timeout, set from :attr:`deadline` before each receive.
+    """
 
     def __init__(
         self,
@@ -228,6 +312,8 @@ class BlockingLineTransport:
         """The socket path :meth:`connect` used (``None`` for a socket from elsewhere)."""
         self.answered = False
         """Whether a reply of the protocol arrived (set by :func:`first_reply`)."""
+        self.deadline = math.inf
+        """When the current call's waits end (``time.monotonic()`` clock; inf: never)."""
 
     @classmethod
     def connect(
@@ -253,6 +339,13 @@ class BlockingLineTransport:
             raise unreachable(target, exc) from exc
         return cls(sock, policy=policy, path=target)
 
+    def set_timeout(self, timeout: float | None) -> None:
+        """Move the connection's deadline to ``timeout`` seconds from now (``None``, inf: none)."""
+        if timeout is None or timeout == math.inf:
+            self.deadline = math.inf
+        else:
+            self.deadline = time.monotonic() + timeout
+
     def send(self, frame: bytes) -> None:
         """Write ``frame`` in full (no deadline beyond the socket's).
 
@@ -260,11 +353,35 @@ class BlockingLineTransport:
             OSError: the peer closed the connection (``BrokenPipeError``).
 
         """
-        self.sock.settimeout(None)
-        self.sock.sendall(frame)
+        sock = self.sock
+        if sock.gettimeout() is not None:
+            sock.settimeout(None)
+        sock.sendall(frame)
+
+    def receive_some(self) -> bytes:
+        """Return the next bytes the peer sent, ``b""`` once it closed (see the async form).
+
+        Past the deadline it still takes what is already there.
+
+        Raises:
+            TimeoutError: nothing arrived before the deadline.
+
+        """
+        sock = self.sock
+        deadline = self.deadline
+        if deadline != math.inf:
+            sock.settimeout(max(deadline - time.monotonic(), 0.0))
+        elif sock.gettimeout() is not None:
+            sock.settimeout(None)
+        try:
+            return sock.recv(RECEIVE_CHUNK)
+        except BlockingIOError:  # a zero timeout makes the socket non-blocking
+            raise TimeoutError("nothing from the peer before the deadline") from None
+        except ConnectionResetError:
+            return b""
 
     def receive_frame(self, *, timeout: float | None = None) -> bytes:
-        """Return the next frame, waiting at most ``timeout`` seconds in total.
+        """Return the next frame, waiting until the deadline (see the async form).
 
         Raises:
             TimeoutError: the deadline passed; the partial frame stays buffered.
@@ -272,33 +389,23 @@ class BlockingLineTransport:
             FramingError: the peer's frame exceeded the cap.
 
         """
-        frame = self.frames.next_frame()
-        if frame is not None:
-            return frame
-        deadline = None if timeout is None else time.monotonic() + timeout
+        if timeout is not None:
+            self.set_timeout(timeout)
+        frames = self.frames
         while True:
-            if self.frames.eof:
-                raise _closed_error()
-            if deadline is not None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise TimeoutError("no complete frame before the deadline")
-                self.sock.settimeout(remaining)
-            else:
-                self.sock.settimeout(None)
-            try:
-                data = self.sock.recv(RECEIVE_CHUNK)
-            except ConnectionResetError:
-                data = b""
-            self.frames.feed(data)
-            frame = self.frames.next_frame()
+            frame = frames.next_frame()
             if frame is not None:
                 return frame
+            if frames.eof:
+                raise _closed_error()
+            frames.feed(self.receive_some())
 
     def request(self, frame: bytes, *, timeout: float | None = None) -> bytes:
         """Send ``frame`` and return the next frame received (one round trip)."""
+        if timeout is not None:
+            self.set_timeout(timeout)
         self.send(frame)
-        return self.receive_frame(timeout=timeout)
+        return self.receive_frame()
 
     def close(self) -> None:
         """Close the socket; idempotent."""
