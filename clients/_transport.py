@@ -30,6 +30,7 @@ import contextlib
 import math
 import os
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from types import TracebackType
@@ -175,6 +176,11 @@ class AsyncLineTransport:
         except (OSError, TimeoutError) as exc:
             raise unreachable(target, exc) from exc
         return cls(stream, policy=policy, path=target)
+
+    @staticmethod
+    def new_lock() -> anyio.Lock:
+        """Return a lock for a client's calls (they may outlive one connection)."""
+        return anyio.Lock(fast_acquire=True)
 
     def set_timeout(self, timeout: float | None) -> None:
         """Move the connection's deadline to ``timeout`` seconds from now (``None``, inf: none)."""
@@ -338,6 +344,11 @@ class BlockingLineTransport:
             sock.close()
             raise unreachable(target, exc) from exc
         return cls(sock, policy=policy, path=target)
+
+    @staticmethod
+    def new_lock() -> threading.Lock:
+        """Return a lock for a client's calls (they may outlive one connection)."""
+        return threading.Lock()
 
     def set_timeout(self, timeout: float | None) -> None:
         """Move the connection's deadline to ``timeout`` seconds from now (``None``, inf: none)."""
