@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import anyio
 import anyio.abc
@@ -15,26 +12,13 @@ import pytest
 
 from shedproto.clients.desktop import AsyncDesktopClient
 from shedproto.servers import UnixServer
+from tests._tools import load_tool
 
 ROOT = Path(__file__).resolve().parent.parent
-TOOL = ROOT / "tools" / "unasync.py"
-
-
-def load_tool() -> ModuleType:
-    """Import tools/unasync.py by its path (tools/ is not installed)."""
-    if not TOOL.exists():
-        pytest.skip(f"{TOOL} is absent (an installed package, not a checkout)")
-    spec = importlib.util.spec_from_file_location("shedproto_tools_unasync", TOOL)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+unasync = load_tool("unasync")
 
 
 def test_generated_blocking_clients_are_current(capsys: pytest.CaptureFixture[str]) -> None:
-    unasync = load_tool()
     assert unasync.main(["--check"]) == 0, capsys.readouterr().err
     for _, target in unasync.FILES:
         text = (ROOT / target).read_text(encoding="utf-8")
@@ -44,7 +28,6 @@ def test_generated_blocking_clients_are_current(capsys: pytest.CaptureFixture[st
 def test_check_names_a_stale_blocking_module(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    unasync = load_tool()
     for source, target in unasync.FILES:
         for name in (source, target):
             (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -62,7 +45,6 @@ def test_check_names_a_stale_blocking_module(
 
 
 def test_rules_rewrite_async_tokens_and_names() -> None:
-    unasync = load_tool()
     source = (
         "from collections.abc import AsyncIterator, Iterable\n"
         "from shedproto.clients import AsyncLineTransport, ConnectError\n"
