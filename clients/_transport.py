@@ -49,7 +49,9 @@ from ._unreachable import ConnectError, other_protocol, unreachable
 __all__ = [
     "RECEIVE_CHUNK",
     "SEND_FAILURES",
+    "AsyncClosing",
     "AsyncLineTransport",
+    "BlockingClosing",
     "BlockingLineTransport",
     "ConnectError",
     "first_reply",
@@ -120,7 +122,45 @@ def _closed_error() -> RemoteProtocolError:
     )
 
 
-class AsyncLineTransport:
+class AsyncClosing:
+    """Mixin for things closed by ``aclose()``: ``async with`` closes them on the way out."""
+
+    async def aclose(self) -> None:
+        """Close; idempotent."""
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class BlockingClosing:
+    """Mixin for things closed by ``close()``: ``with`` closes them on the way out."""
+
+    def close(self) -> None:
+        """Close; idempotent."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class AsyncLineTransport(AsyncClosing):
     """An anyio byte stream that sends raw frames and receives framed lines.
 
     The connection has one deadline (:attr:`deadline`) that a client moves
@@ -287,19 +327,8 @@ class AsyncLineTransport:
             await anyio.lowlevel.checkpoint()
             await self.stream.aclose()
 
-    async def __aenter__(self) -> Self:
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-
-class BlockingLineTransport:
+class BlockingLineTransport(BlockingClosing):
     """The blocking twin of :class:`AsyncLineTransport`, over a plain socket.
 
     The deadline is the socket's timeout, set from :attr:`deadline` before each receive.
@@ -421,14 +450,3 @@ class BlockingLineTransport:
     def close(self) -> None:
         """Close the socket; idempotent."""
         self.sock.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

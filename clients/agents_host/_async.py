@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from types import TracebackType
 from typing import Any, Literal
 
 from typing_extensions import Self
@@ -27,14 +26,14 @@ from shedproto.agentshost import (
     Topic,
     decode_reply,
 )
-from shedproto.clients._transport import AsyncLineTransport, first_reply
+from shedproto.clients._transport import AsyncClosing, AsyncLineTransport, first_reply
 
 from ._common import DEFAULT_TIMEOUT, request_line, result_of
 
 __all__ = ["AgentsHostClient"]
 
 
-class AgentsHostClient:
+class AgentsHostClient(AsyncClosing):
     """A client of the host's socket API; use ``async with await connect(path)``.
 
     One request at a time; events that arrive meanwhile (after
@@ -150,14 +149,3 @@ class AgentsHostClient:
     async def aclose(self) -> None:
         """Close the connection."""
         await self.transport.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

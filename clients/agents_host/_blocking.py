@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from types import TracebackType
 from typing import Any, Literal
 
 from typing_extensions import Self
@@ -28,14 +27,14 @@ from shedproto.agentshost import (
     Topic,
     decode_reply,
 )
-from shedproto.clients._transport import BlockingLineTransport, first_reply
+from shedproto.clients._transport import BlockingClosing, BlockingLineTransport, first_reply
 
 from ._common import DEFAULT_TIMEOUT, request_line, result_of
 
 __all__ = ["BlockingAgentsHostClient"]
 
 
-class BlockingAgentsHostClient:
+class BlockingAgentsHostClient(BlockingClosing):
     """A client of the host's socket API; use ``with connect(path)``.
 
     One request at a time; events that arrive meanwhile (after
@@ -151,14 +150,3 @@ class BlockingAgentsHostClient:
     def close(self) -> None:
         """Close the connection."""
         self.transport.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -6,13 +6,12 @@ The source of the blocking client (``tools/unasync.py`` writes ``_blocking.py``)
 from __future__ import annotations
 
 import os
-from types import TracebackType
 from typing import Any
 
 from typing_extensions import Self
 
 from shedproto.clients import AsyncLineTransport
-from shedproto.clients._transport import SEND_FAILURES, first_reply
+from shedproto.clients._transport import SEND_FAILURES, AsyncClosing, first_reply
 from shedproto.desktop import (
     ClientConnection,
     CreateTicket,
@@ -37,7 +36,7 @@ from ._common import (
 __all__ = ["AsyncDesktopClient"]
 
 
-class AsyncDesktopClient:
+class AsyncDesktopClient(AsyncClosing):
     """A persistent connection to a shed-desktop control socket (mac or Tauri).
 
     ``await AsyncDesktopClient.connect()`` resolves the socket like shedctl
@@ -277,14 +276,3 @@ class AsyncDesktopClient:
     async def aclose(self) -> None:
         """Close the connection; idempotent."""
         await self._drop()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

@@ -7,13 +7,12 @@ The source of the blocking client (``tools/unasync.py`` writes ``_blocking.py``)
 from __future__ import annotations
 
 import os
-from types import TracebackType
 from typing import Any
 
 from typing_extensions import Self
 
 from shedproto.clients import BlockingLineTransport
-from shedproto.clients._transport import SEND_FAILURES, first_reply
+from shedproto.clients._transport import SEND_FAILURES, BlockingClosing, first_reply
 from shedproto.desktop import (
     ClientConnection,
     CreateTicket,
@@ -38,7 +37,7 @@ from ._common import (
 __all__ = ["DesktopClient"]
 
 
-class DesktopClient:
+class DesktopClient(BlockingClosing):
     """A persistent connection to a shed-desktop control socket (mac or Tauri).
 
     ``DesktopClient.connect()`` resolves the socket like shedctl
@@ -278,14 +277,3 @@ class DesktopClient:
     def close(self) -> None:
         """Close the connection; idempotent."""
         self._drop()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

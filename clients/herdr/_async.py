@@ -6,13 +6,12 @@ The source of the blocking client (``tools/unasync.py`` writes ``_blocking.py``)
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable
-from types import TracebackType
 from typing import Any
 
 from typing_extensions import Self
 
 from shedproto import ErrorCode, RemoteProtocolError
-from shedproto.clients._transport import AsyncLineTransport, first_reply
+from shedproto.clients._transport import AsyncClosing, AsyncLineTransport, first_reply
 from shedproto.herdr import (
     ClientConnection,
     Compatibility,
@@ -139,7 +138,7 @@ class AsyncHerdrClient(ClientBase, AsyncMethods):
         return AsyncSubscription(self, request)
 
 
-class AsyncSubscription:
+class AsyncSubscription(AsyncClosing):
     """An open ``events.subscribe`` stream (context manager and iterator).
 
     The acknowledgement must come within the client's timeout; a quiet
@@ -208,11 +207,3 @@ class AsyncSubscription:
         if self._transport is not None:
             await self._transport.aclose()
             self._transport = None
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

@@ -7,13 +7,12 @@ The source of the blocking client (``tools/unasync.py`` writes ``_blocking.py``)
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from types import TracebackType
 from typing import Any
 
 from typing_extensions import Self
 
 from shedproto import ErrorCode, RemoteProtocolError
-from shedproto.clients._transport import BlockingLineTransport, first_reply
+from shedproto.clients._transport import BlockingClosing, BlockingLineTransport, first_reply
 from shedproto.herdr import (
     ClientConnection,
     Compatibility,
@@ -140,7 +139,7 @@ class BlockingHerdrClient(ClientBase, BlockingMethods):
         return BlockingSubscription(self, request)
 
 
-class BlockingSubscription:
+class BlockingSubscription(BlockingClosing):
     """An open ``events.subscribe`` stream (context manager and iterator).
 
     The acknowledgement must come within the client's timeout; a quiet
@@ -209,11 +208,3 @@ class BlockingSubscription:
         if self._transport is not None:
             self._transport.close()
             self._transport = None
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

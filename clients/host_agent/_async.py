@@ -10,13 +10,12 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator
 from pathlib import Path
-from types import TracebackType
 
 from typing_extensions import Self
 
 from shedproto import ErrorCode, RemoteProtocolError, __version__
 from shedproto.clients import AsyncLineTransport, ConnectError
-from shedproto.clients._transport import first_reply
+from shedproto.clients._transport import AsyncClosing, first_reply
 from shedproto.hostagent import (
     STATUS_CONNECT_TIMEOUT,
     STATUS_READ_TIMEOUT,
@@ -91,7 +90,7 @@ async def read_status_async(
             return decode_live_status(b"".join(chunks))
 
 
-class ApprovalConsumer:
+class ApprovalConsumer(AsyncClosing):
     """One connection to ``host-agent.sock`` acting as the approval consumer.
 
     Use :meth:`connect` (it completes the handshake), then iterate (or call
@@ -292,14 +291,3 @@ class ApprovalConsumer:
         """Close the connection (the agent fails this consumer's pending approvals closed)."""
         self.conn.close()
         await self.transport.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

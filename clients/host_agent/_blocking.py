@@ -11,13 +11,12 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
-from types import TracebackType
 
 from typing_extensions import Self
 
 from shedproto import ErrorCode, RemoteProtocolError, __version__
 from shedproto.clients import BlockingLineTransport, ConnectError
-from shedproto.clients._transport import first_reply
+from shedproto.clients._transport import BlockingClosing, first_reply
 from shedproto.hostagent import (
     STATUS_CONNECT_TIMEOUT,
     STATUS_READ_TIMEOUT,
@@ -92,7 +91,7 @@ def read_status(
             return decode_live_status(b"".join(chunks))
 
 
-class BlockingApprovalConsumer:
+class BlockingApprovalConsumer(BlockingClosing):
     """One connection to ``host-agent.sock`` acting as the approval consumer.
 
     Use :meth:`connect` (it completes the handshake), then iterate (or call
@@ -293,14 +292,3 @@ class BlockingApprovalConsumer:
         """Close the connection (the agent fails this consumer's pending approvals closed)."""
         self.conn.close()
         self.transport.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
