@@ -24,6 +24,7 @@ SUITES: dict[str, str] = {
     "drivers": "benchmarks.drivers",
     "agentshost": "benchmarks.agentshost",
     "proxy": "benchmarks.proxy",
+    "clients": "benchmarks.clients",
 }
 """Suite name -> module exposing ``cases(quick: bool) -> list[Case]``."""
 

@@ -193,7 +193,10 @@ class AsyncLineTransport(AsyncClosing):
             self._raw = None
         self._direct = self._raw is not None
         self._closed = False
-        self._send_lock = anyio.Lock()
+        self._unsettled = False
+        """Whether anyio's connect may still have a writer callback queued (see :meth:`aclose`)."""
+        self._send_lock: anyio.Lock | None = None
+        """Made on the first write that has to wait (most connections never need it)."""
 
     @classmethod
     async def connect(
@@ -205,16 +208,33 @@ class AsyncLineTransport(AsyncClosing):
     ) -> Self:
         """Connect to the Unix socket at ``path`` within ``timeout`` seconds.
 
+        The common case costs no timer: a Unix socket connects at once unless
+        the server's backlog is full; only then does a deadline wait.
+
         Raises:
             UnreachableSocketError: connecting failed; ``reason`` says what is at the path.
 
         """
         target = os.fspath(path)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.setblocking(False)
         try:
-            with anyio.fail_after(timeout):
-                stream = await anyio.connect_unix(target)
-        except (OSError, TimeoutError) as exc:
+            sock.connect(target)  # a Unix socket connects at once unless the backlog is full
+        except BlockingIOError:
+            sock.close()
+            try:
+                with anyio.fail_after(timeout):
+                    stream: anyio.abc.SocketStream = await anyio.connect_unix(target)
+            except (OSError, TimeoutError) as exc:
+                raise unreachable(target, exc) from exc
+            transport = cls(stream, policy=policy, path=target)
+            transport._unsettled = True
+            return transport
+        except OSError as exc:
+            sock.close()
             raise unreachable(target, exc) from exc
+        else:
+            stream = await anyio.abc.UNIXSocketStream.from_socket(sock)
         return cls(stream, policy=policy, path=target)
 
     @staticmethod
@@ -258,6 +278,8 @@ class AsyncLineTransport(AsyncClosing):
             self._direct = False  # bytes may now wait in the stream's buffer: keep order
             frame = frame[sent:]
         deadline = self.deadline
+        if self._send_lock is None:
+            self._send_lock = anyio.Lock()
         async with self._send_lock:
             if deadline == math.inf:
                 await self.stream.send(frame)
@@ -318,13 +340,15 @@ class AsyncLineTransport(AsyncClosing):
     async def aclose(self) -> None:
         """Close the stream, even inside a cancelled scope; idempotent.
 
-        It first lets the event loop run once: a direct write may have left
-        no checkpoint since the connect, whose writer callback must see the
-        socket before it closes (anyio's asyncio backend fails otherwise).
+        After a connect that had to wait, it first lets the event loop run
+        once: with direct writes there may have been no checkpoint since,
+        and anyio's queued writer callback must see the socket before it
+        closes (its asyncio backend fails otherwise).
         """
         self._closed = True
         with anyio.CancelScope(shield=True):
-            await anyio.lowlevel.checkpoint()
+            if self._unsettled:
+                await anyio.lowlevel.checkpoint()
             await self.stream.aclose()
 
 
