@@ -87,6 +87,25 @@ async def _serve_lines(
             return
 
 
+def _answering(
+    template: tuple[bytes, bytes], *, once: bool
+) -> Callable[[anyio.abc.SocketStream], Awaitable[None]]:
+    """Return a handler answering request lines with ``template`` (see :func:`_serve_lines`)."""
+
+    async def handler(stream: anyio.abc.SocketStream) -> None:
+        await _serve_lines(stream, template, once=once)
+
+    return handler
+
+
+async def _timed(call: Callable[[], Awaitable[object]], count: int) -> float:
+    """Await ``call()`` ``count`` times; return the CPU time it took."""
+    start = _clock()
+    for _ in range(count):
+        await call()
+    return _clock() - start
+
+
 async def _served(
     path: str,
     handler: Callable[[anyio.abc.SocketStream], Awaitable[None]],
@@ -151,19 +170,14 @@ def _desktop(directory: Path, count: int) -> Case:
         "ui_version": "1.0", "protocol_version": 1, "test_mode": True, "core": "mac",
     }  # fmt: skip
     template = _template({"id": "__ID__", "ok": True, "result": identify})
-
-    async def handler(stream: anyio.abc.SocketStream) -> None:
-        await _serve_lines(stream, template, once=False)
+    handler = _answering(template, once=False)
 
     async def raw() -> float:
         return await _raw_persistent(path, request_line("1", "identify", {}), count)
 
     async def client() -> float:
         async with await AsyncDesktopClient.connect(path) as desktop:
-            start = _clock()
-            for _ in range(count):
-                await desktop.identify()
-            return _clock() - start
+            return await _timed(desktop.identify, count)
 
     return _case(
         f"clients: desktop identify, one connection ({count} rt)",
@@ -193,10 +207,7 @@ def _host_agent_status(directory: Path, count: int) -> Case:
         return await _raw_new_connection(path, None, count)
 
     async def client() -> float:
-        start = _clock()
-        for _ in range(count):
-            await read_status_async(directory)
-        return _clock() - start
+        return await _timed(lambda: read_status_async(directory), count)
 
     return _case(
         f"clients: host-agent status, new connection each ({count} req)",
@@ -220,9 +231,7 @@ def _herdr(directory: Path, count: int, snapshot: bool) -> Case:
         request = b'{"id":"1","method":"ping","params":{}}\n'
     template = _template(reply)
     size = len(template[0]) + len(template[1])
-
-    async def handler(stream: anyio.abc.SocketStream) -> None:
-        await _serve_lines(stream, template, once=True)
+    handler = _answering(template, once=True)
 
     async def raw() -> float:
         return await _raw_new_connection(path, request, count)
@@ -230,10 +239,7 @@ def _herdr(directory: Path, count: int, snapshot: bool) -> Case:
     async def client() -> float:
         herdr_client = AsyncHerdrClient.for_socket(path)
         call = herdr_client.session_snapshot if snapshot else herdr_client.ping
-        start = _clock()
-        for _ in range(count):
-            await call()
-        return _clock() - start
+        return await _timed(call, count)
 
     what = f"session.snapshot ({size // 1024} KB)" if snapshot else "ping"
     return _case(
@@ -249,19 +255,14 @@ def _herdr(directory: Path, count: int, snapshot: bool) -> Case:
 def _agents_host(directory: Path, count: int) -> Case:
     path = str(directory / "ah.sock")
     template = _template({"id": "__ID__", "ok": True, "result": {"health": None}})
-
-    async def handler(stream: anyio.abc.SocketStream) -> None:
-        await _serve_lines(stream, template, once=False)
+    handler = _answering(template, once=False)
 
     async def raw() -> float:
         return await _raw_persistent(path, b'{"id":1,"op":"health"}\n', count)
 
     async def client() -> float:
         async with await AgentsHostClient.connect(path) as host:
-            start = _clock()
-            for _ in range(count):
-                await host.health()
-            return _clock() - start
+            return await _timed(host.health, count)
 
     return _case(
         f"clients: agents-host health, one connection ({count} req)",
