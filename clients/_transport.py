@@ -193,6 +193,8 @@ class AsyncLineTransport(AsyncClosing):
             self._raw = None
         self._direct = self._raw is not None
         self._closed = False
+        self._peer_sending = False
+        """Whether the last receive got data (then the next one reads directly first)."""
         self._unsettled = False
         """Whether anyio's connect may still have a writer callback queued (see :meth:`aclose`)."""
         self._send_lock: anyio.Lock | None = None
@@ -265,6 +267,7 @@ class AsyncLineTransport(AsyncClosing):
         """
         if self._closed:
             raise anyio.ClosedResourceError
+        self._peer_sending = False  # a request was sent: its answer is not there yet
         raw = self._raw
         if raw is not None and self._direct:
             try:
@@ -292,21 +295,39 @@ class AsyncLineTransport(AsyncClosing):
     async def receive_some(self) -> bytes:
         """Return the next bytes the peer sent, ``b""`` once it closed (the one receive helper).
 
-        For clients whose core connection frames the bytes itself.
+        For clients whose core connection frames the bytes itself. Right
+        after a receive that got data (the peer is sending: more, or its
+        close, is likely there already) it first reads the socket directly,
+        without a cancel scope or an event-loop round; at most once in a row,
+        so a peer that never stops sending cannot starve the event loop.
 
         Raises:
             TimeoutError: nothing arrived before the deadline.
 
         """
+        raw = self._raw
+        if raw is not None and self._peer_sending:
+            self._peer_sending = False
+            try:
+                return raw.recv(RECEIVE_CHUNK)
+            except BlockingIOError:
+                pass
+            except OSError:  # reset, or closed by us: both mean no more data
+                return b""
         deadline = self.deadline
         try:
             if deadline == math.inf:
-                return await self.stream.receive(RECEIVE_CHUNK)
-            with anyio.CancelScope(deadline=deadline):
-                return await self.stream.receive(RECEIVE_CHUNK)
+                data = await self.stream.receive(RECEIVE_CHUNK)
+            else:
+                with anyio.CancelScope(deadline=deadline):
+                    data = await self.stream.receive(RECEIVE_CHUNK)
+                    self._peer_sending = True
+                    return data
+                raise TimeoutError("nothing from the peer before the deadline")
         except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
             return b""
-        raise TimeoutError("nothing from the peer before the deadline")
+        self._peer_sending = True
+        return data
 
     async def receive_frame(self, *, timeout: float | None = None) -> bytes:
         """Return the next frame, waiting until the deadline.
