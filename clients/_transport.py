@@ -26,13 +26,11 @@ The blocking form is a plain socket loop, not a wrapped event loop.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import socket
 import threading
 import time
-from collections.abc import Iterator
 from types import TracebackType
 
 import anyio
@@ -82,11 +80,12 @@ _NOT_A_REPLY = frozenset(
 _HANGUPS = (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError)
 """What sending a request raises when the server already hung up."""
 
+_REPLY_FAILURES = (RemoteProtocolError, *_HANGUPS)
 
-@contextlib.contextmanager
+
 def first_reply(
     transport: AsyncLineTransport | BlockingLineTransport, *, silent_close: bool = False
-) -> Iterator[None]:
+) -> _FirstReply:
     """Receive and decode a reply inside this block; mark ``transport`` answered after it.
 
     Until a block on ``transport`` has once ended without error, a
@@ -100,20 +99,44 @@ def first_reply(
     says this protocol's own server may close without a reply here (a mac
     desktop server past its frame cap): then a close or hang-up stays as it is.
     """
-    try:
-        yield
-    except (RemoteProtocolError, *_HANGUPS) as exc:
-        if transport.answered or transport.path is None:
-            raise
+    return _FirstReply(transport, silent_close)
+
+
+class _FirstReply:
+    """The context manager :func:`first_reply` returns (a plain class: no generator per call)."""
+
+    __slots__ = ("silent_close", "transport")
+
+    def __init__(
+        self, transport: AsyncLineTransport | BlockingLineTransport, silent_close: bool
+    ) -> None:
+        self.transport = transport
+        self.silent_close = silent_close
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        transport = self.transport
+        if exc is None:
+            transport.answered = True
+            return
+        path = transport.path
+        if transport.answered or path is None or not isinstance(exc, _REPLY_FAILURES):
+            return
         closed = not isinstance(exc, RemoteProtocolError) or exc.code is ErrorCode.CONNECTION_CLOSED
-        if silent_close and closed:
-            raise
+        if self.silent_close and closed:
+            return
         if isinstance(exc, RemoteProtocolError):
             if exc.code not in _NOT_A_REPLY:
-                raise
-            raise other_protocol(transport.path, exc.message) from exc
-        raise other_protocol(transport.path, "it hung up before replying") from exc
-    transport.answered = True
+                return
+            raise other_protocol(path, exc.message) from exc
+        raise other_protocol(path, "it hung up before replying") from exc
 
 
 def _closed_error() -> RemoteProtocolError:
