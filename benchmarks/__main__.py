@@ -25,6 +25,7 @@ SUITES: dict[str, str] = {
     "agents_host": "benchmarks.agents_host",
     "proxy": "benchmarks.proxy",
     "servers": "benchmarks.servers",
+    "clients": "benchmarks.clients",
 }
 """Suite name -> module exposing ``cases(quick: bool) -> list[Case]``."""
 

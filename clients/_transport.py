@@ -8,8 +8,12 @@ cap and report errors identically:
   an ``OSError`` that keeps the errno) whose one-line message names the path
   once and says what is there: nothing, a directory, a regular file, a socket
   nobody listens on, no permission (its ``reason``);
-* ``receive_frame`` returns one frame without its newline, within a deadline
-  (``TimeoutError`` when it passes), and raises
+* each connection has one deadline that a client moves once per call
+  (``set_timeout``), as the servers slide theirs; every wait of the call ends
+  at it (``TimeoutError``);
+* ``receive_some`` is the one receive helper: the next bytes, ``b""`` at EOF
+  (for cores that frame bytes themselves);
+* ``receive_frame`` returns one frame without its newline and raises
   :class:`~shedproto.RemoteProtocolError` (``CONNECTION_CLOSED``) when the
   peer closes first, or :class:`~shedproto.FramingError` for an over-cap frame;
 * :func:`first_reply` wraps where a client receives and decodes a reply: until
@@ -22,15 +26,17 @@ The blocking form is a plain socket loop, not a wrapped event loop.
 
 from __future__ import annotations
 
-import contextlib
+import math
 import os
 import socket
+import threading
 import time
-from collections.abc import Iterator
 from types import TracebackType
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
+from anyio.abc import SocketAttribute
 from typing_extensions import Self
 
 from shedproto import ErrorCode, FrameQueue, FramingPolicy, RemoteProtocolError
@@ -40,7 +46,10 @@ from ._unreachable import ConnectError, other_protocol, unreachable
 
 __all__ = [
     "RECEIVE_CHUNK",
+    "SEND_FAILURES",
+    "AsyncClosing",
     "AsyncLineTransport",
+    "BlockingClosing",
     "BlockingLineTransport",
     "ConnectError",
     "first_reply",
@@ -51,6 +60,9 @@ RECEIVE_CHUNK = 65536
 
 DEFAULT_CONNECT_TIMEOUT = 5.0
 
+
+SEND_FAILURES = (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
+"""What either transport's ``send`` raises when the peer went away (or the transport closed)."""
 
 _NOT_A_REPLY = frozenset(
     {
@@ -68,11 +80,12 @@ _NOT_A_REPLY = frozenset(
 _HANGUPS = (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError)
 """What sending a request raises when the server already hung up."""
 
+_REPLY_FAILURES = (RemoteProtocolError, *_HANGUPS)
 
-@contextlib.contextmanager
+
 def first_reply(
     transport: AsyncLineTransport | BlockingLineTransport, *, silent_close: bool = False
-) -> Iterator[None]:
+) -> _FirstReply:
     """Receive and decode a reply inside this block; mark ``transport`` answered after it.
 
     Until a block on ``transport`` has once ended without error, a
@@ -86,20 +99,44 @@ def first_reply(
     says this protocol's own server may close without a reply here (a mac
     desktop server past its frame cap): then a close or hang-up stays as it is.
     """
-    try:
-        yield
-    except (RemoteProtocolError, *_HANGUPS) as exc:
-        if transport.answered or transport.path is None:
-            raise
+    return _FirstReply(transport, silent_close)
+
+
+class _FirstReply:
+    """The context manager :func:`first_reply` returns (a plain class: no generator per call)."""
+
+    __slots__ = ("silent_close", "transport")
+
+    def __init__(
+        self, transport: AsyncLineTransport | BlockingLineTransport, silent_close: bool
+    ) -> None:
+        self.transport = transport
+        self.silent_close = silent_close
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        transport = self.transport
+        if exc is None:
+            transport.answered = True
+            return
+        path = transport.path
+        if transport.answered or path is None or not isinstance(exc, _REPLY_FAILURES):
+            return
         closed = not isinstance(exc, RemoteProtocolError) or exc.code is ErrorCode.CONNECTION_CLOSED
-        if silent_close and closed:
-            raise
+        if self.silent_close and closed:
+            return
         if isinstance(exc, RemoteProtocolError):
             if exc.code not in _NOT_A_REPLY:
-                raise
-            raise other_protocol(transport.path, exc.message) from exc
-        raise other_protocol(transport.path, "it hung up before replying") from exc
-    transport.answered = True
+                return
+            raise other_protocol(path, exc.message) from exc
+        raise other_protocol(path, "it hung up before replying") from exc
 
 
 def _closed_error() -> RemoteProtocolError:
@@ -108,12 +145,54 @@ def _closed_error() -> RemoteProtocolError:
     )
 
 
-class AsyncLineTransport:
+class AsyncClosing:
+    """Mixin for things closed by ``aclose()``: ``async with`` closes them on the way out."""
+
+    async def aclose(self) -> None:
+        """Close; idempotent."""
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class BlockingClosing:
+    """Mixin for things closed by ``close()``: ``with`` closes them on the way out."""
+
+    def close(self) -> None:
+        """Close; idempotent."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class AsyncLineTransport(AsyncClosing):
     """An anyio byte stream that sends raw frames and receives framed lines.
 
-    One task may receive and one may send at a time; a second concurrent
-    sender or receiver gets ``anyio.BusyResourceError`` from the stream
-    rather than interleaved bytes.
+    The connection has one deadline (:attr:`deadline`) that a client moves
+    once per call with :meth:`set_timeout`; every wait of the call
+    (:meth:`receive_some`, :meth:`receive_frame`, a send that must wait)
+    ends at it with ``TimeoutError``. Only a wait that really blocks arms a
+    cancel scope, and it arms a bare one (no ``fail_after`` wrapper, no
+    clock read per wait). One task may receive at a time; senders queue
+    behind each other.
     """
 
     def __init__(
@@ -129,6 +208,20 @@ class AsyncLineTransport:
         """The socket path :meth:`connect` used (``None`` for a stream from elsewhere)."""
         self.answered = False
         """Whether a reply of the protocol arrived (set by :func:`first_reply`)."""
+        self.deadline = math.inf
+        """When the current call's waits end (``anyio.current_time()`` clock; inf: never)."""
+        try:
+            self._raw: socket.socket | None = stream.extra(SocketAttribute.raw_socket)
+        except anyio.TypedAttributeLookupError:  # not a socket (a test double)
+            self._raw = None
+        self._direct = self._raw is not None
+        self._closed = False
+        self._peer_sending = False
+        """Whether the last receive got data (then the next one reads directly first)."""
+        self._unsettled = False
+        """Whether anyio's connect may still have a writer callback queued (see :meth:`aclose`)."""
+        self._send_lock: anyio.Lock | None = None
+        """Made on the first write that has to wait (most connections never need it)."""
 
     @classmethod
     async def connect(
@@ -140,29 +233,129 @@ class AsyncLineTransport:
     ) -> Self:
         """Connect to the Unix socket at ``path`` within ``timeout`` seconds.
 
+        The common case costs no timer: a Unix socket connects at once unless
+        the server's backlog is full; only then does a deadline wait.
+
         Raises:
             UnreachableSocketError: connecting failed; ``reason`` says what is at the path.
 
         """
         target = os.fspath(path)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.setblocking(False)
         try:
-            with anyio.fail_after(timeout):
-                stream = await anyio.connect_unix(target)
-        except (OSError, TimeoutError) as exc:
+            sock.connect(target)  # a Unix socket connects at once unless the backlog is full
+        except BlockingIOError:
+            sock.close()
+            try:
+                with anyio.fail_after(timeout):
+                    stream: anyio.abc.SocketStream = await anyio.connect_unix(target)
+            except (OSError, TimeoutError) as exc:
+                raise unreachable(target, exc) from exc
+            transport = cls(stream, policy=policy, path=target)
+            transport._unsettled = True
+            return transport
+        except OSError as exc:
+            sock.close()
             raise unreachable(target, exc) from exc
+        else:
+            stream = await anyio.abc.UNIXSocketStream.from_socket(sock)
         return cls(stream, policy=policy, path=target)
+
+    @staticmethod
+    def new_lock() -> anyio.Lock:
+        """Return a lock for a client's calls (they may outlive one connection)."""
+        return anyio.Lock(fast_acquire=True)
+
+    def set_timeout(self, timeout: float | None) -> None:
+        """Move the connection's deadline to ``timeout`` seconds from now (``None``, inf: none)."""
+        if timeout is None or timeout == math.inf:
+            self.deadline = math.inf
+        else:
+            self.deadline = anyio.current_time() + timeout
 
     async def send(self, frame: bytes) -> None:
         """Write ``frame`` (already newline-terminated) in full.
 
+        A frame the socket takes at once is written straight to it: no
+        event-loop round, no lock. Once a write had to wait, every later
+        one goes through the stream in order, under a lock and within the
+        deadline.
+
         Raises:
             anyio.BrokenResourceError: the peer closed the connection.
+            anyio.ClosedResourceError: this transport was closed.
+            TimeoutError: a write that had to wait passed the deadline.
 
         """
-        await self.stream.send(frame)
+        if self._closed:
+            raise anyio.ClosedResourceError
+        self._peer_sending = False  # a request was sent: its answer is not there yet
+        raw = self._raw
+        if raw is not None and self._direct:
+            try:
+                sent = raw.send(frame)
+            except BlockingIOError:
+                sent = 0
+            except OSError as exc:
+                raise anyio.BrokenResourceError(f"the peer went away: {exc}") from exc
+            if sent == len(frame):
+                return
+            self._direct = False  # bytes may now wait in the stream's buffer: keep order
+            frame = frame[sent:]
+        deadline = self.deadline
+        if self._send_lock is None:
+            self._send_lock = anyio.Lock()
+        async with self._send_lock:
+            if deadline == math.inf:
+                await self.stream.send(frame)
+                return
+            with anyio.CancelScope(deadline=deadline):
+                await self.stream.send(frame)
+                return
+        raise TimeoutError("the peer did not take the frame before the deadline")
+
+    async def receive_some(self) -> bytes:
+        """Return the next bytes the peer sent, ``b""`` once it closed (the one receive helper).
+
+        For clients whose core connection frames the bytes itself. Right
+        after a receive that got data (the peer is sending: more, or its
+        close, is likely there already) it first reads the socket directly,
+        without a cancel scope or an event-loop round; at most once in a row,
+        so a peer that never stops sending cannot starve the event loop.
+
+        Raises:
+            TimeoutError: nothing arrived before the deadline.
+
+        """
+        raw = self._raw
+        if raw is not None and self._peer_sending:
+            self._peer_sending = False
+            try:
+                return raw.recv(RECEIVE_CHUNK)
+            except BlockingIOError:
+                pass
+            except OSError:  # reset, or closed by us: both mean no more data
+                return b""
+        deadline = self.deadline
+        try:
+            if deadline == math.inf:
+                data = await self.stream.receive(RECEIVE_CHUNK)
+            else:
+                with anyio.CancelScope(deadline=deadline):
+                    data = await self.stream.receive(RECEIVE_CHUNK)
+                    self._peer_sending = True
+                    return data
+                raise TimeoutError("nothing from the peer before the deadline")
+        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return b""
+        self._peer_sending = True
+        return data
 
     async def receive_frame(self, *, timeout: float | None = None) -> bytes:
-        """Return the next frame, waiting at most ``timeout`` seconds in total.
+        """Return the next frame, waiting until the deadline.
+
+        ``timeout`` (seconds) first moves the deadline as :meth:`set_timeout` does.
 
         Raises:
             TimeoutError: the deadline passed; the partial frame stays buffered.
@@ -170,50 +363,44 @@ class AsyncLineTransport:
             FramingError: the peer's frame exceeded the cap.
 
         """
-        frame = self.frames.next_frame()
-        if frame is not None:
-            return frame
-        if timeout is None:  # no cancel scope: it costs a timer per call
-            return await self._receive_until_frame()
-        with anyio.fail_after(timeout):
-            return await self._receive_until_frame()
-
-    async def _receive_until_frame(self) -> bytes:
+        if timeout is not None:
+            self.set_timeout(timeout)
+        frames = self.frames
         while True:
-            if self.frames.eof:
-                raise _closed_error()
-            try:
-                data = await self.stream.receive(RECEIVE_CHUNK)
-            except (anyio.EndOfStream, anyio.BrokenResourceError):
-                data = b""
-            self.frames.feed(data)
-            frame = self.frames.next_frame()
+            frame = frames.next_frame()
             if frame is not None:
                 return frame
+            if frames.eof:
+                raise _closed_error()
+            frames.feed(await self.receive_some())
 
     async def request(self, frame: bytes, *, timeout: float | None = None) -> bytes:
         """Send ``frame`` and return the next frame received (one round trip)."""
+        if timeout is not None:
+            self.set_timeout(timeout)
         await self.send(frame)
-        return await self.receive_frame(timeout=timeout)
+        return await self.receive_frame()
 
     async def aclose(self) -> None:
-        """Close the stream; idempotent."""
-        await self.stream.aclose()
+        """Close the stream, even inside a cancelled scope; idempotent.
 
-    async def __aenter__(self) -> Self:
-        return self
+        After a connect that had to wait, it first lets the event loop run
+        once: with direct writes there may have been no checkpoint since,
+        and anyio's queued writer callback must see the socket before it
+        closes (its asyncio backend fails otherwise).
+        """
+        self._closed = True
+        with anyio.CancelScope(shield=True):
+            if self._unsettled:
+                await anyio.lowlevel.checkpoint()
+            await self.stream.aclose()
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
+class BlockingLineTransport(BlockingClosing):
+    """The blocking twin of :class:`AsyncLineTransport`, over a plain socket.
 
-class BlockingLineTransport:
-    """The blocking twin of :class:`AsyncLineTransport`, over a plain socket."""
+    The deadline is the socket's timeout, set from :attr:`deadline` before each receive.
+    """
 
     def __init__(
         self,
@@ -228,6 +415,8 @@ class BlockingLineTransport:
         """The socket path :meth:`connect` used (``None`` for a socket from elsewhere)."""
         self.answered = False
         """Whether a reply of the protocol arrived (set by :func:`first_reply`)."""
+        self.deadline = math.inf
+        """When the current call's waits end (``time.monotonic()`` clock; inf: never)."""
 
     @classmethod
     def connect(
@@ -253,6 +442,18 @@ class BlockingLineTransport:
             raise unreachable(target, exc) from exc
         return cls(sock, policy=policy, path=target)
 
+    @staticmethod
+    def new_lock() -> threading.Lock:
+        """Return a lock for a client's calls (they may outlive one connection)."""
+        return threading.Lock()
+
+    def set_timeout(self, timeout: float | None) -> None:
+        """Move the connection's deadline to ``timeout`` seconds from now (``None``, inf: none)."""
+        if timeout is None or timeout == math.inf:
+            self.deadline = math.inf
+        else:
+            self.deadline = time.monotonic() + timeout
+
     def send(self, frame: bytes) -> None:
         """Write ``frame`` in full (no deadline beyond the socket's).
 
@@ -260,11 +461,35 @@ class BlockingLineTransport:
             OSError: the peer closed the connection (``BrokenPipeError``).
 
         """
-        self.sock.settimeout(None)
-        self.sock.sendall(frame)
+        sock = self.sock
+        if sock.gettimeout() is not None:
+            sock.settimeout(None)
+        sock.sendall(frame)
+
+    def receive_some(self) -> bytes:
+        """Return the next bytes the peer sent, ``b""`` once it closed (see the async form).
+
+        Past the deadline it still takes what is already there.
+
+        Raises:
+            TimeoutError: nothing arrived before the deadline.
+
+        """
+        sock = self.sock
+        deadline = self.deadline
+        if deadline != math.inf:
+            sock.settimeout(max(deadline - time.monotonic(), 0.0))
+        elif sock.gettimeout() is not None:
+            sock.settimeout(None)
+        try:
+            return sock.recv(RECEIVE_CHUNK)
+        except BlockingIOError:  # a zero timeout makes the socket non-blocking
+            raise TimeoutError("nothing from the peer before the deadline") from None
+        except ConnectionResetError:
+            return b""
 
     def receive_frame(self, *, timeout: float | None = None) -> bytes:
-        """Return the next frame, waiting at most ``timeout`` seconds in total.
+        """Return the next frame, waiting until the deadline (see the async form).
 
         Raises:
             TimeoutError: the deadline passed; the partial frame stays buffered.
@@ -272,45 +497,24 @@ class BlockingLineTransport:
             FramingError: the peer's frame exceeded the cap.
 
         """
-        frame = self.frames.next_frame()
-        if frame is not None:
-            return frame
-        deadline = None if timeout is None else time.monotonic() + timeout
+        if timeout is not None:
+            self.set_timeout(timeout)
+        frames = self.frames
         while True:
-            if self.frames.eof:
-                raise _closed_error()
-            if deadline is not None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise TimeoutError("no complete frame before the deadline")
-                self.sock.settimeout(remaining)
-            else:
-                self.sock.settimeout(None)
-            try:
-                data = self.sock.recv(RECEIVE_CHUNK)
-            except ConnectionResetError:
-                data = b""
-            self.frames.feed(data)
-            frame = self.frames.next_frame()
+            frame = frames.next_frame()
             if frame is not None:
                 return frame
+            if frames.eof:
+                raise _closed_error()
+            frames.feed(self.receive_some())
 
     def request(self, frame: bytes, *, timeout: float | None = None) -> bytes:
         """Send ``frame`` and return the next frame received (one round trip)."""
+        if timeout is not None:
+            self.set_timeout(timeout)
         self.send(frame)
-        return self.receive_frame(timeout=timeout)
+        return self.receive_frame()
 
     def close(self) -> None:
         """Close the socket; idempotent."""
         self.sock.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

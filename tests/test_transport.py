@@ -263,3 +263,67 @@ def test_connect_error_for_a_server_that_does_not_accept(short_socket_dir: Path)
     assert str(error) == (
         f"cannot connect to {path}: the server did not accept the connection in time"
     )
+
+
+# -- one sliding deadline per connection; one receive helper (issue 13 item 2, issue 16) -------
+
+
+async def test_async_deadline_is_set_once_per_call_and_spans_its_waits(
+    short_socket_dir: Path,
+) -> None:
+    server = scripted(b"a\n", close=False)
+    server.path = short_socket_dir / "d.sock"
+    async with anyio.create_task_group() as tg:
+        path = await tg.start(server.serve)
+        async with await AsyncLineTransport.connect(path) as transport:
+            await transport.send(b"go\n")
+            transport.set_timeout(0.2)
+            assert await transport.receive_frame() == b"a"
+            with pytest.raises(TimeoutError):
+                await transport.receive_frame()  # the same call's deadline, not a fresh one
+            transport.set_timeout(None)
+            assert transport.deadline == float("inf")
+        server.shutdown()
+
+
+async def test_async_receive_some_is_empty_at_eof(short_socket_dir: Path) -> None:
+    server = scripted(b"raw bytes", close=True)
+    server.path = short_socket_dir / "e.sock"
+    async with anyio.create_task_group() as tg:
+        path = await tg.start(server.serve)
+        async with await AsyncLineTransport.connect(path) as transport:
+            await transport.send(b"go\n")
+            received = b""
+            while chunk := await transport.receive_some():
+                received += chunk
+            assert received == b"raw bytes"
+        server.shutdown()
+
+
+async def test_async_send_after_close_is_a_closed_resource(short_socket_dir: Path) -> None:
+    server = scripted(b"", close=False)
+    server.path = short_socket_dir / "c.sock"
+    async with anyio.create_task_group() as tg:
+        path = await tg.start(server.serve)
+        transport = await AsyncLineTransport.connect(path)
+        await transport.send(b"go\n")
+        await transport.aclose()
+        with pytest.raises(anyio.ClosedResourceError):
+            await transport.send(b"late\n")
+        server.shutdown()
+
+
+def test_blocking_deadline_spans_the_waits_of_one_call() -> None:
+    ours, theirs = socket.socketpair()
+    theirs.sendall(b"a\n")
+    with BlockingLineTransport(ours) as transport, theirs:
+        transport.set_timeout(0.2)
+        assert transport.receive_frame() == b"a"
+        with pytest.raises(TimeoutError):
+            transport.receive_frame()
+        theirs.sendall(b"late")
+        transport.set_timeout(0)  # past the deadline it still takes what is there
+        assert transport.receive_some() == b"late"
+        theirs.close()
+        transport.set_timeout(None)
+        assert transport.receive_some() == b""

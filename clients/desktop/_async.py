@@ -1,17 +1,17 @@
-"""The async shed-desktop client (anyio), for either dialect."""
+"""The shed-desktop client over anyio, for either dialect.
+
+The source of the blocking client (``tools/unasync.py`` writes ``_blocking.py``).
+"""
 
 from __future__ import annotations
 
-import math
 import os
-from types import TracebackType
 from typing import Any
 
-import anyio
 from typing_extensions import Self
 
 from shedproto.clients import AsyncLineTransport
-from shedproto.clients._transport import first_reply
+from shedproto.clients._transport import SEND_FAILURES, AsyncClosing, first_reply
 from shedproto.desktop import (
     ClientConnection,
     CreateTicket,
@@ -36,7 +36,7 @@ from ._common import (
 __all__ = ["AsyncDesktopClient"]
 
 
-class AsyncDesktopClient:
+class AsyncDesktopClient(AsyncClosing):
     """A persistent connection to a shed-desktop control socket (mac or Tauri).
 
     ``await AsyncDesktopClient.connect()`` resolves the socket like shedctl
@@ -56,7 +56,7 @@ class AsyncDesktopClient:
         error code (``unknown-op`` vs ``unknown_op``); ``None`` until then."""
         self._transport: AsyncLineTransport | None = None
         self._conn = ClientConnection()
-        self._lock = anyio.Lock(fast_acquire=True)
+        self._lock = AsyncLineTransport.new_lock()
 
     @classmethod
     async def connect(
@@ -87,21 +87,21 @@ class AsyncDesktopClient:
     async def _drop(self) -> None:
         transport, self._transport = self._transport, None
         if transport is not None:
-            with anyio.CancelScope(shield=True):
-                await transport.aclose()
+            await transport.aclose()
 
     async def call(
         self, op: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
     ) -> Any:
         """Send ``op`` with ``params`` and return the result (``{}`` for a null result).
 
+        Answers to other ids (a late answer to an abandoned call) are skipped.
+
         Raises:
             DesktopError: the server answered ``ok: false`` (``code``, ``message``).
             TimeoutError: no answer within ``timeout`` (default :attr:`timeout`);
                 the connection is dropped and the next call reconnects.
-                ``math.inf`` arms no deadline at all (each deadline costs an
-                anyio cancel scope per call): for callers that bound a batch
-                of calls with their own ``fail_after``.
+                ``math.inf`` sets no deadline: for callers that bound a
+                batch of calls themselves.
             RemoteProtocolError: the server's answer is not a valid response.
             UnreachableSocketError: ``other-protocol`` when a connection's first
                 answer is not a desktop response (or it closed without one).
@@ -112,20 +112,14 @@ class AsyncDesktopClient:
             transport = self._transport
             if transport is None:
                 transport = await self._ensure()
-            _, line = self._conn.send_request(op, params)
-            limit = self.timeout if timeout is None else timeout
+            request_id, line = self._conn.send_request(op, params)
+            transport.set_timeout(self.timeout if timeout is None else timeout)
             try:
                 with first_reply(transport, silent_close=len(line) >= MAC_FRAME_CAP):
-                    if limit == math.inf:  # the caller brings its own deadline: no scope at all
-                        await self._send(transport, line)
+                    await self._send(transport, line)
+                    reply = self._conn.receive_line(await transport.receive_frame())
+                    while reply.request_id != request_id:
                         reply = self._conn.receive_line(await transport.receive_frame())
-                    else:
-                        # One bare scope with a deadline: cheaper than fail_after's wrapper.
-                        with anyio.CancelScope(deadline=anyio.current_time() + limit) as scope:
-                            await self._send(transport, line)
-                            reply = self._conn.receive_line(await transport.receive_frame())
-                        if scope.cancelled_caught:
-                            raise TimeoutError(f"{op}: no answer within {limit} s")
             except BaseException:
                 await self._drop()
                 raise
@@ -141,7 +135,7 @@ class AsyncDesktopClient:
     async def _send(transport: AsyncLineTransport, line: bytes) -> None:
         try:
             await transport.send(line)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+        except SEND_FAILURES as exc:
             raise closed_while_sending(exc) from exc
 
     async def detect_dialect(self) -> Dialect:
@@ -282,14 +276,3 @@ class AsyncDesktopClient:
     async def aclose(self) -> None:
         """Close the connection; idempotent."""
         await self._drop()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

@@ -11,20 +11,17 @@
         async for event in events:
             ...
 
-``BlockingHerdrClient`` has the same methods without ``await``. The type
-generator lives here too: ``python -m shedproto.clients.herdr.codegen SCHEMA...``.
+``BlockingHerdrClient`` has the same methods without ``await`` (it is
+generated from the async client by ``tools/unasync.py``). The typed methods
+and types come from the development tool ``python tools/herdr_codegen.py
+SCHEMA...`` (in the repository, not installed).
 """
 
 from __future__ import annotations
 
-from ._client import (
-    AsyncHerdrClient,
-    AsyncSubscription,
-    BlockingHerdrClient,
-    BlockingSubscription,
-    RuntimeStatus,
-    StreamEvent,
-)
+from ._async import AsyncHerdrClient, AsyncSubscription
+from ._blocking import BlockingHerdrClient, BlockingSubscription
+from ._common import RuntimeStatus, StreamEvent
 
 __all__ = [
     "AsyncHerdrClient",

@@ -1,5 +1,7 @@
 """Clients for shed-host-agent: ``read_status`` (blocking and async) and the approval consumer.
 
+The blocking forms are generated from the async ones (``tools/unasync.py``).
+
 ::
 
     status = read_status()                      # the real agent, wherever it lives
@@ -18,15 +20,15 @@
 
 from __future__ import annotations
 
-from ._blocking import BlockingApprovalConsumer
-from ._consumer import AsyncApprovalConsumer, ConsumerItem, SupersededError
-from ._status import (
+from ._async import AsyncApprovalConsumer, read_status_async
+from ._blocking import BlockingApprovalConsumer, read_status
+from ._common import (
     MAX_STATUS_BYTES,
     AgentNotRunningError,
+    ConsumerItem,
     StatusTimeoutError,
+    SupersededError,
     default_socket_dir,
-    read_status,
-    read_status_async,
 )
 
 __all__ = [

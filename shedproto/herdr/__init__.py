@@ -8,7 +8,7 @@ writes anything.
 
 * :mod:`shedproto.herdr.types` holds a type for every schema ``$def``,
   generated from herdr's published schemas
-  (``python -m shedproto.clients.herdr.codegen SCHEMA...``).
+  (``python tools/herdr_codegen.py SCHEMA...``, a repository tool).
 * :class:`ClientConnection` / :class:`ServerConnection` are the two sides of
   one connection; :func:`make_request` builds typed requests.
 * :func:`api_socket_path`, :func:`config_dir` and friends resolve socket

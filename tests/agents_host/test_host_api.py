@@ -365,3 +365,30 @@ async def test_submit_and_wait_answers_a_task_failure_instead_of_waiting(
         assert failed.value.code == "command-task-failed"
         assert "belongs to another session: c7" in str(failed.value)
         assert run.drivers["echo"].calls == []  # type: ignore[attr-defined]
+
+
+def test_blocking_client_follows_events(
+    agents_host_dirs: AgentsHostDirs, short_socket_dir: Path
+) -> None:
+    # The hand-written blocking twin had no subscribe/next_event and dropped
+    # events; generated from the async client it has both.
+    socket = short_socket_dir / "v.sock"
+    run = host_run(agents_host_dirs, socket)
+    statuses: list[str] = []
+
+    async def main() -> None:
+        async with running(run):
+
+            def use() -> None:
+                with BlockingAgentsHostClient.connect(socket) as client:
+                    client.subscribe(("receipts",))
+                    client.submit(make_command(OWNER, "e1"), wait=True)
+                    while "succeeded" not in statuses:
+                        statuses.append(client.next_event(timeout=5).data["status"])
+                    with pytest.raises(TimeoutError):
+                        client.next_event(timeout=0.05)
+
+            await anyio.to_thread.run_sync(use)
+
+    anyio.run(main)
+    assert statuses == ["in-flight", "succeeded"]

@@ -15,10 +15,12 @@ from typing import Any
 
 import pytest
 
-from shedproto.clients.herdr import codegen
+from tests._tools import load_tool
 from tests.conftest import SHARED, requires_shared
 
 from ._interop import CLIENT_DIR, python313
+
+codegen = load_tool("herdr_codegen")
 
 SCHEMA_DIR = SHARED / "conformance" / "herdr"
 PREFIX = {

@@ -1,87 +1,109 @@
-"""An async approval-channel consumer: a stand-in for shed-desktop, or a real client."""
+"""The host-agent clients over anyio: ``read_status_async`` and the approval consumer.
+
+The source of the blocking clients (``tools/unasync.py`` writes ``_blocking.py``).
+"""
 
 from __future__ import annotations
 
 import os
-import socket
 import time
 from collections import deque
 from collections.abc import AsyncIterator
 from pathlib import Path
-from types import TracebackType
 
-import anyio
-from anyio.abc import SocketAttribute
 from typing_extensions import Self
 
 from shedproto import ErrorCode, RemoteProtocolError, __version__
-from shedproto.clients import AsyncLineTransport
-from shedproto.clients._transport import first_reply
+from shedproto.clients import AsyncLineTransport, ConnectError
+from shedproto.clients._transport import AsyncClosing, first_reply
 from shedproto.host_agent import (
+    STATUS_CONNECT_TIMEOUT,
+    STATUS_READ_TIMEOUT,
     ApprovalRequest,
     ApprovalResponse,
     ClientInfo,
     ConnectionClosed,
     ConsumerConnection,
     ConsumerFrame,
-    CredentialResponse,
     Event,
     Hello,
     HelloAck,
-    IdSource,
     LineSkipped,
+    LiveStatus,
     Ping,
-    TokenResponse,
     approval_socket_path,
-    format_timestamp,
+    decode_live_status,
 )
 
-from ._status import default_socket_dir
+from ._common import (
+    MAX_STATUS_BYTES,
+    ConsumerItem,
+    StatusTimeoutError,
+    SupersededError,
+    default_socket_dir,
+    new_id,
+    not_running,
+    status_path,
+    timestamp,
+    too_large,
+)
 
-__all__ = ["AsyncApprovalConsumer", "ConsumerItem", "SupersededError"]
-
-ConsumerItem = ApprovalRequest | Event | TokenResponse | CredentialResponse
-"""What iterating an :class:`AsyncApprovalConsumer` yields."""
+__all__ = ["AsyncApprovalConsumer", "read_status_async"]
 
 
-class SupersededError(Exception):
-    """Another consumer said hello: the agent sent ``ack`` (``reason`` ``superseded``) and closes.
+async def read_status_async(
+    directory: str | os.PathLike[str] | None = None,
+    *,
+    connect_timeout: float = STATUS_CONNECT_TIMEOUT,
+    read_timeout: float = STATUS_READ_TIMEOUT,
+) -> LiveStatus:
+    """Read one LiveStatus from ``<directory>/host-agent-status.sock`` (default: the real location).
 
-    Every request this consumer still held has already been denied by the agent.
+    Raises:
+        AgentNotRunningError: the socket is missing or refuses (or the connect timed out).
+        StatusTimeoutError: the report did not end within ``read_timeout`` seconds.
+        UnreachableSocketError: ``other-protocol`` when the bytes are not a
+            LiveStatus (or there are none): another server listens there.
+        RemoteProtocolError: the report exceeds 16 MiB.
+        StatusSchemaError: the agent speaks another status schema.
+
     """
+    path = status_path(directory)
+    try:
+        transport = await AsyncLineTransport.connect(path, timeout=connect_timeout)
+    except ConnectError as exc:
+        raise not_running(path, exc) from exc
+    chunks: list[bytes] = []
+    size = 0
+    async with transport:
+        transport.set_timeout(read_timeout)
+        try:
+            while chunk := await transport.receive_some():
+                size += len(chunk)
+                if size > MAX_STATUS_BYTES:
+                    raise too_large()
+                chunks.append(chunk)
+        except TimeoutError:
+            message = f"no complete status report within {read_timeout} s"
+            raise StatusTimeoutError(message) from None
+        with first_reply(transport):
+            return decode_live_status(b"".join(chunks))
 
-    def __init__(self, ack: HelloAck) -> None:
-        super().__init__("superseded: another consumer connected to the approval channel")
-        self.ack = ack
 
-
-_new_id = IdSource(os.urandom)
-
-
-def _ts() -> str:
-    return format_timestamp(time.time())
-
-
-class AsyncApprovalConsumer:
+class AsyncApprovalConsumer(AsyncClosing):
     """One connection to ``host-agent.sock`` acting as the approval consumer.
 
-    Use :meth:`connect` (it completes the handshake), then iterate to receive
-    approval requests, events and credential replies; pings are answered
-    automatically while iterating. Answer requests with :meth:`approve` /
-    :meth:`deny`. Iteration ends at EOF and raises :class:`SupersededError`
-    when another consumer takes over. One task iterates; any task may answer.
+    Use :meth:`connect` (it completes the handshake), then iterate (or call
+    :meth:`receive`) to get approval requests, events and credential
+    replies; pings are answered while reading. Answer requests with
+    :meth:`approve` / :meth:`deny`. Iteration ends at EOF and raises
+    :class:`SupersededError` when another consumer takes over. One task (or
+    thread) reads; any may answer.
     """
 
     def __init__(self, transport: AsyncLineTransport, conn: ConsumerConnection) -> None:
         self.transport = transport
         self.conn = conn
-        self._send_lock = anyio.Lock()
-        self._slow_senders = 0
-        """Tasks writing (or waiting to write) through the stream; direct writes wait for none."""
-        try:
-            self._raw: socket.socket | None = transport.stream.extra(SocketAttribute.raw_socket)
-        except anyio.TypedAttributeLookupError:  # not a socket (a test double)
-            self._raw = None
         self._pending: deque[ConsumerItem] = deque()
         self.ack: HelloAck | None = None
         """The accepted ``hello_ack``."""
@@ -116,8 +138,8 @@ class AsyncApprovalConsumer:
         self = cls(transport, ConsumerConnection())
         try:
             hello = Hello(
-                id=_new_id(),
-                ts=_ts(),
+                id=new_id(),
+                ts=timestamp(),
                 client=ClientInfo(
                     name=client_name,
                     version=client_version,
@@ -127,7 +149,8 @@ class AsyncApprovalConsumer:
                 replay_events=replay_events,
             )
             await self._send(hello)
-            with anyio.fail_after(timeout), first_reply(transport):
+            transport.set_timeout(timeout)
+            with first_reply(transport):
                 while self.ack is None:
                     if not await self._pump():
                         if self.superseded is not None:  # a frame of ours: its own error
@@ -135,48 +158,28 @@ class AsyncApprovalConsumer:
                         raise RemoteProtocolError(
                             ErrorCode.CONNECTION_CLOSED, "the agent closed without a hello_ack"
                         )
+        except TimeoutError:
+            await transport.aclose()
+            raise TimeoutError("no hello_ack from the agent in time") from None
         except BaseException:
             await transport.aclose()
             raise
         return self
 
     async def _send(self, frame: ConsumerFrame) -> None:
-        """Encode and write ``frame``; straight to the socket when it takes it all at once.
-
-        anyio's stream ``send`` yields to the event loop on every call; a
-        line that fits the socket buffer needs no wait, so it is written
-        directly (no lock either: nothing can interleave with a synchronous
-        write). A remainder goes through the stream under the lock, and
-        while any task is on that path, later frames queue behind it.
-        """
-        await self._write(self.conn.send(frame))
-
-    async def _write(self, data: bytes) -> None:
-        """Write encoded frames, as :meth:`_send` does."""
-        raw = self._raw
-        if raw is not None and not self._slow_senders:
-            try:
-                sent = raw.send(data)
-            except BlockingIOError:
-                sent = 0
-            except OSError as exc:
-                raise anyio.BrokenResourceError(f"the agent went away: {exc}") from exc
-            if sent == len(data):
-                return
-            data = data[sent:]
-        self._slow_senders += 1
-        try:
-            async with self._send_lock:
-                await self.transport.send(data)
-        finally:
-            self._slow_senders -= 1
+        """Encode and write ``frame`` (the transport writes straight to the socket when it can)."""
+        await self.transport.send(self.conn.send(frame))
 
     async def _pump(self) -> bool:
-        """Read once and queue what arrived; answer pings. Return False at EOF."""
-        try:
-            data = await self.transport.stream.receive(65536)
-        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
-            data = b""
+        """Read once (within the deadline) and queue what arrived; answer pings.
+
+        Returns False at EOF.
+
+        Raises:
+            TimeoutError: nothing arrived before the deadline.
+
+        """
+        data = await self.transport.receive_some()
         open_ = True
         for event in self.conn.receive_data(data, wall=time.time()):
             if type(event) is Event or type(event) is ApprovalRequest:  # the common case first
@@ -194,23 +197,29 @@ class AsyncApprovalConsumer:
                 self._pending.append(event)
         pongs = self.conn.data_to_send()  # the core answers pings by itself
         if pongs:
-            await self._write(pongs)
+            await self.transport.send(pongs)
         return open_ and bool(data)
 
-    async def receive(self) -> ConsumerItem | None:
+    async def receive(self, *, timeout: float | None = None) -> ConsumerItem | None:
         """Return the next request/event/reply, or ``None`` at EOF.
 
+        ``timeout`` bounds the wait (``None``: wait as long as it takes).
+
         Raises:
+            TimeoutError: nothing arrived within ``timeout``; nothing is lost.
             SupersededError: another consumer took over (after the items
                 that arrived before the notice were returned).
 
         """
+        self.transport.set_timeout(timeout)
         while True:
             if self._pending:
                 return self._pending.popleft()
             if self.superseded is not None:
                 raise SupersededError(self.superseded)
-            if self.conn.closed or not await self._pump():
+            if self.conn.closed:
+                return None
+            if not await self._pump():
                 if self._pending:
                     continue
                 if self.superseded is not None:
@@ -238,15 +247,15 @@ class AsyncApprovalConsumer:
         Raises:
             LocalProtocolError: the request is unknown or already answered,
                 or this consumer was superseded.
-            anyio.BrokenResourceError: the agent went away.
+            anyio.BrokenResourceError: (async) the agent went away;
+                ``BrokenPipeError`` in the blocking form.
 
         """
-        request_id = request if isinstance(request, str) else request.id
         await self._send(
             ApprovalResponse(
-                id=_new_id(),
-                ts=_ts(),
-                request_id=request_id,
+                id=new_id(),
+                ts=timestamp(),
+                request_id=request if isinstance(request, str) else request.id,
                 decision=decision,
                 decided_by=decided_by,
                 scope=scope,
@@ -270,7 +279,7 @@ class AsyncApprovalConsumer:
         await self.respond(request, "deny", decided_by=decided_by)
 
     async def send(self, frame: ConsumerFrame) -> None:
-        """Send any consumer frame (``token.get``, ``credential.get``); replies come by iteration.
+        """Send any consumer frame (``token.get``, ``credential.get``); replies come by reading.
 
         Raises:
             LocalProtocolError: the core refuses the frame in this state.
@@ -282,14 +291,3 @@ class AsyncApprovalConsumer:
         """Close the connection (the agent fails this consumer's pending approvals closed)."""
         self.conn.close()
         await self.transport.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

@@ -1,0 +1,209 @@
+"""The herdr client over anyio: one connection per request, as herdr requires.
+
+The source of the blocking client (``tools/unasync.py`` writes ``_blocking.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+
+from typing_extensions import Self
+
+from shedproto import ErrorCode, RemoteProtocolError
+from shedproto.clients._transport import AsyncClosing, AsyncLineTransport, first_reply
+from shedproto.herdr import (
+    ClientConnection,
+    Compatibility,
+    ConnectionClosed,
+    ErrorResponse,
+    LifecycleEvent,
+    RawRequest,
+    SubscriptionEvent,
+    SuccessResponse,
+    check_exact,
+    check_methods,
+    make_request,
+)
+from shedproto.herdr import types as t
+from shedproto.herdr._methods import AsyncMethods
+
+from ._common import (
+    DEFAULT_TIMEOUT,
+    STREAMED,
+    ClientBase,
+    RuntimeStatus,
+    StreamEvent,
+    connect_timeout,
+    deadline_for,
+    over_cap,
+    result_of,
+    streamed,
+    subscription_params,
+)
+
+__all__ = ["AsyncHerdrClient", "AsyncSubscription"]
+
+
+class AsyncHerdrClient(ClientBase, AsyncMethods):
+    """A client for herdr's API socket; every call opens its own connection.
+
+    ``await client.request("workspace.list")`` returns the typed result;
+    ``await client.workspace_create(cwd="/tmp")`` is the generated typed form.
+    Errors: :class:`HerdrApiError` for an error answer, ``ConnectError`` when
+    the socket cannot be reached, ``TimeoutError`` past the deadline,
+    :class:`~shedproto.RemoteProtocolError` for a malformed answer or a close
+    without one.
+    """
+
+    async def request(self, method: str, params: Any = None) -> Any:
+        """Send ``method`` with ``params`` (Struct, mapping or None) and return the result.
+
+        A method this library has no type for is sent as given; its result
+        must still be a result type the protocol knows.
+        """
+        request, typed = self._build(method, params)
+        answer = await self.send(request, timeout=deadline_for(method, typed, self.timeout))
+        return result_of(answer, None)
+
+    async def _call(self, method: str, params: Any, result: Any) -> Any:
+        request = make_request(method, params, id=self._next_id(), protocol=self.protocol)
+        answer = await self.send(request, timeout=deadline_for(method, params, self.timeout))
+        return result_of(answer, result)
+
+    async def send(
+        self, request: t.Request | RawRequest, *, timeout: float | None = DEFAULT_TIMEOUT
+    ) -> SuccessResponse[Any] | ErrorResponse:
+        """Send one request on a new connection and return the raw answer (success or error).
+
+        The connection's one deadline covers the whole exchange.
+
+        Raises:
+            TimeoutError: no answer within ``timeout`` seconds (``None``: no limit).
+
+        """
+        path = self.path
+        transport = await AsyncLineTransport.connect(path, timeout=connect_timeout(timeout))
+        async with transport:
+            transport.set_timeout(timeout)
+            conn = ClientConnection(protocol=self.protocol)
+            request_line = conn.send(request)
+            with first_reply(transport, silent_close=over_cap(request_line)):
+                await transport.send(request_line)
+                while True:
+                    data = await transport.receive_some()
+                    for event in conn.receive_data(data):
+                        if isinstance(event, (SuccessResponse, ErrorResponse)):
+                            return event
+                    if not data:
+                        raise RemoteProtocolError(
+                            ErrorCode.CONNECTION_CLOSED, "the server closed without answering"
+                        )
+
+    async def runtime_status(self) -> RuntimeStatus:
+        """Ping the server and return its version, protocol and capabilities."""
+        return self._status(await self.ping())
+
+    async def check_version(self, methods: Iterable[str] | None = None) -> Compatibility:
+        """Ping and check the server's protocol against this client's.
+
+        Without ``methods`` the rule is herdr's exact equality; with them, only
+        those methods must have the same shape in both protocols.
+
+        Raises:
+            VersionMismatchError: the check fails; it names both protocols.
+
+        """
+        status = await self.runtime_status()
+        if methods is None:
+            check_exact(self.protocol, status.protocol)
+            return Compatibility(ours=self.protocol, theirs=status.protocol, exact=True)
+        return check_methods(self.protocol, status.protocol, methods)
+
+    def subscribe(self, *subscriptions: Any) -> AsyncSubscription:
+        """Subscribe to events; use ``async with client.subscribe(...) as events``.
+
+        Each subscription is a dotted type (``"workspace.created"``), a mapping
+        (``{"type": "pane.output_matched", ...}``) or a Subscription Struct.
+        Iterating yields :data:`StreamEvent` values until the server closes.
+
+        Raises:
+            HerdrApiError: (on entry) the server refused a subscription.
+
+        """
+        params = subscription_params(subscriptions)
+        request = make_request(
+            "events.subscribe", params, id=self._next_id(), protocol=self.protocol
+        )
+        return AsyncSubscription(self, request)
+
+
+class AsyncSubscription(AsyncClosing):
+    """An open ``events.subscribe`` stream (context manager and iterator).
+
+    The acknowledgement must come within the client's timeout; a quiet
+    stream never times out.
+    """
+
+    def __init__(self, client: AsyncHerdrClient, request: t.Request) -> None:
+        self.client = client
+        self.request = request
+        self._transport: AsyncLineTransport | None = None
+        self._conn = ClientConnection(protocol=client.protocol)
+        self._queue: list[StreamEvent | ErrorResponse] = []
+        self._done = False
+
+    async def __aenter__(self) -> Self:
+        timeout = self.client.timeout
+        transport = await AsyncLineTransport.connect(
+            self.client.path, timeout=connect_timeout(timeout)
+        )
+        self._transport = transport
+        try:
+            transport.set_timeout(timeout)
+            request_line = self._conn.send(self.request)
+            answers: list[Any] = []
+            with first_reply(transport, silent_close=over_cap(request_line)):
+                await transport.send(request_line)
+                while not answers:
+                    events = await self._receive()
+                    answers = [e for e in events if isinstance(e, (SuccessResponse, ErrorResponse))]
+                    self._queue += [
+                        e for e in events if isinstance(e, (LifecycleEvent, SubscriptionEvent))
+                    ]
+                    if not answers and self._done:
+                        raise RemoteProtocolError(
+                            ErrorCode.CONNECTION_CLOSED, "the server closed without answering"
+                        )
+            result_of(answers[0], t.SubscriptionStartedReply)
+            transport.set_timeout(None)
+            return self
+        except BaseException:
+            await self.aclose()
+            raise
+
+    async def _receive(self) -> list[Any]:
+        assert self._transport is not None
+        data = await self._transport.receive_some()
+        events = self._conn.receive_data(data)
+        if not data or any(isinstance(e, ConnectionClosed) for e in events):
+            self._done = True
+        return events
+
+    def __aiter__(self) -> AsyncIterator[StreamEvent]:
+        return self
+
+    async def __anext__(self) -> StreamEvent:
+        while not self._queue:
+            if self._done or self._transport is None:
+                raise StopAsyncIteration
+            events = await self._receive()
+            self._queue += [e for e in events if isinstance(e, STREAMED)]
+        return streamed(self._queue.pop(0))
+
+    async def aclose(self) -> None:
+        """Close the stream (herdr ends a subscription when its client closes); idempotent."""
+        self._done = True
+        if self._transport is not None:
+            await self._transport.aclose()
+            self._transport = None

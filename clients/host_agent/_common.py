@@ -1,0 +1,97 @@
+"""What the async and blocking host-agent clients share: errors, paths, ids and timestamps."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from shedproto import ErrorCode, RemoteProtocolError
+from shedproto.clients import ConnectError
+from shedproto.host_agent import (
+    ApprovalRequest,
+    CredentialResponse,
+    Event,
+    HelloAck,
+    IdSource,
+    TokenResponse,
+    format_timestamp,
+    socket_dir,
+    status_socket_path,
+)
+
+__all__ = [
+    "MAX_STATUS_BYTES",
+    "AgentNotRunningError",
+    "ConsumerItem",
+    "StatusTimeoutError",
+    "SupersededError",
+    "default_socket_dir",
+    "new_id",
+    "not_running",
+    "status_path",
+    "timestamp",
+    "too_large",
+]
+
+MAX_STATUS_BYTES = 16 << 20
+"""A status report larger than this is refused (a hostile or broken peer)."""
+
+ConsumerItem = ApprovalRequest | Event | TokenResponse | CredentialResponse
+"""What iterating an approval consumer yields."""
+
+
+class AgentNotRunningError(ConnectError):
+    """Nothing listens at the status socket; ``filename`` is its path, ``errno`` says why."""
+
+
+class StatusTimeoutError(TimeoutError):
+    """The agent accepted the connection but did not finish its report in time."""
+
+
+class SupersededError(Exception):
+    """Another consumer said hello: the agent sent ``ack`` (``reason`` ``superseded``) and closes.
+
+    Every request this consumer still held has already been denied by the agent.
+    """
+
+    def __init__(self, ack: HelloAck) -> None:
+        super().__init__("superseded: another consumer connected to the approval channel")
+        self.ack = ack
+
+
+new_id = IdSource(os.urandom)
+"""Mint a frame id."""
+
+
+def timestamp() -> str:
+    """Return the wall-clock time as the agent spells it in frames."""
+    return format_timestamp(time.time())
+
+
+def default_socket_dir() -> Path:
+    """Resolve the socket directory from this process's environment, platform and home."""
+    return Path(socket_dir(os.environ, sys.platform, os.path.expanduser("~")))
+
+
+def status_path(directory: str | os.PathLike[str] | None) -> str:
+    """Return the status socket in ``directory`` (default: :func:`default_socket_dir`)."""
+    base = os.fspath(directory) if directory is not None else os.fspath(default_socket_dir())
+    return str(status_socket_path(base))
+
+
+def not_running(path: str, exc: ConnectError) -> AgentNotRunningError:
+    """Return the error for a status socket nobody listens on."""
+    error = AgentNotRunningError(
+        exc.errno, f"shed-host-agent is not running \u2014 nothing is listening at {path}", path
+    )
+    error.__cause__ = exc
+    return error
+
+
+def too_large() -> RemoteProtocolError:
+    """Return the error for a status report past :data:`MAX_STATUS_BYTES`."""
+    return RemoteProtocolError(
+        ErrorCode.FRAME_TOO_LARGE, f"status report exceeds {MAX_STATUS_BYTES} bytes"
+    )
