@@ -186,7 +186,6 @@ class _JsonReport:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import anyio
 
     from shedproto.connector import (
         CliOptionsError,
@@ -234,7 +233,8 @@ def _run(args: argparse.Namespace) -> int:
     if extras.get("json"):
         report = _JsonReport(socket_path or default_socket_path(env))
         run.out = report
-    status = anyio.run(run_host, run)
+    from shedproto.servers._loop import run as run_server_loop
+    status = run_server_loop(run_host, run)
     if report is not None:
         report.finish()
     return status

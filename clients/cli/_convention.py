@@ -135,6 +135,7 @@ def _silence_stdout() -> None:
 def invoke(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """Run ``func(args)``; map what a user can cause to one stderr line and an exit code."""
     from shedproto import LocalProtocolError, ProtocolError
+    from shedproto.servers._loop import LoopChoiceError
 
     try:
         return func(args)
@@ -151,6 +152,8 @@ def invoke(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) 
         if isinstance(inner, OSError):
             code, message = describe_os_error(inner)
             return fail(args, code, message, exit_code=EXIT_FAILURE)
+        if isinstance(inner, LoopChoiceError):  # SHEDPROTO_LOOP names a loop we cannot run
+            return fail(args, "usage", str(inner), exit_code=EXIT_USAGE)
         if isinstance(inner, LocalProtocolError):  # the params a user gave do not fit
             return fail(args, inner.code.value, inner.message, exit_code=EXIT_USAGE)
         if isinstance(inner, ProtocolError):

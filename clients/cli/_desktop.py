@@ -232,7 +232,8 @@ def _serve(args: argparse.Namespace) -> int:
                     server.shutdown()  # stop accepting, unlink the socket
                     break
 
-    anyio.run(run)
+    from shedproto.servers._loop import run as run_server_loop
+    run_server_loop(run)
     return EXIT_INTERRUPTED if stopped_by == [signal.SIGINT] else EXIT_OK
 
 

@@ -332,7 +332,8 @@ def _serve(args: argparse.Namespace) -> int:
                     server.shutdown()
                     break
 
-    anyio.run(main)
+    from shedproto.servers._loop import run as run_server_loop
+    run_server_loop(main)
     return EXIT_INTERRUPTED if stopped_by == [signal.SIGINT] else EXIT_OK
 
 

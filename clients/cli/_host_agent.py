@@ -260,7 +260,8 @@ def _serve(args: argparse.Namespace) -> int:
     audit_log = None
     if config.logging_enabled and config.logging_path:
         audit_log = os.path.expanduser(config.logging_path)
-    anyio.run(_run_agent, Path(directory), config, config_path, audit_log, bool(args.json))
+    from shedproto.servers._loop import run as run_server_loop
+    run_server_loop(_run_agent, Path(directory), config, config_path, audit_log, bool(args.json))
     return EXIT_OK
 
 

@@ -132,7 +132,8 @@ def _run_until_signal(
                     stop()
                     break
 
-    anyio.run(main)
+    from shedproto.servers._loop import run as run_server_loop
+    run_server_loop(main)
 
 
 def _proxy(args: argparse.Namespace) -> int:

@@ -62,6 +62,7 @@ def running_desktop_server(
     from anyio.from_thread import start_blocking_portal
 
     from shedproto.desktop import LaunchPolicy
+    from shedproto.servers._loop import loop_options
     from shedproto.servers.desktop import DesktopServer
 
     server = DesktopServer(
@@ -74,7 +75,7 @@ def running_desktop_server(
         launch_policy=LaunchPolicy.IGNORE_EXTRAS if launch_policy is None else launch_policy,
         grace=0.5,
     )
-    with start_blocking_portal() as portal:
+    with start_blocking_portal("asyncio", loop_options()) as portal:
         future, bound = portal.start_task(server.serve)
         try:
             yield RunningDesktopServer(

@@ -67,13 +67,18 @@ def serve_in_thread(
 ) -> Iterator[ServerThread[ServerT]]:
     """Enter ``running()`` on a new event loop in a background thread for the ``with`` block.
 
+    On asyncio the loop is uvloop when it is installed (:mod:`shedproto.servers._loop`).
+
     The context manager is exited (the server stopped) on that loop when the
     block ends, then the thread stops. An error while starting is raised here.
     """
     from anyio.from_thread import start_blocking_portal
 
+    from shedproto.servers._loop import loop_options
+
+    options = loop_options() if backend == "asyncio" else None
     with (
-        start_blocking_portal(backend) as portal,
+        start_blocking_portal(backend, options) as portal,
         portal.wrap_async_context_manager(running()) as server,
     ):
         yield ServerThread(server, portal)
