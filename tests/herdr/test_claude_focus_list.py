@@ -8,7 +8,9 @@ wheel is not there.
 What ``list`` does with herdr (read from its source): ``ping``; ``pane.list``
 and ``pane.process_info`` for every pane; ``workspace.list`` and
 ``tab.list`` for the free terminals; the live Claude sessions come from
-``~/.claude/sessions/<pid>.json`` (the process must be alive); a session's
+``~/.claude/sessions/<pid>.json`` (the process must be alive; the
+transcript under ``~/.claude/projects/`` is read only to score a session
+that waits, which a busy one never is); a session's
 pane is the one whose foreground process has the session's pid; the engine
 then writes each session's place in the queue into that pane's metadata
 tokens (``pane.report_metadata``, source ``claude-focus``). ``list`` prints
