@@ -222,11 +222,14 @@ async def _held(serve: Serve, directory: Path, count: int, send: bytes) -> float
 
 def _traced(serve: Serve, count: int, send: bytes) -> float:
     directory = Path(tempfile.mkdtemp(prefix="spmem-", dir="/tmp"))
-    tracemalloc.start()
+    tracing = tracemalloc.is_tracing()  # someone else's tracing is left running
+    if not tracing:
+        tracemalloc.start()
     try:
         return anyio.run(_held, serve, directory, count, send)
     finally:
-        tracemalloc.stop()
+        if not tracing:
+            tracemalloc.stop()
         shutil.rmtree(directory, ignore_errors=True)
 
 
