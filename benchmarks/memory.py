@@ -221,6 +221,7 @@ async def _held(serve: Serve, directory: Path, count: int, send: bytes) -> float
 
 
 def _traced(serve: Serve, count: int, send: bytes) -> float:
+    """Run :func:`_held` under tracemalloc in a fresh event loop and temporary directory."""
     directory = Path(tempfile.mkdtemp(prefix="spmem-", dir="/tmp"))
     tracing = tracemalloc.is_tracing()  # someone else's tracing is left running
     if not tracing:
