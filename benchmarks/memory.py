@@ -36,6 +36,7 @@ import shutil
 import socket
 import sys
 import tempfile
+import time
 import tracemalloc
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -68,6 +69,8 @@ HOSTILE_TARGET = 0.8
 PROBE = b"{}\n"
 CLIENT_TIMEOUT = 2.0
 """Seconds a blocking client write may stall before the peer counts as not reading."""
+CONNECT_TIMEOUT = 10.0
+"""Seconds a client keeps retrying a connect while the server's backlog is full."""
 
 Serve = Callable[[Path], AbstractAsyncContextManager[str]]
 """Start a server with its files under a directory; yield the socket path to measure."""
@@ -173,13 +176,33 @@ def _send(sock: socket.socket, data: bytes) -> None:
         return
 
 
+def _connect(sock: socket.socket, path: str) -> None:
+    """Connect ``sock`` to ``path``, retrying while the listener's backlog is full.
+
+    Raises :class:`TimeoutError` when the server has not taken the connection
+    within :data:`CONNECT_TIMEOUT` seconds.
+    """
+    deadline = time.monotonic() + CONNECT_TIMEOUT
+    while True:
+        try:
+            sock.connect(path)
+        except BlockingIOError:  # a Unix socket with a timeout says EAGAIN on a full backlog
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"{path}: backlog still full after {CONNECT_TIMEOUT} s"
+                ) from None
+            time.sleep(0.001)
+        else:
+            return
+
+
 def _drive(path: str, clients: list[socket.socket], probe: socket.socket, send: bytes) -> None:
     """Connect every client (sending ``send`` on each), then one probe round trip."""
     for sock in clients:
-        sock.connect(path)
+        _connect(sock, path)
         if send:
             _send(sock, send)
-    probe.connect(path)
+    _connect(probe, path)
     _send(probe, PROBE)
     try:
         probe.recv(1)

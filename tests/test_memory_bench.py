@@ -36,3 +36,10 @@ def test_every_reference_server_has_an_idle_and_a_hostile_case() -> None:
         "herdr",
         "agents-host api",
     }
+
+
+def test_more_idle_connections_than_the_listen_backlog_are_all_taken() -> None:
+    # Regression: 200 idle clients overflowed the servers' 128-connection backlog and a
+    # Unix socket with a timeout failed its connect with EAGAIN instead of waiting.
+    held = measure_idle(_target("echo"), 200)
+    assert 0 < held < 1 << 20
