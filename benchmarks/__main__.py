@@ -26,6 +26,7 @@ SUITES: dict[str, str] = {
     "proxy": "benchmarks.proxy",
     "servers": "benchmarks.servers",
     "clients": "benchmarks.clients",
+    "memory": "benchmarks.memory",
 }
 """Suite name -> module exposing ``cases(quick: bool) -> list[Case]``."""
 
