@@ -71,14 +71,15 @@ def main(argv: list[str] | None = None) -> int:
             result = run_case(case)
             results.append(result)
             if not args.json:
-                per_unit_b = result.baseline_median_s / result.units * 1e6
-                per_unit_c = result.candidate_median_s / result.units * 1e6
+                scale, label = (1.0, "B") if result.measure == "bytes" else (1e6, "us")
+                per_unit_b = result.baseline_median_s / result.units * scale
+                per_unit_c = result.candidate_median_s / result.units * scale
                 verdict = "meets" if result.meets_target else "MISSES"
                 print(
                     f"{result.name:<58} ratio {result.ratio:5.2f}"
                     f" ({verdict} >= {result.target:.2f})"
-                    f"  median/{result.unit}: baseline {per_unit_b:8.2f} us,"
-                    f" candidate {per_unit_c:8.2f} us  [n={result.repeat}]",
+                    f"  median/{result.unit}: baseline {per_unit_b:8.2f} {label},"
+                    f" candidate {per_unit_c:8.2f} {label}  [n={result.repeat}]",
                     flush=True,
                 )
     if args.json:

@@ -49,6 +49,8 @@ class Case:
     unit: str = "op"
     repeat: int = 5
     notes: list[str] = field(default_factory=list)
+    measure: str = "seconds"
+    """What the timers return: ``seconds`` (printed in us per unit) or ``bytes``."""
 
 
 class CaseResult(msgspec.Struct, kw_only=True):
@@ -63,6 +65,8 @@ class CaseResult(msgspec.Struct, kw_only=True):
     units: int
     unit: str
     repeat: int
+    measure: str = "seconds"
+    """``seconds`` (the ``*_median_s`` fields are seconds) or ``bytes`` (they are bytes)."""
 
 
 def run_case(case: Case) -> CaseResult:
@@ -87,4 +91,5 @@ def run_case(case: Case) -> CaseResult:
         units=case.units,
         unit=case.unit,
         repeat=case.repeat,
+        measure=case.measure,
     )

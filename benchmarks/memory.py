@@ -24,9 +24,9 @@ total stops moving.
   beyond it. A server that never reads (the host-agent status socket writes
   its snapshot and closes) holds almost nothing: the bytes wait in the kernel.
 
-The standard result line prints the medians of bytes per connection in its
-``us`` columns (the timers return bytes x 1e-6); every run's figures, with
-``bytes / cap`` for both hostile runs, are written to stderr in bytes.
+The result line prints the medians in bytes per connection (the cases'
+``measure`` is ``bytes``); every run's figures, with ``bytes / cap`` for both
+hostile runs, are written to stderr.
 """
 
 from __future__ import annotations
@@ -280,18 +280,18 @@ def measure_hostile(target: Target, count: int) -> Hostile:
 
 
 def _idle_timer(label: str, measure: Callable[[], float]) -> Callable[[], float]:
-    """Wrap ``measure`` (bytes) into a harness timer returning bytes x 1e-6; echo to stderr."""
+    """Wrap ``measure`` (bytes) into a harness measurement; echo it to stderr."""
 
     def run() -> float:
         value = measure()
         sys.stderr.write(f"memory: {label} idle: {value:,.0f} bytes/connection\n")
-        return value * 1e-6
+        return value
 
     return run
 
 
 def _hostile_timer(target: Target, count: int) -> Callable[[], float]:
-    """Return a harness timer of the larger hostile figure (bytes x 1e-6); echo both to stderr."""
+    """Return a harness measurement of the larger hostile figure (bytes); echo both to stderr."""
 
     def run() -> float:
         held = measure_hostile(target, count)
@@ -300,7 +300,7 @@ def _hostile_timer(target: Target, count: int) -> Callable[[], float]:
             f" ({held.at_cap / target.cap:.3f} x cap), {held.beyond_cap:,.0f} beyond it"
             f" ({held.beyond_cap / target.cap:.3f} x cap; cap {target.cap} bytes)\n"
         )
-        return max(held) * 1e-6
+        return max(held)
 
     return run
 
@@ -322,17 +322,19 @@ def cases(quick: bool) -> list[Case]:
                 units=1,
                 unit="connection",
                 repeat=repeat,
+                measure="bytes",
             )
         )
         out.append(
             Case(
                 name=f"memory: {target.name} hostile, cap/server bytes ({hostile} conn)",
-                baseline=partial(float, target.cap * 1e-6),
+                baseline=partial(float, target.cap),
                 candidate=_hostile_timer(target, hostile),
                 target=HOSTILE_TARGET,
                 units=1,
                 unit="connection",
                 repeat=repeat,
+                measure="bytes",
             )
         )
     return out
