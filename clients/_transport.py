@@ -305,7 +305,7 @@ class AsyncLineTransport(AsyncClosing):
             frame = frame[sent:]
         deadline = self.deadline
         if self._send_lock is None:
-            self._send_lock = anyio.Lock()
+            self._send_lock = self.new_lock()
         async with self._send_lock:
             if deadline == math.inf:
                 await self.stream.send(frame)

@@ -21,6 +21,7 @@ import anyio
 import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from shedproto.clients._transport import RECEIVE_CHUNK
 from shedproto.observe import Diagnostic, Direction, Observer, ObserverFactory
 from shedproto.servers._unix import UnixServer
 
@@ -28,7 +29,6 @@ from ._recorder import Recorder
 
 __all__ = ["RECEIVE_CHUNK", "Proxy"]
 
-RECEIVE_CHUNK = 65536
 """Bytes asked of a socket per receive call."""
 
 _Item = tuple[float, int, str, Direction | None, bytes]

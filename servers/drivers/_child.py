@@ -16,13 +16,13 @@ from collections.abc import Mapping, Sequence
 import anyio
 import anyio.abc
 
+from shedproto.servers._receive import RECEIVE_CHUNK
 from shedproto.servers.agents_host.process_group import stop_process_group
 
 __all__ = ["ChildProcess", "ChildError", "STDERR_TAIL", "RECEIVE_CHUNK", "STOP_GRACE"]
 
 STDERR_TAIL = 8192
 """How many trailing stderr bytes are kept for error messages."""
-RECEIVE_CHUNK = 65536
 """Bytes asked for per stdout read."""
 STOP_GRACE = 5.0
 """Seconds a child gets to exit after its stdin closes, before it is killed."""

@@ -95,6 +95,7 @@ from shedproto.drivers.acp import (
     prompt_receipt,
     rpc_failure,
 )
+from shedproto.servers._receive import RECEIVE_CHUNK
 from shedproto.servers.agents_host.driver import LifecycleListener, OperationOptions
 from shedproto.servers.agents_host.process_group import STOP_GRACE, stop_process_group
 
@@ -120,7 +121,6 @@ RESTART_WAIT = 30.0
 """Seconds a command waits for a dead agent's restart before failing."""
 
 STDERR_TAIL = 64 * 1024
-RECEIVE_CHUNK = 65536
 
 
 class AcpDriverError(Exception):

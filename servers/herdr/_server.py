@@ -80,6 +80,7 @@ from shedproto.herdr import (
 from shedproto.herdr import types as t
 from shedproto.herdr._screen import split_lines
 from shedproto.herdr._versions import require_supported
+from shedproto.servers._receive import receive_or_eof
 from shedproto.servers._unix import UnixServer
 
 from ._model import EventHub, Pane, Split, Tab, Workspace, aggregate_status, new_workspace_id
@@ -105,7 +106,6 @@ DEFAULT_AGENT_KINDS: tuple[str, ...] = (
 POLL_INTERVAL = 0.1
 """herdr's subscription and output-wait polling period (seconds)."""
 WRITE_TIMEOUT = 5.0
-RECEIVE_CHUNK = 65536
 FEED_SLICE = 4096
 """Bytes of pane output emulated between two event-loop checkpoints."""
 PROMPT_ENTER_DELAY = 0.05
@@ -396,10 +396,7 @@ class HerdrServer:
         gone = False
         with anyio.CancelScope(deadline=conn.deadline):
             while request is None:
-                try:
-                    data = await stream.receive(RECEIVE_CHUNK)
-                except (anyio.EndOfStream, anyio.BrokenResourceError):
-                    data = b""
+                data = await receive_or_eof(stream)
                 try:
                     events = conn.receive_data(data)
                 except RemoteProtocolError:
@@ -464,10 +461,7 @@ class HerdrServer:
 
     async def _watch_client(self, stream: anyio.abc.SocketStream, conn: ServerConnection) -> None:
         while True:
-            try:
-                data = await stream.receive(RECEIVE_CHUNK)
-            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                data = b""
+            data = await receive_or_eof(stream)
             if any(isinstance(e, ClientGone) for e in conn.receive_data(data)) or not data:
                 return
 

@@ -38,6 +38,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -426,20 +427,24 @@ class HostAgentServer:
 
     def status(self) -> LiveStatus:
         """Take a LiveStatus snapshot now (what the status socket writes)."""
+        return build_live_status(**self._status_fields(_now_ts()))
+
+    def _status_fields(self, now: str) -> dict[str, Any]:
+        """Return the arguments of ``build_live_status`` at ``now`` (the one list of inputs)."""
         hello = self.consumer
-        return build_live_status(
-            version=self.version,
-            pid=os.getpid(),
-            started_at=self.started_at or _now_ts(),
-            written_at=_now_ts(),
-            config_path=self.config_path,
-            policies=self.policies,
-            socket_path=os.fspath(self.approval_path),
-            consumer_name=hello.client.name if hello is not None else None,
-            consumer_version=hello.client.version if hello is not None else "",
-            rc_hub=self.rc_hub,
-            servers=self.servers,
-        )
+        return {
+            "version": self.version,
+            "pid": os.getpid(),
+            "started_at": self.started_at or now,
+            "written_at": now,
+            "config_path": self.config_path,
+            "policies": self.policies,
+            "socket_path": os.fspath(self.approval_path),
+            "consumer_name": hello.client.name if hello is not None else None,
+            "consumer_version": hello.client.version if hello is not None else "",
+            "rc_hub": self.rc_hub,
+            "servers": self.servers,
+        }
 
     # ------------------------------------------------------------------ events and audit
 
@@ -662,24 +667,18 @@ class HostAgentServer:
                 await stream.send(rest)
 
     def _status_line(self) -> bytes:
-        """Return :meth:`status` encoded, encoding again only when an input or the second changed.
+        """Return :meth:`status` encoded, encoding again only when one of its inputs changed.
 
         ``written_at`` has whole seconds, so every connection within one second
         with the same policies, consumer and servers gets the same bytes.
         """
-        key = (
-            _now_ts(),
-            tuple(self.policies.items()),
-            self.consumer,
-            self.rc_hub,
-            self.servers,
-            self.version,
-            self.config_path,
-            self.started_at,
+        fields = self._status_fields(_now_ts())
+        key = tuple(
+            tuple(value.items()) if isinstance(value, dict) else value for value in fields.values()
         )
         if key != self._status_key:
             self._status_key = key
-            self._status_bytes = encode_live_status(self.status())
+            self._status_bytes = encode_live_status(build_live_status(**fields))
         return self._status_bytes
 
     # ------------------------------------------------------------------ approval socket
