@@ -83,6 +83,7 @@ def test_fleet_and_client_commands_through_the_database(
         assert row.endswith("echo:ready")
 
         code, out, _ = cli(capsys, "agents-host", "fleet", "--target", url, "--json")
+        assert code == 0
         hosts = json.loads(out)["hosts"]
         assert [h["key"] for h in hosts] == [KEY]
         assert hosts[0]["health"]["status"] == "ready"
