@@ -62,6 +62,8 @@ NOT_RUN_BLOCKS = [b for b in BLOCKS if b.not_run is not None]
 
 def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ISOLATED_ENV}
+    # The `shedproto` command beside this interpreter, even when its venv is not activated.
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     return subprocess.run(
         args, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 
 import msgspec
@@ -9,6 +10,9 @@ import msgspec
 from shedproto.connector import Checkout, IndexEntry
 
 __all__ = ["updated_ms", "with_checkout"]
+
+_FRACTION = re.compile(r"(?<=:\d\d)\.(\d+)")
+"""A fraction of a second: Python 3.10's ``fromisoformat`` reads only 3 or 6 digits."""
 
 
 def with_checkout(row: IndexEntry, checkouts: list[Checkout]) -> IndexEntry:
@@ -49,7 +53,8 @@ def updated_ms(value: str | None) -> int | None:
     if value is None:
         return None
     try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        iso = _FRACTION.sub(lambda m: "." + m[1][:6].ljust(6, "0"), value.replace("Z", "+00:00"))
+        parsed = datetime.fromisoformat(iso)
     except ValueError:
         return None
     if parsed.tzinfo is None:

@@ -59,8 +59,8 @@ listed in ``_LAZY`` below, which ``__getattr__`` imports on first use.
 * ``postgres_cluster`` / ``postgres_url``: a throwaway PostgreSQL cluster
   (session scope, Unix socket only, run as ``postgres`` when root) and a
   fresh database in it per test; skip where no PostgreSQL binaries exist.
-  The ``agents_host`` fixtures are parametrized over both targets (SQLite and
-  PostgreSQL).
+  ``agents_host_postgres`` is ``agents_host`` on such a database instead of
+  SQLite.
 
 * ``cassette_server`` and ``--record-mode=none|once|new_episodes|all``:
   record a protocol session through the validating proxy once, replay the
@@ -82,6 +82,7 @@ import pytest
 from ._agents_host_fixtures import (
     RunningAgentsHost,
     agents_host,
+    agents_host_postgres,
     agents_host_sync,
     running_agents_host,
 )
@@ -115,6 +116,7 @@ __all__ = [
     "RunningDesktopServer",
     "ServerThread",
     "agents_host",
+    "agents_host_postgres",
     "agents_host_sync",
     "make_command",
     "agents_host_dirs",

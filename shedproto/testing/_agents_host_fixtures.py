@@ -87,15 +87,20 @@ async def running_agents_host(target: str | None = None) -> AsyncIterator[Runnin
         shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-async def agents_host(request: pytest.FixtureRequest) -> AsyncIterator[RunningAgentsHost]:
-    """Yield a running agents-host (see :func:`running_agents_host`); async tests.
+@pytest.fixture
+async def agents_host() -> AsyncIterator[RunningAgentsHost]:
+    """Yield a running agents-host on the SQLite target (see :func:`running_agents_host`)."""
+    async with running_agents_host(None) as host:
+        yield host
 
-    Parametrized over both targets: SQLite and a fresh PostgreSQL database
-    (``postgres_url``; that case skips where no PostgreSQL binaries exist).
+
+@pytest.fixture
+async def agents_host_postgres(postgres_url: str) -> AsyncIterator[RunningAgentsHost]:
+    """Yield a running agents-host on a fresh PostgreSQL database (``postgres_url``).
+
+    Skips, saying why, where no PostgreSQL binaries or no ``postgres`` extra exist.
     """
-    target = None if request.param == "sqlite" else str(request.getfixturevalue("postgres_url"))
-    async with running_agents_host(target) as host:
+    async with running_agents_host(postgres_url) as host:
         yield host
 
 

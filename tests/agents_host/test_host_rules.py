@@ -118,6 +118,8 @@ def test_with_checkout_takes_the_deepest_checkout_holding_cwd(
         ("1970-01-01T00:00:01Z", 1000),
         ("1970-01-01T01:00:01+01:00", 1000),
         ("1970-01-01T00:00:01.5", 1500),  # no offset: UTC, never the machine's zone
+        ("1970-01-01T01:00:01.25+01:00", 1250),  # any number of digits, on every Python
+        ("1970-01-01T00:00:01.123456789Z", 1123),
         ("yesterday", None),
         (None, None),
     ],
