@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -573,107 +573,84 @@ async def eventually(check: Callable[[], Awaitable[bool]]) -> None:
         await anyio.sleep(0.05)
 
 
-def agent_server(directory: Path, command: str = "cat", settle: float = 0.0) -> HerdrServer:
-    return HerdrServer(
+@contextlib.asynccontextmanager
+async def started_scout(
+    directory: Path, settle: float
+) -> AsyncIterator[tuple[AsyncHerdrClient, str, t.AgentInfo]]:
+    """Serve with ``pi`` running cat; yield a client, the pane and agent ``scout`` started there."""
+    server = HerdrServer(
         directory / "h.sock",
         shell=["/bin/sh"],
-        agent_commands={"pi": command},
+        agent_commands={"pi": "cat"},
         agent_settle_delay=settle,
     )
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            client = AsyncHerdrClient.for_socket(await tg.start(server.serve))
+            pane = (await client.workspace_create()).root_pane.pane_id
+            started = await client.agent_start("scout", "pi", pane)
+            yield client, pane, started.agent
+            server.shutdown()
 
 
 async def test_started_agent_is_launch_pending_then_interactive_ready(
     short_socket_dir: Path,
 ) -> None:
-    with anyio.fail_after(LIMIT):
-        server = agent_server(short_socket_dir)
-        async with anyio.create_task_group() as tg:
-            client = AsyncHerdrClient.for_socket(await tg.start(server.serve))
-            pane = (await client.workspace_create()).root_pane.pane_id
-            started = await client.agent_start("scout", "pi", pane)
-            assert (started.agent.launch_pending, started.agent.interactive_ready) == (True, False)
-            ready = await until_ready(client, "scout")
-            assert (ready.launch_pending, ready.agent_status, ready.name) == (
-                False,
-                "idle",
-                "scout",
-            )
-            listed = (await client.agent_list()).agents
-            assert [(a.name, a.interactive_ready) for a in listed] == [("scout", True)]
-            server.shutdown()
+    async with started_scout(short_socket_dir, settle=0.0) as (client, _, started):
+        assert (started.launch_pending, started.interactive_ready) == (True, False)
+        ready = await until_ready(client, "scout")
+        assert (ready.launch_pending, ready.agent_status, ready.name) == (False, "idle", "scout")
+        listed = (await client.agent_list()).agents
+        assert [(a.name, a.interactive_ready) for a in listed] == [("scout", True)]
 
 
 async def test_prompt_and_rename_wait_for_a_pending_launch(short_socket_dir: Path) -> None:
-    with anyio.fail_after(LIMIT):
-        server = agent_server(short_socket_dir, settle=600.0)  # never settles in this test
-        async with anyio.create_task_group() as tg:
-            client = AsyncHerdrClient.for_socket(await tg.start(server.serve))
-            pane = (await client.workspace_create()).root_pane.pane_id
-            await client.agent_start("scout", "pi", pane)
-            with pytest.raises(herdr.HerdrApiError) as prompt:
-                await client.agent_prompt("scout", "hello")
-            assert prompt.value.code == "agent_not_ready"
-            with pytest.raises(herdr.HerdrApiError) as rename:
-                await client.agent_rename("scout", name="other")
-            assert rename.value.code == "agent_launch_pending"
-            server.shutdown()
+    async with started_scout(short_socket_dir, settle=600.0) as (client, _, _):
+        with pytest.raises(herdr.HerdrApiError) as prompt:
+            await client.agent_prompt("scout", "hello")
+        assert prompt.value.code == "agent_not_ready"
+        with pytest.raises(herdr.HerdrApiError) as rename:
+            await client.agent_rename("scout", name="other")
+        assert rename.value.code == "agent_launch_pending"
 
 
 async def test_hook_reported_blocked_agent_stays_launch_pending(short_socket_dir: Path) -> None:
-    with anyio.fail_after(LIMIT):
-        server = agent_server(short_socket_dir, settle=600.0)
-        async with anyio.create_task_group() as tg:
-            client = AsyncHerdrClient.for_socket(await tg.start(server.serve))
-            pane = (await client.workspace_create()).root_pane.pane_id
-            await client.agent_start("scout", "pi", pane)
-            await client.pane_report_agent(pane, "hook", "pi", "blocked")
-            blocked = (await client.agent_get("scout")).agent
-            assert (blocked.agent_status, blocked.launch_pending) == ("blocked", True)
-            assert not blocked.interactive_ready
-            await client.pane_report_agent(pane, "hook", "pi", "idle")  # blocked -> idle: ready
-            ready = (await client.agent_get("scout")).agent
-            assert (ready.launch_pending, ready.interactive_ready) == (False, True)
-            server.shutdown()
+    async with started_scout(short_socket_dir, settle=600.0) as (client, pane, _):
+        await client.pane_report_agent(pane, "hook", "pi", "blocked")
+        blocked = (await client.agent_get("scout")).agent
+        assert (blocked.agent_status, blocked.launch_pending) == ("blocked", True)
+        assert not blocked.interactive_ready
+        await client.pane_report_agent(pane, "hook", "pi", "idle")  # blocked -> idle: ready
+        ready = (await client.agent_get("scout")).agent
+        assert (ready.launch_pending, ready.interactive_ready) == (False, True)
 
 
 async def test_another_agent_detected_releases_the_started_name(short_socket_dir: Path) -> None:
-    with anyio.fail_after(LIMIT):
-        server = agent_server(short_socket_dir, settle=600.0)
-        async with anyio.create_task_group() as tg:
-            client = AsyncHerdrClient.for_socket(await tg.start(server.serve))
-            pane = (await client.workspace_create()).root_pane.pane_id
-            await client.agent_start("scout", "pi", pane)
-            await client.pane_report_agent(pane, "hook", "codex", "idle")
-            with pytest.raises(herdr.HerdrApiError) as gone:
-                await client.agent_get("scout")
-            assert gone.value.code == "agent_not_found"
-            by_pane = (await client.agent_get(pane)).agent
-            assert (by_pane.agent, by_pane.name, by_pane.launch_pending) == ("codex", None, False)
-            server.shutdown()
+    async with started_scout(short_socket_dir, settle=600.0) as (client, pane, _):
+        await client.pane_report_agent(pane, "hook", "codex", "idle")
+        with pytest.raises(herdr.HerdrApiError) as gone:
+            await client.agent_get("scout")
+        assert gone.value.code == "agent_not_found"
+        by_pane = (await client.agent_get(pane)).agent
+        assert (by_pane.agent, by_pane.name, by_pane.launch_pending) == ("codex", None, False)
 
 
 async def test_started_program_exiting_while_pending_releases_the_agent(
     short_socket_dir: Path,
 ) -> None:
-    with anyio.fail_after(LIMIT):
-        server = agent_server(short_socket_dir, settle=600.0)
-        async with anyio.create_task_group() as tg:
-            client = AsyncHerdrClient.for_socket(await tg.start(server.serve))
-            pane = (await client.workspace_create()).root_pane.pane_id
-            await client.agent_start("scout", "pi", pane)
+    async with started_scout(short_socket_dir, settle=600.0) as (client, pane, _):
 
-            async def seen() -> bool:  # the program holds the terminal: seen, idle, pending
-                return (await client.agent_get("scout")).agent.agent_status == "idle"
+        async def seen() -> bool:  # the program holds the terminal: seen, idle, pending
+            return (await client.agent_get("scout")).agent.agent_status == "idle"
 
-            async def released() -> bool:
-                return not (await client.agent_list()).agents
+        async def released() -> bool:
+            return not (await client.agent_list()).agents
 
-            await eventually(seen)
-            await client.pane_send_text(pane, "\x04")  # EOF: cat exits, the shell returns
-            await eventually(released)
-            with pytest.raises(herdr.HerdrApiError) as gone:
-                await client.agent_get("scout")
-            assert gone.value.code == "agent_not_found"
-            again = await client.agent_start("scout", "pi", pane)  # the name is free again
-            assert again.agent.name == "scout"
-            server.shutdown()
+        await eventually(seen)
+        await client.pane_send_text(pane, "\x04")  # EOF: cat exits, the shell returns
+        await eventually(released)
+        with pytest.raises(herdr.HerdrApiError) as gone:
+            await client.agent_get("scout")
+        assert gone.value.code == "agent_not_found"
+        again = await client.agent_start("scout", "pi", pane)  # the name is free again
+        assert again.agent.name == "scout"
