@@ -59,6 +59,7 @@ from shedproto.herdr import (
     checkout_path,
     copy_motion,
     current_match,
+    detected_without_screen,
     encode_keys,
     event_kind,
     generated_branch,
@@ -1112,12 +1113,13 @@ class HerdrServer:
             return
         hooked = pane.agent_source is not None
         running = not pane.closed and not pane.process.foreground_is_shell()
-        if not hooked and running and launch.phase == "pending" and pane.agent_status == "unknown":
-            self._set_agent_status(pane, "idle")
-        known = pane.agent if hooked or running else None
+        known, status = detected_without_screen(
+            launch, pane.agent, pane.agent_status, hooked=hooked, running=running
+        )
+        self._set_agent_status(pane, status)
         exited = pane.closed or pane.exited
         now = anyio.current_time()
-        pane.launch = reconcile_launch(launch, now, known, pane.agent_status, process_exited=exited)
+        pane.launch = reconcile_launch(launch, now, known, status, process_exited=exited)
         if pane.launch is None:
             pane.agent_name = None
             if not hooked:

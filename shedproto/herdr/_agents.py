@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ._codes import HerdrErrorCode
+from .types import AgentStatus
 
 __all__ = [
     "AGENT_NAME_PATTERN",
@@ -29,6 +30,7 @@ __all__ = [
     "agent_name_error",
     "agent_start_error",
     "begin_launch",
+    "detected_without_screen",
     "is_pane_shell_name",
     "reconcile_launch",
     "shell_is_initializing",
@@ -164,6 +166,26 @@ def reconcile_launch(
         if launch.ready_after is not None:
             return replace(launch, ready_after=None, observed_expected=observed)
     return replace(launch, observed_expected=observed)
+
+
+def detected_without_screen(
+    launch: ManagedLaunch, agent: str | None, status: AgentStatus, *, hooked: bool, running: bool
+) -> tuple[str | None, AgentStatus]:
+    """Return ``(known agent, status)`` for a started agent where no screen detection exists.
+
+    A hook's report (``hooked``: ``agent`` and ``status`` came from
+    ``pane.report_agent``) wins. Otherwise the agent counts as detected while
+    its program holds the terminal (``running``), and an ``unknown`` status of
+    a pending launch reads as ``idle`` (an agent waiting at its prompt); when
+    the program is not running, no agent is detected.
+    """
+    if hooked:
+        return agent, status
+    if not running:
+        return None, status
+    if launch.phase == "pending" and status == "unknown":
+        return agent, "idle"
+    return agent, status
 
 
 # -- what herdr's CLI reads from ``pane.process_info`` ----------------------------------

@@ -9,6 +9,7 @@ import pytest
 from shedproto.herdr import (
     ManagedLaunch,
     begin_launch,
+    detected_without_screen,
     is_pane_shell_name,
     reconcile_launch,
     shell_is_initializing,
@@ -86,6 +87,24 @@ def test_never_seen_agent_stays_pending_until_the_deadline() -> None:
     assert launch is not None
     assert launch.phase == "pending"
     assert launch.next_deadline() == 30.0
+
+
+def test_detection_without_a_screen() -> None:
+    pending = begin_launch("pi", 0.0, None)
+    active = ManagedLaunch(kind="pi", phase="active", deadline=30.0)
+    # a hook's report wins, whatever runs
+    assert detected_without_screen(pending, "codex", "working", hooked=True, running=False) == (
+        "codex", "working")  # fmt: skip
+    # the started program holds the terminal: detected, and idle while pending and unknown
+    assert detected_without_screen(pending, "pi", "unknown", hooked=False, running=True) == (
+        "pi", "idle")  # fmt: skip
+    assert detected_without_screen(active, "pi", "unknown", hooked=False, running=True) == (
+        "pi", "unknown")  # fmt: skip
+    assert detected_without_screen(pending, "pi", "done", hooked=False, running=True) == (
+        "pi", "done")  # fmt: skip
+    # the shell is back in front: nothing detected
+    assert detected_without_screen(pending, "pi", "idle", hooked=False, running=False) == (
+        None, "idle")  # fmt: skip
 
 
 def shell_info(**fields: Any) -> dict[str, Any]:
