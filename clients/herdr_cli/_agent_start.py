@@ -66,7 +66,9 @@ def _parse(args: Sequence[str]) -> tuple[dict[str, Any], int | None]:
     if "--pane" not in found:
         raise Usage("missing required --pane")
     params: dict[str, Any] = {"name": args[0], "kind": found["--kind"], "pane_id": found["--pane"]}
-    params.update(args=list(args[separator + 1 :]), timeout_ms=timeout_ms)
+    if separator + 1 < len(args):  # herdr omits empty args
+        params["args"] = list(args[separator + 1 :])
+    params["timeout_ms"] = timeout_ms
     return params, timeout_ms
 
 

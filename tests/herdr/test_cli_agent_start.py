@@ -170,7 +170,7 @@ def test_start_polls_until_the_agent_is_interactive_ready(server: ScriptedServer
     first_poll = next(r for r in server.sent() if r["method"] == "agent.get")
     assert first_poll["params"] == {"target": "bob"}
     sent = next(r for r in server.sent() if r["method"] == "agent.start")
-    assert sent["params"] == {"name": "bob", "kind": "pi", "pane_id": "w1:p1", "args": []}
+    assert sent["params"] == {"name": "bob", "kind": "pi", "pane_id": "w1:p1"}  # no empty args
 
 
 def test_start_polls_by_pane_when_the_name_is_not_found(server: ScriptedServer) -> None:
@@ -280,6 +280,8 @@ def test_startup_times_out_after_the_timeout_flag(server: ScriptedServer) -> Non
     assert err == error_line("timeout", "timed out waiting for agent startup")
     assert clock.now == pytest.approx(5.0)
     assert server.methods()[-1] == ("cli:agent:start:timeout", "agent.get")
+    sent = next(r for r in server.sent() if r["method"] == "agent.start")
+    assert sent["params"]["timeout_ms"] == 5000
     assert server.requests[-1]["method"] == "agent.get"  # the last ask is unguarded
 
 
