@@ -100,3 +100,18 @@ def test_agent_start_reports_what_a_hook_reports_during_startup(
         out, err = run.communicate(timeout=LIMIT)
     assert (run.returncode, out) == (1, "")
     assert answer(err) == {"id": "cli:agent:start", "error": {"code": code, "message": message}}
+
+
+def test_agent_start_times_out_and_frees_the_name(herdr_shim: HerdrShim) -> None:
+    pane = prepare(herdr_shim, settle=600.0)  # never ready: the shortest timeout herdr allows
+    timed_out = herdr_shim.run("agent", "start", "eve", "--kind", "pi", "--pane", pane,
+                               "--timeout", "3001")  # fmt: skip
+    assert (timed_out.returncode, timed_out.stdout) == (1, "")
+    assert answer(timed_out.stderr) == {
+        "id": "cli:agent:start",
+        "error": {"code": "timeout", "message": "timed out waiting for agent startup"},
+    }
+    # the server's own deadline passed too: the pending name is released
+    gone = herdr_shim.run("agent", "get", "eve")
+    assert gone.returncode == 1
+    assert answer(gone.stderr)["error"]["code"] == "agent_not_found"
