@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ._args import AGENT_STATUSES, read_format, read_source, take_value, u64
+from ._agent_start import agent_start
+from ._args import AGENT_STATUSES, read_format, read_source, take_value, timeout_flag, u64
 from ._runtime import Context, Usage, dumps
 
 __all__ = ["AGENT"]
@@ -19,12 +20,6 @@ def _status(value: str) -> str:
             f"invalid agent status: {value} (expected idle, working, blocked, done, or unknown)"
         )
     return value
-
-
-def _timeout(value: str) -> int:
-    if not value.isascii() or not value.isdigit():
-        raise Usage(f"invalid value for --timeout: {value}")
-    return int(value)
 
 
 def agent_list(ctx: Context, args: Sequence[str]) -> int:
@@ -59,7 +54,7 @@ def _waits(args: Sequence[str], start: int, *, allow_wait: bool) -> dict[str, An
         elif flag == "--timeout":
             if index + 1 >= len(args):
                 raise Usage("missing value for --timeout")
-            found["timeout_ms"] = _timeout(args[index + 1])
+            found["timeout_ms"] = timeout_flag(args[index + 1])
             index += 2
         elif flag in ("help", "--help", "-h") and not allow_wait:
             raise Usage("usage: herdr agent wait <target> [--until STATUS]... [--timeout MS]", 0)
@@ -139,34 +134,6 @@ def agent_read(ctx: Context, args: Sequence[str]) -> int:
             params["strip_ansi"] = value != "ansi"
         index += 2
     return ctx.call_read("cli:agent:read", "agent.read", params)
-
-
-def agent_start(ctx: Context, args: Sequence[str]) -> int:
-    """``agent start NAME --kind KIND --pane ID [--timeout MS] [-- ARGS...]``.
-
-    One ``agent.start`` request; herdr's client-side retry while the pane's
-    shell initialises and its wait for the named agent are left to the server.
-    """
-    usage = (
-        "usage: herdr agent start <name> --kind KIND --pane ID [--timeout MS] [-- <agent-args...>]"
-    )
-    if not args:
-        raise Usage(usage)
-    separator = args.index("--") if "--" in args else len(args)
-    found: dict[str, Any] = {}
-    index = 1
-    while index < separator:
-        flag = args[index]
-        value = take_value(args[:separator], index, ("--kind", "--pane", "--timeout"))
-        found[flag] = _timeout(value) if flag == "--timeout" else value
-        index += 2
-    if "--kind" not in found:
-        raise Usage("missing required --kind")
-    if "--pane" not in found:
-        raise Usage("missing required --pane")
-    params = {"name": args[0], "kind": found["--kind"], "pane_id": found["--pane"]}
-    params.update(args=list(args[separator + 1 :]), timeout_ms=found.get("--timeout"))
-    return ctx.call("cli:agent:start", "agent.start", params)
 
 
 def agent_explain(ctx: Context, args: Sequence[str]) -> int:

@@ -145,6 +145,18 @@ def token_pair(raw: str) -> tuple[str, str]:
     return key, value
 
 
+def timeout_flag(value: str) -> int:
+    """Parse ``--timeout MS`` as herdr's agent commands do.
+
+    Raises:
+        Usage: not a non-negative integer (exit 2).
+
+    """
+    if not value.isascii() or not value.isdigit():
+        raise Usage(f"invalid value for --timeout: {value}")
+    return int(value)
+
+
 def u64(flag: str, value: str) -> int:
     """Parse an unsigned integer flag value.
 

@@ -15,7 +15,8 @@ import errno
 import json
 import os
 import sys
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -64,6 +65,7 @@ class Context:
     ``session`` is herdr's ``--session`` (already validated). Requests go
     through :class:`~shedproto.clients.herdr.BlockingHerdrClient`'s generic
     path (``send`` with a raw request), so any method name works.
+    ``monotonic`` and ``sleep`` are the clock of commands that poll.
     """
 
     env: Mapping[str, str]
@@ -72,6 +74,8 @@ class Context:
     client_version: str = DEFAULT_CLIENT_VERSION
     stdout: TextIO = field(default_factory=lambda: sys.stdout)
     stderr: TextIO = field(default_factory=lambda: sys.stderr)
+    monotonic: Callable[[], float] = field(default=time.monotonic)
+    sleep: Callable[[float], None] = field(default=time.sleep)
 
     def out(self, text: str = "") -> None:
         """Print a line on stdout."""

@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from shedproto.herdr import HUB_SIZE, LifecycleEvent, pane_id, tab_id, workspace_id
+from shedproto.herdr import (
+    HUB_SIZE,
+    LifecycleEvent,
+    ManagedLaunch,
+    pane_id,
+    tab_id,
+    workspace_id,
+)
 from shedproto.herdr import types as t
 from shedproto.herdr._screen import stripped_terminal_title
 
@@ -105,6 +112,8 @@ class Pane:
     right_click: str = "herdr"
     content_revision: int = 0
     """Counts output changes: what copy-mode answers report as ``content_revision``."""
+    launch: ManagedLaunch | None = None
+    """The readiness of the agent ``agent.start`` launched here (None: none pending/ready)."""
 
     def notify_output(self) -> None:
         """Wake everything waiting for this pane's output to change."""
@@ -161,6 +170,8 @@ class Pane:
             tab_id=self.tab.id,
             pane_id=self.id,
             focused=focused,
+            launch_pending=self.launch is not None and self.launch.launch_pending,
+            interactive_ready=self.launch is not None and self.launch.interactive_ready,
             state_change_seq=self.state_change_seq,
             cwd=self.cwd,
             revision=0,

@@ -36,6 +36,7 @@ import msgspec
 from shedproto import RemoteProtocolError
 from shedproto.herdr import (
     AGENT_NAME_PATTERN,
+    AGENT_START_SETTLE_SECONDS,
     DEFAULT_PROTOCOL,
     EVENTS_LOST,
     HERDR_VERSIONS,
@@ -53,10 +54,12 @@ from shedproto.herdr import (
     UnsupportedKeyError,
     agent_name_error,
     agent_start_error,
+    begin_launch,
     branch_exists_args,
     checkout_path,
     copy_motion,
     current_match,
+    detected_without_screen,
     encode_keys,
     event_kind,
     generated_branch,
@@ -68,6 +71,7 @@ from shedproto.herdr import (
     parse_workspace_ref,
     parse_worktree_list,
     probe_id,
+    reconcile_launch,
     removed_worktree,
     replay_rule,
     search,
@@ -270,6 +274,8 @@ class HerdrServer:
     added to it. ``input_timeout`` bounds how long a write to a pane may wait
     for its program to read (then ``pane_send_failed``). ``worktrees_dir`` is
     where ``worktree.create`` puts new checkouts (herdr's ``~/.herdr/worktrees``).
+    ``agent_settle_delay`` is how long a started agent must exist before it
+    can be ``interactive_ready`` (herdr's 3 s; tests may shorten it).
 
     Use ``await task_group.start(server.serve)``; ``shutdown()`` (or
     ``server.stop``) stops it and terminates every pane process.
@@ -290,6 +296,7 @@ class HerdrServer:
         request_timeout: float = 5.0,
         input_timeout: float = 5.0,
         worktrees_dir: str | None = None,
+        agent_settle_delay: float = AGENT_START_SETTLE_SECONDS,
     ) -> None:
         require_supported(protocol)
         self.path = Path(path)
@@ -306,6 +313,7 @@ class HerdrServer:
         self.poll_interval = poll_interval
         self.request_timeout = request_timeout
         self.input_timeout = input_timeout
+        self.agent_settle_delay = agent_settle_delay
         self.hub = EventHub()
         self.notifications: list[t.NotificationShowParams] = []
         """Every ``notification.show`` accepted (no TUI shows them)."""
@@ -1062,6 +1070,12 @@ class HerdrServer:
                     pane_id=pane.id, workspace_id=pane.workspace.id, agent=pane.agent
                 )
             )
+        self._set_agent_status(pane, status)
+        self._reconcile_launch(pane)
+        pane.notify_output()
+        return t.OkReply()
+
+    def _set_agent_status(self, pane: Pane, status: t.AgentStatus) -> None:
         if status != pane.agent_status:
             pane.agent_status = status
             pane.state_change_seq += 1
@@ -1073,8 +1087,6 @@ class HerdrServer:
                     agent=pane.agent,
                 )
             )
-        pane.notify_output()
-        return t.OkReply()
 
     async def _pane_layout(self, id: str, params: t.PaneLayoutParams) -> t.PaneLayoutReply:
         pane = self._find_pane(params.pane_id) if params.pane_id else self._focused_pane()
@@ -1082,7 +1094,37 @@ class HerdrServer:
 
     # ------------------------------------------------------------------ handlers: agents
     def _agent_panes(self) -> list[Pane]:
-        return [p for ws in self.workspaces for p in ws.panes() if p.agent is not None]
+        panes = [p for ws in self.workspaces for p in ws.panes()]
+        for pane in panes:
+            self._reconcile_launch(pane)
+        return [p for p in panes if p.agent is not None]
+
+    def _reconcile_launch(self, pane: Pane) -> None:
+        """Bring a started agent's readiness up to date (herdr's managed-agent rule).
+
+        Without herdr's screen detection, an agent no hook reported on
+        (``pane.report_agent``) counts as detected, and idle, while the program
+        ``agent.start`` typed holds the terminal's foreground; when it is gone
+        again it counts as exited. When the rule releases the name, such an
+        agent leaves the pane too.
+        """
+        launch = pane.launch
+        if launch is None:
+            return
+        hooked = pane.agent_source is not None
+        running = not pane.closed and not pane.process.foreground_is_shell()
+        known, status = detected_without_screen(
+            launch, pane.agent, pane.agent_status, hooked=hooked, running=running
+        )
+        self._set_agent_status(pane, status)
+        exited = pane.closed or pane.exited
+        now = anyio.current_time()
+        pane.launch = reconcile_launch(launch, now, known, status, process_exited=exited)
+        if pane.launch is None:
+            pane.agent_name = None
+            if not hooked:
+                pane.agent = None
+                self._set_agent_status(pane, "unknown")
 
     def _find_agent(self, target: str) -> Pane:
         by_name = [p for p in self._agent_panes() if p.agent_name == target]
@@ -1128,6 +1170,9 @@ class HerdrServer:
             raise AnswerError(E.AGENT_START_INPUT_FAILED, f"pane {pane.id}: {exc}") from exc
         pane.agent = params.kind
         pane.agent_name = params.name
+        pane.launch = begin_launch(
+            params.kind, anyio.current_time(), params.timeout_ms, self.agent_settle_delay
+        )
         self.hub.emit(
             t.PaneAgentDetectedEventData(
                 pane_id=pane.id, workspace_id=pane.workspace.id, agent=pane.agent
@@ -1182,6 +1227,10 @@ class HerdrServer:
         pane = self._find_agent(params.target)
         if not params.text.strip():
             raise AnswerError(E.EMPTY_AGENT_PROMPT, "prompt text is empty")
+        if pane.launch is not None and pane.launch.launch_pending:
+            raise AnswerError(
+                E.AGENT_NOT_READY, f"agent {params.target} is not an active named agent"
+            )
         seq = pane.state_change_seq
         try:
             await pane.process.write(_paste(pane, params.text))
@@ -1415,6 +1464,10 @@ class HerdrServer:
 
     async def _agent_rename(self, id: str, params: t.AgentRenameParams) -> t.AgentInfoReply:
         pane = self._find_agent(params.target)
+        if pane.launch is not None and pane.launch.launch_pending:
+            raise AnswerError(
+                E.AGENT_LAUNCH_PENDING, "agent name cannot change while startup is pending"
+            )
         if params.name is not None:
             failure = agent_name_error(params.name)
             if failure is not None:

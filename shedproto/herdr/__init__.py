@@ -25,10 +25,18 @@ from __future__ import annotations
 from . import types
 from ._agents import (
     AGENT_NAME_PATTERN,
+    AGENT_START_DEFAULT_TIMEOUT_MS,
+    AGENT_START_SETTLE_SECONDS,
     AGENT_TIMEOUT_MAX_MS,
     AGENT_TIMEOUT_MIN_MS,
+    ManagedLaunch,
     agent_name_error,
     agent_start_error,
+    begin_launch,
+    detected_without_screen,
+    is_pane_shell_name,
+    reconcile_launch,
+    shell_is_initializing,
 )
 from ._codes import NOT_MODELLED, HerdrApiError, HerdrErrorCode
 from ._connection import (
@@ -208,8 +216,16 @@ __all__ = [
     "AGENT_NAME_PATTERN",
     "AGENT_TIMEOUT_MAX_MS",
     "AGENT_TIMEOUT_MIN_MS",
+    "AGENT_START_DEFAULT_TIMEOUT_MS",
+    "AGENT_START_SETTLE_SECONDS",
+    "ManagedLaunch",
     "agent_name_error",
     "agent_start_error",
+    "begin_launch",
+    "detected_without_screen",
+    "is_pane_shell_name",
+    "reconcile_launch",
+    "shell_is_initializing",
     # worktrees
     "GitWorktree",
     "branch_slug",

@@ -69,19 +69,19 @@ class CannedServer:
                     continue
                 request = json.loads(data)
                 self.requests.append(request)
-                method = request["method"]
-                answer: dict[str, Any] = {"id": request["id"]}
-                if method == "ping":
-                    answer["result"] = {
-                        "type": "pong",
-                        "version": "0.8.0",
-                        "protocol": self.protocol,
-                    }
-                elif method in self.errors:
-                    answer["error"] = self.errors[method]
-                else:
-                    answer["result"] = self.results.get(method, {"type": "ok"})
-                conn.sendall(json.dumps(answer).encode() + b"\n")
+                conn.sendall(self.answer(request) + b"\n")
+
+    def answer(self, request: dict[str, Any]) -> bytes:
+        """Return the answer line (without its newline) for one request."""
+        method = request["method"]
+        answer: dict[str, Any] = {"id": request["id"]}
+        if method == "ping":
+            answer["result"] = {"type": "pong", "version": "0.8.0", "protocol": self.protocol}
+        elif method in self.errors:
+            answer["error"] = self.errors[method]
+        else:
+            answer["result"] = self.results.get(method, {"type": "ok"})
+        return json.dumps(answer).encode()
 
     def close(self) -> None:
         self._sock.close()
@@ -488,12 +488,6 @@ REQUESTS: list[tuple[list[str], str, str, dict[str, Any]]] = [
         {"target": "bob", "keys": ["esc"]},
     ),
     (
-        ["agent", "start", "bob", "--kind", "claude", "--pane", "w1:p1", "--", "--model", "x"],
-        "cli:agent:start",
-        "agent.start",
-        {"name": "bob", "kind": "claude", "pane_id": "w1:p1", "args": ["--model", "x"]},
-    ),
-    (
         ["notification", "show", "Done", "--body", "b", "--position", "top-left"],
         "cli:notification:show",
         "notification.show",
@@ -804,10 +798,16 @@ def test_plugin_list_without_json_is_a_summary(canned: CannedServer) -> None:
 
 
 def test_session_after_double_dash_is_an_argument(canned: CannedServer) -> None:
+    agent = {"terminal_id": "t1", "agent": "pi", "name": "bob", "agent_status": "idle",
+             "interactive_ready": True, "workspace_id": "w1", "tab_id": "w1:t1",
+             "pane_id": "w1:p1", "focused": False, "revision": 0}  # fmt: skip
+    canned.results["agent.start"] = {"type": "agent_started", "agent": agent, "argv": ["pi"]}
+    canned.results["agent.get"] = {"type": "agent_info", "agent": agent}
     code, _, err = herdr(canned, "agent", "start", "bob", "--kind", "pi", "--pane", "w1:p1",
                          "--", "--session", "s")  # fmt: skip
     assert code == 0, err
-    assert canned.sent()[0]["params"]["args"] == ["--session", "s"]
+    started = [r for r in canned.sent() if r["method"] == "agent.start"]
+    assert started[0]["params"]["args"] == ["--session", "s"]
 
 
 def test_api_schema_output_writes_the_json_document(canned: CannedServer, tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -441,13 +442,17 @@ async def test_server_stop_method(short_socket_dir: Path) -> None:
 async def test_agent_prompt_types_text_then_enter(short_socket_dir: Path) -> None:
     with anyio.fail_after(LIMIT):
         server = HerdrServer(
-            short_socket_dir / "h.sock", shell=["/bin/sh"], agent_commands={"pi": "cat"}
+            short_socket_dir / "h.sock",
+            shell=["/bin/sh"],
+            agent_commands={"pi": "cat"},
+            agent_settle_delay=0.0,
         )
         async with anyio.create_task_group() as tg:
             path = await tg.start(server.serve)
             client = AsyncHerdrClient.for_socket(path)
             pane = (await client.workspace_create()).root_pane.pane_id
             await client.agent_start("scout", "pi", pane)
+            await until_ready(client, "scout")
             with pytest.raises(herdr.HerdrApiError) as empty:
                 await client.agent_prompt("scout", "   ")
             assert empty.value.code == "empty_agent_prompt"
@@ -549,3 +554,103 @@ async def test_subscriptions_do_not_time_out_on_a_quiet_stream(herdr_server: Her
 
     with anyio.fail_after(LIMIT):
         assert await anyio.to_thread.run_sync(blocking) == "workspace_closed"
+
+
+async def until_ready(client: AsyncHerdrClient, name: str) -> t.AgentInfo:
+    """Poll ``agent.get`` (as herdr's CLI does) until ``name`` is interactive_ready."""
+    while True:
+        agent = (await client.agent_get(name)).agent
+        if agent.interactive_ready:
+            return agent
+        await anyio.sleep(0.05)
+
+
+async def eventually(check: Callable[[], Awaitable[bool]]) -> None:
+    """Poll ``check`` until it holds (the test's ``fail_after`` bounds it)."""
+    while True:
+        if await check():
+            return
+        await anyio.sleep(0.05)
+
+
+@contextlib.asynccontextmanager
+async def started_scout(
+    directory: Path, settle: float
+) -> AsyncIterator[tuple[AsyncHerdrClient, str, t.AgentInfo]]:
+    """Serve with ``pi`` running cat; yield a client, the pane and agent ``scout`` started there."""
+    server = HerdrServer(
+        directory / "h.sock",
+        shell=["/bin/sh"],
+        agent_commands={"pi": "cat"},
+        agent_settle_delay=settle,
+    )
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            client = AsyncHerdrClient.for_socket(await tg.start(server.serve))
+            pane = (await client.workspace_create()).root_pane.pane_id
+            started = await client.agent_start("scout", "pi", pane)
+            yield client, pane, started.agent
+            server.shutdown()
+
+
+async def test_started_agent_is_launch_pending_then_interactive_ready(
+    short_socket_dir: Path,
+) -> None:
+    async with started_scout(short_socket_dir, settle=0.0) as (client, _, started):
+        assert (started.launch_pending, started.interactive_ready) == (True, False)
+        ready = await until_ready(client, "scout")
+        assert (ready.launch_pending, ready.agent_status, ready.name) == (False, "idle", "scout")
+        listed = (await client.agent_list()).agents
+        assert [(a.name, a.interactive_ready) for a in listed] == [("scout", True)]
+
+
+async def test_prompt_and_rename_wait_for_a_pending_launch(short_socket_dir: Path) -> None:
+    async with started_scout(short_socket_dir, settle=600.0) as (client, _, _):
+        with pytest.raises(herdr.HerdrApiError) as prompt:
+            await client.agent_prompt("scout", "hello")
+        assert prompt.value.code == "agent_not_ready"
+        with pytest.raises(herdr.HerdrApiError) as rename:
+            await client.agent_rename("scout", name="other")
+        assert rename.value.code == "agent_launch_pending"
+
+
+async def test_hook_reported_blocked_agent_stays_launch_pending(short_socket_dir: Path) -> None:
+    async with started_scout(short_socket_dir, settle=600.0) as (client, pane, _):
+        await client.pane_report_agent(pane, "hook", "pi", "blocked")
+        blocked = (await client.agent_get("scout")).agent
+        assert (blocked.agent_status, blocked.launch_pending) == ("blocked", True)
+        assert not blocked.interactive_ready
+        await client.pane_report_agent(pane, "hook", "pi", "idle")  # blocked -> idle: ready
+        ready = (await client.agent_get("scout")).agent
+        assert (ready.launch_pending, ready.interactive_ready) == (False, True)
+
+
+async def test_another_agent_detected_releases_the_started_name(short_socket_dir: Path) -> None:
+    async with started_scout(short_socket_dir, settle=600.0) as (client, pane, _):
+        await client.pane_report_agent(pane, "hook", "codex", "idle")
+        with pytest.raises(herdr.HerdrApiError) as gone:
+            await client.agent_get("scout")
+        assert gone.value.code == "agent_not_found"
+        by_pane = (await client.agent_get(pane)).agent
+        assert (by_pane.agent, by_pane.name, by_pane.launch_pending) == ("codex", None, False)
+
+
+async def test_started_program_exiting_while_pending_releases_the_agent(
+    short_socket_dir: Path,
+) -> None:
+    async with started_scout(short_socket_dir, settle=600.0) as (client, pane, _):
+
+        async def seen() -> bool:  # the program holds the terminal: seen, idle, pending
+            return (await client.agent_get("scout")).agent.agent_status == "idle"
+
+        async def released() -> bool:
+            return not (await client.agent_list()).agents
+
+        await eventually(seen)
+        await client.pane_send_text(pane, "\x04")  # EOF: cat exits, the shell returns
+        await eventually(released)
+        with pytest.raises(herdr.HerdrApiError) as gone:
+            await client.agent_get("scout")
+        assert gone.value.code == "agent_not_found"
+        again = await client.agent_start("scout", "pi", pane)  # the name is free again
+        assert again.agent.name == "scout"
