@@ -74,7 +74,12 @@ def test_every_async_fixture_has_a_sync_twin() -> None:
         for name in fixtures
         if inspect.isasyncgenfunction(inspect.unwrap(getattr(shedproto.testing, name)))
     ]
-    assert sorted(asynchronous) == ["agents_host", "herdr_server", "host_agent_server"]
+    assert sorted(asynchronous) == [
+        "agents_host",
+        "agents_host_postgres",
+        "herdr_server",
+        "host_agent_server",
+    ]
     for name in asynchronous:
         assert f"{name}_sync" in shedproto.testing.__all__
 

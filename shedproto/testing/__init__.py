@@ -59,8 +59,8 @@ listed in ``_LAZY`` below, which ``__getattr__`` imports on first use.
 * ``postgres_cluster`` / ``postgres_url``: a throwaway PostgreSQL cluster
   (session scope, Unix socket only, run as ``postgres`` when root) and a
   fresh database in it per test; skip where no PostgreSQL binaries exist.
-  ``agents_host_postgres`` is ``agents_host`` on such a database instead of
-  SQLite.
+  ``agents_host_postgres`` / ``agents_host_postgres_sync`` are the
+  ``agents_host`` fixtures on such a database instead of SQLite.
 
 * ``cassette_server`` and ``--record-mode=none|once|new_episodes|all``:
   record a protocol session through the validating proxy once, replay the
@@ -83,6 +83,7 @@ from ._agents_host_fixtures import (
     RunningAgentsHost,
     agents_host,
     agents_host_postgres,
+    agents_host_postgres_sync,
     agents_host_sync,
     running_agents_host,
 )
@@ -117,6 +118,7 @@ __all__ = [
     "ServerThread",
     "agents_host",
     "agents_host_postgres",
+    "agents_host_postgres_sync",
     "agents_host_sync",
     "make_command",
     "agents_host_dirs",

@@ -113,3 +113,10 @@ def agents_host_sync() -> Iterator[ServerThread[RunningAgentsHost]]:
     """
     with serve_in_thread(running_agents_host) as handle:
         yield handle
+
+
+@pytest.fixture
+def agents_host_postgres_sync(postgres_url: str) -> Iterator[ServerThread[RunningAgentsHost]]:
+    """Yield :func:`agents_host_sync`'s thread with the host on ``postgres_url``."""
+    with serve_in_thread(lambda: running_agents_host(postgres_url)) as handle:
+        yield handle

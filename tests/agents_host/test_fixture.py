@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from shedproto.clients.agents_host import AsyncAgentsHostClient
-from shedproto.testing import RunningAgentsHost, make_command
+from shedproto.testing import RunningAgentsHost, ServerThread, make_command
 
 
 @pytest.fixture(params=["agents_host", "agents_host_postgres"])
@@ -30,3 +30,15 @@ async def test_agents_host_runs_on_sqlite_and_agents_host_postgres_on_postgres(
 
     assert isinstance(agents_host.run.host.target, SqliteTarget)
     assert isinstance(agents_host_postgres.run.host.target, PostgresTarget)
+
+
+def test_agents_host_postgres_sync_serves_from_a_thread(
+    agents_host_postgres_sync: ServerThread[RunningAgentsHost],
+) -> None:
+    from shedproto.clients.agents_host import BlockingAgentsHostClient
+
+    host = agents_host_postgres_sync.server
+    with BlockingAgentsHostClient.connect(host.socket) as client:
+        result = client.submit(make_command(host.owner_did, "f2"), wait=True)
+    assert result.receipt is not None
+    assert result.receipt.status == "succeeded"
