@@ -82,7 +82,6 @@ from shedproto.host_agent import (
     denial_audit,
     effective_policy,
     encode_audit_line,
-    encode_frame,
     encode_live_status,
     format_timestamp,
     gate_namespaces,
@@ -468,7 +467,7 @@ class HostAgentServer:
         if self.audit_log is not None:
             with self.audit_log.open("ab") as handle:
                 handle.write(encode_audit_line(record))
-        line = encode_frame(record.to_event(_new_id()))
+        line = record.event_line(_new_id())
         self.ring.append(line)
         consumer = self._active()
         if consumer is not None and consumer.conn.state is AgentState.ACTIVE:

@@ -35,11 +35,12 @@ from ._constants import (
     NS_DOCKER,
     POLICY_APPROVE_ALL,
     POLICY_SHED_DESKTOP,
+    PROTOCOL_VERSION,
     REPLAY_RING_SIZE,
 )
 from ._status import effective_policy
 from ._time import format_timestamp
-from .types import ApprovalRequest, ApprovalResponse, Event, _always
+from .types import ApprovalRequest, ApprovalResponse, Event, _always, encode_frame
 
 __all__ = [
     "ApprovalRegistry",
@@ -335,6 +336,36 @@ class AuditRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     scope: str = ""
     ttl: str = ""
 
+    def event_line(self, id: str) -> bytes:
+        """Return ``encode_frame(self.to_event(id))``, spliced from the record's own encoding.
+
+        An event repeats the record's fields in the record's order, after
+        ``id``, ``ts`` and ``kind``; only ``shed``, ``ns``, ``op`` and
+        ``approval`` are omitempty in the event and always written in the
+        record. So when those four are set and ``id`` and ``ts`` need no JSON
+        escaping (plain printable ASCII, no quote or backslash), the event is
+        a fixed head plus the record's encoding after its ``ts``: one encode
+        and no intermediate :class:`Event` (about half the cost on the
+        fan-out path). Any other record takes the general path; the bytes are
+        the same either way. Never raises for a well-typed record.
+        """
+        ts = self.ts
+        plain = id + ts
+        if (
+            self.shed
+            and self.ns
+            and self.op
+            and self.approval
+            and plain.isascii()
+            and plain.isprintable()
+            and '"' not in plain
+            and "\\" not in plain
+        ):
+            body = _RECORD_ENCODER.encode(self)  # {"ts":"<ts>",<rest>}
+            head = f'{_EVENT_HEAD}"{id}","ts":"{ts}","kind":"audit",'
+            return head.encode("ascii") + body[9 + len(ts) :] + b"\n"
+        return encode_frame(self.to_event(id))
+
     def to_event(self, id: str) -> Event:
         """Build the ``event`` frame for this record: a fresh ``id``, the record's own ``ts``."""
         return Event(
@@ -355,9 +386,13 @@ class AuditRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
         )
 
 
+_RECORD_ENCODER = msgspec.json.Encoder()
+_EVENT_HEAD = f'{{"v":{PROTOCOL_VERSION},"type":"event","id":'
+
+
 def encode_audit_line(record: AuditRecord) -> bytes:
     """Encode ``record`` as one JSONL audit line with its newline."""
-    return msgspec.json.encode(record) + b"\n"
+    return _RECORD_ENCODER.encode(record) + b"\n"
 
 
 def denial_audit(

@@ -277,8 +277,9 @@ class AgentConnection(Contract[AgentState]):
             LocalProtocolError: the connection is not active.
 
         """
-        self._local(Event)
-        return b"".join(lines)
+        if self.state is not AgentState.ACTIVE:  # (ACTIVE, Event) stays ACTIVE: skip the lookup
+            self._local(Event)  # raises
+        return lines[0] if len(lines) == 1 else b"".join(lines)
 
     def next_deadline(self) -> float | None:
         """When :meth:`handle_timeout` next has something to do (``None``: nothing scheduled)."""
