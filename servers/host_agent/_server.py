@@ -114,6 +114,8 @@ CORK_FRAMES = 64
 """Corked events are written inline once this many have gathered (a burst's syscall budget)."""
 SUPERSEDE_FLUSH = 6.0
 """Seconds a superseded consumer gets to receive its notice before it is closed."""
+_ACTIVE = AgentState.ACTIVE
+"""Bound once for the fan-out path: an enum member read through its class costs ~0.1 µs."""
 
 
 class MintError(Exception):
@@ -470,7 +472,7 @@ class HostAgentServer:
         line = record.event_line(_new_id())
         self.ring.append(line)
         consumer = self._active()
-        if consumer is not None and consumer.conn.state is AgentState.ACTIVE:
+        if consumer is not None and consumer.conn.state is _ACTIVE:
             consumer.enqueue(consumer.conn.forward((line,)), cork=True)
         return line
 

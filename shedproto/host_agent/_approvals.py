@@ -339,31 +339,23 @@ class AuditRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     def event_line(self, id: str) -> bytes:
         """Return ``encode_frame(self.to_event(id))``, spliced from the record's own encoding.
 
-        An event repeats the record's fields in the record's order, after
+        An event repeats the record's fields in the record's order after
         ``id``, ``ts`` and ``kind``; only ``shed``, ``ns``, ``op`` and
         ``approval`` are omitempty in the event and always written in the
-        record. So when those four are set and ``id`` and ``ts`` need no JSON
-        escaping (plain printable ASCII, no quote or backslash), the event is
-        a fixed head plus the record's encoding after its ``ts``: one encode
-        and no intermediate :class:`Event` (about half the cost on the
-        fan-out path). Any other record takes the general path; the bytes are
-        the same either way. Never raises for a well-typed record.
+        record. So when those four are set, the event is a fixed head, the
+        encoded ``id`` and ``ts``, and the record's encoding after its
+        ``{"ts":<ts>,``: three C encodes and no intermediate :class:`Event`
+        (about half the cost on the fan-out path). Any other record takes
+        the general path; the bytes are the same either way. Never raises
+        for a well-typed record.
         """
-        ts = self.ts
-        plain = id + ts
-        if (
-            self.shed
-            and self.ns
-            and self.op
-            and self.approval
-            and plain.isascii()
-            and plain.isprintable()
-            and '"' not in plain
-            and "\\" not in plain
-        ):
-            body = _RECORD_ENCODER.encode(self)  # {"ts":"<ts>",<rest>}
-            head = f'{_EVENT_HEAD}"{id}","ts":"{ts}","kind":"audit",'
-            return head.encode("ascii") + body[9 + len(ts) :] + b"\n"
+        if self.shed and self.ns and self.op and self.approval:
+            encode = _RECORD_ENCODER.encode
+            ts = encode(self.ts)
+            body = encode(self)  # {"ts":<ts>,<the rest>}
+            return b"".join(
+                (_EVENT_HEAD, encode(id), b',"ts":', ts, _EVENT_KIND, body[7 + len(ts) :], b"\n")
+            )
         return encode_frame(self.to_event(id))
 
     def to_event(self, id: str) -> Event:
@@ -387,7 +379,8 @@ class AuditRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
 
 
 _RECORD_ENCODER = msgspec.json.Encoder()
-_EVENT_HEAD = f'{{"v":{PROTOCOL_VERSION},"type":"event","id":'
+_EVENT_HEAD = b'{"v":%d,"type":"event","id":' % PROTOCOL_VERSION
+_EVENT_KIND = b',"kind":"audit",'
 
 
 def encode_audit_line(record: AuditRecord) -> bytes:

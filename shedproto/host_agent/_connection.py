@@ -85,6 +85,10 @@ AGENT_FRAMING = FramingPolicy(
 """Inbound framing of the approval channel (both directions use the same rules)."""
 
 
+_ACTIVE = AgentState.ACTIVE
+"""Bound once: an enum member read through its class costs ~0.1 µs on Python 3.11."""
+
+
 class CloseReason(Enum):
     """Why a connection ended."""
 
@@ -277,7 +281,7 @@ class AgentConnection(Contract[AgentState]):
             LocalProtocolError: the connection is not active.
 
         """
-        if self.state is not AgentState.ACTIVE:  # (ACTIVE, Event) stays ACTIVE: skip the lookup
+        if self.state is not _ACTIVE:  # (ACTIVE, Event) stays ACTIVE: skip the lookup
             self._local(Event)  # raises
         return lines[0] if len(lines) == 1 else b"".join(lines)
 
