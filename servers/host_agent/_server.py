@@ -207,6 +207,20 @@ class _Consumer:
             self.wakeup.set()
         return True
 
+    def cork(self, data: bytes) -> None:
+        """:meth:`enqueue` with ``cork``, its common case inlined (one event of a burst).
+
+        While the queue holds fewer than ``CORK_FRAMES - 1`` frames and at
+        least one, the writer task was already woken (or owns a blocked
+        socket) and no inline flush is due: appending is all there is to do.
+        Everything else goes through :meth:`enqueue`.
+        """
+        queue = self.queue
+        if 0 < len(queue) < CORK_FRAMES - 1 and not self.hung_up and not self.closing:
+            queue.append(data)
+        else:
+            self.enqueue(data, cork=True)
+
     def flush(self) -> bool:
         """Write the queue to the socket without waiting; what it does not take stays queued.
 
@@ -473,7 +487,7 @@ class HostAgentServer:
         self.ring.append(line)
         consumer = self._active()
         if consumer is not None and consumer.conn.state is _ACTIVE:
-            consumer.enqueue(consumer.conn.forward((line,)), cork=True)
+            consumer.cork(consumer.conn.forward((line,)))
         return line
 
     def audit(
