@@ -688,11 +688,12 @@ class HostAgentServer:
         with the same policies, consumer and servers gets the same bytes.
         """
         fields = self._status_fields(_now_ts())
-        key = tuple(
-            tuple(value.items()) if isinstance(value, dict) else value for value in fields.values()
-        )
+        key = tuple(fields.values())  # compared by value: the live policies dict included
         if key != self._status_key:
-            self._status_key = key
+            # Kept with a copy of every dict, so that a later change in place still differs.
+            self._status_key = tuple(
+                dict(value) if isinstance(value, dict) else value for value in key
+            )
             self._status_bytes = encode_live_status(build_live_status(**fields))
         return self._status_bytes
 
