@@ -496,7 +496,7 @@ class HostAgentServer:
                 handle.write(encode_audit_line(record))
         line = record.event_line(_new_id())
         self.ring.append(line)
-        consumer = self._active()
+        consumer = self._consumers.get(self.registry.consumer)  # _active(), inlined
         if consumer is not None and consumer.conn.state is _ACTIVE:
             consumer.cork(consumer.conn.forward((line,)))
         return line
