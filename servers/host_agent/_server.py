@@ -615,7 +615,7 @@ class HostAgentServer:
         self._waiters[request_id] = waiter
         try:
             consumer = self._consumers.get(opened.connection)
-            if consumer is None or consumer.conn.state is not AgentState.ACTIVE:
+            if consumer is None or consumer.conn.state is not _ACTIVE:
                 self._drop(opened.connection)  # it is going away: fail closed now
             elif not consumer.enqueue(consumer.conn.send(opened.frame)):
                 self._drop(consumer.key)

@@ -86,7 +86,9 @@ AGENT_FRAMING = FramingPolicy(
 
 
 _ACTIVE = AgentState.ACTIVE
-"""Bound once: an enum member read through its class costs ~0.1 µs on Python 3.11."""
+_CLOSED = AgentState.CLOSED
+_CONSUMER_CLOSED = ConsumerState.CLOSED
+"""Bound once (these three): an enum member read through its class costs ~0.1 µs on 3.11."""
 
 
 class CloseReason(Enum):
@@ -176,7 +178,7 @@ class AgentConnection(Contract[AgentState]):
     @property
     def closed(self) -> bool:
         """True once the connection is over (state ``CLOSED``)."""
-        return self.state is AgentState.CLOSED
+        return self.state is _CLOSED
 
     def receive_data(self, data: bytes) -> list[AgentConnectionEvent]:
         """Feed bytes from the socket (``b""`` at EOF); return the resulting events in order.
@@ -184,7 +186,7 @@ class AgentConnection(Contract[AgentState]):
         Never raises for the peer's data. After a :class:`ConnectionClosed`
         (or in state ``CLOSED``) further data is ignored.
         """
-        if self.state is AgentState.CLOSED:
+        if self.state is _CLOSED:
             return []
         events: list[AgentConnectionEvent] = []
         lines, error = self._split(self._lines, data)
@@ -202,7 +204,7 @@ class AgentConnection(Contract[AgentState]):
     def _handle_lines(self, lines: list[bytes], events: list[AgentConnectionEvent]) -> None:
         for line in lines:
             state = self.state
-            if state is AgentState.CLOSED:
+            if state is _CLOSED:
                 return
             try:
                 if not line or line.isspace():
@@ -380,7 +382,7 @@ class ConsumerConnection(Contract[ConsumerState]):
     @property
     def closed(self) -> bool:
         """True once the connection is over (state ``CLOSED``)."""
-        return self.state is ConsumerState.CLOSED
+        return self.state is _CONSUMER_CLOSED
 
     def receive_data(
         self, data: bytes, *, wall: float | None = None
@@ -396,7 +398,7 @@ class ConsumerConnection(Contract[ConsumerState]):
             ValueError: ``wall`` is not a finite time in the years 1..9999.
 
         """
-        if self.state is ConsumerState.CLOSED:
+        if self.state is _CONSUMER_CLOSED:
             return []
         events: list[ConsumerConnectionEvent] = []
         lines, error = self._split(self._lines, data)
