@@ -17,8 +17,10 @@
   raw consumer (it sends its hello, then splits lines as the baseline's
   reader does), in windows of 200 (the agent's writer queue holds 256
   frames), against raw pre-encoded lines written in the same windows. Per
-  event the agent makes an id, a Struct and one encode (once per event, not
-  per consumer) and corks the line into a batched write.
+  event the agent makes an id and one line spliced from the record's own
+  encoding (once per event, not per consumer) and corks it into a batched
+  write; ``emit_audit`` costs ~1.3 µs an event against the reader's ~0.8 µs
+  a line, which caps this ratio near 0.45.
 * **event fan-out, end to end** (floor 0.20): the same with the typed
   :class:`AsyncApprovalConsumer`, which also decodes every event.
 
