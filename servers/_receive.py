@@ -27,7 +27,14 @@ import anyio.abc
 import anyio.lowlevel
 from anyio.abc import SocketAttribute
 
-__all__ = ["EAGER_READS", "HANGUP_ERRORS", "RECEIVE_CHUNK", "SocketPump", "receive_or_eof"]
+__all__ = [
+    "EAGER_READS",
+    "HANGUP_ERRORS",
+    "RECEIVE_CHUNK",
+    "SocketPump",
+    "raw_socket_of",
+    "receive_or_eof",
+]
 
 RECEIVE_CHUNK = 65536
 """Bytes asked of the socket per read."""
@@ -64,6 +71,24 @@ async def receive_or_eof(
         return b""
 
 
+def raw_socket_of(stream: anyio.abc.AnyByteStream) -> socket.socket | None:
+    """Return the socket under ``stream``, or ``None`` when it is not a socket stream.
+
+    Same answer as ``stream.extra(SocketAttribute.raw_socket, None)``, without
+    its cost: anyio builds the whole attribute mapping on every ``extra`` call,
+    with a ``getpeername`` system call (several µs, a visible share of a
+    connection that lives for one status line). Every anyio socket stream
+    (both backends) keeps its socket in the ``_raw_socket`` property the
+    mapping reads; when a stream has none, ``extra`` answers. Never raises.
+    """
+    if isinstance(stream, anyio.abc.SocketStream):
+        raw = getattr(stream, "_raw_socket", None)
+        if isinstance(raw, socket.socket):
+            return raw
+    found: socket.socket | None = stream.extra(SocketAttribute.raw_socket, None)
+    return found
+
+
 class SocketPump:
     """Receive and send on one connection without anyio's per-call checkpoints.
 
@@ -79,7 +104,7 @@ class SocketPump:
 
     def __init__(self, stream: anyio.abc.ByteStream) -> None:
         self.stream = stream
-        self.raw: socket.socket | None = stream.extra(SocketAttribute.raw_socket, None)
+        self.raw = raw_socket_of(stream)
         self._eager = 0
 
     async def receive(self, max_bytes: int = RECEIVE_CHUNK) -> bytes:

@@ -7,8 +7,9 @@ import socket
 import anyio
 import anyio.abc
 import pytest
+from anyio.streams.stapled import StapledByteStream
 
-from shedproto.servers._receive import EAGER_READS, SocketPump
+from shedproto.servers._receive import EAGER_READS, SocketPump, raw_socket_of
 
 
 async def _pair() -> tuple[anyio.abc.SocketStream, socket.socket]:
@@ -93,3 +94,35 @@ async def test_socket_pump_send_to_a_closed_peer_raises_broken_resource() -> Non
     async with stream:
         with pytest.raises(anyio.BrokenResourceError):
             await write_until_it_fails()
+
+
+async def test_raw_socket_of_is_what_extra_answers_without_its_cost() -> None:
+    stream, peer = await _pair()
+    async with stream:
+        expected = stream.extra(anyio.abc.SocketAttribute.raw_socket)
+        assert raw_socket_of(stream) is expected
+        assert SocketPump(stream).raw is expected
+    peer.close()
+
+
+class _Bytes(anyio.abc.ByteStream):
+    """A byte stream that is no socket (what a test double looks like to the pump)."""
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        return b""
+
+    async def send(self, item: bytes) -> None:
+        return None
+
+    async def send_eof(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_raw_socket_of_a_stream_that_is_no_socket_is_none() -> None:
+    stapled = StapledByteStream(_Bytes(), _Bytes())
+    assert raw_socket_of(stapled) is None
+    assert SocketPump(stapled).raw is None
+    assert await SocketPump(stapled).receive() == b""

@@ -82,6 +82,9 @@ MAX_RESPONSE_BYTES = 256 * 1024 * 1024
 
 TAURI_TOO_LARGE = "request exceeds 1 MiB"
 
+_OPEN = ConnState.OPEN
+"""Bound once: an enum member read through its class costs ~0.1 µs on Python 3.11."""
+
 
 class RequestReceived(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A valid request: answer it with :class:`Answer` or :class:`Failure`.
@@ -157,6 +160,7 @@ class ServerConnection(Contract[ConnState]):
         self._lines = LineBuffer(dialect.policy)
         self._fast = fast_decoder(dialect)
         self._settle = self.outbox.settle
+        self._mac = dialect is Dialect.MAC
 
     @property
     def owed(self) -> int:
@@ -173,7 +177,7 @@ class ServerConnection(Contract[ConnState]):
             LocalProtocolError: data after the read side ended.
 
         """
-        if self.state is not ConnState.OPEN:
+        if self.state is not _OPEN:
             self._local(ConnInput.DATA)  # raises: the read side ended
         lines, error = self._split(self._lines, data)
         events: list[ServerEvent] = []
@@ -202,9 +206,9 @@ class ServerConnection(Contract[ConnState]):
         fast = self._fast.decode(line)
         if fast is not None:
             request_id, op, params, shape = fast
-            if self.dialect is Dialect.MAC:
+            if self._mac:
                 request_id = canonical_mac_id(request_id)
-            if request_id is not None or self.dialect is Dialect.TAURI:
+            if request_id is not None or not self._mac:
                 self.outbox.owe(request_id)
                 return RequestReceived(
                     id=request_id, op=op, params=params, raw_params=None, shape=shape
@@ -240,7 +244,7 @@ class ServerConnection(Contract[ConnState]):
             TypeError: the result cannot be encoded (the state is unchanged).
 
         """
-        if self.state is not ConnState.OPEN:  # (OPEN, ANSWER) is in the table: skip the lookup
+        if self.state is not _OPEN:  # (OPEN, ANSWER) is in the table: skip the lookup
             self._check_local(ConnInput.ANSWER)
         event_id = event.id
         if isinstance(event, Answer):

@@ -88,6 +88,8 @@ class Dialect(str, Enum):
         return DesktopCode.INTERNAL if self is Dialect.MAC else DesktopCode.ACTION_FAILED
 
 
+_MAC = Dialect.MAC
+"""Bound once: an enum member read through its class costs ~0.1 µs on Python 3.11."""
 _MAC_ENCODER = msgspec.json.Encoder()
 _TAURI_ENCODER = msgspec.json.Encoder(order="sorted")
 
@@ -103,7 +105,7 @@ def encode_response(dialect: Dialect, obj: Any) -> bytes:
         TypeError: ``obj`` holds a value msgspec cannot encode.
 
     """
-    if dialect is Dialect.MAC:
+    if dialect is _MAC:
         body = _MAC_ENCODER.encode(obj)
         # "/" only ever occurs inside JSON strings, so this is exact.
         return body.replace(b"/", b"\\/") + b"\n"

@@ -35,11 +35,12 @@ from ._constants import (
     NS_DOCKER,
     POLICY_APPROVE_ALL,
     POLICY_SHED_DESKTOP,
+    PROTOCOL_VERSION,
     REPLAY_RING_SIZE,
 )
 from ._status import effective_policy
 from ._time import format_timestamp
-from .types import ApprovalRequest, ApprovalResponse, Event, _always
+from .types import ApprovalRequest, ApprovalResponse, Event, _always, encode_frame
 
 __all__ = [
     "ApprovalRegistry",
@@ -335,6 +336,28 @@ class AuditRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     scope: str = ""
     ttl: str = ""
 
+    def event_line(self, id: str) -> bytes:
+        """Return ``encode_frame(self.to_event(id))``, spliced from the record's own encoding.
+
+        An event repeats the record's fields in the record's order after
+        ``id``, ``ts`` and ``kind``; only ``shed``, ``ns``, ``op`` and
+        ``approval`` are omitempty in the event and always written in the
+        record. So when those four are set, the event is a fixed head, the
+        encoded ``id`` and ``ts``, and the record's encoding after its
+        ``{"ts":<ts>,``: three C encodes and no intermediate :class:`Event`
+        (about half the cost on the fan-out path). Any other record takes
+        the general path; the bytes are the same either way. Never raises
+        for a well-typed record.
+        """
+        if self.shed and self.ns and self.op and self.approval:
+            encode = _RECORD_ENCODER.encode
+            ts = encode(self.ts)
+            body = encode(self)  # {"ts":<ts>,<the rest>}
+            return b"".join(
+                (_EVENT_HEAD, encode(id), b',"ts":', ts, _EVENT_KIND, body[7 + len(ts) :], b"\n")
+            )
+        return encode_frame(self.to_event(id))
+
     def to_event(self, id: str) -> Event:
         """Build the ``event`` frame for this record: a fresh ``id``, the record's own ``ts``."""
         return Event(
@@ -355,9 +378,14 @@ class AuditRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
         )
 
 
+_RECORD_ENCODER = msgspec.json.Encoder()
+_EVENT_HEAD = b'{"v":%d,"type":"event","id":' % PROTOCOL_VERSION
+_EVENT_KIND = b',"kind":"audit",'
+
+
 def encode_audit_line(record: AuditRecord) -> bytes:
     """Encode ``record`` as one JSONL audit line with its newline."""
-    return msgspec.json.encode(record) + b"\n"
+    return _RECORD_ENCODER.encode(record) + b"\n"
 
 
 def denial_audit(

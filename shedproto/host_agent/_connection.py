@@ -85,6 +85,12 @@ AGENT_FRAMING = FramingPolicy(
 """Inbound framing of the approval channel (both directions use the same rules)."""
 
 
+_ACTIVE = AgentState.ACTIVE
+_CLOSED = AgentState.CLOSED
+_CONSUMER_CLOSED = ConsumerState.CLOSED
+"""Bound once (these three): an enum member read through its class costs ~0.1 µs on 3.11."""
+
+
 class CloseReason(Enum):
     """Why a connection ended."""
 
@@ -172,7 +178,7 @@ class AgentConnection(Contract[AgentState]):
     @property
     def closed(self) -> bool:
         """True once the connection is over (state ``CLOSED``)."""
-        return self.state is AgentState.CLOSED
+        return self.state is _CLOSED
 
     def receive_data(self, data: bytes) -> list[AgentConnectionEvent]:
         """Feed bytes from the socket (``b""`` at EOF); return the resulting events in order.
@@ -180,7 +186,7 @@ class AgentConnection(Contract[AgentState]):
         Never raises for the peer's data. After a :class:`ConnectionClosed`
         (or in state ``CLOSED``) further data is ignored.
         """
-        if self.state is AgentState.CLOSED:
+        if self.state is _CLOSED:
             return []
         events: list[AgentConnectionEvent] = []
         lines, error = self._split(self._lines, data)
@@ -198,7 +204,7 @@ class AgentConnection(Contract[AgentState]):
     def _handle_lines(self, lines: list[bytes], events: list[AgentConnectionEvent]) -> None:
         for line in lines:
             state = self.state
-            if state is AgentState.CLOSED:
+            if state is _CLOSED:
                 return
             try:
                 if not line or line.isspace():
@@ -277,8 +283,9 @@ class AgentConnection(Contract[AgentState]):
             LocalProtocolError: the connection is not active.
 
         """
-        self._local(Event)
-        return b"".join(lines)
+        if self.state is not _ACTIVE:  # (ACTIVE, Event) stays ACTIVE: skip the lookup
+            self._local(Event)  # raises
+        return lines[0] if len(lines) == 1 else b"".join(lines)
 
     def next_deadline(self) -> float | None:
         """When :meth:`handle_timeout` next has something to do (``None``: nothing scheduled)."""
@@ -375,7 +382,7 @@ class ConsumerConnection(Contract[ConsumerState]):
     @property
     def closed(self) -> bool:
         """True once the connection is over (state ``CLOSED``)."""
-        return self.state is ConsumerState.CLOSED
+        return self.state is _CONSUMER_CLOSED
 
     def receive_data(
         self, data: bytes, *, wall: float | None = None
@@ -391,7 +398,7 @@ class ConsumerConnection(Contract[ConsumerState]):
             ValueError: ``wall`` is not a finite time in the years 1..9999.
 
         """
-        if self.state is ConsumerState.CLOSED:
+        if self.state is _CONSUMER_CLOSED:
             return []
         events: list[ConsumerConnectionEvent] = []
         lines, error = self._split(self._lines, data)

@@ -143,3 +143,26 @@ def _general_reading(line: bytes) -> Any:
 def test_response_fast_path_agrees_with_the_general_reading(value: Any) -> None:
     line = msgspec.json.encode(value)
     assert _reading(line) == _general_reading(line)
+
+
+def test_null_and_absent_params_agree_with_the_general_path_for_every_op() -> None:
+    for op in [*_OPS, "nope"]:
+        for line in (
+            b'{"id":"1","op":"%s","params":null}' % op.encode(),
+            b'{"id":"1","op":"%s"}' % op.encode(),
+        ):
+            for dialect in Dialect:
+                for test_mode in (False, True):
+                    fast = _events(dialect, line, test_mode=test_mode, fast=True)
+                    slow = _events(dialect, line, test_mode=test_mode, fast=False)
+                    assert fast == slow, (dialect, op, line, test_mode)
+
+
+def test_identify_with_null_params_takes_the_fast_path() -> None:
+    """Regression: ``"params":null`` fell through to the general path's second decode."""
+    for dialect in Dialect:
+        conn = ServerConnection(dialect, test_mode=True)
+        (event,) = conn.receive_data(b'{"id":"1","op":"identify","params":null}\n')
+        assert isinstance(event, RequestReceived)
+        assert event.raw_params is None
+        assert event.params == msgspec.convert({}, event.shape.params)

@@ -247,3 +247,51 @@ def test_denial_audit_matches_goldens(name: str, outcome: Outcome, decided_by: s
     if "event" in expected:
         event = json.loads(encode_frame(record.to_event("e")))
         assert mask(event, "id", "ts") == expected["event"]
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        AuditRecord(
+            ts="2026-07-10T00:00:00Z",
+            shed="web",
+            ns="ssh-agent",
+            op="sign",
+            result="ok",
+            approval="shed-desktop",
+            decided_by="user",
+        ),
+        AuditRecord(
+            ts="t",
+            server="prod",
+            shed="web",
+            ns="aws-credentials",
+            op="get",
+            result="denied",
+            detail='x"y\\z\n\u00e9/<',
+            code="C",
+            reason="r",
+            approval="deny-all",
+            decided_by="d",
+            scope="s",
+            ttl="1h",
+        ),
+        AuditRecord(ts="t", ns="egress", op="tcp", result="allow"),  # empty shed/approval
+        AuditRecord(ts="", shed="w", ns="n", op="o", result="", approval="a"),
+        AuditRecord(ts='q"uote', shed="w", ns="n", op="o", result="r", approval="a"),
+        AuditRecord(ts="back\\slash", shed="w", ns="n", op="o", result="r", approval="a"),
+        AuditRecord(ts="tab\there", shed="w", ns="n", op="o", result="r", approval="a"),
+        AuditRecord(ts="del\x7f", shed="w", ns="n", op="o", result="r", approval="a"),
+        AuditRecord(ts="caf\u00e9", shed="w", ns="n", op="o", result="r", approval="a"),
+    ],
+)
+@pytest.mark.parametrize("event_id", ["6f1c2d4e-8a9b-4c3d-9e2f-0a1b2c3d4e5f", "", 'a"b', "\u2028"])
+def test_event_line_is_the_encoded_event(record: AuditRecord, event_id: str) -> None:
+    assert record.event_line(event_id) == encode_frame(record.to_event(event_id))
+
+
+def test_event_line_every_printable_ascii_character() -> None:
+    for code in range(32, 127):
+        text = f"a{chr(code)}b"
+        record = AuditRecord(ts=text, shed="w", ns="n", op="o", result="r", approval="a")
+        assert record.event_line(text) == encode_frame(record.to_event(text)), repr(text)

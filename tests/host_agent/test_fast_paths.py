@@ -46,3 +46,17 @@ def test_format_timestamp_cache_is_exact() -> None:
     for bad in (float("nan"), float("inf"), 1e20):
         with pytest.raises(ValueError, match="time"):
             format_timestamp(bad)
+
+
+def test_id_source_matches_uuid_version_4_of_the_same_entropy() -> None:
+    drawn: list[bytes] = []
+
+    def entropy(n: int) -> bytes:
+        drawn.append(os.urandom(n))
+        return drawn[-1]
+
+    ids = IdSource(entropy, block=5)
+    made = [ids() for _ in range(12)]  # three refills, the last one partly used
+    raw = b"".join(drawn)
+    expected = [str(uuid.UUID(bytes=raw[i : i + 16], version=4)) for i in range(0, 16 * 12, 16)]
+    assert made == expected
