@@ -26,6 +26,7 @@ The blocking form is a plain socket loop, not a wrapped event loop.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import socket
@@ -189,20 +190,46 @@ class AsyncLineTransport(AsyncClosing):
     The connection has one deadline (:attr:`deadline`) that a client moves
     once per call with :meth:`set_timeout`; every wait of the call
     (:meth:`receive_some`, :meth:`receive_frame`, a send that must wait)
-    ends at it with ``TimeoutError``. Only a wait that really blocks arms a
-    cancel scope, and it arms a bare one (no ``fail_after`` wrapper, no
-    clock read per wait). One task may receive at a time; senders queue
-    behind each other.
+    ends at it with ``TimeoutError``. One task may receive at a time;
+    senders queue behind each other.
+
+    How a wait is bounded, cheaply:
+
+    * on asyncio, over a socket, a receive that must wait registers the
+      socket's descriptor with the loop and awaits one future; the deadline
+      is one loop timer per connection that slides: moving the deadline later
+      only changes :attr:`deadline`, and the timer, when it fires early,
+      re-arms itself at the current deadline (or fails the waiting receive
+      with ``TimeoutError`` once it has passed). No cancel scope, no
+      checkpoint, no timer per call;
+    * the socket is read directly (no anyio stream, no event-loop round)
+      right after a receive that got data, at most once in a row, so a peer
+      that never stops sending cannot starve the event loop;
+    * elsewhere (trio, a stream that is no socket) a wait that really blocks
+      arms one bare cancel scope at the deadline.
+
+    On asyncio a connection made by :meth:`connect` has no anyio stream
+    until a write has to wait (most never do): it costs nothing to make or
+    to close.
     """
 
     def __init__(
         self,
-        stream: anyio.abc.ByteStream,
+        stream: anyio.abc.ByteStream | None,
         *,
         policy: FramingPolicy = DEFAULT_POLICY,
         path: str | None = None,
+        sock: socket.socket | None = None,
     ) -> None:
-        self.stream = stream
+        """Wrap ``stream``; or, with ``stream=None``, ``sock``: a connected non-blocking socket.
+
+        ``sock`` (when given with a stream) is the socket under it, saving a lookup.
+
+        Raises:
+            ValueError: neither ``stream`` nor ``sock`` was given.
+
+        """
+        self._stream = stream
         self.frames = FrameQueue(policy)
         self.path = path
         """The socket path :meth:`connect` used (``None`` for a stream from elsewhere)."""
@@ -210,11 +237,23 @@ class AsyncLineTransport(AsyncClosing):
         """Whether a reply of the protocol arrived (set by :func:`first_reply`)."""
         self.deadline = math.inf
         """When the current call's waits end (``anyio.current_time()`` clock; inf: never)."""
-        try:
-            self._raw: socket.socket | None = stream.extra(SocketAttribute.raw_socket)
-        except anyio.TypedAttributeLookupError:  # not a socket (a test double)
-            self._raw = None
-        self._direct = self._raw is not None
+        if sock is None and stream is not None:
+            try:
+                sock = stream.extra(SocketAttribute.raw_socket)
+            except anyio.TypedAttributeLookupError:  # not a socket (a test double)
+                sock = None
+        if sock is None and stream is None:
+            raise ValueError("AsyncLineTransport needs a stream or a socket")
+        self._raw: socket.socket | None = sock
+        self._loop = _running_asyncio_loop() if sock is not None else None
+        """The asyncio loop when the fast waits apply (asyncio and a socket), else None."""
+        self._clock = anyio.current_time if self._loop is None else self._loop.time
+        self._fd = -1 if sock is None else sock.fileno()
+        self._waiter: asyncio.Future[None] | None = None
+        """The future a receive awaits while the socket is registered with the loop."""
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = math.inf
+        self._direct = sock is not None
         self._closed = False
         self._peer_sending = False
         """Whether the last receive got data (then the next one reads directly first)."""
@@ -222,6 +261,11 @@ class AsyncLineTransport(AsyncClosing):
         """Whether anyio's connect may still have a writer callback queued (see :meth:`aclose`)."""
         self._send_lock: anyio.Lock | None = None
         """Made on the first write that has to wait (most connections never need it)."""
+
+    @property
+    def stream(self) -> anyio.abc.ByteStream | None:
+        """The anyio stream (``None`` for a socket that never needed one)."""
+        return self._stream
 
     @classmethod
     async def connect(
@@ -258,9 +302,10 @@ class AsyncLineTransport(AsyncClosing):
         except OSError as exc:
             sock.close()
             raise unreachable(target, exc) from exc
-        else:
-            stream = await anyio.abc.UNIXSocketStream.from_socket(sock)
-        return cls(stream, policy=policy, path=target)
+        if _running_asyncio_loop() is not None:
+            return cls(None, policy=policy, path=target, sock=sock)
+        stream = await anyio.abc.UNIXSocketStream.from_socket(sock)
+        return cls(stream, policy=policy, path=target, sock=sock)
 
     @staticmethod
     def new_lock() -> anyio.Lock:
@@ -272,7 +317,15 @@ class AsyncLineTransport(AsyncClosing):
         if timeout is None or timeout == math.inf:
             self.deadline = math.inf
         else:
-            self.deadline = anyio.current_time() + timeout
+            self.deadline = self._clock() + timeout
+
+    async def _stream_for_waits(self) -> anyio.abc.ByteStream:
+        """Return the anyio stream, wrapping the socket on first need."""
+        stream = self._stream
+        if stream is None:
+            assert self._raw is not None
+            stream = self._stream = await anyio.abc.UNIXSocketStream.from_socket(self._raw)
+        return stream
 
     async def send(self, frame: bytes) -> None:
         """Write ``frame`` (already newline-terminated) in full.
@@ -307,11 +360,12 @@ class AsyncLineTransport(AsyncClosing):
         if self._send_lock is None:
             self._send_lock = self.new_lock()
         async with self._send_lock:
+            stream = await self._stream_for_waits()
             if deadline == math.inf:
-                await self.stream.send(frame)
+                await stream.send(frame)
                 return
             with anyio.CancelScope(deadline=deadline):
-                await self.stream.send(frame)
+                await stream.send(frame)
                 return
         raise TimeoutError("the peer did not take the frame before the deadline")
 
@@ -320,9 +374,8 @@ class AsyncLineTransport(AsyncClosing):
 
         For clients whose core connection frames the bytes itself. Right
         after a receive that got data (the peer is sending: more, or its
-        close, is likely there already) it first reads the socket directly,
-        without a cancel scope or an event-loop round; at most once in a row,
-        so a peer that never stops sending cannot starve the event loop.
+        close, is likely there already) it first reads the socket directly;
+        at most once in a row (see the class docstring).
 
         Raises:
             TimeoutError: nothing arrived before the deadline.
@@ -337,13 +390,27 @@ class AsyncLineTransport(AsyncClosing):
                 pass
             except OSError:  # reset, or closed by us: both mean no more data
                 return b""
+        if self._loop is not None and raw is not None:
+            while True:
+                if self._closed:
+                    return b""
+                await self._readable()
+                try:
+                    data = raw.recv(RECEIVE_CHUNK)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    return b""
+                self._peer_sending = True
+                return data
+        assert self._stream is not None
         deadline = self.deadline
         try:
             if deadline == math.inf:
-                data = await self.stream.receive(RECEIVE_CHUNK)
+                data = await self._stream.receive(RECEIVE_CHUNK)
             else:
                 with anyio.CancelScope(deadline=deadline):
-                    data = await self.stream.receive(RECEIVE_CHUNK)
+                    data = await self._stream.receive(RECEIVE_CHUNK)
                     self._peer_sending = True
                     return data
                 raise TimeoutError("nothing from the peer before the deadline")
@@ -351,6 +418,55 @@ class AsyncLineTransport(AsyncClosing):
             return b""
         self._peer_sending = True
         return data
+
+    async def _readable(self) -> None:
+        """Wait (asyncio) until the socket is readable or closed by :meth:`aclose`.
+
+        Raises:
+            TimeoutError: the deadline passed first (the sliding timer says so).
+
+        """
+        loop = self._loop
+        assert loop is not None
+        if self._waiter is not None:
+            raise anyio.BusyResourceError("reading from")
+        waiter = loop.create_future()
+        fd = self._fd
+        loop.add_reader(fd, _wake, waiter)
+        self._waiter = waiter
+        deadline = self.deadline
+        if deadline != math.inf and (self._timer is None or self._timer_at > deadline):
+            self._arm(deadline)
+        try:
+            await waiter
+        finally:
+            if self._waiter is waiter:
+                self._waiter = None
+                loop.remove_reader(fd)
+
+    def _arm(self, at: float) -> None:
+        """(Re)schedule the connection's one timer at ``at``."""
+        assert self._loop is not None
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer_at = at
+        self._timer = self._loop.call_at(at, self._expire)
+
+    def _expire(self) -> None:
+        """Slide on to a later deadline, or time out the waiting receive (the timer fired)."""
+        fired_at = self._timer_at
+        self._timer = None
+        self._timer_at = math.inf
+        waiter = self._waiter
+        if waiter is None or waiter.done():
+            return  # nobody waits: the next wait arms the timer again
+        deadline = self.deadline
+        if deadline == math.inf:
+            return
+        if deadline > fired_at:  # the deadline moved on since this timer was armed
+            self._arm(deadline)
+        else:
+            waiter.set_exception(TimeoutError("nothing from the peer before the deadline"))
 
     async def receive_frame(self, *, timeout: float | None = None) -> bytes:
         """Return the next frame, waiting until the deadline.
@@ -382,18 +498,48 @@ class AsyncLineTransport(AsyncClosing):
         return await self.receive_frame()
 
     async def aclose(self) -> None:
-        """Close the stream, even inside a cancelled scope; idempotent.
+        """Close the connection, even inside a cancelled scope; idempotent.
 
-        After a connect that had to wait, it first lets the event loop run
-        once: with direct writes there may have been no checkpoint since,
-        and anyio's queued writer callback must see the socket before it
-        closes (its asyncio backend fails otherwise).
+        A receive waiting in another task returns ``b""``. A socket that
+        never needed an anyio stream is closed directly. After a connect
+        that had to wait, it first lets the event loop run once: with direct
+        writes there may have been no checkpoint since, and anyio's queued
+        writer callback must see the socket before it closes (its asyncio
+        backend fails otherwise).
         """
         self._closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        waiter = self._waiter
+        if waiter is not None:
+            assert self._loop is not None
+            self._waiter = None
+            self._loop.remove_reader(self._fd)
+            if not waiter.done():
+                waiter.set_result(None)
+        stream = self._stream
+        if stream is None:
+            assert self._raw is not None
+            self._raw.close()
+            return
         with anyio.CancelScope(shield=True):
             if self._unsettled:
                 await anyio.lowlevel.checkpoint()
-            await self.stream.aclose()
+            await stream.aclose()
+
+
+def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    """Return the running asyncio loop, or None (under trio, or outside a loop)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 class BlockingLineTransport(BlockingClosing):
