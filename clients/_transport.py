@@ -32,6 +32,7 @@ import os
 import socket
 import threading
 import time
+import weakref
 from collections import deque
 from types import TracebackType
 
@@ -248,12 +249,13 @@ class AsyncLineTransport(AsyncClosing):
     How a wait is bounded, cheaply:
 
     * on asyncio, over a socket, a receive that must wait registers the
-      socket's descriptor with the loop and awaits one future; the deadline
-      is one loop timer per connection that slides: moving the deadline later
-      only changes :attr:`deadline`, and the timer, when it fires early,
-      re-arms itself at the current deadline (or fails the waiting receive
-      with ``TimeoutError`` once it has passed). No cancel scope, no
-      checkpoint, no timer per call;
+      socket's descriptor with the loop and awaits one future; deadlines
+      slide as the servers' do: moving one later only changes
+      :attr:`deadline`, and one timer per event loop, shared by every
+      waiting receive, re-arms itself at the earliest deadline still
+      waiting when it fires early, and fails a receive whose deadline has
+      passed with ``TimeoutError`` (:class:`_LoopDeadlines`). No cancel
+      scope, no checkpoint, no timer per call or per connection;
     * the socket is read directly (no anyio stream, no event-loop round)
       right after a receive that got data, at most once in a row, so a peer
       that never stops sending cannot starve the event loop;
@@ -303,8 +305,7 @@ class AsyncLineTransport(AsyncClosing):
         self._fd = -1 if sock is None else sock.fileno()
         self._waiter: asyncio.Future[None] | None = None
         """The future a receive awaits while the socket is registered with the loop."""
-        self._timer: asyncio.TimerHandle | None = None
-        self._timer_at = math.inf
+        self._deadlines = None if self._loop is None else _LoopDeadlines.of(self._loop)
         self._direct = sock is not None
         self._closed = False
         self._peer_sending = False
@@ -487,37 +488,23 @@ class AsyncLineTransport(AsyncClosing):
         loop.add_reader(fd, _wake, waiter)
         self._waiter = waiter
         deadline = self.deadline
-        if deadline != math.inf and (self._timer is None or self._timer_at > deadline):
-            self._arm(deadline)
+        deadlines = self._deadlines
+        if deadline != math.inf:
+            assert deadlines is not None
+            deadlines.watch(self, deadline, loop)
         try:
             await waiter
         finally:
+            if deadlines is not None:
+                deadlines.waiting.discard(self)
             if self._waiter is waiter:
                 self._waiter = None
                 loop.remove_reader(fd)
 
-    def _arm(self, at: float) -> None:
-        """(Re)schedule the connection's one timer at ``at``."""
-        assert self._loop is not None
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer_at = at
-        self._timer = self._loop.call_at(at, self._expire)
-
-    def _expire(self) -> None:
-        """Slide on to a later deadline, or time out the waiting receive (the timer fired)."""
-        fired_at = self._timer_at
-        self._timer = None
-        self._timer_at = math.inf
+    def _time_out(self) -> None:
+        """Fail the waiting receive with ``TimeoutError`` (its deadline passed)."""
         waiter = self._waiter
-        if waiter is None or waiter.done():
-            return  # nobody waits: the next wait arms the timer again
-        deadline = self.deadline
-        if deadline == math.inf:
-            return
-        if deadline > fired_at:  # the deadline moved on since this timer was armed
-            self._arm(deadline)
-        else:
+        if waiter is not None and not waiter.done():
             waiter.set_exception(TimeoutError("nothing from the peer before the deadline"))
 
     async def receive_frame(self, *, timeout: float | None = None) -> bytes:
@@ -560,9 +547,8 @@ class AsyncLineTransport(AsyncClosing):
         backend fails otherwise).
         """
         self._closed = True
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        if self._deadlines is not None:
+            self._deadlines.waiting.discard(self)
         waiter = self._waiter
         if waiter is not None:
             assert self._loop is not None
@@ -579,6 +565,75 @@ class AsyncLineTransport(AsyncClosing):
             if self._unsettled:
                 await anyio.lowlevel.checkpoint()
             await stream.aclose()
+
+
+class _LoopDeadlines:
+    """One timer per asyncio event loop for the waiting receives of every transport on it.
+
+    A wait registers its transport (:meth:`watch`) and leaves when it ends.
+    The timer is armed at the earliest deadline it knows; a wait whose
+    deadline is later (the usual case: each call moves its connection's
+    deadline on) arms nothing. When the timer fires it times out every
+    registered wait whose deadline has passed and re-arms itself at the
+    earliest deadline still waiting, if any; deadlines that slid in the
+    meantime are simply read anew. So a call costs a set insertion, not a
+    timer, and a connection per request costs no timer either.
+    """
+
+    __slots__ = ("armed", "timer_at", "waiting")
+
+    def __init__(self) -> None:
+        self.waiting: set[AsyncLineTransport] = set()
+        """The transports whose receive waits with a finite deadline."""
+        self.timer_at = math.inf
+        """When the live timer fires (inf: none is live)."""
+        self.armed = 0
+        """Which timer is live: one armed earlier than another is not cancelled (holding
+        its handle would keep the loop, this object's key, alive) but ignored when it fires."""
+
+    @classmethod
+    def of(cls, loop: asyncio.AbstractEventLoop) -> _LoopDeadlines:
+        """Return ``loop``'s deadlines (made on first use)."""
+        deadlines = _DEADLINES.get(loop)
+        if deadlines is None:
+            deadlines = _DEADLINES[loop] = cls()  # holds no reference to its key
+        return deadlines
+
+    def watch(
+        self, transport: AsyncLineTransport, deadline: float, loop: asyncio.AbstractEventLoop
+    ) -> None:
+        """Bound ``transport``'s wait by ``deadline`` (it leaves :attr:`waiting` when done)."""
+        self.waiting.add(transport)
+        if deadline < self.timer_at:
+            self._arm(loop, deadline)
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, at: float) -> None:
+        self.armed += 1
+        self.timer_at = at
+        loop.call_at(at, self._fire, self.armed)
+
+    def _fire(self, armed: int) -> None:
+        if armed != self.armed:
+            return  # superseded by a timer armed for an earlier deadline
+        self.timer_at = math.inf
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        earliest = math.inf
+        for transport in list(self.waiting):
+            deadline = transport.deadline
+            if deadline <= now:
+                self.waiting.discard(transport)
+                transport._time_out()
+            elif deadline < earliest:
+                earliest = deadline
+        if earliest != math.inf:
+            self._arm(loop, earliest)
+
+
+_DEADLINES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopDeadlines] = (
+    weakref.WeakKeyDictionary()
+)
+"""Each running event loop's :class:`_LoopDeadlines`."""
 
 
 def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:

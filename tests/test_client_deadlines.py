@@ -8,6 +8,7 @@ reaches a later call, and a close wakes a waiting receive.
 
 from __future__ import annotations
 
+import gc
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -19,7 +20,7 @@ import anyio.lowlevel
 import pytest
 
 from shedproto.clients import AsyncLineTransport
-from shedproto.clients._transport import CallLock
+from shedproto.clients._transport import _DEADLINES, CallLock
 from shedproto.clients.desktop import AsyncDesktopClient
 
 
@@ -61,6 +62,26 @@ async def test_a_deadline_moved_earlier_ends_the_wait_at_the_earlier_time() -> N
         transport.set_timeout(0.05)
         with anyio.fail_after(10), pytest.raises(TimeoutError):
             await transport.receive_frame()
+
+
+async def test_a_short_deadline_ends_its_own_wait_and_no_other() -> None:
+    async with socket_pair() as (patient, patient_peer), socket_pair() as (hasty, _hasty_peer):
+        patient.set_timeout(30)
+        hasty.set_timeout(0.05)
+        outcome: list[bytes | BaseException] = []
+
+        async def wait_patiently() -> None:
+            outcome.append(await patient.receive_frame())
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(wait_patiently)
+                await anyio.wait_all_tasks_blocked()
+                with pytest.raises(TimeoutError):
+                    await hasty.receive_frame()
+                assert outcome == []  # the other wait goes on
+                patient_peer.send(b"still here\n")
+        assert outcome == [b"still here"]
 
 
 async def test_a_receive_waiting_when_the_transport_closes_sees_eof() -> None:
@@ -159,3 +180,18 @@ async def test_a_cancelled_waiter_of_the_call_lock_does_not_keep_it() -> None:
         assert order[-1] == "after"
         assert "doomed" not in order or cancel_after_release
         assert not lock.locked()
+
+
+def test_closed_event_loops_are_not_kept_alive_by_the_shared_deadline_timer() -> None:
+    """Regression: the per-loop deadlines held their timer, which held the loop, their key."""
+
+    async def one_wait() -> None:
+        async with socket_pair() as (transport, theirs):
+            transport.set_timeout(30)
+            theirs.send(b"x\n")
+            assert await transport.receive_frame() == b"x"
+
+    for _ in range(3):
+        anyio.run(one_wait, backend="asyncio")
+    gc.collect()
+    assert not any(loop.is_closed() for loop in _DEADLINES)
