@@ -14,11 +14,14 @@ library's async client, which encodes, frames, decodes and types. Cases:
   connection each (``AsyncHerdrClient``);
 * agents-host ``health`` requests on one connection (``AsyncAgentsHostClient``).
 
-Target: ratio >= 0.95. The herdr client against the peer herdr-client 0.1.0
-(goal >= 3x on the snapshot, >= 1.5x on small replies) needs that package
-importable here; it is Python 3.13 code, so on older interpreters the case is
-skipped with the reason on stderr. Times are CPU seconds of this process
-(both ends run in one event loop; see ``benchmarks/desktop.py``).
+Target: ratio >= 0.95. Two more cases put the herdr client against the peer
+herdr-client 0.1.0 on the same kind of canned server (goal >= 3x on a 12 KB
+``session.snapshot``, >= 1.5x on a 1 KB ``workspace.list``): herdr-client is
+Python 3.13 code, so both clients run in one Python 3.13 subprocess (see
+:class:`_PeerRuns`); without 3.13, shedproto's dependencies there, or the
+unpacked wheel, they are skipped with the reason on stderr. Times are CPU
+seconds of the measuring process (both ends run in one event loop; see
+``benchmarks/desktop.py``).
 """
 
 from __future__ import annotations
