@@ -456,14 +456,14 @@ class AsyncLineTransport(AsyncClosing):
                     return b""
                 self._peer_sending = True
                 return data
-        assert self._stream is not None
+        stream = self._stream if self._stream is not None else await self._stream_for_waits()
         deadline = self.deadline
         try:
             if deadline == math.inf:
-                data = await self._stream.receive(RECEIVE_CHUNK)
+                data = await stream.receive(RECEIVE_CHUNK)
             else:
                 with anyio.CancelScope(deadline=deadline):
-                    data = await self._stream.receive(RECEIVE_CHUNK)
+                    data = await stream.receive(RECEIVE_CHUNK)
                     self._peer_sending = True
                     return data
                 raise TimeoutError("nothing from the peer before the deadline")

@@ -84,6 +84,21 @@ async def test_a_short_deadline_ends_its_own_wait_and_no_other() -> None:
         assert outcome == [b"still here"]
 
 
+async def test_a_transport_over_a_bare_socket_times_out_and_receives() -> None:
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    ours.setblocking(False)
+    transport = AsyncLineTransport(None, sock=ours)
+    try:
+        transport.set_timeout(0.05)
+        with anyio.fail_after(10), pytest.raises(TimeoutError):
+            await transport.receive_frame()
+        theirs.send(b"now\n")
+        assert await transport.receive_frame(timeout=30) == b"now"
+    finally:
+        await transport.aclose()
+        theirs.close()
+
+
 async def test_a_receive_waiting_when_the_transport_closes_sees_eof() -> None:
     async with socket_pair() as (transport, _theirs):
         received: list[bytes] = []
