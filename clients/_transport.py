@@ -248,8 +248,10 @@ class AsyncLineTransport(AsyncClosing):
 
     How a wait is bounded, cheaply:
 
-    * on asyncio, over a socket, a receive that must wait registers the
-      socket's descriptor with the loop and awaits one future; deadlines
+    * on asyncio, over a socket, a receive that must wait awaits one future
+      that the loop resolves when the socket is readable; the loop keeps
+      watching the socket after the wait (no registration per call) until
+      it reports bytes nobody waits for, or the transport closes; deadlines
       slide as the servers' do: moving one later only changes
       :attr:`deadline`, and one timer per event loop, shared by every
       waiting receive, re-arms itself at the earliest deadline still
@@ -304,7 +306,10 @@ class AsyncLineTransport(AsyncClosing):
         self._clock = anyio.current_time if self._loop is None else self._loop.time
         self._fd = -1 if sock is None else sock.fileno()
         self._waiter: asyncio.Future[None] | None = None
-        """The future a receive awaits while the socket is registered with the loop."""
+        """The future a waiting receive awaits."""
+        self._watched = False
+        """Whether the loop watches the socket for reading (from the first wait on, while
+        the peer's bytes are awaited or read promptly: no registration per call)."""
         self._deadlines = None if self._loop is None else _LoopDeadlines.of(self._loop)
         self._direct = sock is not None
         self._closed = False
@@ -483,10 +488,10 @@ class AsyncLineTransport(AsyncClosing):
         assert loop is not None
         if self._waiter is not None:
             raise anyio.BusyResourceError("reading from")
-        waiter = loop.create_future()
-        fd = self._fd
-        loop.add_reader(fd, _wake, waiter)
-        self._waiter = waiter
+        waiter = self._waiter = loop.create_future()
+        if not self._watched:
+            loop.add_reader(self._fd, self._on_readable)
+            self._watched = True
         deadline = self.deadline
         deadlines = self._deadlines
         if deadline != math.inf:
@@ -499,7 +504,16 @@ class AsyncLineTransport(AsyncClosing):
                 deadlines.waiting.discard(self)
             if self._waiter is waiter:
                 self._waiter = None
-                loop.remove_reader(fd)
+
+    def _on_readable(self) -> None:
+        """Wake the waiting receive; with none waiting, stop watching until the next wait."""
+        waiter = self._waiter
+        if waiter is None:
+            assert self._loop is not None
+            self._loop.remove_reader(self._fd)
+            self._watched = False
+        elif not waiter.done():
+            waiter.set_result(None)
 
     def _time_out(self) -> None:
         """Fail the waiting receive with ``TimeoutError`` (its deadline passed)."""
@@ -549,13 +563,13 @@ class AsyncLineTransport(AsyncClosing):
         self._closed = True
         if self._deadlines is not None:
             self._deadlines.waiting.discard(self)
-        waiter = self._waiter
-        if waiter is not None:
+        if self._watched:
             assert self._loop is not None
-            self._waiter = None
             self._loop.remove_reader(self._fd)
-            if not waiter.done():
-                waiter.set_result(None)
+            self._watched = False
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
         stream = self._stream
         if stream is None:
             assert self._raw is not None
@@ -642,11 +656,6 @@ def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
         return asyncio.get_running_loop()
     except RuntimeError:
         return None
-
-
-def _wake(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
 
 
 class BlockingLineTransport(BlockingClosing):

@@ -99,6 +99,22 @@ async def test_a_transport_over_a_bare_socket_times_out_and_receives() -> None:
         theirs.close()
 
 
+async def test_bytes_nobody_waits_for_stay_for_the_next_receive() -> None:
+    """On asyncio the loop keeps watching the socket between calls; bytes that arrive
+    while nobody waits end the watching (no busy loop) and wait for the next receive."""
+    async with socket_pair() as (transport, theirs):
+        transport.set_timeout(30)
+        theirs.send(b"one\n")
+        assert await transport.receive_frame() == b"one"
+        await transport.send(b"request\n")  # the next receive waits before reading
+        theirs.send(b"unasked\n")
+        for _ in range(3):
+            await anyio.lowlevel.checkpoint()
+        assert not transport._watched
+        with anyio.fail_after(10):
+            assert await transport.receive_frame() == b"unasked"
+
+
 async def test_a_receive_waiting_when_the_transport_closes_sees_eof() -> None:
     async with socket_pair() as (transport, _theirs):
         received: list[bytes] = []
