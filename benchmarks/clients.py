@@ -14,19 +14,23 @@ library's async client, which encodes, frames, decodes and types. Cases:
   connection each (``AsyncHerdrClient``);
 * agents-host ``health`` requests on one connection (``AsyncAgentsHostClient``).
 
-Target: ratio >= 0.95. The herdr client against the peer herdr-client 0.1.0
-(goal >= 3x on the snapshot, >= 1.5x on small replies) needs that package
-importable here; it is Python 3.13 code, so on older interpreters the case is
-skipped with the reason on stderr. Times are CPU seconds of this process
-(both ends run in one event loop; see ``benchmarks/desktop.py``).
+Target: ratio >= 0.95. Two more cases put the herdr client against the peer
+herdr-client 0.1.0 on the same kind of canned server (goal >= 3x on a 12 KB
+``session.snapshot``, >= 1.5x on a 1 KB ``workspace.list``): herdr-client is
+Python 3.13 code, so both clients run in one Python 3.13 subprocess (see
+:class:`_PeerRuns`); without 3.13, shedproto's dependencies there, or the
+unpacked wheel, they are skipped with the reason on stderr. Times are CPU
+seconds of the measuring process (both ends run in one event loop; see
+``benchmarks/desktop.py``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import atexit
-import importlib
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -47,6 +51,7 @@ from shedproto.clients.host_agent import read_status_async
 from shedproto.desktop import request_line
 from shedproto.herdr import types as t
 from shedproto.host_agent import build_live_status, encode_live_status, status_socket_path
+from tests.herdr._interop import CLIENT_DIR, PEER_VENV, python313
 
 from ._harness import Case
 from .herdr import _snapshot_line
@@ -294,29 +299,107 @@ def _case(
     )
 
 
-def _herdr_client_missing() -> str | None:
-    """Return why herdr-client 0.1.0 cannot be compared here, or None when it can."""
-    directory = os.environ.get("SHEDPROTO_HERDR_CLIENT", "/tmp/interop/herdr_client")
-    if directory not in sys.path and Path(directory).is_dir():
-        sys.path.insert(0, directory)
-    try:
-        importlib.import_module("herdr_client")
-    except (ImportError, SyntaxError) as exc:  # Python 3.13 code on an older interpreter
-        return f"herdr-client 0.1.0 is not importable here ({type(exc).__name__}: {exc})"
-    return "herdr-client imports, but its comparison case is not written yet"
+class _PeerRuns:
+    """The herdr-client comparison, measured once in a Python 3.13 process, then replayed.
+
+    herdr-client 0.1.0 is Python 3.13 code, so both clients run in one
+    subprocess (``benchmarks/_herdr_peer.py``) on the interop interpreter
+    (``tests/herdr/_interop.py``: ``SHEDPROTO_HERDR_PYTHON``, else the venv
+    ``/tmp/interop/py313`` with shedproto's dependencies, else any 3.13) with
+    the unpacked wheel on ``PYTHONPATH``. Each case's timers hand out that
+    run's timings in the harness's order (a warm-up pair, then the repeats).
+    """
+
+    def __init__(self, python: str, directory: Path, count: int, runs: int) -> None:
+        self.command = [python, "-m", "benchmarks._herdr_peer", str(directory), str(count)]
+        self.command += [str(runs), *(["--uvloop"] if _on_uvloop() else [])]
+        self.timings: dict[str, dict[str, list[float]]] | None = None
+
+    def timer(self, case: str, side: str) -> Callable[[], float]:
+        """Return a timer giving the next timing of ``side`` (theirs, ours) in ``case``."""
+
+        def next_timing() -> float:
+            if self.timings is None:
+                self.timings = _run_peer(self.command)
+            return self.timings[case][side].pop(0)
+
+        return next_timing
+
+
+def _on_uvloop() -> bool:
+    """Whether ``python -m benchmarks --uvloop`` installed uvloop's policy in this process."""
+    return type(asyncio.get_event_loop_policy()).__module__.startswith("uvloop")
+
+
+def _run_peer(command: list[str]) -> dict[str, dict[str, list[float]]]:
+    """Run the peer comparison; return its timings (raises ``RuntimeError`` when it fails)."""
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(CLIENT_DIR)])}
+    env.pop("PYENV_VERSION", None)
+    done = subprocess.run(command, cwd=root, env=env, capture_output=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"the herdr-client comparison failed: {done.stderr.decode()[-2000:]}")
+    timings: dict[str, dict[str, list[float]]] = msgspec.json.decode(done.stdout)
+    return timings
+
+
+def _herdr_peer_python() -> tuple[str | None, str]:
+    """Return (the Python 3.13 that can run both clients, None when none can; why not)."""
+    if not (CLIENT_DIR / "herdr_client").is_dir():
+        return (
+            None,
+            f"herdr-client 0.1.0 is not unpacked in {CLIENT_DIR} (see tests/herdr/_interop.py)",
+        )
+    python = python313()
+    if python is None:
+        return None, "no working Python >= 3.13"
+    probe = subprocess.run(
+        [python, "-c", "import msgspec, anyio, typing_extensions, pyte"],
+        capture_output=True,
+        check=False,
+    )
+    if probe.returncode != 0:
+        return None, (
+            f"{python} lacks shedproto's dependencies; make one: {python} -m venv {PEER_VENV}"
+            f" && {PEER_VENV}/bin/pip install msgspec anyio typing-extensions pyte uvloop"
+        )
+    return python, ""
+
+
+def _herdr_peer(directory: Path, count: int) -> list[Case]:
+    """Compare the herdr client with herdr-client 0.1.0 (goals: >= 3x snapshot, >= 1.5x small)."""
+    python, reason = _herdr_peer_python()
+    if python is None:
+        sys.stderr.write(f"clients: herdr client vs herdr-client skipped: {reason}\n")
+        return []
+    repeat = 5
+    runs = _PeerRuns(python, directory, count, repeat + 1)
+    return [
+        Case(
+            name=f"clients: herdr {what} vs herdr-client 0.1.0 ({count} req)",
+            baseline=runs.timer(case, "theirs"),
+            candidate=runs.timer(case, "ours"),
+            target=target,
+            units=count,
+            unit="request",
+            repeat=repeat,
+        )
+        for case, what, target in (
+            ("snapshot", "session.snapshot (12 KB)", 3.0),
+            ("workspace.list", "workspace.list (1 KB)", 1.5),
+        )
+    ]
 
 
 def cases(quick: bool) -> list[Case]:
     count = 500 if quick else 3000
     directory = Path(tempfile.mkdtemp(prefix="clbench-", dir="/tmp"))
     atexit.register(shutil.rmtree, directory, True)
-    reason = _herdr_client_missing()
-    if reason is not None:
-        sys.stderr.write(f"clients: herdr client vs herdr-client skipped: {reason}\n")
     return [
         _desktop(directory, count),
         _host_agent_status(directory, count // 3),
         _herdr(directory, count // 3, snapshot=False),
         _herdr(directory, count // 3, snapshot=True),
         _agents_host(directory, count),
+        *_herdr_peer(directory, count // 3),
     ]

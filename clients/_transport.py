@@ -26,11 +26,14 @@ The blocking form is a plain socket loop, not a wrapped event loop.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import socket
 import threading
 import time
+import weakref
+from collections import deque
 from types import TracebackType
 
 import anyio
@@ -51,6 +54,7 @@ __all__ = [
     "AsyncLineTransport",
     "BlockingClosing",
     "BlockingLineTransport",
+    "CallLock",
     "ConnectError",
     "first_reply",
 ]
@@ -183,26 +187,105 @@ class BlockingClosing:
         self.close()
 
 
+class CallLock:
+    """Serialises a client's calls (``async with lock:``); first come, first served.
+
+    An acquire nobody contends costs one flag test: no task lookup, no
+    checkpoint. Callers that find it held queue on an event each; release
+    hands the lock straight to the first of them. A queued caller that is
+    cancelled leaves the queue, or, if the lock was already handed to it,
+    passes it on.
+    """
+
+    __slots__ = ("_held", "_waiters")
+
+    def __init__(self) -> None:
+        self._held = False
+        self._waiters: deque[anyio.Event] = deque()
+
+    def locked(self) -> bool:
+        """Return whether a call holds the lock."""
+        return self._held
+
+    async def __aenter__(self) -> None:
+        if not self._held:
+            self._held = True
+            return
+        turn = anyio.Event()
+        self._waiters.append(turn)
+        try:
+            await turn.wait()
+        except BaseException:
+            if turn.is_set():
+                self._release()  # it was handed to us as we were cancelled: pass it on
+            else:
+                self._waiters.remove(turn)
+            raise
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._release()
+
+    def _release(self) -> None:
+        if self._waiters:
+            self._waiters.popleft().set()  # handed over: stays held
+        else:
+            self._held = False
+
+
 class AsyncLineTransport(AsyncClosing):
     """An anyio byte stream that sends raw frames and receives framed lines.
 
     The connection has one deadline (:attr:`deadline`) that a client moves
     once per call with :meth:`set_timeout`; every wait of the call
     (:meth:`receive_some`, :meth:`receive_frame`, a send that must wait)
-    ends at it with ``TimeoutError``. Only a wait that really blocks arms a
-    cancel scope, and it arms a bare one (no ``fail_after`` wrapper, no
-    clock read per wait). One task may receive at a time; senders queue
-    behind each other.
+    ends at it with ``TimeoutError``. One task may receive at a time;
+    senders queue behind each other.
+
+    How a wait is bounded, cheaply:
+
+    * on asyncio, over a socket, a receive that must wait awaits one future
+      that the loop resolves when the socket is readable; the loop keeps
+      watching the socket after the wait (no registration per call) until
+      it reports bytes nobody waits for, or the transport closes; deadlines
+      slide as the servers' do: moving one later only changes
+      :attr:`deadline`, and one timer per event loop, shared by every
+      waiting receive, re-arms itself at the earliest deadline still
+      waiting when it fires early, and fails a receive whose deadline has
+      passed with ``TimeoutError`` (:class:`_LoopDeadlines`). No cancel
+      scope, no checkpoint, no timer per call or per connection;
+    * the socket is read directly (no anyio stream, no event-loop round)
+      right after a receive that got data, at most once in a row, so a peer
+      that never stops sending cannot starve the event loop;
+    * elsewhere (trio, a stream that is no socket) a wait that really blocks
+      arms one bare cancel scope at the deadline.
+
+    On asyncio a connection made by :meth:`connect` has no anyio stream
+    until a write has to wait (most never do): it costs nothing to make or
+    to close.
     """
 
     def __init__(
         self,
-        stream: anyio.abc.ByteStream,
+        stream: anyio.abc.ByteStream | None,
         *,
         policy: FramingPolicy = DEFAULT_POLICY,
         path: str | None = None,
+        sock: socket.socket | None = None,
     ) -> None:
-        self.stream = stream
+        """Wrap ``stream``; or, with ``stream=None``, ``sock``: a connected non-blocking socket.
+
+        ``sock`` (when given with a stream) is the socket under it, saving a lookup.
+
+        Raises:
+            ValueError: neither ``stream`` nor ``sock`` was given.
+
+        """
+        self._stream = stream
         self.frames = FrameQueue(policy)
         self.path = path
         """The socket path :meth:`connect` used (``None`` for a stream from elsewhere)."""
@@ -210,18 +293,37 @@ class AsyncLineTransport(AsyncClosing):
         """Whether a reply of the protocol arrived (set by :func:`first_reply`)."""
         self.deadline = math.inf
         """When the current call's waits end (``anyio.current_time()`` clock; inf: never)."""
-        try:
-            self._raw: socket.socket | None = stream.extra(SocketAttribute.raw_socket)
-        except anyio.TypedAttributeLookupError:  # not a socket (a test double)
-            self._raw = None
-        self._direct = self._raw is not None
+        if sock is None and stream is not None:
+            try:
+                sock = stream.extra(SocketAttribute.raw_socket)
+            except anyio.TypedAttributeLookupError:  # not a socket (a test double)
+                sock = None
+        if sock is None and stream is None:
+            raise ValueError("AsyncLineTransport needs a stream or a socket")
+        self._raw: socket.socket | None = sock
+        self._loop = _running_asyncio_loop() if sock is not None else None
+        """The asyncio loop when the fast waits apply (asyncio and a socket), else None."""
+        self._clock = anyio.current_time if self._loop is None else self._loop.time
+        self._fd = -1 if sock is None else sock.fileno()
+        self._waiter: asyncio.Future[None] | None = None
+        """The future a waiting receive awaits."""
+        self._watched = False
+        """Whether the loop watches the socket for reading (from the first wait on, while
+        the peer's bytes are awaited or read promptly: no registration per call)."""
+        self._deadlines = None if self._loop is None else _LoopDeadlines.of(self._loop)
+        self._direct = sock is not None
         self._closed = False
         self._peer_sending = False
         """Whether the last receive got data (then the next one reads directly first)."""
         self._unsettled = False
         """Whether anyio's connect may still have a writer callback queued (see :meth:`aclose`)."""
-        self._send_lock: anyio.Lock | None = None
+        self._send_lock: CallLock | None = None
         """Made on the first write that has to wait (most connections never need it)."""
+
+    @property
+    def stream(self) -> anyio.abc.ByteStream | None:
+        """The anyio stream (``None`` for a socket that never needed one)."""
+        return self._stream
 
     @classmethod
     async def connect(
@@ -258,21 +360,30 @@ class AsyncLineTransport(AsyncClosing):
         except OSError as exc:
             sock.close()
             raise unreachable(target, exc) from exc
-        else:
-            stream = await anyio.abc.UNIXSocketStream.from_socket(sock)
-        return cls(stream, policy=policy, path=target)
+        if _running_asyncio_loop() is not None:
+            return cls(None, policy=policy, path=target, sock=sock)
+        stream = await anyio.abc.UNIXSocketStream.from_socket(sock)
+        return cls(stream, policy=policy, path=target, sock=sock)
 
     @staticmethod
-    def new_lock() -> anyio.Lock:
+    def new_lock() -> CallLock:
         """Return a lock for a client's calls (they may outlive one connection)."""
-        return anyio.Lock(fast_acquire=True)
+        return CallLock()
 
     def set_timeout(self, timeout: float | None) -> None:
         """Move the connection's deadline to ``timeout`` seconds from now (``None``, inf: none)."""
         if timeout is None or timeout == math.inf:
             self.deadline = math.inf
         else:
-            self.deadline = anyio.current_time() + timeout
+            self.deadline = self._clock() + timeout
+
+    async def _stream_for_waits(self) -> anyio.abc.ByteStream:
+        """Return the anyio stream, wrapping the socket on first need."""
+        stream = self._stream
+        if stream is None:
+            assert self._raw is not None
+            stream = self._stream = await anyio.abc.UNIXSocketStream.from_socket(self._raw)
+        return stream
 
     async def send(self, frame: bytes) -> None:
         """Write ``frame`` (already newline-terminated) in full.
@@ -307,11 +418,12 @@ class AsyncLineTransport(AsyncClosing):
         if self._send_lock is None:
             self._send_lock = self.new_lock()
         async with self._send_lock:
+            stream = await self._stream_for_waits()
             if deadline == math.inf:
-                await self.stream.send(frame)
+                await stream.send(frame)
                 return
             with anyio.CancelScope(deadline=deadline):
-                await self.stream.send(frame)
+                await stream.send(frame)
                 return
         raise TimeoutError("the peer did not take the frame before the deadline")
 
@@ -320,9 +432,8 @@ class AsyncLineTransport(AsyncClosing):
 
         For clients whose core connection frames the bytes itself. Right
         after a receive that got data (the peer is sending: more, or its
-        close, is likely there already) it first reads the socket directly,
-        without a cancel scope or an event-loop round; at most once in a row,
-        so a peer that never stops sending cannot starve the event loop.
+        close, is likely there already) it first reads the socket directly;
+        at most once in a row (see the class docstring).
 
         Raises:
             TimeoutError: nothing arrived before the deadline.
@@ -337,13 +448,27 @@ class AsyncLineTransport(AsyncClosing):
                 pass
             except OSError:  # reset, or closed by us: both mean no more data
                 return b""
+        if self._loop is not None and raw is not None:
+            while True:
+                if self._closed:
+                    return b""
+                await self._readable()
+                try:
+                    data = raw.recv(RECEIVE_CHUNK)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    return b""
+                self._peer_sending = True
+                return data
+        stream = self._stream if self._stream is not None else await self._stream_for_waits()
         deadline = self.deadline
         try:
             if deadline == math.inf:
-                data = await self.stream.receive(RECEIVE_CHUNK)
+                data = await stream.receive(RECEIVE_CHUNK)
             else:
                 with anyio.CancelScope(deadline=deadline):
-                    data = await self.stream.receive(RECEIVE_CHUNK)
+                    data = await stream.receive(RECEIVE_CHUNK)
                     self._peer_sending = True
                     return data
                 raise TimeoutError("nothing from the peer before the deadline")
@@ -351,6 +476,50 @@ class AsyncLineTransport(AsyncClosing):
             return b""
         self._peer_sending = True
         return data
+
+    async def _readable(self) -> None:
+        """Wait (asyncio) until the socket is readable or closed by :meth:`aclose`.
+
+        Raises:
+            TimeoutError: the deadline passed first (the sliding timer says so).
+
+        """
+        loop = self._loop
+        assert loop is not None
+        if self._waiter is not None:
+            raise anyio.BusyResourceError("reading from")
+        waiter = self._waiter = loop.create_future()
+        if not self._watched:
+            loop.add_reader(self._fd, self._on_readable)
+            self._watched = True
+        deadline = self.deadline
+        deadlines = self._deadlines
+        if deadline != math.inf:
+            assert deadlines is not None
+            deadlines.watch(self, deadline, loop)
+        try:
+            await waiter
+        finally:
+            if deadlines is not None:
+                deadlines.waiting.discard(self)
+            if self._waiter is waiter:
+                self._waiter = None
+
+    def _on_readable(self) -> None:
+        """Wake the waiting receive; with none waiting, stop watching until the next wait."""
+        waiter = self._waiter
+        if waiter is None:
+            assert self._loop is not None
+            self._loop.remove_reader(self._fd)
+            self._watched = False
+        elif not waiter.done():
+            waiter.set_result(None)
+
+    def _time_out(self) -> None:
+        """Fail the waiting receive with ``TimeoutError`` (its deadline passed)."""
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(TimeoutError("nothing from the peer before the deadline"))
 
     async def receive_frame(self, *, timeout: float | None = None) -> bytes:
         """Return the next frame, waiting until the deadline.
@@ -382,18 +551,111 @@ class AsyncLineTransport(AsyncClosing):
         return await self.receive_frame()
 
     async def aclose(self) -> None:
-        """Close the stream, even inside a cancelled scope; idempotent.
+        """Close the connection, even inside a cancelled scope; idempotent.
 
-        After a connect that had to wait, it first lets the event loop run
-        once: with direct writes there may have been no checkpoint since,
-        and anyio's queued writer callback must see the socket before it
-        closes (its asyncio backend fails otherwise).
+        A receive waiting in another task returns ``b""``. A socket that
+        never needed an anyio stream is closed directly. After a connect
+        that had to wait, it first lets the event loop run once: with direct
+        writes there may have been no checkpoint since, and anyio's queued
+        writer callback must see the socket before it closes (its asyncio
+        backend fails otherwise).
         """
         self._closed = True
+        if self._deadlines is not None:
+            self._deadlines.waiting.discard(self)
+        if self._watched:
+            assert self._loop is not None
+            self._loop.remove_reader(self._fd)
+            self._watched = False
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+        stream = self._stream
+        if stream is None:
+            assert self._raw is not None
+            self._raw.close()
+            return
         with anyio.CancelScope(shield=True):
             if self._unsettled:
                 await anyio.lowlevel.checkpoint()
-            await self.stream.aclose()
+            await stream.aclose()
+
+
+class _LoopDeadlines:
+    """One timer per asyncio event loop for the waiting receives of every transport on it.
+
+    A wait registers its transport (:meth:`watch`) and leaves when it ends.
+    The timer is armed at the earliest deadline it knows; a wait whose
+    deadline is later (the usual case: each call moves its connection's
+    deadline on) arms nothing. When the timer fires it times out every
+    registered wait whose deadline has passed and re-arms itself at the
+    earliest deadline still waiting, if any; deadlines that slid in the
+    meantime are simply read anew. So a call costs a set insertion, not a
+    timer, and a connection per request costs no timer either.
+    """
+
+    __slots__ = ("armed", "timer_at", "waiting")
+
+    def __init__(self) -> None:
+        self.waiting: set[AsyncLineTransport] = set()
+        """The transports whose receive waits with a finite deadline."""
+        self.timer_at = math.inf
+        """When the live timer fires (inf: none is live)."""
+        self.armed = 0
+        """Which timer is live: one armed earlier than another is not cancelled (holding
+        its handle would keep the loop, this object's key, alive) but ignored when it fires."""
+
+    @classmethod
+    def of(cls, loop: asyncio.AbstractEventLoop) -> _LoopDeadlines:
+        """Return ``loop``'s deadlines (made on first use)."""
+        deadlines = _DEADLINES.get(loop)
+        if deadlines is None:
+            deadlines = _DEADLINES[loop] = cls()  # holds no reference to its key
+        return deadlines
+
+    def watch(
+        self, transport: AsyncLineTransport, deadline: float, loop: asyncio.AbstractEventLoop
+    ) -> None:
+        """Bound ``transport``'s wait by ``deadline`` (it leaves :attr:`waiting` when done)."""
+        self.waiting.add(transport)
+        if deadline < self.timer_at:
+            self._arm(loop, deadline)
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, at: float) -> None:
+        self.armed += 1
+        self.timer_at = at
+        loop.call_at(at, self._fire, self.armed)
+
+    def _fire(self, armed: int) -> None:
+        if armed != self.armed:
+            return  # superseded by a timer armed for an earlier deadline
+        self.timer_at = math.inf
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        earliest = math.inf
+        for transport in list(self.waiting):
+            deadline = transport.deadline
+            if deadline <= now:
+                self.waiting.discard(transport)
+                transport._time_out()
+            elif deadline < earliest:
+                earliest = deadline
+        if earliest != math.inf:
+            self._arm(loop, earliest)
+
+
+_DEADLINES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopDeadlines] = (
+    weakref.WeakKeyDictionary()
+)
+"""Each running event loop's :class:`_LoopDeadlines`."""
+
+
+def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    """Return the running asyncio loop, or None (under trio, or outside a loop)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 class BlockingLineTransport(BlockingClosing):

@@ -14,7 +14,7 @@ contract's good-before-bad rule).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import msgspec
@@ -129,6 +129,14 @@ def make_request(
     return request_type(id=id, params=params)  # type: ignore[call-arg]
 
 
+_ANSWER_FRAMING = FramingPolicy(
+    max_frame_bytes=MAX_ANSWER_BYTES,
+    blank_lines=BlankLines.SKIP_WHITESPACE,
+    eof_tail=EofTail.FRAME,
+    over_cap=OverCap.RAISE,
+)
+"""How the client frames answers (built once: a connection per request is the norm)."""
+
 ClientEvent = (
     SuccessResponse[Any] | ErrorResponse | LifecycleEvent | SubscriptionEvent | ConnectionClosed
 )
@@ -158,14 +166,10 @@ class ClientConnection(Contract[State]):
         super().__init__(CLIENT_TABLE, State.IDLE)
         self.protocol = protocol
         self.method: str | None = None
-        self._lines = LineBuffer(
-            FramingPolicy(
-                max_frame_bytes=max_line_bytes,
-                blank_lines=BlankLines.SKIP_WHITESPACE,
-                eof_tail=EofTail.FRAME,
-                over_cap=OverCap.RAISE,
-            )
-        )
+        policy = _ANSWER_FRAMING
+        if max_line_bytes != MAX_ANSWER_BYTES:
+            policy = replace(policy, max_frame_bytes=max_line_bytes)
+        self._lines = LineBuffer(policy)
 
     def send(self, request: t.Request | RawRequest) -> bytes:
         """Return the bytes of ``request`` (one line); only one request per connection.

@@ -15,16 +15,20 @@ import shutil
 import subprocess
 from pathlib import Path
 
-__all__ = ["CLAUDE_FOCUS_DIR", "CLIENT_DIR", "python313"]
+__all__ = ["CLAUDE_FOCUS_DIR", "CLIENT_DIR", "PEER_VENV", "python313"]
 
 CLIENT_DIR = Path(os.environ.get("SHEDPROTO_HERDR_CLIENT", "/tmp/interop/herdr_client"))
 CLAUDE_FOCUS_DIR = Path(os.environ.get("SHEDPROTO_CLAUDE_FOCUS", "/tmp/interop/claude_focus"))
+PEER_VENV = CLIENT_DIR.parent / "py313"
+"""A Python 3.13 venv with shedproto's dependencies, preferred when present (the herdr
+client benchmark against herdr-client runs both in one 3.13 process)."""
 
 
 @functools.cache
 def python313() -> str | None:
     """Find a Python >= 3.13 that really runs (a pyenv shim may not)."""
-    candidates = [os.environ.get("SHEDPROTO_HERDR_PYTHON"), shutil.which("python3.13")]
+    candidates = [os.environ.get("SHEDPROTO_HERDR_PYTHON"), str(PEER_VENV / "bin" / "python")]
+    candidates.append(shutil.which("python3.13"))
     pattern = os.path.expanduser("~/.pyenv/versions/3.1[3-9]*/bin/python3")
     candidates += sorted(glob.glob(pattern))
     for candidate in candidates:
