@@ -93,3 +93,43 @@ async def test_socket_pump_send_to_a_closed_peer_raises_broken_resource() -> Non
     async with stream:
         with pytest.raises(anyio.BrokenResourceError):
             await write_until_it_fails()
+
+
+async def test_socket_pump_receive_now_never_waits() -> None:
+    stream, peer = await _pair()
+    pump = SocketPump(stream)
+    async with stream:
+        assert pump.receive_now() is None  # nothing has arrived yet
+        peer.sendall(b"here\n")
+        assert pump.receive_now() == b"here\n"
+        peer.close()
+        assert pump.receive_now() == b""  # the peer is gone
+
+
+class _NoSocket(anyio.abc.ByteStream):
+    """A byte stream without a socket (a test double): hands out ``chunks``, then EOF."""
+
+    def __init__(self, *chunks: bytes) -> None:
+        self.chunks = list(chunks)
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        if not self.chunks:
+            raise anyio.EndOfStream
+        return self.chunks.pop(0)
+
+    async def send(self, item: bytes) -> None:
+        self.chunks.append(item)
+
+    async def send_eof(self) -> None:
+        pass
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_socket_pump_receive_now_without_a_socket_leaves_it_to_receive() -> None:
+    pump = SocketPump(_NoSocket(b"queued"))
+    assert pump.raw is None
+    assert pump.receive_now() is None
+    assert await pump.receive() == b"queued"
+    assert await pump.receive() == b""
