@@ -108,6 +108,7 @@ _BUMP_RETURNING = (
     " ON CONFLICT(name) DO UPDATE SET value = value + 1 RETURNING value"
 )
 _SESSION_INDEX_DECODER = msgspec.json.Decoder(SessionIndex)
+_HEALTH_DECODER = msgspec.json.Decoder(Health)
 _RECEIPT_DECODER = msgspec.json.Decoder(Receipt)
 _OBSERVATIONS_DECODER = msgspec.json.Decoder(dict[str, int])
 
@@ -363,7 +364,7 @@ class StoredDocuments:
     def read_health(self) -> Health | None:
         """Return the health document, or ``None``."""
         body = self._document(HEALTH_DOC)
-        return None if body is None else msgspec.json.decode(body, type=Health)
+        return None if body is None else self._decoded(HEALTH_DOC, body, _HEALTH_DECODER.decode)
 
     def _decoded(self, name: str, body: bytes, decode: Callable[[bytes], Any]) -> Any:
         """Return ``decode(body)``, from the per-document memo when ``body`` is the same bytes.
