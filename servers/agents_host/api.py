@@ -141,22 +141,18 @@ async def serve_api_connection(stream: anyio.abc.ByteStream, host: AgentsHost) -
                     else:
                         idle.scope.deadline = float("inf")
                     for event in conn.receive_data(data):
-                        await _write_due(connection, conn)  # error lines due before this event
+                        if conn.outbox:  # error lines due before this event
+                            await connection.write(conn.data_to_send())
                         if isinstance(event, ApiConnectionClosed):
                             reading = False
                         elif not isinstance(event, LineSkipped):
                             await _answer(connection, conn, event, tasks)
-                    await _write_due(connection, conn)
+                    if conn.outbox:
+                        await connection.write(conn.data_to_send())
             tasks.cancel_scope.cancel()
     finally:
         for remove in connection.unsubscribe:
             remove()
-
-
-async def _write_due(connection: _Connection, conn: ApiServerConnection) -> None:
-    data = conn.data_to_send()
-    if data:
-        await connection.write(data)
 
 
 async def _answer(
