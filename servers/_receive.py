@@ -79,32 +79,8 @@ class SocketPump:
 
     def __init__(self, stream: anyio.abc.ByteStream) -> None:
         self.stream = stream
-        # anyio's socket streams hold their socket as ``_raw_socket`` (the
-        # property anyio's own SocketStream ABC reads); ``extra()`` would build
-        # every socket attribute (a getpeername call) just to return it.
-        self.raw: socket.socket | None = (
-            stream._raw_socket
-            if isinstance(stream, anyio.abc.SocketStream)
-            else stream.extra(SocketAttribute.raw_socket, None)
-        )
+        self.raw: socket.socket | None = stream.extra(SocketAttribute.raw_socket, None)
         self._eager = 0
-
-    def receive_now(self, max_bytes: int = RECEIVE_CHUNK) -> bytes | None:
-        """Return what the socket holds right now without waiting (``b""``: the peer is gone).
-
-        ``None`` when nothing has arrived yet, or without a socket: then
-        :meth:`receive` waits. A shell calls this first so that it arms a
-        deadline only when it really has to wait.
-        """
-        raw = self.raw
-        if raw is None:
-            return None
-        try:
-            return raw.recv(max_bytes)
-        except BlockingIOError:
-            return None
-        except OSError:  # anyio's BrokenResourceError: a hang-up
-            return b""
 
     async def receive(self, max_bytes: int = RECEIVE_CHUNK) -> bytes:
         """Return the next bytes, or ``b""`` at EOF or when the peer is gone."""
@@ -131,6 +107,23 @@ class SocketPump:
                 continue
             except (OSError, anyio.ClosedResourceError):
                 return b""
+
+    def receive_now(self, max_bytes: int = RECEIVE_CHUNK) -> bytes | None:
+        """Return what the socket holds right now without waiting (``b""``: the peer is gone).
+
+        ``None`` when nothing has arrived yet, or without a socket: then
+        :meth:`receive` waits. A shell calls this first so that it arms a
+        deadline only when it really has to wait.
+        """
+        raw = self.raw
+        if raw is None:
+            return None
+        try:
+            return raw.recv(max_bytes)
+        except BlockingIOError:
+            return None
+        except OSError:  # anyio's BrokenResourceError: a hang-up
+            return b""
 
     def send_now(self, data: bytes) -> bytes:
         """Write what the socket takes without waiting; return the rest (all without a socket).
