@@ -165,10 +165,10 @@ async def _answer(
         conn.detach()  # answered by its own task, when the receipt is terminal
         tasks.start_soon(_answer_submit_and_wait, connection, request)
         return
-    await connection.write(conn.send(await _dispatch(connection, request, tasks)))
+    await connection.write(conn.send(_dispatch(connection, request, tasks)))
 
 
-async def _dispatch(
+def _dispatch(
     connection: _Connection, request: ApiRequest, tasks: anyio.abc.TaskGroup
 ) -> bytes:
     host = connection.host
@@ -339,7 +339,10 @@ def _subscribe(
         async with receive:
             async for line in receive:
                 await connection.write(line)
-        # the buffer overflowed: drop the slow subscriber
+        # the buffer overflowed: drop the slow subscriber. Closing the stream
+        # does not wake the reader's wait on the socket (the pump waits on the
+        # socket itself), so the connection's tasks are cancelled first.
+        tasks.cancel_scope.cancel()
         await connection.stream.aclose()
 
     connection.unsubscribe.append(connection.host.target.subscribe(forward))
