@@ -54,3 +54,22 @@ async def test_socket_pump_receive_now_without_a_socket_leaves_it_to_receive() -
     assert pump.receive_now() is None
     assert await pump.receive() == b"queued"
     assert await pump.receive() == b""
+
+
+async def test_socket_pump_wait_cancelled_then_waits_again() -> None:
+    # the wait's reader registration is removed on cancellation: the next wait works
+    stream, peer = await _pair()
+    pump = SocketPump(stream)
+    async with stream:
+        with anyio.move_on_after(0.01) as scope:
+            await pump.receive()
+        assert scope.cancelled_caught
+
+        async def late_write() -> None:
+            await anyio.sleep(0.01)
+            peer.sendall(b"after\n")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(late_write)
+            assert await pump.receive() == b"after\n"
+    peer.close()
