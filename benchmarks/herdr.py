@@ -103,15 +103,9 @@ def _one_reply(reply: bytes) -> Handler:
 
 async def _ask(path: str, line: bytes) -> bytes:
     """Connect, send ``line``, read until the server closes; return what it wrote."""
-    chunks = []
     async with await anyio.connect_unix(path) as stream:
         await stream.send(line)
-        try:
-            while True:
-                chunks.append(await stream.receive())
-        except (anyio.EndOfStream, anyio.BrokenResourceError):
-            pass
-    return b"".join(chunks)
+        return b"".join([chunk async for chunk in stream])
 
 
 async def _pings(path: str, count: int) -> float:

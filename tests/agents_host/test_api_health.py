@@ -5,43 +5,28 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+import msgspec
+
 from shedproto.agents_host import HealthResult, encode_result
-from shedproto.connector import (
-    HEALTH_SCHEMA,
-    CommandProcessingHealth,
-    Health,
-    HealthTarget,
-    TargetCells,
-)
+from shedproto.connector import Health
 from shedproto.servers.agents_host import SqliteTarget
 from shedproto.servers.agents_host.api import _health_result
 
 from .conftest import OWNER
 
 SPACE = "did:key:space"
+_READY = (
+    b'{"schema":"commonfabric.agent-connector.health","ownerDid":"%s","service":"agents-host",'
+    b'"status":"ready","startedAt":"2026-01-01T00:00:00.000Z",'
+    b'"updatedAt":"2026-01-01T00:00:01.000Z","target":{"spaceDid":"did:key:space",'
+    b'"ownerDid":"%s","cells":{"recentIndex":"r","allIndex":"a","health":"h",'
+    b'"commands":"c","receipts":"x"}},"commandProcessing":{"accepting":true,'
+    b'"pendingReceiptPublications":0,"failedCommands":0},"sources":[],"activity":[]}'
+) % (OWNER.encode(), OWNER.encode())
 
 
 def health(status: Literal["ready", "degraded", "stopped"] = "ready") -> Health:
-    return Health(
-        schema=HEALTH_SCHEMA,
-        ownerDid=OWNER,
-        service="agents-host",
-        status=status,
-        startedAt="2026-01-01T00:00:00.000Z",
-        updatedAt="2026-01-01T00:00:01.000Z",
-        target=HealthTarget(
-            spaceDid=SPACE,
-            ownerDid=OWNER,
-            cells=TargetCells(
-                recentIndex="r", allIndex="a", health="h", commands="c", receipts="x"
-            ),
-        ),
-        commandProcessing=CommandProcessingHealth(
-            accepting=True, pendingReceiptPublications=0, failedCommands=0
-        ),
-        sources=(),
-        activity=(),
-    )
+    return msgspec.structs.replace(msgspec.json.decode(_READY, type=Health), status=status)
 
 
 def open_path(path: Path, *, owner: bool) -> SqliteTarget:
