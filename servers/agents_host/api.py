@@ -168,9 +168,7 @@ async def _answer(
     await connection.write(conn.send(_dispatch(connection, request, tasks)))
 
 
-def _dispatch(
-    connection: _Connection, request: ApiRequest, tasks: anyio.abc.TaskGroup
-) -> bytes:
+def _dispatch(connection: _Connection, request: ApiRequest, tasks: anyio.abc.TaskGroup) -> bytes:
     host = connection.host
     target = host.target
     try:
@@ -210,8 +208,8 @@ def _dispatch(
         return encode_error(request.id, "unavailable", str(exc) or type(exc).__name__)
 
 
-_HEALTH_RESULT: list[tuple[Health, msgspec.Raw]] = []
-"""The last health answered and its encoded result (one entry)."""
+_HEALTH_RESULT: list[tuple[Health, msgspec.Raw] | None] = [None]
+"""The last health answered and its encoded result, replaced whole (one slot)."""
 
 
 def _health_result(health: Health | None) -> HealthResult | msgspec.Raw:
@@ -223,10 +221,11 @@ def _health_result(health: Health | None) -> HealthResult | msgspec.Raw:
     """
     if health is None:
         return HealthResult(health=None)
-    if _HEALTH_RESULT and _HEALTH_RESULT[0][0] is health:
-        return _HEALTH_RESULT[0][1]
+    last = _HEALTH_RESULT[0]  # one read: hosts in other threads may replace it
+    if last is not None and last[0] is health:
+        return last[1]
     raw = msgspec.Raw(msgspec.json.encode(HealthResult(health=health)))
-    _HEALTH_RESULT[:] = [(health, raw)]
+    _HEALTH_RESULT[0] = (health, raw)
     return raw
 
 
