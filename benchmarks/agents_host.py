@@ -30,6 +30,13 @@
   SQLite's; commands/s = 1e6 / the per-command microseconds. Left out, with a
   note, where no PostgreSQL binaries or psycopg exist.
 
+* **API server, health** (server side): one raw anyio client sends
+  ``health`` requests one after another on one connection and reads each
+  reply line, against (a) a raw anyio server answering every line with the
+  reply bytes the host produced (captured once before timing) and (b) the
+  host's API socket with the no-op driver. Timed in CPU seconds of this
+  process, as ``benchmarks.servers``. Target 0.95 (issue 16).
+
 Issue 16's goal for the end-to-end case is >= 500 commands/s: 1e6 / the
 candidate's per-command microseconds (asyncio and ``--uvloop``).
 
@@ -65,8 +72,10 @@ from shedproto.servers.connector import CommandLedger
 from shedproto.testing._agents_host import echo_host_run, make_command
 
 from ._harness import Case, timed
+from .servers import _first_reply, _line_driver, _raw_server, _replier
 
 OWNER = "did:key:z6MkBenchOwner"
+HEALTH = b'{"id":1,"op":"health"}\n'
 
 
 def _private_dir() -> Path:
@@ -197,6 +206,24 @@ async def _end_to_end(count: int, target: str | None = None) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
+async def _health_run(count: int, capture: list[bytes] | None = None) -> float:
+    """Time ``count`` health round trips on one connection to a no-op-driver host."""
+    root = _private_dir()
+    try:
+        run = echo_host_run(root, owner_did=OWNER, space="did:key:bench")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run_host, run)
+            await run.ready.wait()
+            path = str(root / "h.sock")
+            if capture is not None:
+                capture.append(await _first_reply(path, HEALTH))
+            elapsed = await _line_driver(HEALTH)(path, count)
+            run.stop_requested.set()
+        return elapsed
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 _CLUSTER: list[Any] = []
 
 
@@ -250,6 +277,17 @@ def cases(quick: bool) -> list[Case]:
     """Return the agents-host cases (``quick``: 50 commands instead of 300)."""
     count = 50 if quick else 300
     postgres = _postgres_case(count)
+    round_trips = 1000 if quick else 5000
+    captured: list[bytes] = []
+    anyio.run(_health_run, 0, captured)
+    health = captured[0]
+    raw_dir = _private_dir()
+    atexit.register(shutil.rmtree, raw_dir, True)
+    counter = iter(range(1 << 30))
+
+    def raw_health() -> float:
+        path = str(raw_dir / f"r{next(counter)}.sock")
+        return anyio.run(_raw_server, path, _replier(health), _line_driver(HEALTH), round_trips)
 
     def end_to_end() -> float:
         start = time.perf_counter()
@@ -293,6 +331,15 @@ def cases(quick: bool) -> list[Case]:
             units=count,
             unit="command",
             repeat=3,
+        ),
+        Case(
+            name=f"agents-host: API server, health, vs raw anyio server ({round_trips} rt)",
+            baseline=raw_health,
+            candidate=lambda: anyio.run(_health_run, round_trips),
+            target=0.95,
+            units=round_trips,
+            unit="round trip",
+            repeat=3 if quick else 5,
         ),
         *([] if postgres is None else [postgres]),
     ]

@@ -7,7 +7,14 @@
    backend (asyncio), same machine, same number of requests. Target 0.5: the
    candidate also builds, encodes, decodes and validates typed messages on
    both sides and runs herdr's connection state machines.
-2. Decoding a large ``session.snapshot`` answer (200 workspaces, 400 tabs,
+2. Server side, ``ping`` with a new connection each: one raw anyio client
+   (connect, send the ping line, read to EOF) drives (a) a raw anyio server
+   that reads one line with ``receive_until``, writes the reply bytes the
+   reference server produced (captured once before timing) and closes, and
+   (b) the reference :class:`~shedproto.servers.herdr.HerdrServer`. The
+   ratio is the server's own overhead per connection; target 0.95 (issue
+   16). Timed in CPU seconds of this process, as ``benchmarks.servers``.
+3. Decoding a large ``session.snapshot`` answer (200 workspaces, 400 tabs,
    800 panes, their layouts and 200 agents) into typed Structs with
    :func:`shedproto.herdr.decode_response` at the default protocol, against ``json.loads`` of the
    same bytes into plain dicts. Target 1.0.
@@ -33,6 +40,7 @@ from shedproto.herdr import types as t
 from shedproto.servers.herdr import HerdrServer
 
 from ._harness import Case, timed
+from .servers import Handler, _raw_server
 
 PING = b'{"id":"1","method":"ping","params":{}}\n'
 
@@ -76,6 +84,45 @@ async def _herdr_run(path: str, count: int) -> float:
         for _ in range(count):
             await client.ping()
         elapsed = time.perf_counter() - start
+        server.shutdown()
+    return elapsed
+
+
+def _one_reply(reply: bytes) -> Handler:
+    """Return a raw handler that reads one line, writes ``reply`` and returns (the close)."""
+
+    async def handler(stream: anyio.abc.SocketStream) -> None:
+        try:
+            await BufferedByteReceiveStream(stream).receive_until(b"\n", 1 << 20)
+            await stream.send(reply)
+        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError):
+            return
+
+    return handler
+
+
+async def _ask(path: str, line: bytes) -> bytes:
+    """Connect, send ``line``, read until the server closes; return what it wrote."""
+    async with await anyio.connect_unix(path) as stream:
+        await stream.send(line)
+        return b"".join([chunk async for chunk in stream])
+
+
+async def _pings(path: str, count: int) -> float:
+    """Ask ``count`` pings, a new connection each; return the CPU seconds taken."""
+    start = time.process_time()
+    for _ in range(count):
+        await _ask(path, PING)
+    return time.process_time() - start
+
+
+async def _herdr_server_run(path: str, count: int, capture: list[bytes] | None = None) -> float:
+    async with anyio.create_task_group() as tg:
+        server = HerdrServer(path, shell=["/bin/sh"])
+        await tg.start(server.serve)
+        if capture is not None:
+            capture.append(await _ask(path, PING))
+        elapsed = await _pings(path, count)
         server.shutdown()
     return elapsed
 
@@ -147,6 +194,21 @@ def cases(quick: bool) -> list[Case]:
     def candidate() -> float:
         return anyio.run(_herdr_run, str(directory / "herdr.sock"), count)
 
+    counter = iter(range(1 << 30))
+
+    def fresh(name: str) -> str:
+        return str(directory / f"{name}{next(counter)}.sock")
+
+    captured: list[bytes] = []
+    anyio.run(_herdr_server_run, fresh("c"), 0, captured)
+    pong = captured[0]
+
+    def raw_server() -> float:
+        return anyio.run(_raw_server, fresh("r"), _one_reply(pong), _pings, count)
+
+    def herdr_server() -> float:
+        return anyio.run(_herdr_server_run, fresh("h"), count)
+
     line = _snapshot_line()
     decodes = 20 if quick else 100
     assert herdr.decode_response(line, herdr.DEFAULT_PROTOCOL) is not None
@@ -167,6 +229,15 @@ def cases(quick: bool) -> list[Case]:
             target=0.5,
             units=count,
             unit="round trip",
+            repeat=3 if quick else 5,
+        ),
+        Case(
+            name=f"herdr: server, ping, new connection each, vs raw anyio server ({count} conn)",
+            baseline=raw_server,
+            candidate=herdr_server,
+            target=0.95,
+            units=count,
+            unit="connection",
             repeat=3 if quick else 5,
         ),
         Case(

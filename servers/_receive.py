@@ -20,6 +20,7 @@ take a checkpoint.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 
 import anyio
@@ -126,12 +127,29 @@ class SocketPump:
             return data
         while True:
             try:
-                await anyio.wait_readable(raw)
+                await _wait_readable(raw)
                 return raw.recv(max_bytes)
             except BlockingIOError:  # a spurious wake-up
                 continue
             except (OSError, anyio.ClosedResourceError):
                 return b""
+
+    def receive_now(self, max_bytes: int = RECEIVE_CHUNK) -> bytes | None:
+        """Return what the socket holds right now without waiting (``b""``: the peer is gone).
+
+        ``None`` when nothing has arrived yet, or without a socket: then
+        :meth:`receive` waits. A shell calls this first so that it arms a
+        deadline only when it really has to wait.
+        """
+        raw = self.raw
+        if raw is None:
+            return None
+        try:
+            return raw.recv(max_bytes)
+        except BlockingIOError:
+            return None
+        except OSError:  # anyio's BrokenResourceError: a hang-up
+            return b""
 
     def send_now(self, data: bytes) -> bytes:
         """Write what the socket takes without waiting; return the rest (all without a socket).
@@ -161,3 +179,27 @@ class SocketPump:
         rest = self.send_now(data)
         if rest:
             await self.stream.send(rest)
+
+
+async def _wait_readable(raw: socket.socket) -> None:
+    """Wait until ``raw`` is readable, as ``anyio.wait_readable`` on its own socket.
+
+    On asyncio (uvloop too) this registers a reader on the running loop
+    directly, as anyio's socket streams do: ``anyio.wait_readable`` finds the
+    backend and its per-loop registry on every call, which costs a request
+    round trip several µs (issue 16). Only one task may wait on a socket at a
+    time. Elsewhere (trio) it is ``anyio.wait_readable``. Cancellation
+    propagates, with the reader removed.
+    """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        await anyio.wait_readable(raw)
+        return
+    readable = loop.create_future()
+    fd = raw.fileno()
+    loop.add_reader(fd, readable.set_result, None)
+    try:
+        await readable
+    finally:
+        loop.remove_reader(fd)

@@ -169,7 +169,7 @@ def _open_target(
 
     """
     if cli.target is None:
-        return SqliteTarget.open(state_dir, key, owner_did=owner_did, space=cli.space)
+        return SqliteTarget.open(state_dir, key, owner_did=owner_did, space=cli.space, owner=True)
     try:
         from .target_postgres import PostgresTarget
     except ImportError as exc:

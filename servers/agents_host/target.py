@@ -108,6 +108,7 @@ _BUMP_RETURNING = (
     " ON CONFLICT(name) DO UPDATE SET value = value + 1 RETURNING value"
 )
 _SESSION_INDEX_DECODER = msgspec.json.Decoder(SessionIndex)
+_HEALTH_DECODER = msgspec.json.Decoder(Health)
 _RECEIPT_DECODER = msgspec.json.Decoder(Receipt)
 _OBSERVATIONS_DECODER = msgspec.json.Decoder(dict[str, int])
 
@@ -363,7 +364,7 @@ class StoredDocuments:
     def read_health(self) -> Health | None:
         """Return the health document, or ``None``."""
         body = self._document(HEALTH_DOC)
-        return None if body is None else msgspec.json.decode(body, type=Health)
+        return None if body is None else self._decoded(HEALTH_DOC, body, _HEALTH_DECODER.decode)
 
     def _decoded(self, name: str, body: bytes, decode: Callable[[bytes], Any]) -> Any:
         """Return ``decode(body)``, from the per-document memo when ``body`` is the same bytes.
@@ -417,7 +418,11 @@ class SqliteTarget(StoredDocuments):
     """The embedded SQLite target; see the module docstring.
 
     Not thread-safe: call it from one thread (the host calls it from its
-    event loop; each call is one short transaction).
+    event loop; each call is one short transaction). ``owner``: the caller
+    holds the target key's process lock (the runner does), so it is the only
+    writer: the health document is then remembered once read or written and
+    read back without a query, as the PostgreSQL target remembers what its
+    owner wrote (issue 16: the API's ``health`` answer).
 
     Raises (on :meth:`open`):
         TargetStoreError: the file is not a usable target database.
@@ -425,8 +430,19 @@ class SqliteTarget(StoredDocuments):
 
     """
 
-    def __init__(self, db: sqlite3.Connection, path: str, *, owner_did: str, space: str) -> None:
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        path: str,
+        *,
+        owner_did: str,
+        space: str,
+        owner: bool = False,
+    ) -> None:
         self._db = db
+        self._owner = owner
+        self._health_body: bytes | None = None
+        """The owner's health document, once read or written (``None``: ask the file)."""
         self.path = path
         self.owner_did = owner_did
         self.space = space
@@ -435,7 +451,9 @@ class SqliteTarget(StoredDocuments):
         self._index_memo = None
 
     @classmethod
-    def open(cls, state_dir: str, key: str, *, owner_did: str, space: str) -> Self:
+    def open(
+        cls, state_dir: str, key: str, *, owner_did: str, space: str, owner: bool = False
+    ) -> Self:
         """Open (creating if needed) the target file for ``key`` below ``state_dir``."""
         ensure_private_directory("agent host state directory", state_dir)
         path = os.path.join(state_dir, target_file_name(key))
@@ -443,10 +461,10 @@ class SqliteTarget(StoredDocuments):
             fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
             os.close(fd)
         check_private("agent host target file", "file", path, os.lstat(path))
-        return cls.open_path(path, owner_did=owner_did, space=space)
+        return cls.open_path(path, owner_did=owner_did, space=space, owner=owner)
 
     @classmethod
-    def open_path(cls, path: str, *, owner_did: str, space: str) -> Self:
+    def open_path(cls, path: str, *, owner_did: str, space: str, owner: bool = False) -> Self:
         """Open the target database at ``path`` without the private-path checks (tests)."""
         try:
             db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -459,7 +477,7 @@ class SqliteTarget(StoredDocuments):
         except sqlite3.DatabaseError as exc:
             db.close()
             raise TargetStoreError(f"agent host target is not usable: {path}: {exc}") from exc
-        return cls(db, path, owner_did=owner_did, space=space)
+        return cls(db, path, owner_did=owner_did, space=space, owner=owner)
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -506,8 +524,13 @@ class SqliteTarget(StoredDocuments):
         return remove
 
     def _document(self, name: str) -> bytes | None:
+        if name == HEALTH_DOC and self._health_body is not None:
+            return self._health_body
         row = self._db.execute("SELECT body FROM documents WHERE name = ?", (name,)).fetchone()
-        return None if row is None else bytes(row[0])
+        body = None if row is None else bytes(row[0])
+        if name == HEALTH_DOC and self._owner:
+            self._health_body = body
+        return body
 
     # -- receipts --------------------------------------------------------------------------
 
@@ -566,10 +589,13 @@ class SqliteTarget(StoredDocuments):
 
     def publish_health(self, health: Health) -> None:
         """Replace the health document."""
+        body = _ENCODER.encode(health)
         self._write_one(
-            "INSERT OR REPLACE INTO documents (name, body) VALUES (?, ?)",
-            (HEALTH_DOC, _ENCODER.encode(health)),
+            "INSERT OR REPLACE INTO documents (name, body) VALUES (?, ?)", (HEALTH_DOC, body)
         )
+        if self._owner:
+            self._health_body = body
+        self._remember_decoded(HEALTH_DOC, body, health)
         self._notify("health", health)
 
     # -- sessions --------------------------------------------------------------------------

@@ -84,7 +84,7 @@ from shedproto.herdr import (
 from shedproto.herdr import types as t
 from shedproto.herdr._screen import split_lines
 from shedproto.herdr._versions import require_supported
-from shedproto.servers._receive import receive_or_eof
+from shedproto.servers._receive import SocketPump, receive_or_eof
 from shedproto.servers._unix import UnixServer
 
 from ._model import EventHub, Pane, Split, Tab, Workspace, aggregate_status, new_workspace_id
@@ -395,33 +395,26 @@ class HerdrServer:
 
     # ------------------------------------------------------------------ connection
     async def _handle(self, stream: anyio.abc.SocketStream) -> None:
+        """Serve one connection: read the request line, answer it, close.
+
+        The fast path (issue 16) costs no timer and no extra event-loop pass:
+        the request is read straight from the socket
+        (:meth:`~shedproto.servers._receive.SocketPump.receive_now`) and a
+        deadline scope is armed only when the line is not there yet; the
+        answer is written straight to the socket
+        (:meth:`~shedproto.servers._receive.SocketPump.send_now`) and only
+        what the socket does not take waits, under :data:`WRITE_TIMEOUT`.
+        """
         conn = ServerConnection(
             protocol=self.protocol,
             accepted_at=anyio.current_time(),
             request_timeout=self.request_timeout,
         )
-        request: t.Request | None = None
-        gone = False
-        with anyio.CancelScope(deadline=conn.deadline):
-            while request is None:
-                data = await receive_or_eof(stream)
-                try:
-                    events = conn.receive_data(data)
-                except RemoteProtocolError:
-                    reply = conn.data_to_send()  # herdr's invalid_request line, or a silent close
-                    if reply:
-                        await self._write(stream, reply)
-                    return
-                for event in events:
-                    if isinstance(event, ConnectionClosed):
-                        return
-                    if isinstance(event, ClientGone):
-                        gone = True
-                    else:
-                        request = event
-        if request is None:
-            conn.handle_timeout(anyio.current_time())
-            return  # no complete line within the deadline: close silently, as herdr
+        pump = SocketPump(stream)
+        received = await self._read_request(pump, conn)
+        if received is None:
+            return
+        request, gone = received
         method = str(request.__struct_config__.tag)
         if method == "events.subscribe":
             await self._subscribe(stream, conn, request, gone=gone)
@@ -432,9 +425,46 @@ class HerdrServer:
                 return
         else:
             answer = await self._answer(request)
-        await self._write(stream, conn.send(answer))
+        await self._write_pumped(pump, conn.send(answer))
         if method == "server.stop":
             self.shutdown()
+
+    async def _read_request(
+        self, pump: SocketPump, conn: ServerConnection
+    ) -> tuple[t.Request, bool] | None:
+        """Return the request and whether the client already left, or ``None`` when done.
+
+        ``None``: the line was bad (herdr's ``invalid_request`` line is
+        written first where herdr writes one), the stream ended first, or the
+        line missed ``conn.deadline`` (a silent close, as herdr).
+        """
+        gone = False
+        data = pump.receive_now()
+        while True:
+            if data is None:
+                with anyio.CancelScope(deadline=conn.deadline):
+                    data = await pump.receive()
+                if data is None:  # the deadline passed
+                    conn.handle_timeout(anyio.current_time())
+                    return None
+            try:
+                events = conn.receive_data(data)
+            except RemoteProtocolError:
+                reply = conn.data_to_send()  # herdr's invalid_request line, or a silent close
+                if reply:
+                    await self._write_pumped(pump, reply)
+                return None
+            request: t.Request | None = None
+            for event in events:
+                if isinstance(event, ConnectionClosed):
+                    return None
+                if isinstance(event, ClientGone):
+                    gone = True
+                else:
+                    request = event
+            if request is not None:
+                return request, gone
+            data = None
 
     async def _answer_unless_gone(
         self,
@@ -473,7 +503,19 @@ class HerdrServer:
             if any(isinstance(e, ClientGone) for e in conn.receive_data(data)) or not data:
                 return
 
-    async def _write(self, stream: anyio.abc.SocketStream, data: bytes) -> None:
+    async def _write_pumped(self, pump: SocketPump, data: bytes) -> None:
+        """Write ``data`` straight to the socket; only a rest waits, up to :data:`WRITE_TIMEOUT`.
+
+        A client that is gone loses its answer silently.
+        """
+        try:
+            rest = pump.send_now(data)
+        except anyio.BrokenResourceError:
+            return
+        if rest:
+            await self._write(pump.stream, rest)
+
+    async def _write(self, stream: anyio.abc.ByteSendStream, data: bytes) -> None:
         with (
             anyio.move_on_after(WRITE_TIMEOUT),
             contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError),

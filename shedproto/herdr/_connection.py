@@ -234,6 +234,26 @@ class ClientConnection(Contract[State]):
         return event
 
 
+def _request_policy(max_request_bytes: int) -> FramingPolicy:
+    """Return herdr's request-line framing with a cap of ``max_request_bytes``.
+
+    Raises:
+        ValueError: the cap is not positive.
+
+    """
+    return FramingPolicy(
+        max_frame_bytes=max_request_bytes,
+        strip_cr=False,
+        blank_lines=BlankLines.KEEP,
+        eof_tail=EofTail.DROP,
+        over_cap=OverCap.RAISE,
+    )
+
+
+_REQUEST_POLICY = _request_policy(MAX_REQUEST_BYTES)
+"""Built once: a server makes a connection per request (issue 16)."""
+
+
 class ServerConnection(Contract[State]):
     """The server side: feed the request bytes, :meth:`send` the answer (and events).
 
@@ -265,13 +285,9 @@ class ServerConnection(Contract[State]):
         self.holds_connection = False
         """True when the request is a wait or a stream (client data then means it left)."""
         self._lines = LineBuffer(
-            FramingPolicy(
-                max_frame_bytes=max_request_bytes,
-                strip_cr=False,
-                blank_lines=BlankLines.KEEP,
-                eof_tail=EofTail.DROP,
-                over_cap=OverCap.RAISE,
-            )
+            _REQUEST_POLICY
+            if max_request_bytes == MAX_REQUEST_BYTES
+            else _request_policy(max_request_bytes)
         )
 
     def expired(self, now: float) -> bool:
@@ -328,8 +344,9 @@ class ServerConnection(Contract[State]):
         if not text:
             blank = RemoteProtocolError(ErrorCode.MALFORMED_FRAME, "request line is blank")
             raise self._fail(blank)
+        payload = line if len(text) == len(line) else text.encode()  # ASCII, nothing stripped
         try:
-            request = decode_request(text.encode(), self.protocol)
+            request = decode_request(payload, self.protocol)
         except RemoteProtocolError as exc:
             if exc.reply_hint is not None:
                 self.outbox.put(exc.reply_hint)

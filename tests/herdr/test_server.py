@@ -497,6 +497,40 @@ async def test_a_wait_is_dropped_when_the_client_sends_more(herdr_server: HerdrS
         assert isinstance(await client.ping(), t.PongReply)
 
 
+async def test_a_request_line_sent_in_pieces_is_answered(herdr_server: HerdrServer) -> None:
+    # the server reads what is there at once and waits (under the deadline) for the rest
+    with anyio.fail_after(LIMIT):
+        async with await anyio.connect_unix(herdr_server.path) as stream:
+            await stream.send(b'{"id":"parts","method":')
+            await anyio.sleep(0.05)  # ordering only: the first piece arrives alone
+            await stream.send(b'"ping","params":{}}\n')
+            reply = b""
+            with contextlib.suppress(anyio.EndOfStream):
+                while True:
+                    reply += await stream.receive()
+        pong = json.loads(reply)
+        assert pong["id"] == "parts"
+        assert pong["result"]["type"] == "pong"
+
+
+async def test_an_answer_larger_than_the_socket_buffer_arrives_whole(
+    herdr_server: HerdrServer,
+) -> None:
+    # the answer is written straight to the socket; what it does not take waits for room
+    with anyio.fail_after(LIMIT):
+        client = AsyncHerdrClient.for_socket(herdr_server.path)
+        workspace = (await client.workspace_create()).workspace.workspace_id
+        label = "x" * 900_000
+        request = {
+            "id": "big",
+            "method": "workspace.rename",
+            "params": {"workspace_id": workspace, "label": label},
+        }
+        reply = json.loads(await raw(herdr_server.path, json.dumps(request).encode() + b"\n"))
+        assert reply["id"] == "big"
+        assert reply["result"]["workspace"]["label"] == label
+
+
 async def test_pane_read_formats(herdr_server: HerdrServer) -> None:
     with anyio.fail_after(LIMIT):
         client = AsyncHerdrClient.for_socket(herdr_server.path)
