@@ -198,8 +198,14 @@ async def _wait_readable(raw: socket.socket) -> None:
         return
     readable = loop.create_future()
     fd = raw.fileno()
-    loop.add_reader(fd, readable.set_result, None)
+    loop.add_reader(fd, _wake, readable)
     try:
         await readable
     finally:
         loop.remove_reader(fd)
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    """Resolve ``waiter`` unless it is already done (cancelled while the callback was queued)."""
+    if not waiter.done():
+        waiter.set_result(None)

@@ -84,7 +84,7 @@ from shedproto.herdr import (
 from shedproto.herdr import types as t
 from shedproto.herdr._screen import split_lines
 from shedproto.herdr._versions import require_supported
-from shedproto.servers._receive import SocketPump, receive_or_eof
+from shedproto.servers._receive import SocketPump, raw_socket_of, receive_or_eof
 from shedproto.servers._unix import UnixServer
 
 from ._model import EventHub, Pane, Split, Tab, Workspace, aggregate_status, new_workspace_id
@@ -2558,7 +2558,7 @@ def _apply_tokens(tokens: dict[str, str], update: Mapping[str, str | None]) -> N
 
 def _peer_gone(stream: anyio.abc.SocketStream) -> bool:
     """Peek one byte without blocking, as herdr's probe reads one: data or EOF mean gone."""
-    sock = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
+    sock = raw_socket_of(stream)
     if sock is None:
         return False
     try:
