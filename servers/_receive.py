@@ -35,6 +35,7 @@ __all__ = [
     "SocketPump",
     "raw_socket_of",
     "receive_or_eof",
+    "wait_readable",
 ]
 
 RECEIVE_CHUNK = 65536
@@ -127,7 +128,7 @@ class SocketPump:
             return data
         while True:
             try:
-                await _wait_readable(raw)
+                await wait_readable(raw)
                 return raw.recv(max_bytes)
             except BlockingIOError:  # a spurious wake-up
                 continue
@@ -181,7 +182,7 @@ class SocketPump:
             await self.stream.send(rest)
 
 
-async def _wait_readable(raw: socket.socket) -> None:
+async def wait_readable(raw: socket.socket) -> None:
     """Wait until ``raw`` is readable, as ``anyio.wait_readable`` on its own socket.
 
     On asyncio (uvloop too) this registers a reader on the running loop

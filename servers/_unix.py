@@ -31,6 +31,7 @@ one debug line, never a traceback.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import logging
@@ -44,11 +45,12 @@ from pathlib import Path
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
 from shedproto._unix_paths import max_socket_path_bytes as _max_socket_path_bytes
 
 from ._dirs import create_directories
-from ._receive import HANGUP_ERRORS
+from ._receive import EAGER_READS, HANGUP_ERRORS, wait_readable
 
 __all__ = [
     "BindError",
@@ -395,7 +397,10 @@ class UnixServer:
                         if self._stop_requested:
                             self._accepting.cancel()
                         task_status.started(bound.path)
-                        await self._accept_loop(listener, connections)
+                        if _on_asyncio():
+                            await self._accept_direct(bound.sock, connections)
+                        else:
+                            await self._accept_loop(listener, connections)
                 await self._drain()
                 connections.cancel_scope.cancel()
         finally:
@@ -425,16 +430,65 @@ class UnixServer:
     async def _accept_loop(
         self, listener: anyio.abc.SocketListener, connections: anyio.abc.TaskGroup
     ) -> None:
+        """Accept through anyio's listener (trio); transient errors are logged and retried."""
         while True:
             try:
                 stream = await listener.accept()
-            except OSError as exc:
-                if exc.errno not in _TRANSIENT_ACCEPT_ERRORS:
-                    raise
-                log.warning("accept on %s failed (%s); retrying", self.path, exc)
-                await anyio.sleep(ACCEPT_RETRY_DELAY)
+            except (OSError, anyio.BrokenResourceError) as exc:
+                await self._accept_failed(exc)
                 continue
             connections.start_soon(self._run_handler, stream)
+
+    async def _accept_direct(self, sock: socket.socket, connections: anyio.abc.TaskGroup) -> None:
+        """Accept on the listening socket itself (asyncio, uvloop too).
+
+        anyio's listener registers its socket *object* with the event loop
+        for every wait, and asyncio's selector formats that socket's repr
+        into an internal ``KeyError`` each time (about 12 µs a connection);
+        this loop accepts until the socket is empty, then waits on its file
+        descriptor (:func:`~._receive.wait_readable`). Accepted sockets are
+        wrapped by the backend's socket stream class, found on the first
+        connection. A checkpoint every :data:`~._receive.EAGER_READS`
+        accepts in a row lets the connections run. Transient errors
+        (``EMFILE`` and kin) are logged and retried after
+        :data:`ACCEPT_RETRY_DELAY`; others propagate.
+        """
+        make: Callable[[socket.socket], anyio.abc.SocketStream] | None = None
+        in_a_row = 0
+        while True:
+            try:
+                client, _ = sock.accept()
+            except BlockingIOError:
+                in_a_row = 0
+                await wait_readable(sock)
+                continue
+            except OSError as exc:
+                await self._accept_failed(exc)
+                continue
+            client.setblocking(False)
+            if make is None:
+                stream: anyio.abc.SocketStream = await anyio.abc.UNIXSocketStream.from_socket(
+                    client
+                )
+                make = type(stream)
+            else:
+                stream = make(client)
+            connections.start_soon(self._run_handler, stream)
+            in_a_row += 1
+            if in_a_row % EAGER_READS == 0:
+                await anyio.lowlevel.checkpoint()
+
+    async def _accept_failed(self, exc: BaseException) -> None:
+        """Log a transient accept error and wait before retrying; re-raise any other.
+
+        anyio wraps the listener's ``OSError`` in ``BrokenResourceError``; its
+        cause is what decides.
+        """
+        cause = exc.__cause__ if isinstance(exc, anyio.BrokenResourceError) else exc
+        if not isinstance(cause, OSError) or cause.errno not in _TRANSIENT_ACCEPT_ERRORS:
+            raise exc
+        log.warning("accept on %s failed (%s); retrying", self.path, cause)
+        await anyio.sleep(ACCEPT_RETRY_DELAY)
 
     async def _run_handler(self, stream: anyio.abc.SocketStream) -> None:
         self._open.add(stream)
@@ -450,3 +504,12 @@ class UnixServer:
             self._open.discard(stream)
             if not self._open and self._drained is not None:
                 self._drained.set()
+
+
+def _on_asyncio() -> bool:
+    """Return whether the running event loop is asyncio's (uvloop included)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
 import pwd
 import socket
@@ -542,3 +543,41 @@ def test_refused_bind_system_call_is_a_bind_error(
     assert str(caught.value) == f"cannot bind {target}: Permission denied"
     assert caught.value.errno == errno.EACCES
     assert not target.exists()
+
+
+async def test_server_survives_running_out_of_file_descriptors(
+    short_socket_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """EMFILE on accept is logged and retried: the waiting connection is served afterwards."""
+    import resource
+
+    path = short_socket_dir / "fd.sock"
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    refused = anyio.Event()
+
+    class Watcher(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "failed" in record.getMessage():
+                refused.set()
+
+    watcher = Watcher()
+    logging.getLogger("shedproto.servers").addHandler(watcher)
+    async with anyio.create_task_group() as tg:
+        server = echo_server(path)
+        await tg.start(server.serve)
+        with socket.socket(socket.AF_UNIX) as client:
+            client.connect(str(path))  # waits in the backlog until the server accepts
+            lowest_free = os.dup(0)
+            os.close(lowest_free)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (lowest_free, hard))
+            try:
+                with anyio.fail_after(5):
+                    await refused.wait()
+            finally:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+                logging.getLogger("shedproto.servers").removeHandler(watcher)
+            assert "Too many open files" in caplog.text
+            client.sendall(b"still here\n")
+            reply = await anyio.to_thread.run_sync(client.recv, 100)
+        assert reply == b"still here\n"
+        server.shutdown()
