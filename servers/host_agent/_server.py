@@ -27,9 +27,12 @@ decodes, the registry) on both ends. While serving, time comes from the
 loop's own clock and waiters' events from the backend's Event class, both
 looked up once (anyio's module functions find the backend on every call).
 Per fan-out event the agent makes one id (formatted in blocks of 128), one
-line spliced from the record's own encoding
-(:meth:`~shedproto.host_agent.AuditRecord.event_line`) and one corked
-append. The status line is cached per second and compared by value.
+line spliced from the record's own encoding and the ``ts`` part cached for
+the second (:meth:`~shedproto.host_agent.AuditRecord.event_line`), and one
+append to the ring and to the corked queue; the cork path is inlined in
+:meth:`HostAgentServer.emit_audit` and the core's ``forward`` check runs once
+per burst (the first event, then every ``CORK_FRAMES``), not per event.
+The status line is cached per second and compared by value.
 """
 
 from __future__ import annotations
@@ -213,20 +216,6 @@ class _Consumer:
         if len(queue) == 1:  # the writer was woken already for a longer queue
             self.wakeup.set()
         return True
-
-    def cork(self, data: bytes) -> None:
-        """:meth:`enqueue` with ``cork``, its common case inlined (one event of a burst).
-
-        While the queue holds fewer than ``CORK_FRAMES - 1`` frames and at
-        least one, the writer task was already woken (or owns a blocked
-        socket) and no inline flush is due: appending is all there is to do.
-        Everything else goes through :meth:`enqueue`.
-        """
-        queue = self.queue
-        if 0 < len(queue) < CORK_FRAMES - 1 and not self.hung_up and not self.closing:
-            queue.append(data)
-        else:
-            self.enqueue(data, cork=True)
 
     def flush(self) -> bool:
         """Write the queue to the socket without waiting; what it does not take stays queued.
@@ -504,7 +493,14 @@ class HostAgentServer:
         self.ring.append(line)
         consumer = self._consumers.get(self.registry.consumer)  # _active(), inlined
         if consumer is not None and consumer.conn.state is _ACTIVE:
-            consumer.cork(consumer.conn.forward((line,)))
+            # Corked: while 1..62 frames wait, the writer is already woken and no inline
+            # flush is due, so appending is all there is to do. The state check above is
+            # the one forward() makes; the core's forward() runs once per burst, below.
+            queue = consumer.queue
+            if 0 < len(queue) < CORK_FRAMES - 1 and not consumer.hung_up and not consumer.closing:
+                queue.append(line)
+            else:
+                consumer.enqueue(consumer.conn.forward((line,)), cork=True)
         return line
 
     def audit(

@@ -295,3 +295,13 @@ def test_event_line_every_printable_ascii_character() -> None:
         text = f"a{chr(code)}b"
         record = AuditRecord(ts=text, shed="w", ns="n", op="o", result="r", approval="a")
         assert record.event_line(text) == encode_frame(record.to_event(text)), repr(text)
+
+
+def test_event_line_ts_cache_follows_each_records_ts() -> None:
+    # event_line keeps the last ts's encoded part: a record with another ts must not reuse it
+    records = [
+        AuditRecord(ts=ts, shed="w", ns="n", op="o", result="r", approval="a")
+        for ts in ("2026-07-10T00:00:00Z", "2026-07-10T00:00:01Z", "", "2026-07-10T00:00:00Z", 'q"')
+    ]
+    for record in records + records[::-1]:
+        assert record.event_line("i") == encode_frame(record.to_event("i")), record.ts
