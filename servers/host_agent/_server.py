@@ -72,6 +72,7 @@ from shedproto.host_agent import (
     ConnectionClosed,
     CredentialGet,
     Decision,
+    EventLines,
     EventRing,
     Hello,
     HelloAck,
@@ -137,6 +138,8 @@ CredentialMinter = Callable[[str, str], Awaitable[MintedCredential]]
 
 
 _new_id = IdSource(os.urandom)
+_event_line = EventLines(os.urandom).line
+"""Fan-out lines with fresh ids (the ids as ASCII bytes, never a ``str``)."""
 
 
 def _now_ts() -> str:
@@ -489,7 +492,7 @@ class HostAgentServer:
         if self.audit_log is not None:
             with self.audit_log.open("ab") as handle:
                 handle.write(encode_audit_line(record))
-        line = record.event_line(_new_id())
+        line = _event_line(record)
         self.ring.append(line)
         consumer = self._consumers.get(self.registry.consumer)  # _active(), inlined
         if consumer is not None and consumer.conn.state is _ACTIVE:
