@@ -104,9 +104,13 @@ def decide_by_policy(policy: str) -> Decision | None:
     )
 
 
-@dataclass(frozen=True)
-class PendingApproval:
-    """A registered request: write ``frame`` to ``connection``; it resolves by ``deadline``."""
+class PendingApproval(msgspec.Struct, frozen=True):
+    """A registered request: write ``frame`` to ``connection``; it resolves by ``deadline``.
+
+    Immutable, compared and hashed by value. A frozen ``msgspec.Struct``, not a
+    frozen dataclass: one is made per approval, ~4x cheaper (a frozen dataclass
+    sets each field through ``object.__setattr__``).
+    """
 
     request_id: str
     connection: ConnectionKey
@@ -122,10 +126,14 @@ class Promotion:
     failed: tuple[Decision, ...] = ()
 
 
-@dataclass
 class _Entry:
-    connection: ConnectionKey
-    deadline: float
+    """A pending request's owner and deadline (slotted: one per approval)."""
+
+    __slots__ = ("connection", "deadline")
+
+    def __init__(self, connection: ConnectionKey, deadline: float) -> None:
+        self.connection = connection
+        self.deadline = deadline
 
 
 @dataclass

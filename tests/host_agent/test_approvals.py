@@ -305,3 +305,17 @@ def test_event_line_ts_cache_follows_each_records_ts() -> None:
     ]
     for record in records + records[::-1]:
         assert record.event_line("i") == encode_frame(record.to_event("i")), record.ts
+
+
+def test_pending_approval_keeps_its_value_api_as_a_struct() -> None:
+    # PendingApproval became a msgspec Struct for speed: positional, immutable, by value
+    reg = ApprovalRegistry(timeout=25.0)
+    reg.promote("c1")
+    pending = open_one(reg, now=2.0)
+    same = PendingApproval(pending.request_id, "c1", pending.frame, 27.0)
+    assert (pending.request_id, pending.connection, pending.deadline) == ("r1", "c1", 27.0)
+    assert pending == same
+    assert hash(pending) == hash(same)
+    assert pending != PendingApproval("r2", "c1", pending.frame, 27.0)
+    with pytest.raises(AttributeError):
+        pending.deadline = 1.0  # type: ignore[misc]
