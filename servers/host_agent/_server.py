@@ -785,7 +785,7 @@ class HostAgentServer:
     async def _reader(
         self, consumer: _Consumer, tg: anyio.abc.TaskGroup, backlog: list[object]
     ) -> None:
-        events = backlog
+        events: Sequence[object] = backlog
         while True:
             for event in events:
                 if isinstance(event, ConnectionClosed):
@@ -793,13 +793,16 @@ class HostAgentServer:
                     return
                 if isinstance(event, ApprovalResponse):
                     decision = self.registry.resolve(consumer.key, event)
-                    if decision is not None:
-                        self._deliver_all((decision,))
+                    if decision is not None:  # _deliver_all((decision,)), inlined
+                        waiter = self._waiters.get(event.request_id)
+                        if waiter is not None and waiter.decision is None:
+                            waiter.decision = decision
+                            waiter.event.set()
                 elif isinstance(event, (TokenGet, CredentialGet)):
                     tg.start_soon(self._answer_credential, consumer, event)
                 # pong: liveness only; skipped lines: nothing to do
             data = await consumer.pump.receive()
-            events = list(consumer.conn.receive_data(data))
+            events = consumer.conn.receive_data(data)
             if not data and not events:
                 self._drop(consumer.key)
                 return

@@ -21,6 +21,7 @@ approve-all / deny-all  yes / no   absent (``None``)
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
@@ -148,6 +149,11 @@ class ApprovalRegistry:
     timeout: float = DEFAULT_APPROVAL_TIMEOUT
     consumer: ConnectionKey | None = None
     _pending: dict[str, _Entry] = field(default_factory=dict, init=False, repr=False)
+    _stamps: tuple[float, float, float, str, str] = field(
+        default=(math.inf, -math.inf, 0.0, "", ""), init=False, repr=False
+    )
+    """``[first, end)`` of the whole second :meth:`open` last stamped, the timeout then,
+    and its ``ts`` and ``expires_at`` texts (an empty range until the first request)."""
 
     def __post_init__(self) -> None:
         if not self.timeout > 0:
@@ -226,19 +232,36 @@ class ApprovalRegistry:
             raise LocalProtocolError(
                 ErrorCode.INVALID_ARGUMENT, f"approval {request_id!r} is already pending"
             )
+        stamps = self._stamps
+        if not (stamps[0] <= wall < stamps[1] and stamps[2] == self.timeout):
+            stamps = self._stamp(wall)
         frame = ApprovalRequest(
             id=request_id,
-            ts=format_timestamp(wall),
+            ts=stamps[3],
             namespace=namespace,
             op=op,
             server=server,
             shed=shed,
             detail=detail,
-            expires_at=format_timestamp(int(wall) + self.timeout),
+            expires_at=stamps[4],
         )
         deadline = now + self.timeout
         self._pending[request_id] = _Entry(self.consumer, deadline)
         return PendingApproval(request_id, self.consumer, frame, deadline)
+
+    def _stamp(self, wall: float) -> tuple[float, float, float, str, str]:
+        """Format ``ts`` and ``expires_at`` for ``wall``; kept for the rest of its second.
+
+        Both change once a second at the frame's resolution, so :meth:`open`
+        reuses them while ``wall`` stays in the same whole second (and the
+        timeout is unchanged). Raises like :func:`format_timestamp`.
+        """
+        ts = format_timestamp(wall)
+        expires_at = format_timestamp(int(wall) + self.timeout)
+        second = float(math.floor(wall))
+        if wall >= 0:  # int() above truncated like floor: the second is one cache entry
+            self._stamps = (second, second + 1.0, self.timeout, ts, expires_at)
+        return (second, second + 1.0, self.timeout, ts, expires_at)
 
     def resolve(self, connection: ConnectionKey, response: ApprovalResponse) -> Decision | None:
         """Settle a request with ``response`` read from ``connection``.
