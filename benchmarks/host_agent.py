@@ -239,6 +239,18 @@ async def _approvals(directory: Path, count: int, stats: Latencies | None) -> fl
     return elapsed
 
 
+async def _raw_consumer(
+    agent: HostAgentServer,
+) -> tuple[anyio.abc.SocketStream, BufferedByteReceiveStream]:
+    """Connect a raw consumer to ``agent``: send the hello, read the ack, wait until active."""
+    stream = await anyio.connect_unix(agent.approval_path)
+    reader = BufferedByteReceiveStream(stream)
+    await stream.send(HELLO_LINE)
+    await reader.receive_until(b"\n", 1 << 20)  # the ack
+    await agent.wait_for_consumer(client_name="bench")
+    return stream, reader
+
+
 async def _approvals_raw_consumer(directory: Path, count: int) -> float:
     """Time approvals answered by a raw consumer: the server's own share of the round trip.
 
@@ -248,11 +260,7 @@ async def _approvals_raw_consumer(directory: Path, count: int) -> float:
     """
     async with anyio.create_task_group() as tg:
         agent = await tg.start(HostAgentServer(directory, config=CONFIG).serve)
-        stream = await anyio.connect_unix(agent.approval_path)
-        reader = BufferedByteReceiveStream(stream)
-        await stream.send(HELLO_LINE)
-        await reader.receive_until(b"\n", 1 << 20)  # the ack
-        await agent.wait_for_consumer(client_name="bench")
+        stream, reader = await _raw_consumer(agent)
 
         async def decide() -> None:
             try:
@@ -334,11 +342,7 @@ async def _fanout(directory: Path, count: int) -> float:
 async def _fanout_raw_consumer(directory: Path, count: int) -> float:
     async with anyio.create_task_group() as tg:
         agent = await tg.start(HostAgentServer(directory, config=CONFIG).serve)
-        stream = await anyio.connect_unix(agent.approval_path)
-        reader = BufferedByteReceiveStream(stream)
-        await stream.send(HELLO_LINE)
-        await reader.receive_until(b"\n", 1 << 20)  # the ack
-        await agent.wait_for_consumer(client_name="bench")
+        stream, reader = await _raw_consumer(agent)
         start = _clock()
         for _ in range(count // WINDOW):
             for _ in range(WINDOW):

@@ -39,7 +39,7 @@ from ._constants import (
     PROTOCOL_VERSION,
     REPLAY_RING_SIZE,
 )
-from ._ids import uuid_block
+from ._ids import IdBlocks
 from ._status import effective_policy
 from ._time import format_timestamp
 from .types import ApprovalRequest, ApprovalResponse, Event, _always, encode_frame
@@ -443,7 +443,7 @@ class _TsPart:
 _TS_PART = _TsPart()
 
 
-class EventLines:
+class EventLines(IdBlocks):
     """Make each audit record's ``event`` line with a fresh id: the fan-out fast path.
 
     ``lines.line(record)`` returns the bytes ``record.event_line(IdSource(entropy)())``
@@ -458,20 +458,17 @@ class EventLines:
 
     """
 
-    __slots__ = ("_block", "_entropy", "_ids")
+    __slots__ = ("_ids",)
 
     def __init__(self, entropy: Callable[[int], bytes], *, block: int = 128) -> None:
-        if block <= 0:
-            raise ValueError(f"block must be positive, got {block}")
-        self._entropy = entropy
-        self._block = block
+        super().__init__(entropy, block=block)
         self._ids: list[bytes] = []
 
     def line(self, record: AuditRecord) -> bytes:
         """Return the encoded ``event`` frame of ``record`` with the next id, newline included."""
         ids = self._ids
         if not ids:
-            ids[:] = uuid_block(self._entropy, self._block).split()
+            ids[:] = self._next_block().split()
             ids.reverse()  # popped from the end: the first id made is used first
         if record.shed and record.ns and record.op and record.approval:  # event_line's splice
             cached = _TS_PART

@@ -54,16 +54,22 @@ def test_format_timestamp_cache_is_exact() -> None:
             format_timestamp(bad)
 
 
+class _Recorded:
+    """``os.urandom`` that keeps what it handed out, to replay or check against."""
+
+    def __init__(self) -> None:
+        self.drawn: list[bytes] = []
+
+    def __call__(self, n: int) -> bytes:
+        self.drawn.append(os.urandom(n))
+        return self.drawn[-1]
+
+
 def test_id_source_matches_uuid_version_4_of_the_same_entropy() -> None:
-    drawn: list[bytes] = []
-
-    def entropy(n: int) -> bytes:
-        drawn.append(os.urandom(n))
-        return drawn[-1]
-
+    entropy = _Recorded()
     ids = IdSource(entropy, block=5)
     made = [ids() for _ in range(12)]  # three refills, the last one partly used
-    raw = b"".join(drawn)
+    raw = b"".join(entropy.drawn)
     expected = [str(uuid.UUID(bytes=raw[i : i + 16], version=4)) for i in range(0, 16 * 12, 16)]
     assert made == expected
 
@@ -78,15 +84,10 @@ _RECORDS = [
 
 
 def test_event_lines_match_event_line_with_id_source_ids() -> None:
-    drawn: list[bytes] = []
-
-    def entropy(n: int) -> bytes:
-        drawn.append(os.urandom(n))
-        return drawn[-1]
-
+    entropy = _Recorded()
     lines = EventLines(entropy, block=3)
     made = [lines.line(record) for record in _RECORDS * 2]  # four refills; ts back and forth
-    replayed = iter(drawn)
+    replayed = iter(entropy.drawn)
     ids = IdSource(lambda n: next(replayed), block=3)
     for record, line in zip(_RECORDS * 2, made, strict=True):
         assert line == encode_frame(record.to_event(ids())), record
