@@ -387,9 +387,9 @@ class AuditRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
         """
         if self.shed and self.ns and self.op and self.approval:
             encode = _RECORD_ENCODER.encode
-            cached = _TS_PART
+            cached = _LAST_TS[0]
             if self.ts != cached.ts:
-                cached.update(self.ts)
+                cached = _LAST_TS[0] = _TsPart(self.ts)
             body = encode(self)[7 + cached.skip :]  # after {"ts":<ts>,
             return b"".join((_EVENT_HEAD, encode(id), cached.part, body, b"\n"))
         return encode_frame(self.to_event(id))
@@ -424,15 +424,14 @@ class _TsPart:
     """The last ``ts`` spliced by :meth:`AuditRecord.event_line` and :class:`EventLines`.
 
     Its text, its event part (``,"ts":<ts>,"kind":"audit",``), that part after
-    the closing quote of a raw id, and the length of the encoded ``ts``.
+    the closing quote of a raw id, and the length of the encoded ``ts``. Never
+    changed once made: a new ``ts`` gets a new one, swapped in with one store,
+    so a thread that read the old one splices consistent bytes.
     """
 
     __slots__ = ("part", "quoted", "skip", "ts")
 
-    def __init__(self) -> None:
-        self.update("")
-
-    def update(self, ts: str) -> None:
+    def __init__(self, ts: str) -> None:
         encoded = _RECORD_ENCODER.encode(ts)
         self.ts = ts
         self.part = b',"ts":' + encoded + _EVENT_KIND
@@ -440,7 +439,8 @@ class _TsPart:
         self.skip = len(encoded)
 
 
-_TS_PART = _TsPart()
+_LAST_TS = [_TsPart("")]
+"""The :class:`_TsPart` of the last ``ts`` spliced (a one-item list, replaced whole)."""
 
 
 class EventLines(IdBlocks):
@@ -471,9 +471,9 @@ class EventLines(IdBlocks):
             ids[:] = self._next_block().split()
             ids.reverse()  # popped from the end: the first id made is used first
         if record.shed and record.ns and record.op and record.approval:  # event_line's splice
-            cached = _TS_PART
+            cached = _LAST_TS[0]
             if record.ts != cached.ts:
-                cached.update(record.ts)
+                cached = _LAST_TS[0] = _TsPart(record.ts)
             body = _RECORD_ENCODER.encode(record)[7 + cached.skip :]
             return b"".join((_EVENT_HEAD_ID, ids.pop(), cached.quoted, body, b"\n"))
         return encode_frame(record.to_event(ids.pop().decode("ascii")))
