@@ -9,7 +9,8 @@ What is here (all pure: no sockets, clocks, environment or files):
 * the approval-channel frames (both directions) and their codec;
 * :class:`AgentConnection` and :class:`ConsumerConnection`, h11-style;
 * :class:`ApprovalRegistry` (who the consumer is, what is pending, how each
-  approval ends), :class:`EventRing` and the audit records;
+  approval ends), :class:`EventRing`, the audit records and :class:`EventLines`
+  (their ``event`` lines with fresh ids, for fan-out);
 * :func:`parse_config`, the approval keys of ``extensions.yaml``;
 * :class:`IdSource`, uuid4-format frame ids from caller-supplied entropy.
 
@@ -23,6 +24,7 @@ from ._approvals import (
     ApprovalRegistry,
     AuditRecord,
     Decision,
+    EventLines,
     EventRing,
     Outcome,
     PendingApproval,
@@ -240,6 +242,7 @@ __all__ = [
     "Decision",
     "Outcome",
     "decide_by_policy",
+    "EventLines",
     "EventRing",
     "AuditRecord",
     "denial_audit",

@@ -87,6 +87,10 @@ AGENT_FRAMING = FramingPolicy(
 
 _ACTIVE = AgentState.ACTIVE
 _CLOSED = AgentState.CLOSED
+_ACTIVE_SENDS = frozenset(
+    frame for frame in AGENT_SENDS if AGENT_TABLE.transitions.get((_ACTIVE, frame)) is _ACTIVE
+)
+"""Frame classes an active agent connection sends without changing state (all of them)."""
 _CONSUMER_CLOSED = ConsumerState.CLOSED
 """Bound once (these three): an enum member read through its class costs ~0.1 µs on 3.11."""
 
@@ -263,6 +267,8 @@ class AgentConnection(Contract[AgentState]):
                 ``frame`` is a ``hello_ack`` (use :meth:`accept`/:meth:`supersede`).
 
         """
+        if self.state is _ACTIVE and type(frame) in _ACTIVE_SENDS:
+            return encode_frame(frame)  # (ACTIVE, frame) stays ACTIVE: skip the checks below
         if isinstance(frame, HelloAck):
             raise LocalProtocolError(
                 ErrorCode.INVALID_ARGUMENT, "send hello_ack with accept() or supersede()"

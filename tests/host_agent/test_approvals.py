@@ -18,6 +18,7 @@ from shedproto.host_agent import (
     denial_audit,
     encode_audit_line,
     encode_frame,
+    format_timestamp,
 )
 from tests.conftest import requires_shared
 
@@ -295,3 +296,49 @@ def test_event_line_every_printable_ascii_character() -> None:
         text = f"a{chr(code)}b"
         record = AuditRecord(ts=text, shed="w", ns="n", op="o", result="r", approval="a")
         assert record.event_line(text) == encode_frame(record.to_event(text)), repr(text)
+
+
+def test_event_line_ts_cache_follows_each_records_ts() -> None:
+    # event_line keeps the last ts's encoded part: a record with another ts must not reuse it
+    records = [
+        AuditRecord(ts=ts, shed="w", ns="n", op="o", result="r", approval="a")
+        for ts in ("2026-07-10T00:00:00Z", "2026-07-10T00:00:01Z", "", "2026-07-10T00:00:00Z", 'q"')
+    ]
+    for record in records + records[::-1]:
+        assert record.event_line("i") == encode_frame(record.to_event("i")), record.ts
+
+
+def test_pending_approval_keeps_its_value_api_as_a_struct() -> None:
+    # PendingApproval became a msgspec Struct for speed: positional, immutable, by value
+    reg = ApprovalRegistry(timeout=25.0)
+    reg.promote("c1")
+    pending = open_one(reg, now=2.0)
+    same = PendingApproval(pending.request_id, "c1", pending.frame, 27.0)
+    assert (pending.request_id, pending.connection, pending.deadline) == ("r1", "c1", 27.0)
+    assert pending == same
+    assert hash(pending) == hash(same)
+    assert pending != PendingApproval("r2", "c1", pending.frame, 27.0)
+    with pytest.raises(AttributeError):
+        pending.deadline = 1.0  # type: ignore[misc]
+
+
+def test_open_reuses_timestamps_only_within_one_second_and_timeout() -> None:
+    # open() keeps ts/expires_at for the second it last stamped: each frame must still be exact
+    reg = ApprovalRegistry(timeout=25.0)
+    reg.promote("c1")
+    walls = [WALL, WALL + 0.2, WALL + 0.3, WALL + 1.0, WALL, -0.5, 0.3, -0.5, 0.0]
+    for index, wall in enumerate(walls):
+        if index == 2:
+            reg.timeout = 7.5  # same second, new timeout: expires_at changes
+        opened = reg.open(
+            request_id=f"r{index}", namespace="ssh-agent", op="sign", shed="w", detail="d",
+            now=0.0, wall=wall,
+        )  # fmt: skip
+        assert isinstance(opened, PendingApproval)
+        expected = (format_timestamp(wall), format_timestamp(int(wall) + reg.timeout))
+        assert (opened.frame.ts, opened.frame.expires_at) == expected, wall
+    with pytest.raises(ValueError, match="finite"):
+        reg.open(
+            request_id="nan", namespace="ssh-agent", op="sign", shed="w", detail="d",
+            now=0.0, wall=float("nan"),
+        )  # fmt: skip

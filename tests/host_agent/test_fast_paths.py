@@ -7,7 +7,13 @@ import uuid
 
 import pytest
 
-from shedproto.host_agent import IdSource, format_timestamp
+from shedproto.host_agent import (
+    AuditRecord,
+    EventLines,
+    IdSource,
+    encode_frame,
+    format_timestamp,
+)
 
 
 def test_id_source_makes_uuid4_strings() -> None:
@@ -48,15 +54,48 @@ def test_format_timestamp_cache_is_exact() -> None:
             format_timestamp(bad)
 
 
+class _Recorded:
+    """``os.urandom`` that keeps what it handed out, to replay or check against."""
+
+    def __init__(self) -> None:
+        self.drawn: list[bytes] = []
+
+    def __call__(self, n: int) -> bytes:
+        self.drawn.append(os.urandom(n))
+        return self.drawn[-1]
+
+
 def test_id_source_matches_uuid_version_4_of_the_same_entropy() -> None:
-    drawn: list[bytes] = []
-
-    def entropy(n: int) -> bytes:
-        drawn.append(os.urandom(n))
-        return drawn[-1]
-
+    entropy = _Recorded()
     ids = IdSource(entropy, block=5)
     made = [ids() for _ in range(12)]  # three refills, the last one partly used
-    raw = b"".join(drawn)
+    raw = b"".join(entropy.drawn)
     expected = [str(uuid.UUID(bytes=raw[i : i + 16], version=4)) for i in range(0, 16 * 12, 16)]
     assert made == expected
+
+
+_RECORDS = [
+    AuditRecord(ts="2026-07-10T00:00:00Z", shed="w", ns="n", op="o", result="ok", approval="a"),
+    AuditRecord(ts="2026-07-10T00:00:01Z", shed="w", ns="n", op="o", result="ok", approval="a"),
+    AuditRecord(ts="t", ns="egress", op="tcp", result="allow"),  # general path: no shed
+    AuditRecord(ts='q"', server="s", shed="w", ns="n", op="o", result="r", approval="a", ttl="1h"),
+    AuditRecord(ts="2026-07-10T00:00:00Z", shed="w", ns="n", op="o", result="ok", approval="a"),
+]
+
+
+def test_event_lines_match_event_line_with_id_source_ids() -> None:
+    entropy = _Recorded()
+    lines = EventLines(entropy, block=3)
+    made = [lines.line(record) for record in _RECORDS * 2]  # four refills; ts back and forth
+    replayed = iter(entropy.drawn)
+    ids = IdSource(lambda n: next(replayed), block=3)
+    for record, line in zip(_RECORDS * 2, made, strict=True):
+        assert line == encode_frame(record.to_event(ids())), record
+
+
+def test_event_lines_errors() -> None:
+    with pytest.raises(ValueError, match="block"):
+        EventLines(bytes, block=0)
+    short = EventLines(lambda n: b"\x00" * (n - 1))
+    with pytest.raises(ValueError, match="expected"):
+        short.line(_RECORDS[0])
