@@ -353,14 +353,11 @@ def _herdr_peer_python() -> tuple[str | None, str]:
     python = python313()
     if python is None:
         return None, "no working Python >= 3.13"
-    probe = subprocess.run(
-        [python, "-c", "import msgspec, anyio, typing_extensions, pyte"],
-        capture_output=True,
-        check=False,
-    )
+    needed = "msgspec, anyio, typing_extensions, pyte" + (", uvloop" if _on_uvloop() else "")
+    probe = subprocess.run([python, "-c", f"import {needed}"], capture_output=True, check=False)
     if probe.returncode != 0:
         return None, (
-            f"{python} lacks shedproto's dependencies; make one: {python} -m venv {PEER_VENV}"
+            f"{python} lacks one of {needed}; make one: {python} -m venv {PEER_VENV}"
             f" && {PEER_VENV}/bin/pip install msgspec anyio typing-extensions pyte uvloop"
         )
     return python, ""
