@@ -21,7 +21,6 @@ from shedproto.host_agent import (
     STATUS_CONNECT_TIMEOUT,
     STATUS_READ_TIMEOUT,
     ApprovalRequest,
-    ApprovalResponse,
     ClientInfo,
     ConnectionClosed,
     ConsumerConnection,
@@ -252,17 +251,16 @@ class BlockingApprovalConsumer(BlockingClosing):
                 ``BrokenPipeError`` in the blocking form.
 
         """
-        self._send(
-            ApprovalResponse(
-                id=new_id(),
-                ts=timestamp(),
-                request_id=request if isinstance(request, str) else request.id,
-                decision=decision,
-                decided_by=decided_by,
-                scope=scope,
-                ttl=ttl,
-            )
+        line = self.conn.respond(
+            request if isinstance(request, str) else request.id,
+            decision,
+            id=new_id(),
+            ts=timestamp(),
+            decided_by=decided_by,
+            scope=scope,
+            ttl=ttl,
         )
+        self.transport.send(line)
 
     def approve(
         self,
