@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 from typing_extensions import Self
@@ -225,12 +224,15 @@ class AsyncApprovalConsumer(AsyncClosing):
                     raise SupersededError(self.superseded)
                 return None
 
-    def __aiter__(self) -> AsyncIterator[ConsumerItem]:
-        return self._iterate()
+    def __aiter__(self) -> Self:
+        return self
 
-    async def _iterate(self) -> AsyncIterator[ConsumerItem]:
-        while (item := await self.receive()) is not None:
-            yield item
+    async def __anext__(self) -> ConsumerItem:
+        """Return :meth:`receive`'s next item (no generator in between); stop at EOF."""
+        item = await self.receive()
+        if item is None:
+            raise StopAsyncIteration
+        return item
 
     async def respond(
         self,

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
-from collections.abc import Iterator
 from pathlib import Path
 
 from typing_extensions import Self
@@ -226,12 +225,15 @@ class BlockingApprovalConsumer(BlockingClosing):
                     raise SupersededError(self.superseded)
                 return None
 
-    def __iter__(self) -> Iterator[ConsumerItem]:
-        return self._iterate()
+    def __iter__(self) -> Self:
+        return self
 
-    def _iterate(self) -> Iterator[ConsumerItem]:
-        while (item := self.receive()) is not None:
-            yield item
+    def __next__(self) -> ConsumerItem:
+        """Return :meth:`receive`'s next item (no generator in between); stop at EOF."""
+        item = self.receive()
+        if item is None:
+            raise StopIteration
+        return item
 
     def respond(
         self,

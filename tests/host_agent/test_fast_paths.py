@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 import uuid
 
 import pytest
@@ -218,3 +219,19 @@ def test_consumer_fast_receive_keeps_order_skips_and_state() -> None:
     assert conn.outstanding == {}  # the notice failed the request closed
     assert conn.state is ConsumerState.SUPERSEDED
     assert conn.data_to_send().startswith(b'{"v":2,"type":"pong","id":"p"')
+
+
+def test_consumer_timestamps_are_kept_per_second_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    from shedproto.clients.host_agent import _common
+
+    stamps = _common._Timestamps()
+    times = iter([1783641600.2, 1783641600.9, 1783641601.0, 1783641599.5, 1783641599.99])
+    monkeypatch.setattr(time, "time", lambda: next(times))
+    got = [stamps() for _ in range(5)]
+    assert got == [
+        "2026-07-10T00:00:00Z",
+        "2026-07-10T00:00:00Z",
+        "2026-07-10T00:00:01Z",
+        "2026-07-09T23:59:59Z",  # the clock stepped back: formatted anew
+        "2026-07-09T23:59:59Z",
+    ]
