@@ -109,6 +109,8 @@ from shedproto.servers import BindError, UnixServer
 from shedproto.servers._idle import loop_clock
 from shedproto.servers._receive import SocketPump
 
+from ._reads import WatchedReads
+
 __all__ = [
     "DEFAULT_DETAILS",
     "CredentialMinter",
@@ -197,7 +199,9 @@ class _Consumer:
         self.hello = hello
         self.stream = stream
         self.pump = pump
-        """Reads for :meth:`HostAgentServer._reader` (one event-loop pass per read)."""
+        self.reads = WatchedReads(pump)
+        """Reads for :meth:`HostAgentServer._reader` (one reader registration for the
+        connection's life on asyncio); closed before the socket is."""
         self.scope = anyio.CancelScope()
         self.hung_up = False
         self.closing = False
@@ -767,6 +771,7 @@ class HostAgentServer:
                     await self._reader(consumer, tg, backlog)
                     tg.cancel_scope.cancel()
         finally:
+            consumer.reads.close()
             self._drop(consumer.key)
             del self._consumers[consumer.key]
             consumer.closing = True
@@ -808,7 +813,7 @@ class HostAgentServer:
                 elif isinstance(event, (TokenGet, CredentialGet)):
                     tg.start_soon(self._answer_credential, consumer, event)
                 # pong: liveness only; skipped lines: nothing to do
-            data = await consumer.pump.receive()
+            data = await consumer.reads.receive()
             events = consumer.conn.receive_data(data)
             if not data and not events:
                 self._drop(consumer.key)
