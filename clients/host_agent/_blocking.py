@@ -98,6 +98,13 @@ class BlockingApprovalConsumer(BlockingClosing):
     :meth:`approve` / :meth:`deny`. Iteration ends at EOF and raises
     :class:`SupersededError` when another consumer takes over. One task (or
     thread) reads; any may answer.
+
+    Per approval (issue 16) the core decodes the request with its one cached
+    typed decoder and no state-table lookup, :meth:`respond` encodes through
+    ``ConsumerConnection.respond`` (a pre-encoded template, no Struct), the
+    ``ts`` text is kept for its second, iteration calls :meth:`receive`
+    without a generator, and on asyncio the transport's reader callback reads
+    for the waiting receive (no spurious wake-up per round trip).
     """
 
     def __init__(self, transport: BlockingLineTransport, conn: ConsumerConnection) -> None:

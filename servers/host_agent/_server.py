@@ -26,7 +26,9 @@ remains is per-frame Python work (ids, timestamps, two encodes and two
 decodes, the registry) on both ends. The registry's per-approval objects are
 slotted (``PendingApproval`` a msgspec Struct), ``ts``/``expires_at`` are
 formatted once a second, an active connection's ``send`` skips its checks
-and the reader hands each decision to its waiter inline. With a raw
+and the reader hands each decision to its waiter inline; the consumer
+connection is read through :class:`WatchedReads` (one reader registration for
+the connection's life on asyncio, no add/remove per wait). With a raw
 consumer the agent's round trip is ~0.95 of the raw exchange on asyncio;
 the rest of the gap is the typed consumer's (``benchmarks/host_agent.py``).
 While serving, time comes from the loop's own clock and waiters' events
