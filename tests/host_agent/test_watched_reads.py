@@ -79,6 +79,6 @@ def test_a_stale_readable_report_wakes_nobody_and_cancelled_reads_are_kept() -> 
             task.cancel()  # ... but the task is cancelled before it resumes
             with pytest.raises(asyncio.CancelledError):
                 await task
-            assert await reads.receive() == b"kept\n"
+            assert await asyncio.wait_for(reads.receive(), 10) == b"kept\n"
 
     asyncio.run(run())
