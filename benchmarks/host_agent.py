@@ -9,7 +9,12 @@
   agent cannot read the reply in the asking task: one consumer connection
   carries many concurrent approvals). What the candidate adds is per-frame
   Python work on both ends: ids, timestamps, two encodes, two decodes, the
-  state machines and the registry.
+  state machines and the registry. Both ends wait on a reader the loop keeps
+  registered and whose callback reads for the waiting task (the client
+  transport; the agent's ``WatchedReads``): no spurious wake-up from the
+  loop's stale readiness report, no reader added and removed per wait. That
+  and the consumer's fast paths took the median candidate from ~83 to ~53 us
+  on asyncio (ratio 1.26 -> 2.0 on this machine, same-run medians).
 * **approval, server side, vs raw exchange** (target 0.95): the same, answered
   by a raw consumer that cuts the request's id out and writes a pre-encoded
   ``approval_response``: what it adds over the raw exchange is the agent's own

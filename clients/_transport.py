@@ -249,7 +249,11 @@ class AsyncLineTransport(AsyncClosing):
     How a wait is bounded, cheaply:
 
     * on asyncio, over a socket, a receive that must wait awaits one future
-      that the loop resolves when the socket is readable; the loop keeps
+      that the loop's reader callback resolves with the bytes it read itself
+      (so the loop's stale report of the same readiness, which a level-triggered
+      selector makes right after the wake-up, finds nothing to read and wakes
+      nobody: no spurious wake-up per receive; bytes read for a receive that
+      was cancelled meanwhile are kept for the next one); the loop keeps
       watching the socket after the wait (no registration per call) until
       it reports bytes nobody waits for, or the transport closes; deadlines
       slide as the servers' do: moving one later only changes
@@ -305,8 +309,10 @@ class AsyncLineTransport(AsyncClosing):
         """The asyncio loop when the fast waits apply (asyncio and a socket), else None."""
         self._clock = anyio.current_time if self._loop is None else self._loop.time
         self._fd = -1 if sock is None else sock.fileno()
-        self._waiter: asyncio.Future[None] | None = None
-        """The future a waiting receive awaits."""
+        self._waiter: asyncio.Future[bytes] | None = None
+        """The future a waiting receive awaits (resolved with what the loop read for it)."""
+        self._kept: bytes | None = None
+        """Bytes the loop read for a receive that was cancelled before it got them."""
         self._watched = False
         """Whether the loop watches the socket for reading (from the first wait on, while
         the peer's bytes are awaited or read promptly: no registration per call)."""
@@ -449,18 +455,15 @@ class AsyncLineTransport(AsyncClosing):
             except OSError:  # reset, or closed by us: both mean no more data
                 return b""
         if self._loop is not None and raw is not None:
-            while True:
-                if self._closed:
-                    return b""
-                await self._readable()
-                try:
-                    data = raw.recv(RECEIVE_CHUNK)
-                except BlockingIOError:
-                    continue
-                except OSError:
-                    return b""
-                self._peer_sending = True
-                return data
+            kept = self._kept
+            if kept is not None:
+                self._kept = None
+                return kept
+            if self._closed:
+                return b""
+            data = await self._readable()
+            self._peer_sending = True
+            return data
         stream = self._stream if self._stream is not None else await self._stream_for_waits()
         deadline = self.deadline
         try:
@@ -477,8 +480,10 @@ class AsyncLineTransport(AsyncClosing):
         self._peer_sending = True
         return data
 
-    async def _readable(self) -> None:
-        """Wait (asyncio) until the socket is readable or closed by :meth:`aclose`.
+    async def _readable(self) -> bytes:
+        """Wait (asyncio) for the bytes the loop reads when the socket is readable.
+
+        ``b""`` at EOF, on a socket error, or when :meth:`aclose` closed the transport.
 
         Raises:
             TimeoutError: the deadline passed first (the sliding timer says so).
@@ -488,7 +493,8 @@ class AsyncLineTransport(AsyncClosing):
         assert loop is not None
         if self._waiter is not None:
             raise anyio.BusyResourceError("reading from")
-        waiter = self._waiter = loop.create_future()
+        waiter: asyncio.Future[bytes] = loop.create_future()
+        self._waiter = waiter
         if not self._watched:
             loop.add_reader(self._fd, self._on_readable)
             self._watched = True
@@ -498,7 +504,11 @@ class AsyncLineTransport(AsyncClosing):
             assert deadlines is not None
             deadlines.watch(self, deadline, loop)
         try:
-            await waiter
+            return await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
+                self._kept = waiter.result()  # read for us, then cancelled: nothing is lost
+            raise
         finally:
             if deadlines is not None:
                 deadlines.waiting.discard(self)
@@ -506,14 +516,24 @@ class AsyncLineTransport(AsyncClosing):
                 self._waiter = None
 
     def _on_readable(self) -> None:
-        """Wake the waiting receive; with none waiting, stop watching until the next wait."""
+        """Read for the waiting receive and wake it; with none waiting, stop watching.
+
+        A report with nothing to read (the stale one after a wake-up) wakes nobody.
+        """
         waiter = self._waiter
         if waiter is None:
             assert self._loop is not None
             self._loop.remove_reader(self._fd)
             self._watched = False
         elif not waiter.done():
-            waiter.set_result(None)
+            assert self._raw is not None
+            try:
+                data = self._raw.recv(RECEIVE_CHUNK)
+            except BlockingIOError:
+                return
+            except OSError:  # reset, or closed by us: both mean no more data
+                data = b""
+            waiter.set_result(data)
 
     def _time_out(self) -> None:
         """Fail the waiting receive with ``TimeoutError`` (its deadline passed)."""
@@ -569,7 +589,7 @@ class AsyncLineTransport(AsyncClosing):
             self._watched = False
         waiter, self._waiter = self._waiter, None
         if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+            waiter.set_result(b"")
         stream = self._stream
         if stream is None:
             assert self._raw is not None

@@ -8,6 +8,7 @@ reaches a later call, and a close wakes a waiting receive.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import socket
 from collections.abc import AsyncIterator
@@ -226,3 +227,49 @@ def test_closed_event_loops_are_not_kept_alive_by_the_shared_deadline_timer() ->
         anyio.run(one_wait, backend="asyncio")
     gc.collect()
     assert not any(loop.is_closed() for loop in _DEADLINES)
+
+
+def test_a_stale_readable_report_after_a_wake_up_wakes_nobody() -> None:
+    """Regression (issue 16): a level-triggered loop reports the socket again right after
+    the wake-up; that report used to wake the next receive for nothing (one spurious task
+    step and a failed read per round trip). The loop's callback reads for the receive now."""
+
+    async def run() -> None:
+        async with socket_pair() as (transport, theirs):
+            received: list[bytes] = []
+
+            async def receive() -> None:
+                received.append(await transport.receive_some())
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(receive)
+                await anyio.wait_all_tasks_blocked()
+                waiter = transport._waiter
+                assert waiter is not None
+                transport._on_readable()  # the stale report: nothing to read
+                assert not waiter.done()
+                theirs.send(b"real\n")
+                transport._on_readable()
+                assert waiter.done()
+            assert received == [b"real\n"]
+
+    anyio.run(run, backend="asyncio")  # the fast wait exists on asyncio only
+
+
+def test_bytes_read_for_a_receive_cancelled_before_it_got_them_are_kept() -> None:
+    """The loop's callback reads for the waiting receive; if that receive's task is
+    cancelled before it runs again, the bytes go to the next receive: nothing is lost."""
+
+    async def run() -> None:
+        async with socket_pair() as (transport, theirs):
+            task = asyncio.ensure_future(transport.receive_some())
+            await anyio.wait_all_tasks_blocked()
+            theirs.send(b"kept\n")
+            transport._on_readable()  # read and handed over ...
+            task.cancel()  # ... but the task is cancelled before it resumes
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            with anyio.fail_after(10):
+                assert await transport.receive_frame() == b"kept"
+
+    asyncio.run(run())  # the fast wait exists on asyncio only

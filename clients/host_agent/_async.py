@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 from typing_extensions import Self
@@ -20,7 +19,6 @@ from shedproto.host_agent import (
     STATUS_CONNECT_TIMEOUT,
     STATUS_READ_TIMEOUT,
     ApprovalRequest,
-    ApprovalResponse,
     ClientInfo,
     ConnectionClosed,
     ConsumerConnection,
@@ -99,6 +97,13 @@ class AsyncApprovalConsumer(AsyncClosing):
     :meth:`approve` / :meth:`deny`. Iteration ends at EOF and raises
     :class:`SupersededError` when another consumer takes over. One task (or
     thread) reads; any may answer.
+
+    Per approval (issue 16) the core decodes the request with its one cached
+    typed decoder and no state-table lookup, :meth:`respond` encodes through
+    ``ConsumerConnection.respond`` (a pre-encoded template, no Struct), the
+    ``ts`` text is kept for its second, iteration calls :meth:`receive`
+    without a generator, and on asyncio the transport's reader callback reads
+    for the waiting receive (no spurious wake-up per round trip).
     """
 
     def __init__(self, transport: AsyncLineTransport, conn: ConsumerConnection) -> None:
@@ -226,12 +231,15 @@ class AsyncApprovalConsumer(AsyncClosing):
                     raise SupersededError(self.superseded)
                 return None
 
-    def __aiter__(self) -> AsyncIterator[ConsumerItem]:
-        return self._iterate()
+    def __aiter__(self) -> Self:
+        return self
 
-    async def _iterate(self) -> AsyncIterator[ConsumerItem]:
-        while (item := await self.receive()) is not None:
-            yield item
+    async def __anext__(self) -> ConsumerItem:
+        """Return :meth:`receive`'s next item (no generator in between); stop at EOF."""
+        item = await self.receive()
+        if item is None:
+            raise StopAsyncIteration
+        return item
 
     async def respond(
         self,
@@ -251,17 +259,16 @@ class AsyncApprovalConsumer(AsyncClosing):
                 ``BrokenPipeError`` in the blocking form.
 
         """
-        await self._send(
-            ApprovalResponse(
-                id=new_id(),
-                ts=timestamp(),
-                request_id=request if isinstance(request, str) else request.id,
-                decision=decision,
-                decided_by=decided_by,
-                scope=scope,
-                ttl=ttl,
-            )
+        line = self.conn.respond(
+            request if isinstance(request, str) else request.id,
+            decision,
+            id=new_id(),
+            ts=timestamp(),
+            decided_by=decided_by,
+            scope=scope,
+            ttl=ttl,
         )
+        await self.transport.send(line)
 
     async def approve(
         self,

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
-from collections.abc import Iterator
 from pathlib import Path
 
 from typing_extensions import Self
@@ -21,7 +20,6 @@ from shedproto.host_agent import (
     STATUS_CONNECT_TIMEOUT,
     STATUS_READ_TIMEOUT,
     ApprovalRequest,
-    ApprovalResponse,
     ClientInfo,
     ConnectionClosed,
     ConsumerConnection,
@@ -100,6 +98,13 @@ class BlockingApprovalConsumer(BlockingClosing):
     :meth:`approve` / :meth:`deny`. Iteration ends at EOF and raises
     :class:`SupersededError` when another consumer takes over. One task (or
     thread) reads; any may answer.
+
+    Per approval (issue 16) the core decodes the request with its one cached
+    typed decoder and no state-table lookup, :meth:`respond` encodes through
+    ``ConsumerConnection.respond`` (a pre-encoded template, no Struct), the
+    ``ts`` text is kept for its second, iteration calls :meth:`receive`
+    without a generator, and on asyncio the transport's reader callback reads
+    for the waiting receive (no spurious wake-up per round trip).
     """
 
     def __init__(self, transport: BlockingLineTransport, conn: ConsumerConnection) -> None:
@@ -227,12 +232,15 @@ class BlockingApprovalConsumer(BlockingClosing):
                     raise SupersededError(self.superseded)
                 return None
 
-    def __iter__(self) -> Iterator[ConsumerItem]:
-        return self._iterate()
+    def __iter__(self) -> Self:
+        return self
 
-    def _iterate(self) -> Iterator[ConsumerItem]:
-        while (item := self.receive()) is not None:
-            yield item
+    def __next__(self) -> ConsumerItem:
+        """Return :meth:`receive`'s next item (no generator in between); stop at EOF."""
+        item = self.receive()
+        if item is None:
+            raise StopIteration
+        return item
 
     def respond(
         self,
@@ -252,17 +260,16 @@ class BlockingApprovalConsumer(BlockingClosing):
                 ``BrokenPipeError`` in the blocking form.
 
         """
-        self._send(
-            ApprovalResponse(
-                id=new_id(),
-                ts=timestamp(),
-                request_id=request if isinstance(request, str) else request.id,
-                decision=decision,
-                decided_by=decided_by,
-                scope=scope,
-                ttl=ttl,
-            )
+        line = self.conn.respond(
+            request if isinstance(request, str) else request.id,
+            decision,
+            id=new_id(),
+            ts=timestamp(),
+            decided_by=decided_by,
+            scope=scope,
+            ttl=ttl,
         )
+        self.transport.send(line)
 
     def approve(
         self,

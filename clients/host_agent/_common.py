@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
@@ -65,9 +66,34 @@ new_id = IdSource(os.urandom)
 """Mint a frame id."""
 
 
-def timestamp() -> str:
-    """Return the wall-clock time as the agent spells it in frames."""
-    return format_timestamp(time.time())
+class _Timestamps:
+    """Wall-clock stamps as the agent spells them, kept for the rest of their second.
+
+    Whole seconds: the text only changes once a second, so a stamp is a
+    comparison instead of a format. The cache is one tuple swapped whole:
+    threads (the blocking consumer) never see a torn pair.
+    """
+
+    __slots__ = ("_cached",)
+
+    def __init__(self) -> None:
+        self._cached: tuple[float, float, str] = (0.0, 0.0, "")
+        """``[start, end)`` of the second last formatted, and its text."""
+
+    def __call__(self) -> str:
+        """Return the wall-clock time as the agent spells it in frames."""
+        now = time.time()
+        start, end, text = self._cached
+        if start <= now < end:
+            return text
+        text = format_timestamp(now)
+        start = float(math.floor(now))
+        self._cached = (start, start + 1.0, text)
+        return text
+
+
+timestamp = _Timestamps()
+"""Return the wall-clock time as the agent spells it in frames (``timestamp()``)."""
 
 
 def default_socket_dir() -> Path:

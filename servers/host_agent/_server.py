@@ -26,7 +26,9 @@ remains is per-frame Python work (ids, timestamps, two encodes and two
 decodes, the registry) on both ends. The registry's per-approval objects are
 slotted (``PendingApproval`` a msgspec Struct), ``ts``/``expires_at`` are
 formatted once a second, an active connection's ``send`` skips its checks
-and the reader hands each decision to its waiter inline. With a raw
+and the reader hands each decision to its waiter inline; the consumer
+connection is read through :class:`WatchedReads` (one reader registration for
+the connection's life on asyncio, no add/remove per wait). With a raw
 consumer the agent's round trip is ~0.95 of the raw exchange on asyncio;
 the rest of the gap is the typed consumer's (``benchmarks/host_agent.py``).
 While serving, time comes from the loop's own clock and waiters' events
@@ -108,6 +110,8 @@ from shedproto.host_agent import (
 from shedproto.servers import BindError, UnixServer
 from shedproto.servers._idle import loop_clock
 from shedproto.servers._receive import SocketPump
+
+from ._reads import WatchedReads
 
 __all__ = [
     "DEFAULT_DETAILS",
@@ -197,7 +201,9 @@ class _Consumer:
         self.hello = hello
         self.stream = stream
         self.pump = pump
-        """Reads for :meth:`HostAgentServer._reader` (one event-loop pass per read)."""
+        self.reads = WatchedReads(pump)
+        """Reads for :meth:`HostAgentServer._reader` (one reader registration for the
+        connection's life on asyncio); closed before the socket is."""
         self.scope = anyio.CancelScope()
         self.hung_up = False
         self.closing = False
@@ -767,6 +773,7 @@ class HostAgentServer:
                     await self._reader(consumer, tg, backlog)
                     tg.cancel_scope.cancel()
         finally:
+            consumer.reads.close()
             self._drop(consumer.key)
             del self._consumers[consumer.key]
             consumer.closing = True
@@ -808,7 +815,7 @@ class HostAgentServer:
                 elif isinstance(event, (TokenGet, CredentialGet)):
                     tg.start_soon(self._answer_credential, consumer, event)
                 # pong: liveness only; skipped lines: nothing to do
-            data = await consumer.pump.receive()
+            data = await consumer.reads.receive()
             events = consumer.conn.receive_data(data)
             if not data and not events:
                 self._drop(consumer.key)

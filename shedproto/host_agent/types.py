@@ -53,6 +53,7 @@ __all__ = [
     "TokenResponse",
     "decode_agent_frame",
     "decode_consumer_frame",
+    "encode_approval_response",
     "encode_frame",
 ]
 
@@ -313,6 +314,50 @@ def encode_frame(frame: ConsumerFrame | AgentFrame) -> bytes:
         raise TypeError(f"not an approval-channel frame: {type(frame).__name__}")
     body = _ENCODER.encode(frame)
     return _V_PREFIX + body[1:] + b"\n"
+
+
+_ENCODE_STR = _ENCODER.encode
+_RESPONSE_HEAD = _V_PREFIX + b'"type":"approval_response","id":'
+_DECISIONS = {decision: b',"decision":' + _ENCODE_STR(decision) for decision in ("approve", "deny")}
+"""The ``decision`` part of the two decisions a consumer makes, encoded once."""
+
+
+def encode_approval_response(
+    id: str,
+    ts: str,
+    request_id: str,
+    decision: str,
+    *,
+    decided_by: str = "",
+    scope: str = "",
+    ttl: str = "",
+) -> bytes:
+    """Return ``encode_frame(ApprovalResponse(...))`` for these fields, byte for byte.
+
+    The consumer's per-approval encode, about twice as fast: no Struct is
+    built; the fixed keys are pre-encoded around each string, which msgspec
+    still escapes one by one (the ``decision`` of ``approve``/``deny`` is
+    cached), and empty omitempty fields are left out as the Struct's rules say.
+    """
+    encode = _ENCODE_STR
+    cached = _DECISIONS.get(decision)
+    parts = [
+        _RESPONSE_HEAD,
+        encode(id),
+        b',"ts":',
+        encode(ts),
+        b',"request_id":',
+        encode(request_id),
+        cached if cached is not None else b',"decision":' + encode(decision),
+    ]
+    if decided_by:
+        parts += (b',"decided_by":', encode(decided_by))
+    if scope:
+        parts += (b',"scope":', encode(scope))
+    if ttl:
+        parts += (b',"ttl":', encode(ttl))
+    parts.append(b"}\n")
+    return b"".join(parts)
 
 
 class _Envelope(LenientFrame, frozen=True, kw_only=True):

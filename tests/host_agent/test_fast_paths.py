@@ -1,19 +1,32 @@
-"""The core's fast paths (ids, timestamps) agree with the general code they short-cut."""
+"""The core's fast paths (ids, timestamps, consumer) agree with the general code they skip."""
 
 from __future__ import annotations
 
 import os
+import time
 import uuid
 
 import pytest
 
+from shedproto import ErrorCode, LocalProtocolError
 from shedproto.host_agent import (
+    ApprovalRequest,
+    ApprovalResponse,
     AuditRecord,
+    ConsumerConnection,
+    ConsumerState,
+    Event,
     EventLines,
+    Hello,
+    HelloAck,
     IdSource,
+    LineSkipped,
+    Ping,
+    decode_consumer_frame,
     encode_frame,
     format_timestamp,
 )
+from shedproto.host_agent.types import encode_approval_response
 
 
 def test_id_source_makes_uuid4_strings() -> None:
@@ -99,3 +112,126 @@ def test_event_lines_errors() -> None:
     short = EventLines(lambda n: b"\x00" * (n - 1))
     with pytest.raises(ValueError, match="expected"):
         short.line(_RECORDS[0])
+
+
+# --------------------------------------------------------------------------- consumer fast paths
+
+_RESPONSE_FIELDS = [
+    {"decision": "approve"},
+    {"decision": "deny"},
+    {"decision": "maybe"},
+    {"decision": ""},
+    {"decision": "approve", "decided_by": "alice", "scope": "session", "ttl": "5m"},
+    {"decision": "deny", "ttl": "1h"},
+    {"decision": 'qu"ote\\', "decided_by": "\u00e9\u2028\x00\x1f", "scope": "\ud7ff"},
+]
+
+
+@pytest.mark.parametrize("fields", _RESPONSE_FIELDS)
+@pytest.mark.parametrize("request_id", ["r-1", 'a"b\\c\n', "\u00fc\U0001f600", ""])
+def test_encode_approval_response_matches_encode_frame(
+    fields: dict[str, str], request_id: str
+) -> None:
+    expected = encode_frame(ApprovalResponse(id="i\t", ts="t", request_id=request_id, **fields))
+    decision = fields["decision"]
+    rest = {key: value for key, value in fields.items() if key != "decision"}
+    got = encode_approval_response("i\t", "t", request_id, decision, **rest)
+    assert got == expected
+    assert decode_consumer_frame(got) == ApprovalResponse(
+        id="i\t", ts="t", request_id=request_id, **fields
+    )
+
+
+def _active_consumer() -> ConsumerConnection:
+    conn = ConsumerConnection()
+    conn.send(Hello(id="h"))
+    conn.receive_data(
+        encode_frame(
+            HelloAck.accepted_ack(
+                id="a", ts="t", version="v", gate_namespaces=(), request_timeout_ms=1
+            )
+        )
+    )
+    return conn
+
+
+def test_consumer_respond_is_send_byte_for_byte() -> None:
+    fast, general = _active_consumer(), _active_consumer()
+    requests = encode_frame(ApprovalRequest(id="r1")) + encode_frame(ApprovalRequest(id="r2"))
+    assert fast.receive_data(requests) == general.receive_data(requests)
+    assert set(fast.outstanding) == {"r1", "r2"}
+    line = fast.respond("r1", "approve", id="i", ts="t", decided_by="bob", ttl="1m")
+    assert line == general.send(
+        ApprovalResponse(
+            id="i", ts="t", request_id="r1", decision="approve", decided_by="bob", ttl="1m"
+        )
+    )
+    assert set(fast.outstanding) == set(general.outstanding) == {"r2"}
+
+
+def test_consumer_respond_refuses_what_send_refuses() -> None:
+    conn = _active_consumer()
+    with pytest.raises(LocalProtocolError) as info:
+        conn.respond("nope", "deny", id="i", ts="t")
+    assert info.value.code is ErrorCode.INVALID_ARGUMENT
+    conn.receive_data(encode_frame(ApprovalRequest(id="r")))
+    conn.respond("r", "deny", id="i", ts="t")
+    with pytest.raises(LocalProtocolError):
+        conn.respond("r", "deny", id="i", ts="t")  # answered already
+    conn.receive_data(encode_frame(ApprovalRequest(id="s")))
+    conn.receive_data(encode_frame(HelloAck.superseded_ack(id="x", ts="t")))
+    with pytest.raises(LocalProtocolError) as info:
+        conn.respond("s", "approve", id="i", ts="t")
+    assert info.value.code is ErrorCode.UNEXPECTED_EVENT
+    idle = ConsumerConnection()
+    with pytest.raises(LocalProtocolError):
+        idle.respond("s", "approve", id="i", ts="t")
+
+
+def test_consumer_fast_receive_keeps_order_skips_and_state() -> None:
+    conn = _active_consumer()
+    request = ApprovalRequest(id="r", namespace="ssh-agent")
+    event = Event(id="e", result="ok")
+    data = (
+        encode_frame(request)
+        + b"nope\n \n"
+        + b'{"v":2,"type":"zzz"}\n'
+        + encode_frame(Ping(id="p"))
+        + encode_frame(event)
+        + encode_frame(HelloAck.superseded_ack(id="s", ts="t"))
+        + encode_frame(Event(id="late"))
+    )
+    events = conn.receive_data(data, wall=0.0)
+    assert [type(e) for e in events] == [
+        ApprovalRequest,
+        LineSkipped,
+        LineSkipped,
+        Ping,
+        Event,
+        HelloAck,
+        LineSkipped,  # nothing is expected once superseded
+    ]
+    assert events[0] == request
+    assert events[4] == event
+    skipped = events[2]
+    assert isinstance(skipped, LineSkipped)
+    assert skipped.error.code is ErrorCode.UNKNOWN_TYPE
+    assert conn.outstanding == {}  # the notice failed the request closed
+    assert conn.state is ConsumerState.SUPERSEDED
+    assert conn.data_to_send().startswith(b'{"v":2,"type":"pong","id":"p"')
+
+
+def test_consumer_timestamps_are_kept_per_second_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    from shedproto.clients.host_agent import _common
+
+    stamps = _common._Timestamps()
+    times = iter([1783641600.2, 1783641600.9, 1783641601.0, 1783641599.5, 1783641599.99])
+    monkeypatch.setattr(time, "time", lambda: next(times))
+    got = [stamps() for _ in range(5)]
+    assert got == [
+        "2026-07-10T00:00:00Z",
+        "2026-07-10T00:00:00Z",
+        "2026-07-10T00:00:01Z",
+        "2026-07-09T23:59:59Z",  # the clock stepped back: formatted anew
+        "2026-07-09T23:59:59Z",
+    ]
