@@ -109,9 +109,7 @@ from shedproto.host_agent import (
 )
 from shedproto.servers import BindError, UnixServer
 from shedproto.servers._idle import loop_clock
-from shedproto.servers._receive import SocketPump
-
-from ._reads import WatchedReads
+from shedproto.servers._receive import SocketPump, WatchedReads
 
 __all__ = [
     "DEFAULT_DETAILS",

@@ -11,8 +11,7 @@ import anyio
 import anyio.abc
 import pytest
 
-from shedproto.servers._receive import SocketPump
-from shedproto.servers.host_agent._reads import WatchedReads
+from shedproto.servers._receive import SocketPump, WatchedReads
 
 
 @asynccontextmanager
