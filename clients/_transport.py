@@ -32,8 +32,6 @@ import os
 import socket
 import threading
 import time
-import weakref
-from collections import deque
 from types import TracebackType
 
 import anyio
@@ -46,6 +44,7 @@ from shedproto import ErrorCode, FrameQueue, FramingPolicy, RemoteProtocolError
 from shedproto._framing import DEFAULT_POLICY
 
 from ._unreachable import ConnectError, other_protocol, unreachable
+from ._waits import CallLock, LoopDeadlines, running_asyncio_loop
 
 __all__ = [
     "RECEIVE_CHUNK",
@@ -187,56 +186,6 @@ class BlockingClosing:
         self.close()
 
 
-class CallLock:
-    """Serialises a client's calls (``async with lock:``); first come, first served.
-
-    An acquire nobody contends costs one flag test: no task lookup, no
-    checkpoint. Callers that find it held queue on an event each; release
-    hands the lock straight to the first of them. A queued caller that is
-    cancelled leaves the queue, or, if the lock was already handed to it,
-    passes it on.
-    """
-
-    __slots__ = ("_held", "_waiters")
-
-    def __init__(self) -> None:
-        self._held = False
-        self._waiters: deque[anyio.Event] = deque()
-
-    def locked(self) -> bool:
-        """Return whether a call holds the lock."""
-        return self._held
-
-    async def __aenter__(self) -> None:
-        if not self._held:
-            self._held = True
-            return
-        turn = anyio.Event()
-        self._waiters.append(turn)
-        try:
-            await turn.wait()
-        except BaseException:
-            if turn.is_set():
-                self._release()  # it was handed to us as we were cancelled: pass it on
-            else:
-                self._waiters.remove(turn)
-            raise
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._release()
-
-    def _release(self) -> None:
-        if self._waiters:
-            self._waiters.popleft().set()  # handed over: stays held
-        else:
-            self._held = False
-
-
 class AsyncLineTransport(AsyncClosing):
     """An anyio byte stream that sends raw frames and receives framed lines.
 
@@ -260,7 +209,7 @@ class AsyncLineTransport(AsyncClosing):
       :attr:`deadline`, and one timer per event loop, shared by every
       waiting receive, re-arms itself at the earliest deadline still
       waiting when it fires early, and fails a receive whose deadline has
-      passed with ``TimeoutError`` (:class:`_LoopDeadlines`). No cancel
+      passed with ``TimeoutError`` (:class:`LoopDeadlines`). No cancel
       scope, no checkpoint, no timer per call or per connection;
     * the socket is read directly (no anyio stream, no event-loop round)
       right after a receive that got data, at most once in a row, so a peer
@@ -305,7 +254,7 @@ class AsyncLineTransport(AsyncClosing):
         if sock is None and stream is None:
             raise ValueError("AsyncLineTransport needs a stream or a socket")
         self._raw: socket.socket | None = sock
-        self._loop = _running_asyncio_loop() if sock is not None else None
+        self._loop = running_asyncio_loop() if sock is not None else None
         """The asyncio loop when the fast waits apply (asyncio and a socket), else None."""
         self._clock = anyio.current_time if self._loop is None else self._loop.time
         self._fd = -1 if sock is None else sock.fileno()
@@ -316,7 +265,7 @@ class AsyncLineTransport(AsyncClosing):
         self._watched = False
         """Whether the loop watches the socket for reading (from the first wait on, while
         the peer's bytes are awaited or read promptly: no registration per call)."""
-        self._deadlines = None if self._loop is None else _LoopDeadlines.of(self._loop)
+        self._deadlines = None if self._loop is None else LoopDeadlines.of(self._loop)
         self._direct = sock is not None
         self._closed = False
         self._peer_sending = False
@@ -366,7 +315,7 @@ class AsyncLineTransport(AsyncClosing):
         except OSError as exc:
             sock.close()
             raise unreachable(target, exc) from exc
-        if _running_asyncio_loop() is not None:
+        if running_asyncio_loop() is not None:
             return cls(None, policy=policy, path=target, sock=sock)
         stream = await anyio.abc.UNIXSocketStream.from_socket(sock)
         return cls(stream, policy=policy, path=target, sock=sock)
@@ -599,83 +548,6 @@ class AsyncLineTransport(AsyncClosing):
             if self._unsettled:
                 await anyio.lowlevel.checkpoint()
             await stream.aclose()
-
-
-class _LoopDeadlines:
-    """One timer per asyncio event loop for the waiting receives of every transport on it.
-
-    A wait registers its transport (:meth:`watch`) and leaves when it ends.
-    The timer is armed at the earliest deadline it knows; a wait whose
-    deadline is later (the usual case: each call moves its connection's
-    deadline on) arms nothing. When the timer fires it times out every
-    registered wait whose deadline has passed and re-arms itself at the
-    earliest deadline still waiting, if any; deadlines that slid in the
-    meantime are simply read anew. So a call costs a set insertion, not a
-    timer, and a connection per request costs no timer either.
-    """
-
-    __slots__ = ("armed", "timer_at", "waiting")
-
-    def __init__(self) -> None:
-        self.waiting: set[AsyncLineTransport] = set()
-        """The transports whose receive waits with a finite deadline."""
-        self.timer_at = math.inf
-        """When the live timer fires (inf: none is live)."""
-        self.armed = 0
-        """Which timer is live: one armed earlier than another is not cancelled (holding
-        its handle would keep the loop, this object's key, alive) but ignored when it fires."""
-
-    @classmethod
-    def of(cls, loop: asyncio.AbstractEventLoop) -> _LoopDeadlines:
-        """Return ``loop``'s deadlines (made on first use)."""
-        deadlines = _DEADLINES.get(loop)
-        if deadlines is None:
-            deadlines = _DEADLINES[loop] = cls()  # holds no reference to its key
-        return deadlines
-
-    def watch(
-        self, transport: AsyncLineTransport, deadline: float, loop: asyncio.AbstractEventLoop
-    ) -> None:
-        """Bound ``transport``'s wait by ``deadline`` (it leaves :attr:`waiting` when done)."""
-        self.waiting.add(transport)
-        if deadline < self.timer_at:
-            self._arm(loop, deadline)
-
-    def _arm(self, loop: asyncio.AbstractEventLoop, at: float) -> None:
-        self.armed += 1
-        self.timer_at = at
-        loop.call_at(at, self._fire, self.armed)
-
-    def _fire(self, armed: int) -> None:
-        if armed != self.armed:
-            return  # superseded by a timer armed for an earlier deadline
-        self.timer_at = math.inf
-        loop = asyncio.get_running_loop()
-        now = loop.time()
-        earliest = math.inf
-        for transport in list(self.waiting):
-            deadline = transport.deadline
-            if deadline <= now:
-                self.waiting.discard(transport)
-                transport._time_out()
-            elif deadline < earliest:
-                earliest = deadline
-        if earliest != math.inf:
-            self._arm(loop, earliest)
-
-
-_DEADLINES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopDeadlines] = (
-    weakref.WeakKeyDictionary()
-)
-"""Each running event loop's :class:`_LoopDeadlines`."""
-
-
-def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
-    """Return the running asyncio loop, or None (under trio, or outside a loop)."""
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 class BlockingLineTransport(BlockingClosing):

@@ -21,7 +21,7 @@ import anyio.lowlevel
 import pytest
 
 from shedproto.clients import AsyncLineTransport
-from shedproto.clients._transport import _DEADLINES, CallLock
+from shedproto.clients._waits import _BY_LOOP, CallLock
 from shedproto.clients.desktop import AsyncDesktopClient
 
 
@@ -226,7 +226,7 @@ def test_closed_event_loops_are_not_kept_alive_by_the_shared_deadline_timer() ->
     for _ in range(3):
         anyio.run(one_wait, backend="asyncio")
     gc.collect()
-    assert not any(loop.is_closed() for loop in _DEADLINES)
+    assert not any(loop.is_closed() for loop in _BY_LOOP)
 
 
 def test_a_stale_readable_report_after_a_wake_up_wakes_nobody() -> None:
