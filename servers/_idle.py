@@ -15,11 +15,12 @@ looked up once per connection, reads the same clock in a fraction of that.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Callable
 
 import anyio
+
+from ._loop import running_asyncio_loop
 
 __all__ = ["IdleDeadline", "loop_clock"]
 
@@ -31,10 +32,9 @@ def loop_clock() -> Callable[[], float]:
     Anything else falls back to ``anyio.current_time`` itself. Deadlines of
     anyio cancel scopes are on this clock. Never raises inside a running loop.
     """
-    try:
-        return asyncio.get_running_loop().time
-    except RuntimeError:
-        pass
+    loop = running_asyncio_loop()
+    if loop is not None:
+        return loop.time
     trio = sys.modules.get("trio")
     if trio is not None:
         try:

@@ -9,6 +9,7 @@ missing uvloop an error instead of a silent fallback.
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import os
 from collections.abc import Awaitable, Callable, Mapping
@@ -17,7 +18,7 @@ from typing import Any, TypeVar
 import anyio
 from typing_extensions import TypeVarTuple, Unpack
 
-__all__ = ["LOOP_ENV", "LoopChoiceError", "loop_options", "run"]
+__all__ = ["LOOP_ENV", "LoopChoiceError", "loop_options", "run", "running_asyncio_loop"]
 
 LOOP_ENV = "SHEDPROTO_LOOP"
 """The environment variable that chooses the loop: ``auto`` (default), ``asyncio`` or ``uvloop``."""
@@ -51,3 +52,11 @@ def loop_options(env: Mapping[str, str] | None = None) -> dict[str, Any]:
 def run(func: Callable[[Unpack[PosArgsT]], Awaitable[T]], *args: Unpack[PosArgsT]) -> T:
     """``anyio.run(func, *args)`` on asyncio with :func:`loop_options` (uvloop when installed)."""
     return anyio.run(func, *args, backend="asyncio", backend_options=loop_options())
+
+
+def running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    """Return the running asyncio loop (uvloop included), or None under trio or outside one."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -28,6 +28,8 @@ import anyio.abc
 import anyio.lowlevel
 from anyio.abc import SocketAttribute
 
+from ._loop import running_asyncio_loop
+
 __all__ = [
     "EAGER_READS",
     "HANGUP_ERRORS",
@@ -204,12 +206,7 @@ class WatchedReads:
 
     def __init__(self, pump: SocketPump) -> None:
         self._pump = pump
-        loop: asyncio.AbstractEventLoop | None
-        try:
-            loop = asyncio.get_running_loop() if pump.raw is not None else None
-        except RuntimeError:  # trio
-            loop = None
-        self._loop = loop
+        self._loop = running_asyncio_loop() if pump.raw is not None else None
         self._fd = -1 if pump.raw is None else pump.raw.fileno()
         self._waiter: asyncio.Future[bytes] | None = None
         self._watched = False
@@ -282,9 +279,8 @@ async def wait_readable(raw: socket.socket) -> None:
     time. Elsewhere (trio) it is ``anyio.wait_readable``. Cancellation
     propagates, with the reader removed.
     """
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
+    loop = running_asyncio_loop()
+    if loop is None:
         await anyio.wait_readable(raw)
         return
     readable = loop.create_future()

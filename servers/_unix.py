@@ -31,7 +31,6 @@ one debug line, never a traceback.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import errno
 import logging
@@ -50,6 +49,7 @@ import anyio.lowlevel
 from shedproto._unix_paths import max_socket_path_bytes as _max_socket_path_bytes
 
 from ._dirs import create_directories
+from ._loop import running_asyncio_loop
 from ._receive import EAGER_READS, HANGUP_ERRORS, wait_readable
 
 __all__ = [
@@ -397,7 +397,7 @@ class UnixServer:
                         if self._stop_requested:
                             self._accepting.cancel()
                         task_status.started(bound.path)
-                        if _on_asyncio():
+                        if running_asyncio_loop() is not None:
                             await self._accept_direct(bound.sock, connections)
                         else:
                             await self._accept_loop(listener, connections)
@@ -504,12 +504,3 @@ class UnixServer:
             self._open.discard(stream)
             if not self._open and self._drained is not None:
                 self._drained.set()
-
-
-def _on_asyncio() -> bool:
-    """Return whether the running event loop is asyncio's (uvloop included)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True

@@ -561,23 +561,27 @@ async def test_server_survives_running_out_of_file_descriptors(
                 refused.set()
 
     watcher = Watcher()
-    logging.getLogger("shedproto.servers").addHandler(watcher)
-    async with anyio.create_task_group() as tg:
-        server = echo_server(path)
-        await tg.start(server.serve)
-        with socket.socket(socket.AF_UNIX) as client:
-            client.connect(str(path))  # waits in the backlog until the server accepts
-            lowest_free = os.dup(0)
-            os.close(lowest_free)
-            resource.setrlimit(resource.RLIMIT_NOFILE, (lowest_free, hard))
-            try:
-                with anyio.fail_after(5):
-                    await refused.wait()
-            finally:
-                resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
-                logging.getLogger("shedproto.servers").removeHandler(watcher)
-            assert "Too many open files" in caplog.text
-            client.sendall(b"still here\n")
-            reply = await anyio.to_thread.run_sync(client.recv, 100)
-        assert reply == b"still here\n"
-        server.shutdown()
+    servers_log = logging.getLogger("shedproto.servers")
+    servers_log.addHandler(watcher)
+    try:
+        async with anyio.create_task_group() as tg:
+            server = echo_server(path)
+            await tg.start(server.serve)
+            with socket.socket(socket.AF_UNIX) as client:
+                client.settimeout(5)
+                client.connect(str(path))  # waits in the backlog until the server accepts
+                lowest_free = os.dup(0)
+                os.close(lowest_free)
+                resource.setrlimit(resource.RLIMIT_NOFILE, (lowest_free, hard))
+                try:
+                    with anyio.fail_after(5):
+                        await refused.wait()
+                finally:
+                    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+                assert "Too many open files" in caplog.text
+                client.sendall(b"still here\n")
+                reply = await anyio.to_thread.run_sync(client.recv, 100)
+            assert reply == b"still here\n"
+            server.shutdown()
+    finally:
+        servers_log.removeHandler(watcher)
