@@ -109,6 +109,7 @@ from shedproto.host_agent import (
 )
 from shedproto.servers import BindError, UnixServer
 from shedproto.servers._idle import loop_clock
+from shedproto.servers._loop import running_asyncio_loop
 from shedproto.servers._receive import SocketPump, WatchedReads
 
 __all__ = [
@@ -130,8 +131,12 @@ DEFAULT_DETAILS: Mapping[str, str] = {
 
 WRITE_QUEUE = 256
 """Frames a consumer may have queued before it counts as a dead transport."""
-CORK_FRAMES = 64
-"""Corked events are written inline once this many have gathered (a burst's syscall budget)."""
+CORK_FRAMES = WRITE_QUEUE // 2
+"""Corked events are written inline once this many have gathered (a burst's syscall budget).
+
+Half the queue: a burst takes one ``send`` per 128 events (64 cost ~50 ns an event
+more in system time), and a consumer whose socket is full still has half the queue
+before it counts as dead."""
 SUPERSEDE_FLUSH = 6.0
 """Seconds a superseded consumer gets to receive its notice before it is closed."""
 _ACTIVE = AgentState.ACTIVE
@@ -178,10 +183,13 @@ class _Consumer:
 
     Frames go straight to the (non-blocking) socket while nothing is queued
     behind a full socket: no task hop and no timer per frame. Events may be
-    *corked* instead (queued, written in one go by the writer task, or inline
-    once ``CORK_FRAMES`` have gathered), which saves a syscall per event in a
-    burst. When the socket does not take everything, the remainder waits in
-    the bounded queue (``WRITE_QUEUE`` frames) for
+    *corked* instead (queued, then written in one go at the end of the loop
+    pass, or inline once ``CORK_FRAMES`` have gathered), which saves a syscall
+    per event in a burst. On asyncio (uvloop too) the end-of-pass write is a
+    ``call_soon`` callback of :meth:`flush`, not a wake-up of the writer task
+    (no task step, no new event per burst); on trio the writer task does it.
+    When the socket does not take everything, the remainder waits in the
+    bounded queue (``WRITE_QUEUE`` frames) for
     :meth:`HostAgentServer._writer`, which writes it under the write deadline;
     order is always kept and a stuck consumer is still cut off.
     """
@@ -193,6 +201,8 @@ class _Consumer:
         hello: Hello,
         stream: anyio.abc.SocketStream,
         pump: SocketPump,
+        *,
+        on_hangup: Callable[[], None],
     ) -> None:
         self.key = key
         self.conn = conn
@@ -212,6 +222,12 @@ class _Consumer:
         self.wakeup = anyio.Event()
         self.raw = pump.raw
         """The socket for direct writes; ``None`` for a test double (queue only)."""
+        self.on_hangup = on_hangup
+        """Called once by :meth:`hangup` (the server ends its open burst there)."""
+        loop = running_asyncio_loop() if self.raw is not None else None
+        self.call_soon = None if loop is None else loop.call_soon
+        """asyncio's (uvloop's) ``call_soon``: corked frames are written by a callback at
+        the end of the loop pass; ``None`` (trio, a test double): the writer task does it."""
 
     def enqueue(self, data: bytes, *, cork: bool = False) -> bool:
         """Write ``data`` now (or, with ``cork``, soon); a failed write or full queue drops it.
@@ -227,8 +243,11 @@ class _Consumer:
         queue.append(data)
         if self.raw is not None and not self.blocked and (not cork or len(queue) >= CORK_FRAMES):
             return self.flush()
-        if len(queue) == 1:  # the writer was woken already for a longer queue
-            self.wakeup.set()
+        if len(queue) == 1:  # the writer (or the callback) was woken already for a longer queue
+            if self.call_soon is not None and not self.blocked:
+                self.call_soon(self.flush)
+            else:
+                self.wakeup.set()
         return True
 
     def flush(self) -> bool:
@@ -238,7 +257,7 @@ class _Consumer:
         """
         queue = self.queue
         raw = self.raw
-        if raw is None or self.blocked or not queue:
+        if raw is None or self.blocked or self.hung_up or not queue:
             return not self.hung_up
         data = queue[0] if len(queue) == 1 else b"".join(queue)
         queue.clear()
@@ -264,6 +283,7 @@ class _Consumer:
         if self.hung_up:
             return
         self.hung_up = True
+        self.on_hangup()
         self.wakeup.set()
         if self.raw is None:  # not a socket (a test double): cancel instead
             self.scope.cancel()
@@ -325,6 +345,9 @@ class HostAgentServer:
         self._waiters: dict[str, _Waiter] = {}
         self._next_key = 0
         self._consumer_changed = anyio.Event()
+        self._burst: deque[bytes] | None = None
+        """The active consumer's queue while a burst of corked events is open (see
+        :meth:`_fan_out`); ``None`` sends the next event through the full path."""
         # The socket directory is the agent's own: re-chmodded 0700 like the real agent does.
         self._status_server = UnixServer(
             self.status_path, self._serve_status, grace=grace, dedicated_dir=True
@@ -505,17 +528,37 @@ class HostAgentServer:
                 handle.write(encode_audit_line(record))
         line = _event_line(record)
         self.ring.append(line)
-        consumer = self._consumers.get(self.registry.consumer)  # _active(), inlined
-        if consumer is not None and consumer.conn.state is _ACTIVE:
-            # Corked: while 1..62 frames wait, the writer is already woken and no inline
-            # flush is due, so appending is all there is to do. The state check above is
-            # the one forward() makes; the core's forward() runs once per burst, below.
-            queue = consumer.queue
-            if 0 < len(queue) < CORK_FRAMES - 1 and not consumer.hung_up and not consumer.closing:
-                queue.append(line)
-            else:
-                consumer.enqueue(consumer.conn.forward((line,)), cork=True)
+        burst = self._burst
+        if burst is not None and 0 < len(burst) < CORK_FRAMES - 1:
+            burst.append(line)  # the burst's first event checked the consumer and woke the writer
+        else:
+            self._fan_out(line)
         return line
+
+    def _fan_out(self, line: bytes) -> None:
+        """Give ``line`` to the active consumer through the core's ``forward`` and open a burst.
+
+        The first event of a burst takes this path: the consumer lookup, the
+        core's state check (``forward``) and a corked :meth:`_Consumer.enqueue`
+        (which wakes the writer, or writes inline every ``CORK_FRAMES``).
+        Afterwards :attr:`_burst` is that consumer's queue, so that the next
+        events of the burst are one append each (:meth:`emit_audit`), until
+        ``CORK_FRAMES`` are queued, the queue was written (it is empty again)
+        or anything changes the consumer (:meth:`_drop`, :meth:`_promote`, a
+        hang-up: each ends the burst). Never raises for a dead consumer.
+        """
+        self._burst = None
+        consumer = self._consumers.get(self.registry.consumer)  # _active(), inlined
+        if (
+            consumer is not None
+            and consumer.conn.state is _ACTIVE
+            and consumer.enqueue(consumer.conn.forward((line,)), cork=True)
+            and not consumer.closing
+        ):
+            self._burst = consumer.queue
+
+    def _end_burst(self) -> None:
+        self._burst = None
 
     def audit(
         self,
@@ -759,7 +802,7 @@ class HostAgentServer:
         except (TimeoutError, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             return  # never promoted
         self._next_key += 1
-        consumer = _Consumer(self._next_key, conn, hello, stream, pump)
+        consumer = _Consumer(self._next_key, conn, hello, stream, pump, on_hangup=self._end_burst)
         self._consumers[consumer.key] = consumer
         try:
             self._promote(consumer)
@@ -779,12 +822,14 @@ class HostAgentServer:
 
     def _drop(self, key: Hashable) -> None:
         """Demote ``key`` now: no longer the consumer, its approvals denied. Idempotent."""
+        self._burst = None
         was_consumer = self.registry.consumer == key
         self._deliver_all(self.registry.demote(key))
         if was_consumer:
             self._notify_consumer_change()
 
     def _promote(self, consumer: _Consumer) -> None:
+        self._burst = None
         promotion = self.registry.promote(consumer.key)
         self._deliver_all(promotion.failed)
         if promotion.superseded is not None:

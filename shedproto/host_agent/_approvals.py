@@ -415,6 +415,7 @@ class AuditRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
 
 
 _RECORD_ENCODER = msgspec.json.Encoder()
+_encode_into = _RECORD_ENCODER.encode_into
 _EVENT_HEAD = b'{"v":%d,"type":"event","id":' % PROTOCOL_VERSION
 _EVENT_KIND = b',"kind":"audit",'
 _EVENT_HEAD_ID = _EVENT_HEAD + b'"'
@@ -429,7 +430,7 @@ class _TsPart:
     so a thread that read the old one splices consistent bytes.
     """
 
-    __slots__ = ("part", "quoted", "skip", "ts")
+    __slots__ = ("cut", "part", "quoted", "skip", "ts")
 
     def __init__(self, ts: str) -> None:
         encoded = _RECORD_ENCODER.encode(ts)
@@ -437,6 +438,7 @@ class _TsPart:
         self.part = b',"ts":' + encoded + _EVENT_KIND
         self.quoted = b'"' + self.part
         self.skip = len(encoded)
+        self.cut = 7 + self.skip
 
 
 _LAST_TS = [_TsPart("")]
@@ -458,25 +460,33 @@ class EventLines(IdBlocks):
 
     """
 
-    __slots__ = ("_ids",)
+    __slots__ = ("_ids", "_scratch", "_ts")
 
     def __init__(self, entropy: Callable[[int], bytes], *, block: int = 128) -> None:
         super().__init__(entropy, block=block)
         self._ids: list[bytes] = []
+        self._scratch = bytearray(1024)
+        self._ts = _TsPart("")
 
     def line(self, record: AuditRecord) -> bytes:
         """Return the encoded ``event`` frame of ``record`` with the next id, newline included."""
         ids = self._ids
         if not ids:
-            ids[:] = self._next_block().split()
-            ids.reverse()  # popped from the end: the first id made is used first
+            self._refill()
         if record.shed and record.ns and record.op and record.approval:  # event_line's splice
-            cached = _LAST_TS[0]
+            cached = self._ts
             if record.ts != cached.ts:
-                cached = _LAST_TS[0] = _TsPart(record.ts)
-            body = _RECORD_ENCODER.encode(record)[7 + cached.skip :]
+                cached = self._ts = _TsPart(record.ts)
+            scratch = self._scratch
+            _encode_into(record, scratch)
+            body = scratch[cached.cut :]
             return b"".join((_EVENT_HEAD_ID, ids.pop(), cached.quoted, body, b"\n"))
         return encode_frame(record.to_event(ids.pop().decode("ascii")))
+
+    def _refill(self) -> None:
+        ids = self._ids
+        ids[:] = self._next_block().split()
+        ids.reverse()  # popped from the end: the first id made is used first
 
 
 def encode_audit_line(record: AuditRecord) -> bytes:
