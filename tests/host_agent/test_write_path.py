@@ -80,6 +80,56 @@ async def test_frames_keep_their_order_across_a_full_socket(short_socket_dir: Pa
         await check_healthy(agent, short_socket_dir)
 
 
+async def test_events_after_a_supersede_go_to_the_new_consumer_not_the_old_queue(
+    short_socket_dir: Path,
+) -> None:
+    """Regression: a burst open on a blocked consumer ends when another consumer takes over.
+
+    Events after the switch go to the new consumer; the old one gets everything
+    emitted before it (in order), then its superseded ack, and nothing after.
+    """
+    async with leak_checked(), running(short_socket_dir) as agent:
+        old = await Raw.connect(agent.approval_path)
+        await old.send(HELLO)
+        assert (await old.frame())["type"] == "hello_ack"
+        await agent.wait_for_consumer()
+        big = "z" * 16384
+        for n in range(40):  # 640 KiB: the old socket fills, the rest stays queued
+            agent.audit("egress", "tcp", "", "allow", detail=f"old{n}:{big}")
+        async with await connected(agent, short_socket_dir, client_name="new") as new:
+            for n in range(3):
+                agent.audit("egress", "tcp", "", "allow", detail=f"new{n}")
+            with anyio.fail_after(10):
+                got = [await new.receive() for _ in range(3)]
+            assert [item.detail for item in got if isinstance(item, Event)] == [
+                "new0",
+                "new1",
+                "new2",
+            ]
+            frames = await old.frames_until_eof(timeout=10)
+        assert [f["detail"].split(":")[0] for f in frames[:-1]] == [f"old{n}" for n in range(40)]
+        assert (frames[-1]["type"], frames[-1]["accepted"]) == ("hello_ack", False)
+        await old.aclose()
+        await check_healthy(agent, short_socket_dir)
+
+
+async def test_a_hang_up_ends_the_open_burst(short_socket_dir: Path) -> None:
+    """Events after a consumer hung up are not appended to its queue through the open burst."""
+    async with running(short_socket_dir) as agent:
+        peer = await Raw.connect(agent.approval_path)
+        await peer.send(HELLO)
+        assert (await peer.frame())["type"] == "hello_ack"
+        await agent.wait_for_consumer()
+        agent.audit("egress", "tcp", "", "allow", detail="corked")  # opens a burst
+        (consumer,) = agent._consumers.values()
+        assert len(consumer.queue) == 1
+        assert agent._burst is consumer.queue
+        consumer.hangup()
+        agent.audit("egress", "tcp", "", "allow", detail="after")
+        assert [b"corked" in line for line in consumer.queue] == [True]
+        await peer.aclose()
+
+
 async def test_the_expiry_task_honours_each_deadline(short_socket_dir: Path) -> None:
     """A shorter timeout set while an approval waits still fires first; both fail closed."""
     async with leak_checked(), running(short_socket_dir) as agent:
