@@ -351,7 +351,7 @@ class HostAgentServer:
         self._waiters: dict[str, _Waiter] = {}
         self._next_key = 0
         self._consumer_changed = anyio.Event()
-        self._event_line = EventLines(os.urandom).line
+        self._lines = EventLines(os.urandom)
         """Fan-out lines with fresh ids; one per server (its scratch buffer is not shared)."""
         self._burst: deque[bytes] | None = None
         """The active consumer's queue while a burst of corked events is open (see
@@ -534,7 +534,7 @@ class HostAgentServer:
         if self.audit_log is not None:
             with self.audit_log.open("ab") as handle:
                 handle.write(encode_audit_line(record))
-        line = self._event_line(record)
+        line = self._lines.line(record)
         self.ring.append(line)
         burst = self._burst
         if burst is not None and 0 < len(burst) < CORK_FRAMES - 1:
