@@ -25,6 +25,15 @@ from ._agent import HELLO, Raw, connected, running
 from .test_faults import check_healthy, leak_checked, until
 
 
+async def raw_consumer(agent: HostAgentServer) -> Raw:
+    """Connect a raw peer, send the hello, read the ack and wait until it is the consumer."""
+    peer = await Raw.connect(agent.approval_path)
+    await peer.send(HELLO)
+    assert (await peer.frame())["type"] == "hello_ack"
+    await agent.wait_for_consumer()
+    return peer
+
+
 async def test_a_synchronous_burst_beyond_the_queue_bound_reaches_a_live_consumer(
     short_socket_dir: Path,
 ) -> None:
@@ -48,10 +57,7 @@ async def test_a_synchronous_burst_beyond_the_queue_bound_reaches_a_live_consume
 async def test_frames_keep_their_order_across_a_full_socket(short_socket_dir: Path) -> None:
     """Events that fill the socket, then an approval request: read back in emission order."""
     async with leak_checked(), running(short_socket_dir) as agent:
-        peer = await Raw.connect(agent.approval_path)
-        await peer.send(HELLO)
-        assert (await peer.frame())["type"] == "hello_ack"
-        await agent.wait_for_consumer()
+        peer = await raw_consumer(agent)
         big = "z" * 16384
         count = 40  # 640 KiB: more than the socket buffers hold, far fewer than 256 frames
         for n in range(count):
@@ -89,10 +95,7 @@ async def test_events_after_a_supersede_go_to_the_new_consumer_not_the_old_queue
     emitted before it (in order), then its superseded ack, and nothing after.
     """
     async with leak_checked(), running(short_socket_dir) as agent:
-        old = await Raw.connect(agent.approval_path)
-        await old.send(HELLO)
-        assert (await old.frame())["type"] == "hello_ack"
-        await agent.wait_for_consumer()
+        old = await raw_consumer(agent)
         big = "z" * 16384
         for n in range(40):  # 640 KiB: the old socket fills, the rest stays queued
             agent.audit("egress", "tcp", "", "allow", detail=f"old{n}:{big}")
@@ -116,10 +119,7 @@ async def test_events_after_a_supersede_go_to_the_new_consumer_not_the_old_queue
 async def test_a_hang_up_ends_the_open_burst(short_socket_dir: Path) -> None:
     """Events after a consumer hung up are not appended to its queue through the open burst."""
     async with running(short_socket_dir) as agent:
-        peer = await Raw.connect(agent.approval_path)
-        await peer.send(HELLO)
-        assert (await peer.frame())["type"] == "hello_ack"
-        await agent.wait_for_consumer()
+        peer = await raw_consumer(agent)
         agent.audit("egress", "tcp", "", "allow", detail="corked")  # opens a burst
         (consumer,) = agent._consumers.values()
         assert len(consumer.queue) == 1
