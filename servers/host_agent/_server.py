@@ -46,8 +46,8 @@ the consumer changes or hangs up (each ends the burst). On asyncio the
 corked rest is written by a ``call_soon`` callback at the end of the loop
 pass, not by waking the writer task. Measured in CPU time per event (the
 server-side fan-out case, same-run medians on this shared 2-core machine):
-``emit_audit`` went from ~1.07 to ~0.92 µs; the ratio from 0.53 to 0.57-0.64
-on asyncio and from 0.44 to 0.52 on uvloop, where the raw reader it is
+``emit_audit`` went from ~1.07 to ~0.83 µs; the ratio from 0.53 to 0.63 on
+asyncio and from 0.45 to 0.52 on uvloop, where the raw reader it is
 compared with is cheaper and the agent's per-event Python work is not (what
 is left: the uuid, ~0.17 µs; the encode and splice, ~0.35 µs; three appends).
 The status line is cached per second and compared by value.
