@@ -92,6 +92,8 @@ _RECORDS = [
     AuditRecord(ts="2026-07-10T00:00:01Z", shed="w", ns="n", op="o", result="ok", approval="a"),
     AuditRecord(ts="t", ns="egress", op="tcp", result="allow"),  # general path: no shed
     AuditRecord(ts='q"', server="s", shed="w", ns="n", op="o", result="r", approval="a", ttl="1h"),
+    # larger than EventLines' scratch buffer, then a small one: the buffer grows and shrinks back
+    AuditRecord(ts="t", shed="w", ns="n", op="o", result="r", approval="a", detail="\u00e9" * 3000),
     AuditRecord(ts="2026-07-10T00:00:00Z", shed="w", ns="n", op="o", result="ok", approval="a"),
 ]
 

@@ -25,6 +25,15 @@ from ._agent import HELLO, Raw, connected, running
 from .test_faults import check_healthy, leak_checked, until
 
 
+async def raw_consumer(agent: HostAgentServer) -> Raw:
+    """Connect a raw peer, send the hello, read the ack and wait until it is the consumer."""
+    peer = await Raw.connect(agent.approval_path)
+    await peer.send(HELLO)
+    assert (await peer.frame())["type"] == "hello_ack"
+    await agent.wait_for_consumer()
+    return peer
+
+
 async def test_a_synchronous_burst_beyond_the_queue_bound_reaches_a_live_consumer(
     short_socket_dir: Path,
 ) -> None:
@@ -48,10 +57,7 @@ async def test_a_synchronous_burst_beyond_the_queue_bound_reaches_a_live_consume
 async def test_frames_keep_their_order_across_a_full_socket(short_socket_dir: Path) -> None:
     """Events that fill the socket, then an approval request: read back in emission order."""
     async with leak_checked(), running(short_socket_dir) as agent:
-        peer = await Raw.connect(agent.approval_path)
-        await peer.send(HELLO)
-        assert (await peer.frame())["type"] == "hello_ack"
-        await agent.wait_for_consumer()
+        peer = await raw_consumer(agent)
         big = "z" * 16384
         count = 40  # 640 KiB: more than the socket buffers hold, far fewer than 256 frames
         for n in range(count):
@@ -78,6 +84,50 @@ async def test_frames_keep_their_order_across_a_full_socket(short_socket_dir: Pa
         assert [(d.approved, d.outcome) for d in decisions] == [(True, Outcome.APPROVED)]
         await peer.aclose()
         await check_healthy(agent, short_socket_dir)
+
+
+async def test_events_after_a_supersede_go_to_the_new_consumer_not_the_old_queue(
+    short_socket_dir: Path,
+) -> None:
+    """Regression: a burst open on a blocked consumer ends when another consumer takes over.
+
+    Events after the switch go to the new consumer; the old one gets everything
+    emitted before it (in order), then its superseded ack, and nothing after.
+    """
+    async with leak_checked(), running(short_socket_dir) as agent:
+        old = await raw_consumer(agent)
+        big = "z" * 16384
+        for n in range(40):  # 640 KiB: the old socket fills, the rest stays queued
+            agent.audit("egress", "tcp", "", "allow", detail=f"old{n}:{big}")
+        async with await connected(agent, short_socket_dir, client_name="new") as new:
+            for n in range(3):
+                agent.audit("egress", "tcp", "", "allow", detail=f"new{n}")
+            with anyio.fail_after(10):
+                got = [await new.receive() for _ in range(3)]
+            assert [item.detail for item in got if isinstance(item, Event)] == [
+                "new0",
+                "new1",
+                "new2",
+            ]
+            frames = await old.frames_until_eof(timeout=10)
+        assert [f["detail"].split(":")[0] for f in frames[:-1]] == [f"old{n}" for n in range(40)]
+        assert (frames[-1]["type"], frames[-1]["accepted"]) == ("hello_ack", False)
+        await old.aclose()
+        await check_healthy(agent, short_socket_dir)
+
+
+async def test_a_hang_up_ends_the_open_burst(short_socket_dir: Path) -> None:
+    """Events after a consumer hung up are not appended to its queue through the open burst."""
+    async with running(short_socket_dir) as agent:
+        peer = await raw_consumer(agent)
+        agent.audit("egress", "tcp", "", "allow", detail="corked")  # opens a burst
+        (consumer,) = agent._consumers.values()
+        assert len(consumer.queue) == 1
+        assert agent._burst is consumer.queue
+        consumer.hangup()
+        agent.audit("egress", "tcp", "", "allow", detail="after")
+        assert [b"corked" in line for line in consumer.queue] == [True]
+        await peer.aclose()
 
 
 async def test_the_expiry_task_honours_each_deadline(short_socket_dir: Path) -> None:
