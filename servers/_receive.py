@@ -34,6 +34,7 @@ __all__ = [
     "EAGER_READS",
     "HANGUP_ERRORS",
     "RECEIVE_CHUNK",
+    "ReadableWatch",
     "SocketPump",
     "WatchedReads",
     "raw_socket_of",
@@ -267,6 +268,62 @@ class WatchedReads:
         waiter, self._waiter = self._waiter, None
         if waiter is not None and not waiter.done():
             waiter.set_result(b"")
+
+
+class ReadableWatch:
+    """``wait()`` until a socket is readable, registered with the loop once while waits recur.
+
+    For a socket waited on again and again (a listening socket): on asyncio
+    (uvloop too) the reader stays registered between waits instead of being
+    added and removed around each one (on uvloop every registration makes
+    and destroys a poll handle, several µs of a connection that carries one
+    request). A readiness report while nobody waits stops the watch until the
+    next wait, so a socket left readable never spins the loop. Elsewhere
+    (trio) each wait is ``anyio.wait_readable``.
+
+    One task waits at a time; cancellation propagates. Call :meth:`close`
+    before the socket closes.
+    """
+
+    __slots__ = ("_fd", "_loop", "_raw", "_waiter", "_watched")
+
+    def __init__(self, raw: socket.socket) -> None:
+        self._raw = raw
+        self._loop = running_asyncio_loop()
+        self._fd = raw.fileno()
+        self._waiter: asyncio.Future[None] | None = None
+        self._watched = False
+
+    async def wait(self) -> None:
+        """Return once the socket is readable (or may be: callers retry on ``BlockingIOError``)."""
+        loop = self._loop
+        if loop is None:
+            await anyio.wait_readable(self._raw)
+            return
+        waiter: asyncio.Future[None] = loop.create_future()
+        self._waiter = waiter
+        if not self._watched:
+            loop.add_reader(self._fd, self._on_readable)
+            self._watched = True
+        try:
+            await waiter
+        finally:
+            if self._waiter is waiter:
+                self._waiter = None
+
+    def _on_readable(self) -> None:
+        waiter = self._waiter
+        if waiter is None:
+            self.close()
+        elif not waiter.done():
+            waiter.set_result(None)
+
+    def close(self) -> None:
+        """Stop watching (a later :meth:`wait` watches again); idempotent."""
+        if self._watched:
+            assert self._loop is not None
+            self._loop.remove_reader(self._fd)
+            self._watched = False
 
 
 async def wait_readable(raw: socket.socket) -> None:

@@ -60,7 +60,7 @@ from shedproto._unix_paths import max_socket_path_bytes as _max_socket_path_byte
 
 from ._dirs import create_directories
 from ._loop import running_asyncio_loop
-from ._receive import EAGER_READS, HANGUP_ERRORS, wait_readable
+from ._receive import EAGER_READS, HANGUP_ERRORS, ReadableWatch
 
 __all__ = [
     "BindError",
@@ -462,7 +462,8 @@ class UnixServer:
         for every wait, and asyncio's selector formats that socket's repr
         into an internal ``KeyError`` each time (about 12 µs a connection);
         this loop accepts until the socket is empty, then waits on its file
-        descriptor (:func:`~._receive.wait_readable`). Accepted sockets are
+        descriptor, registered once (:class:`~._receive.ReadableWatch`, not an
+        add and a remove per connection). Accepted sockets are
         wrapped by the backend's socket stream class, found on the first
         connection, and served by a loop task each (module docstring;
         :meth:`_end_tasks` ends them). A checkpoint every
@@ -473,30 +474,34 @@ class UnixServer:
         tasks = self._tasks
         make: Callable[[socket.socket], anyio.abc.SocketStream] | None = None
         in_a_row = 0
-        while True:
-            try:
-                client, _ = sock.accept()
-            except BlockingIOError:
-                in_a_row = 0
-                await wait_readable(sock)
-                continue
-            except OSError as exc:
-                await self._accept_failed(exc)
-                continue
-            client.setblocking(False)
-            if make is None:
-                stream: anyio.abc.SocketStream = await anyio.abc.UNIXSocketStream.from_socket(
-                    client
-                )
-                make = type(stream)
-            else:
-                stream = make(client)
-            task = loop.create_task(self._run_handler(stream))
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
-            in_a_row += 1
-            if in_a_row % EAGER_READS == 0:
-                await anyio.lowlevel.checkpoint()
+        readable = ReadableWatch(sock)
+        try:
+            while True:
+                try:
+                    client, _ = sock.accept()
+                except BlockingIOError:
+                    in_a_row = 0
+                    await readable.wait()
+                    continue
+                except OSError as exc:
+                    await self._accept_failed(exc)
+                    continue
+                client.setblocking(False)
+                if make is None:
+                    stream: anyio.abc.SocketStream = await anyio.abc.UNIXSocketStream.from_socket(
+                        client
+                    )
+                    make = type(stream)
+                else:
+                    stream = make(client)
+                task = loop.create_task(self._run_handler(stream))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+                in_a_row += 1
+                if in_a_row % EAGER_READS == 0:
+                    await anyio.lowlevel.checkpoint()
+        finally:
+            readable.close()  # before the listener closes the socket
 
     async def _end_tasks(self) -> None:
         """Cancel the connections' loop tasks still running and wait for them, shielded.
