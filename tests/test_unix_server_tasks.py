@@ -12,6 +12,7 @@ from pathlib import Path
 
 import anyio
 import anyio.abc
+import pytest
 
 from shedproto.servers import UnixServer
 
@@ -22,9 +23,15 @@ def _connect(path: Path) -> socket.socket:
     return client
 
 
-async def test_cancelled_serve_ends_its_connections_before_returning(
-    short_socket_dir: Path,
+@pytest.mark.parametrize("ending", ["cancelled", "shut down"])
+async def test_serve_ends_its_connections_before_returning(
+    short_socket_dir: Path, ending: str
 ) -> None:
+    """The handler is cancelled first, then serve returns, however serving ends.
+
+    Cancelled: no grace applies. Shut down: the handler never reads, so the
+    socket shutdown does not end it and it is cancelled after the grace.
+    """
     started = anyio.Event()
     ended: list[str] = []
 
@@ -36,43 +43,20 @@ async def test_cancelled_serve_ends_its_connections_before_returning(
             ended.append("handler")
 
     path = short_socket_dir / "c.sock"
-    server = UnixServer(path, handler, grace=30)
+    server = UnixServer(path, handler, grace=30 if ending == "cancelled" else 0.01)
     with anyio.fail_after(10):
         async with anyio.create_task_group() as tg:
             await tg.start(server.serve)
             client = _connect(path)
             await started.wait()
-            tg.cancel_scope.cancel()  # no shutdown(): the grace period does not apply
+            if ending == "cancelled":
+                tg.cancel_scope.cancel()
+            else:
+                server.shutdown()
         ended.append("serve")
     client.close()
     assert ended == ["handler", "serve"]
     assert not path.exists()
-
-
-async def test_shutdown_cancels_a_connection_that_ignores_end_of_stream_before_returning(
-    short_socket_dir: Path,
-) -> None:
-    started = anyio.Event()
-    cancelled: list[bool] = []
-
-    async def handler(stream: anyio.abc.SocketStream) -> None:
-        started.set()
-        try:
-            await anyio.sleep_forever()  # never reads, so the socket shutdown does not end it
-        except anyio.get_cancelled_exc_class():
-            cancelled.append(True)
-            raise
-
-    path = short_socket_dir / "s.sock"
-    server = UnixServer(path, handler, grace=0.01)
-    with anyio.fail_after(10):
-        async with anyio.create_task_group() as tg:
-            await tg.start(server.serve)
-            client = _connect(path)
-            await started.wait()
-            server.shutdown()
-        assert cancelled == [True]  # serve did not return before its connection ended
-    client.close()
 
 
 async def test_many_connections_are_each_served_and_none_outlives_serve(
