@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from typing import Generic, TypeVar
 
 import anyio
 import anyio.abc
@@ -34,12 +35,15 @@ __all__ = [
     "EAGER_READS",
     "HANGUP_ERRORS",
     "RECEIVE_CHUNK",
+    "ReadableWatch",
     "SocketPump",
     "WatchedReads",
     "raw_socket_of",
     "receive_or_eof",
     "wait_readable",
 ]
+
+T = TypeVar("T")
 
 RECEIVE_CHUNK = 65536
 """Bytes asked of the socket per read."""
@@ -185,7 +189,55 @@ class SocketPump:
             await self.stream.send(rest)
 
 
-class WatchedReads:
+class _LoopWatch(Generic[T]):
+    """One reader registration on the running asyncio loop, kept while waits recur.
+
+    Shared by :class:`WatchedReads` and :class:`ReadableWatch`: :meth:`_arm`
+    makes the waiter's future and registers the socket unless it still is;
+    the loop's callback hands the waiter to :meth:`_wake` (which may leave it
+    waiting), and with nobody waiting stops the watch until the next
+    :meth:`_arm`, so a socket left readable never spins the loop.
+    """
+
+    __slots__ = ("_fd", "_loop", "_waiter", "_watched")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop | None, fd: int) -> None:
+        self._loop = loop
+        self._fd = fd
+        self._waiter: asyncio.Future[T] | None = None
+        self._watched = False
+
+    def _arm(self, loop: asyncio.AbstractEventLoop) -> asyncio.Future[T]:
+        waiter: asyncio.Future[T] = loop.create_future()
+        self._waiter = waiter
+        if not self._watched:
+            loop.add_reader(self._fd, self._on_readable)
+            self._watched = True
+        return waiter
+
+    def _disarm(self, waiter: asyncio.Future[T]) -> None:
+        if self._waiter is waiter:
+            self._waiter = None
+
+    def _on_readable(self) -> None:
+        waiter = self._waiter
+        if waiter is None:
+            self.unwatch()
+        elif not waiter.done():
+            self._wake(waiter)
+
+    def _wake(self, waiter: asyncio.Future[T]) -> None:
+        raise NotImplementedError
+
+    def unwatch(self) -> None:
+        """Stop the loop watching the socket (until the next wait); idempotent."""
+        if self._watched:
+            assert self._loop is not None
+            self._loop.remove_reader(self._fd)
+            self._watched = False
+
+
+class WatchedReads(_LoopWatch[bytes]):
     """``receive()`` like :meth:`SocketPump.receive`, for a connection read all its life.
 
     The pump registers a reader for each wait and removes it after, first
@@ -202,14 +254,15 @@ class WatchedReads:
     cancellation propagates.
     """
 
-    __slots__ = ("_fd", "_kept", "_loop", "_pump", "_waiter", "_watched")
+    __slots__ = ("_kept", "_pump")
 
     def __init__(self, pump: SocketPump) -> None:
+        raw = pump.raw
+        super().__init__(
+            running_asyncio_loop() if raw is not None else None,
+            -1 if raw is None else raw.fileno(),
+        )
         self._pump = pump
-        self._loop = running_asyncio_loop() if pump.raw is not None else None
-        self._fd = -1 if pump.raw is None else pump.raw.fileno()
-        self._waiter: asyncio.Future[bytes] | None = None
-        self._watched = False
         self._kept: bytes | None = None
 
     async def receive(self) -> bytes:
@@ -223,11 +276,7 @@ class WatchedReads:
             return kept
         if self._fd < 0:
             return b""
-        waiter: asyncio.Future[bytes] = loop.create_future()
-        self._waiter = waiter
-        if not self._watched:
-            loop.add_reader(self._fd, self._on_readable)
-            self._watched = True
+        waiter = self._arm(loop)
         try:
             return await waiter
         except BaseException:
@@ -235,30 +284,18 @@ class WatchedReads:
                 self._kept = waiter.result()  # read for us, then cancelled: nothing is lost
             raise
         finally:
-            if self._waiter is waiter:
-                self._waiter = None
+            self._disarm(waiter)
 
-    def _on_readable(self) -> None:
-        waiter = self._waiter
-        if waiter is None:
-            self.unwatch()
-        elif not waiter.done():
-            raw = self._pump.raw
-            assert raw is not None
-            try:
-                data = raw.recv(RECEIVE_CHUNK)
-            except BlockingIOError:
-                return  # a stale report: keep waiting
-            except OSError:  # a hang-up
-                data = b""
-            waiter.set_result(data)
-
-    def unwatch(self) -> None:
-        """Stop the loop watching the socket (until the next wait)."""
-        if self._watched:
-            assert self._loop is not None
-            self._loop.remove_reader(self._fd)
-            self._watched = False
+    def _wake(self, waiter: asyncio.Future[bytes]) -> None:
+        raw = self._pump.raw
+        assert raw is not None
+        try:
+            data = raw.recv(RECEIVE_CHUNK)
+        except BlockingIOError:
+            return  # a stale report: keep waiting
+        except OSError:  # a hang-up
+            data = b""
+        waiter.set_result(data)
 
     def close(self) -> None:
         """Stop watching for good and end a waiting receive with ``b""``; idempotent."""
@@ -267,6 +304,47 @@ class WatchedReads:
         waiter, self._waiter = self._waiter, None
         if waiter is not None and not waiter.done():
             waiter.set_result(b"")
+
+
+class ReadableWatch(_LoopWatch[None]):
+    """``wait()`` until a socket is readable, registered with the loop once while waits recur.
+
+    For a socket waited on again and again (a listening socket): on asyncio
+    (uvloop too) the reader stays registered between waits instead of being
+    added and removed around each one (on uvloop every registration makes
+    and destroys a poll handle, several µs of a connection that carries one
+    request). A readiness report while nobody waits stops the watch until the
+    next wait, so a socket left readable never spins the loop. Elsewhere
+    (trio) each wait is ``anyio.wait_readable``.
+
+    One task waits at a time; cancellation propagates. Call :meth:`close`
+    (the same as :meth:`unwatch`) before the socket closes.
+    """
+
+    __slots__ = ("_raw",)
+
+    def __init__(self, raw: socket.socket) -> None:
+        super().__init__(running_asyncio_loop(), raw.fileno())
+        self._raw = raw
+
+    async def wait(self) -> None:
+        """Return once the socket is readable (or may be: callers retry on ``BlockingIOError``)."""
+        loop = self._loop
+        if loop is None:
+            await anyio.wait_readable(self._raw)
+            return
+        waiter = self._arm(loop)
+        try:
+            await waiter
+        finally:
+            self._disarm(waiter)
+
+    def _wake(self, waiter: asyncio.Future[None]) -> None:
+        waiter.set_result(None)
+
+    def close(self) -> None:
+        """Stop watching (a later :meth:`wait` watches again); idempotent."""
+        self.unwatch()
 
 
 async def wait_readable(raw: socket.socket) -> None:

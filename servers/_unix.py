@@ -21,16 +21,26 @@ The ceremony (what shed-host-agent and herdr do before they listen):
 When any step fails nothing on disk has changed: the directories this call
 created are removed again and a re-chmodded directory gets its mode back.
 
-:class:`UnixServer` runs one task per connection under a task group, signals
-readiness through ``task_status.started()``, and shuts down gracefully: stop
-accepting, give open connections ``grace`` seconds, then shut their sockets
-down (their handlers see end-of-stream) and cancel whatever still runs. A
-peer that hangs up (even while it is still owed replies) is normal: at most
-one debug line, never a traceback.
+:class:`UnixServer` runs one task per connection, signals readiness through
+``task_status.started()``, and shuts down gracefully: stop accepting, give
+open connections ``grace`` seconds, then shut their sockets down (their
+handlers see end-of-stream) and cancel whatever still runs. A peer that
+hangs up (even while it is still owed replies) is normal: at most one debug
+line, never a traceback.
+
+On asyncio (uvloop too) a connection's task is a plain loop task, not an
+anyio task-group child (issue 16): anyio's ``start_soon`` builds a task
+handle with its own cancel scope and event per task, about 20 µs, a fifth
+of a whole connection that carries one request (herdr) on uvloop. The
+server keeps the tasks in a set and gives them the group's guarantees
+itself: when serving ends (shutdown or cancellation) the ones still running
+are cancelled and awaited, shielded, before ``serve`` returns. On trio the
+connections are children of a task group.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import logging
@@ -50,7 +60,7 @@ from shedproto._unix_paths import max_socket_path_bytes as _max_socket_path_byte
 
 from ._dirs import create_directories
 from ._loop import running_asyncio_loop
-from ._receive import EAGER_READS, HANGUP_ERRORS, wait_readable
+from ._receive import EAGER_READS, HANGUP_ERRORS, ReadableWatch
 
 __all__ = [
     "BindError",
@@ -360,6 +370,8 @@ class UnixServer:
         self._stop_requested = False
         self._open: set[anyio.abc.SocketStream] = set()
         self._drained: anyio.Event | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        """The connections' loop tasks on asyncio (trio: the task group holds them)."""
 
     def shutdown(self) -> None:
         """Stop accepting; open connections get ``grace`` seconds before cancellation.
@@ -390,18 +402,22 @@ class UnixServer:
             bound.sock.close()
             bound.unlink_if_ours()
             raise
+        loop = running_asyncio_loop()
         try:
             async with anyio.create_task_group() as connections:
-                async with listener:
-                    with anyio.CancelScope() as self._accepting:
-                        if self._stop_requested:
-                            self._accepting.cancel()
-                        task_status.started(bound.path)
-                        if running_asyncio_loop() is not None:
-                            await self._accept_direct(bound.sock, connections)
-                        else:
-                            await self._accept_loop(listener, connections)
-                await self._drain()
+                try:
+                    async with listener:
+                        with anyio.CancelScope() as self._accepting:
+                            if self._stop_requested:
+                                self._accepting.cancel()
+                            task_status.started(bound.path)
+                            if loop is not None:
+                                await self._accept_direct(bound.sock, loop)
+                            else:
+                                await self._accept_loop(listener, connections)
+                    await self._drain()
+                finally:
+                    await self._end_tasks()
                 connections.cancel_scope.cancel()
         finally:
             bound.unlink_if_ours()
@@ -439,44 +455,67 @@ class UnixServer:
                 continue
             connections.start_soon(self._run_handler, stream)
 
-    async def _accept_direct(self, sock: socket.socket, connections: anyio.abc.TaskGroup) -> None:
+    async def _accept_direct(self, sock: socket.socket, loop: asyncio.AbstractEventLoop) -> None:
         """Accept on the listening socket itself (asyncio, uvloop too).
 
         anyio's listener registers its socket *object* with the event loop
         for every wait, and asyncio's selector formats that socket's repr
         into an internal ``KeyError`` each time (about 12 µs a connection);
         this loop accepts until the socket is empty, then waits on its file
-        descriptor (:func:`~._receive.wait_readable`). Accepted sockets are
+        descriptor, registered once (:class:`~._receive.ReadableWatch`, not an
+        add and a remove per connection). Accepted sockets are
         wrapped by the backend's socket stream class, found on the first
-        connection. A checkpoint every :data:`~._receive.EAGER_READS`
-        accepts in a row lets the connections run. Transient errors
-        (``EMFILE`` and kin) are logged and retried after
-        :data:`ACCEPT_RETRY_DELAY`; others propagate.
+        connection, and served by a loop task each (module docstring;
+        :meth:`_end_tasks` ends them). A checkpoint every
+        :data:`~._receive.EAGER_READS` accepts in a row lets the connections
+        run. Transient errors (``EMFILE`` and kin) are logged and retried
+        after :data:`ACCEPT_RETRY_DELAY`; others propagate.
         """
+        tasks = self._tasks
         make: Callable[[socket.socket], anyio.abc.SocketStream] | None = None
         in_a_row = 0
-        while True:
-            try:
-                client, _ = sock.accept()
-            except BlockingIOError:
-                in_a_row = 0
-                await wait_readable(sock)
-                continue
-            except OSError as exc:
-                await self._accept_failed(exc)
-                continue
-            client.setblocking(False)
-            if make is None:
-                stream: anyio.abc.SocketStream = await anyio.abc.UNIXSocketStream.from_socket(
-                    client
-                )
-                make = type(stream)
-            else:
-                stream = make(client)
-            connections.start_soon(self._run_handler, stream)
-            in_a_row += 1
-            if in_a_row % EAGER_READS == 0:
-                await anyio.lowlevel.checkpoint()
+        readable = ReadableWatch(sock)
+        try:
+            while True:
+                try:
+                    client, _ = sock.accept()
+                except BlockingIOError:
+                    in_a_row = 0
+                    await readable.wait()
+                    continue
+                except OSError as exc:
+                    await self._accept_failed(exc)
+                    continue
+                client.setblocking(False)
+                if make is None:
+                    stream: anyio.abc.SocketStream = await anyio.abc.UNIXSocketStream.from_socket(
+                        client
+                    )
+                    make = type(stream)
+                else:
+                    stream = make(client)
+                task = loop.create_task(self._run_handler(stream))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+                in_a_row += 1
+                if in_a_row % EAGER_READS == 0:
+                    await anyio.lowlevel.checkpoint()
+        finally:
+            readable.close()  # before the listener closes the socket
+
+    async def _end_tasks(self) -> None:
+        """Cancel the connections' loop tasks still running and wait for them, shielded.
+
+        Called when serving ends, however it ends: like a task group, ``serve``
+        never returns while one of its connections still runs.
+        """
+        tasks = self._tasks
+        if not tasks:
+            return
+        for task in tasks:
+            task.cancel()
+        with anyio.CancelScope(shield=True):
+            await asyncio.wait(list(tasks))
 
     async def _accept_failed(self, exc: BaseException) -> None:
         """Log a transient accept error and wait before retrying; re-raise any other.

@@ -60,7 +60,7 @@ from shedproto.connector import (
     decode_command,
 )
 from shedproto.servers._idle import IdleDeadline
-from shedproto.servers._receive import SocketPump
+from shedproto.servers._receive import SocketPump, WatchedReads
 from shedproto.servers._unix import UnixServer
 
 from .host import AgentsHost
@@ -91,7 +91,12 @@ class _Connection:
 
     Reads and writes go through a :class:`~shedproto.servers._receive.SocketPump`
     (issue 16): a request costs one event-loop pass (the wait for it), not
-    four (anyio's receive and send checkpoints and the lock's). The lock is
+    four (anyio's receive and send checkpoints and the lock's). Reads are
+    :class:`~shedproto.servers._receive.WatchedReads`: the socket is
+    registered with the loop once for the connection's life, not added and
+    removed around every wait (on uvloop each registration makes and
+    destroys a poll handle, a visible share of a ``health`` round trip);
+    :meth:`close` ends the watch before the socket closes. The lock is
     taken without a checkpoint when free (``fast_acquire``) and keeps the
     writers of a subscribed connection (answers, events) from interleaving;
     a write starts straight on the socket and only what it does not take
@@ -101,6 +106,7 @@ class _Connection:
     def __init__(self, stream: anyio.abc.ByteStream, host: AgentsHost) -> None:
         self.stream = stream
         self.pump = SocketPump(stream)
+        self.reads = WatchedReads(self.pump)
         self.host = host
         self.lock = anyio.Lock(fast_acquire=True)
         self.subscribed = False
@@ -124,6 +130,11 @@ class _Connection:
                 with anyio.fail_after(WRITE_TIMEOUT):
                     await self.stream.send(rest)
 
+    async def close(self) -> None:
+        """Stop watching the socket, then close the stream (a receive under way gets ``b""``)."""
+        self.reads.close()
+        await self.stream.aclose()
+
 
 async def serve_api_connection(stream: anyio.abc.ByteStream, host: AgentsHost) -> None:
     """Serve one API connection until EOF, idle timeout or a framing error."""
@@ -135,7 +146,7 @@ async def serve_api_connection(stream: anyio.abc.ByteStream, host: AgentsHost) -
             with idle.scope:
                 reading = True
                 while reading:
-                    data = await connection.pump.receive()
+                    data = await connection.reads.receive()
                     if not connection.subscribed:
                         idle.touch()
                     else:
@@ -151,6 +162,7 @@ async def serve_api_connection(stream: anyio.abc.ByteStream, host: AgentsHost) -
                         await connection.write(conn.data_to_send())
             tasks.cancel_scope.cancel()
     finally:
+        connection.reads.close()  # before the server closes the socket
         for remove in connection.unsubscribe:
             remove()
 
@@ -339,10 +351,10 @@ def _subscribe(
             async for line in receive:
                 await connection.write(line)
         # the buffer overflowed: drop the slow subscriber. Closing the stream
-        # does not wake the reader's wait on the socket (the pump waits on the
+        # does not wake the reader's wait on the socket (it waits on the
         # socket itself), so the connection's tasks are cancelled first.
         tasks.cancel_scope.cancel()
-        await connection.stream.aclose()
+        await connection.close()
 
     connection.unsubscribe.append(connection.host.target.subscribe(forward))
     connection.unsubscribe.append(send.close)

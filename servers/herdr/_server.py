@@ -84,6 +84,7 @@ from shedproto.herdr import (
 from shedproto.herdr import types as t
 from shedproto.herdr._screen import split_lines
 from shedproto.herdr._versions import require_supported
+from shedproto.servers._idle import loop_clock
 from shedproto.servers._receive import SocketPump, raw_socket_of, receive_or_eof
 from shedproto.servers._unix import UnixServer
 
@@ -337,6 +338,8 @@ class HerdrServer:
         self._tasks: anyio.abc.TaskGroup | None = None
         self._live: set[PtyProcess] = set()
         self._unix = UnixServer(self.path, self._handle, grace=1.0)
+        self._clock: Callable[[], float] = anyio.current_time
+        """The running loop's clock while serving (:func:`loop_clock`: found once, not per read)."""
         self._handlers: dict[str, Handler] = self._handler_table()
 
     # ------------------------------------------------------------------ lifecycle
@@ -366,6 +369,7 @@ class HerdrServer:
         *,
         task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
+        self._clock = loop_clock()
         path = await self._tasks.start(self._unix.serve)  # type: ignore[union-attr]
         task_status.started()
         outer.started(path)
@@ -404,10 +408,12 @@ class HerdrServer:
         answer is written straight to the socket
         (:meth:`~shedproto.servers._receive.SocketPump.send_now`) and only
         what the socket does not take waits, under :data:`WRITE_TIMEOUT`.
+        The accept time is read from the loop's clock, found once per server
+        (``anyio.current_time`` finds the backend on every call).
         """
         conn = ServerConnection(
             protocol=self.protocol,
-            accepted_at=anyio.current_time(),
+            accepted_at=self._clock(),
             request_timeout=self.request_timeout,
         )
         pump = SocketPump(stream)
@@ -445,7 +451,7 @@ class HerdrServer:
                 with anyio.CancelScope(deadline=conn.deadline):
                     data = await pump.receive()
                 if data is None:  # the deadline passed
-                    conn.handle_timeout(anyio.current_time())
+                    conn.handle_timeout(self._clock())
                     return None
             try:
                 events = conn.receive_data(data)

@@ -12,6 +12,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from shedproto.servers.agents_host import AgentsHost, api, run_host
 from shedproto.testing._agents_host import echo_host_run
 
+from ._watch_order import record_unwatch_and_close, unwatched_before_closed
 from .conftest import OWNER
 
 
@@ -19,6 +20,8 @@ async def test_a_subscriber_dropped_for_falling_behind_sees_the_connection_end(
     short_socket_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(api, "EVENT_BUFFER", 2)
+    order: list[tuple[str, int]] = []
+    record_unwatch_and_close(monkeypatch, order)
     ended = anyio.Event()
     serve = api.serve_api_connection
 
@@ -53,3 +56,4 @@ async def test_a_subscriber_dropped_for_falling_behind_sees_the_connection_end(
                 await ended.wait()
             run.stop_requested.set()
     assert received.endswith(b"\n")  # whole event lines, then the end
+    assert unwatched_before_closed(order), order  # the socket's watch ended before its close
