@@ -44,6 +44,8 @@ from ._common import (
 
 __all__ = ["AsyncHerdrClient", "AsyncSubscription"]
 
+_ANSWERS = (SuccessResponse, ErrorResponse)
+
 
 class AsyncHerdrClient(ClientBase, AsyncMethods):
     """A client for herdr's API socket; every call opens its own connection.
@@ -82,9 +84,8 @@ class AsyncHerdrClient(ClientBase, AsyncMethods):
             TimeoutError: no answer within ``timeout`` seconds (``None``: no limit).
 
         """
-        path = self.path
-        transport = await AsyncLineTransport.connect(path, timeout=connect_timeout(timeout))
-        async with transport:
+        transport = await AsyncLineTransport.connect(self.path, timeout=connect_timeout(timeout))
+        try:  # not ``async with``: two coroutines fewer per call
             transport.set_timeout(timeout)
             conn = ClientConnection(protocol=self.protocol)
             request_line = conn.send(request)
@@ -93,12 +94,14 @@ class AsyncHerdrClient(ClientBase, AsyncMethods):
                 while True:
                     data = await transport.receive_some()
                     for event in conn.receive_data(data):
-                        if isinstance(event, (SuccessResponse, ErrorResponse)):
+                        if isinstance(event, _ANSWERS):
                             return event
                     if not data:
                         raise RemoteProtocolError(
                             ErrorCode.CONNECTION_CLOSED, "the server closed without answering"
                         )
+        finally:
+            await transport.aclose()
 
     async def runtime_status(self) -> RuntimeStatus:
         """Ping the server and return its version, protocol and capabilities."""

@@ -45,6 +45,8 @@ from ._common import (
 
 __all__ = ["BlockingHerdrClient", "BlockingSubscription"]
 
+_ANSWERS = (SuccessResponse, ErrorResponse)
+
 
 class BlockingHerdrClient(ClientBase, BlockingMethods):
     """A client for herdr's API socket; every call opens its own connection.
@@ -83,9 +85,8 @@ class BlockingHerdrClient(ClientBase, BlockingMethods):
             TimeoutError: no answer within ``timeout`` seconds (``None``: no limit).
 
         """
-        path = self.path
-        transport = BlockingLineTransport.connect(path, timeout=connect_timeout(timeout))
-        with transport:
+        transport = BlockingLineTransport.connect(self.path, timeout=connect_timeout(timeout))
+        try:  # not ``async with``: two coroutines fewer per call
             transport.set_timeout(timeout)
             conn = ClientConnection(protocol=self.protocol)
             request_line = conn.send(request)
@@ -94,12 +95,14 @@ class BlockingHerdrClient(ClientBase, BlockingMethods):
                 while True:
                     data = transport.receive_some()
                     for event in conn.receive_data(data):
-                        if isinstance(event, (SuccessResponse, ErrorResponse)):
+                        if isinstance(event, _ANSWERS):
                             return event
                     if not data:
                         raise RemoteProtocolError(
                             ErrorCode.CONNECTION_CLOSED, "the server closed without answering"
                         )
+        finally:
+            transport.close()
 
     def runtime_status(self) -> RuntimeStatus:
         """Ping the server and return its version, protocol and capabilities."""
