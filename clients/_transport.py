@@ -332,10 +332,10 @@ class AsyncLineTransport(AsyncClosing):
         except OSError as exc:
             sock.close()
             raise unreachable(target, exc) from exc
-        if running_asyncio_loop() is not None:
-            return cls(None, policy=policy, path=target, sock=sock)
-        stream = await anyio.abc.UNIXSocketStream.from_socket(sock)
-        return cls(stream, policy=policy, path=target, sock=sock)
+        transport = cls(None, policy=policy, path=target, sock=sock)
+        if transport._loop is None:  # not asyncio: the waits go through an anyio stream
+            transport._stream = await anyio.abc.UNIXSocketStream.from_socket(sock)
+        return transport
 
     @staticmethod
     def new_lock() -> CallLock:
