@@ -223,7 +223,12 @@ class AsyncLineTransport(AsyncClosing):
 
     On asyncio a connection made by :meth:`connect` has no anyio stream
     until a write has to wait (most never do): it costs nothing to make or
-    to close.
+    to close. A connection per request (herdr, the status socket) pays for
+    little else either, which matters most on uvloop, where the socket
+    work is about twice as fast as on asyncio (issue 16): the socket is
+    non-blocking from birth (no extra syscall), :attr:`frames` is made on
+    first use, the loop's :class:`LoopDeadlines` are found through a
+    one-entry cache, and the wait runs in :meth:`receive_some`'s own frame.
     """
 
     def __init__(

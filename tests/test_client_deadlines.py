@@ -39,6 +39,15 @@ async def socket_pair() -> AsyncIterator[tuple[AsyncLineTransport, socket.socket
         theirs.close()
 
 
+async def times_out_then_receives(transport: AsyncLineTransport, peer: socket.socket) -> None:
+    """Check a receive with nothing there ends at a short deadline and a later line arrives."""
+    transport.set_timeout(0.05)
+    with anyio.fail_after(10), pytest.raises(TimeoutError):
+        await transport.receive_frame()
+    peer.send(b"now\n")
+    assert await transport.receive_frame(timeout=30) == b"now"
+
+
 async def test_a_deadline_moved_later_outlives_the_timer_armed_for_the_earlier_one() -> None:
     async with socket_pair() as (transport, theirs):
         transport.set_timeout(0.05)
@@ -90,11 +99,7 @@ async def test_a_transport_over_a_bare_socket_times_out_and_receives() -> None:
     ours.setblocking(False)
     transport = AsyncLineTransport(None, sock=ours)
     try:
-        transport.set_timeout(0.05)
-        with anyio.fail_after(10), pytest.raises(TimeoutError):
-            await transport.receive_frame()
-        theirs.send(b"now\n")
-        assert await transport.receive_frame(timeout=30) == b"now"
+        await times_out_then_receives(transport, theirs)
     finally:
         await transport.aclose()
         theirs.close()
@@ -308,11 +313,7 @@ async def test_a_connected_transport_never_blocks_the_loop_on_its_socket(
             assert not raw.getblocking()  # checked first: a blocking socket would hang below
             peer.send(b"first\n")
             assert await transport.receive_frame(timeout=30) == b"first"
-            transport.set_timeout(0.05)  # the next receive reads directly first: nothing there
-            with anyio.fail_after(10), pytest.raises(TimeoutError):
-                await transport.receive_some()
-            peer.send(b"late\n")
-            assert await transport.receive_frame(timeout=30) == b"late"
+            await times_out_then_receives(transport, peer)  # reads directly first: nothing
         finally:
             await transport.aclose()
             peer.close()
