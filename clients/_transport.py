@@ -56,6 +56,7 @@ __all__ = [
     "CallLock",
     "ConnectError",
     "first_reply",
+    "not_a_reply",
 ]
 
 RECEIVE_CHUNK = 65536
@@ -129,21 +130,39 @@ class _FirstReply:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        transport = self.transport
         if exc is None:
-            transport.answered = True
+            self.transport.answered = True
             return
-        path = transport.path
-        if transport.answered or path is None or not isinstance(exc, _REPLY_FAILURES):
+        not_a_reply(self.transport, exc, silent_close=self.silent_close)
+
+
+def not_a_reply(
+    transport: AsyncLineTransport | BlockingLineTransport,
+    exc: BaseException,
+    *,
+    silent_close: bool = False,
+) -> None:
+    """Apply :func:`first_reply`'s rule to ``exc``, raised getting the first reply; else return.
+
+    For a client that catches the error itself, so its success path runs no
+    context manager (the herdr client: a connection per call, issue 16).
+
+    Raises:
+        UnreachableSocketError: ``other-protocol``, when ``exc`` says another
+            protocol's server listens at the transport's path.
+
+    """
+    path = transport.path
+    if transport.answered or path is None or not isinstance(exc, _REPLY_FAILURES):
+        return
+    closed = not isinstance(exc, RemoteProtocolError) or exc.code is ErrorCode.CONNECTION_CLOSED
+    if silent_close and closed:
+        return
+    if isinstance(exc, RemoteProtocolError):
+        if exc.code not in _NOT_A_REPLY:
             return
-        closed = not isinstance(exc, RemoteProtocolError) or exc.code is ErrorCode.CONNECTION_CLOSED
-        if self.silent_close and closed:
-            return
-        if isinstance(exc, RemoteProtocolError):
-            if exc.code not in _NOT_A_REPLY:
-                return
-            raise other_protocol(path, exc.message) from exc
-        raise other_protocol(path, "it hung up before replying") from exc
+        raise other_protocol(path, exc.message) from exc
+    raise other_protocol(path, "it hung up before replying") from exc
 
 
 def _closed_error() -> RemoteProtocolError:

@@ -11,7 +11,12 @@ from typing import Any
 from typing_extensions import Self
 
 from shedproto import ErrorCode, RemoteProtocolError
-from shedproto.clients._transport import AsyncClosing, AsyncLineTransport, first_reply
+from shedproto.clients._transport import (
+    AsyncClosing,
+    AsyncLineTransport,
+    first_reply,
+    not_a_reply,
+)
 from shedproto.herdr import (
     ClientConnection,
     Compatibility,
@@ -89,7 +94,7 @@ class AsyncHerdrClient(ClientBase, AsyncMethods):
             transport.set_timeout(timeout)
             conn = ClientConnection(protocol=self.protocol)
             request_line = conn.send(request)
-            with first_reply(transport, silent_close=over_cap(request_line)):
+            try:  # first_reply's rule with no context manager on the success path
                 await transport.send(request_line)
                 while True:
                     data = await transport.receive_some()
@@ -100,6 +105,9 @@ class AsyncHerdrClient(ClientBase, AsyncMethods):
                         raise RemoteProtocolError(
                             ErrorCode.CONNECTION_CLOSED, "the server closed without answering"
                         )
+            except Exception as exc:
+                not_a_reply(transport, exc, silent_close=over_cap(request_line))
+                raise
         finally:
             await transport.aclose()
 

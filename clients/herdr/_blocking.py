@@ -12,7 +12,12 @@ from typing import Any
 from typing_extensions import Self
 
 from shedproto import ErrorCode, RemoteProtocolError
-from shedproto.clients._transport import BlockingClosing, BlockingLineTransport, first_reply
+from shedproto.clients._transport import (
+    BlockingClosing,
+    BlockingLineTransport,
+    first_reply,
+    not_a_reply,
+)
 from shedproto.herdr import (
     ClientConnection,
     Compatibility,
@@ -90,7 +95,7 @@ class BlockingHerdrClient(ClientBase, BlockingMethods):
             transport.set_timeout(timeout)
             conn = ClientConnection(protocol=self.protocol)
             request_line = conn.send(request)
-            with first_reply(transport, silent_close=over_cap(request_line)):
+            try:  # first_reply's rule with no context manager on the success path
                 transport.send(request_line)
                 while True:
                     data = transport.receive_some()
@@ -101,6 +106,9 @@ class BlockingHerdrClient(ClientBase, BlockingMethods):
                         raise RemoteProtocolError(
                             ErrorCode.CONNECTION_CLOSED, "the server closed without answering"
                         )
+            except Exception as exc:
+                not_a_reply(transport, exc, silent_close=over_cap(request_line))
+                raise
         finally:
             transport.close()
 
