@@ -56,12 +56,17 @@ __all__ = [
     "CallLock",
     "ConnectError",
     "first_reply",
+    "not_a_reply",
 ]
 
 RECEIVE_CHUNK = 65536
 """Bytes asked of the socket per receive call."""
 
 DEFAULT_CONNECT_TIMEOUT = 5.0
+
+_NONBLOCK_FLAG: int = getattr(socket, "SOCK_NONBLOCK", 0)
+_NONBLOCKING_STREAM = socket.SOCK_STREAM | _NONBLOCK_FLAG
+"""A stream socket made non-blocking at birth where the OS can (Linux: one syscall fewer)."""
 
 
 SEND_FAILURES = (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
@@ -125,21 +130,39 @@ class _FirstReply:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        transport = self.transport
         if exc is None:
-            transport.answered = True
+            self.transport.answered = True
             return
-        path = transport.path
-        if transport.answered or path is None or not isinstance(exc, _REPLY_FAILURES):
+        not_a_reply(self.transport, exc, silent_close=self.silent_close)
+
+
+def not_a_reply(
+    transport: AsyncLineTransport | BlockingLineTransport,
+    exc: BaseException,
+    *,
+    silent_close: bool = False,
+) -> None:
+    """Apply :func:`first_reply`'s rule to ``exc``, raised getting the first reply; else return.
+
+    For a client that catches the error itself, so its success path runs no
+    context manager (the herdr client: a connection per call, issue 16).
+
+    Raises:
+        UnreachableSocketError: ``other-protocol``, when ``exc`` says another
+            protocol's server listens at the transport's path.
+
+    """
+    path = transport.path
+    if transport.answered or path is None or not isinstance(exc, _REPLY_FAILURES):
+        return
+    closed = not isinstance(exc, RemoteProtocolError) or exc.code is ErrorCode.CONNECTION_CLOSED
+    if silent_close and closed:
+        return
+    if isinstance(exc, RemoteProtocolError):
+        if exc.code not in _NOT_A_REPLY:
             return
-        closed = not isinstance(exc, RemoteProtocolError) or exc.code is ErrorCode.CONNECTION_CLOSED
-        if self.silent_close and closed:
-            return
-        if isinstance(exc, RemoteProtocolError):
-            if exc.code not in _NOT_A_REPLY:
-                return
-            raise other_protocol(path, exc.message) from exc
-        raise other_protocol(path, "it hung up before replying") from exc
+        raise other_protocol(path, exc.message) from exc
+    raise other_protocol(path, "it hung up before replying") from exc
 
 
 def _closed_error() -> RemoteProtocolError:
@@ -219,7 +242,12 @@ class AsyncLineTransport(AsyncClosing):
 
     On asyncio a connection made by :meth:`connect` has no anyio stream
     until a write has to wait (most never do): it costs nothing to make or
-    to close.
+    to close. A connection per request (herdr, the status socket) pays for
+    little else either, which matters most on uvloop, where the socket
+    work is about twice as fast as on asyncio (issue 16): the socket is
+    non-blocking from birth (no extra syscall), :attr:`frames` is made on
+    first use, the loop's :class:`LoopDeadlines` are found through a
+    one-entry cache, and the wait runs in :meth:`receive_some`'s own frame.
     """
 
     def __init__(
@@ -239,24 +267,24 @@ class AsyncLineTransport(AsyncClosing):
 
         """
         self._stream = stream
-        self.frames = FrameQueue(policy)
+        self._frames: FrameQueue | None = None
+        self._policy = policy
         self.path = path
         """The socket path :meth:`connect` used (``None`` for a stream from elsewhere)."""
         self.answered = False
         """Whether a reply of the protocol arrived (set by :func:`first_reply`)."""
         self.deadline = math.inf
         """When the current call's waits end (``anyio.current_time()`` clock; inf: never)."""
-        if sock is None and stream is not None:
+        if sock is None:
+            if stream is None:
+                raise ValueError("AsyncLineTransport needs a stream or a socket")
             try:
                 sock = stream.extra(SocketAttribute.raw_socket)
             except anyio.TypedAttributeLookupError:  # not a socket (a test double)
                 sock = None
-        if sock is None and stream is None:
-            raise ValueError("AsyncLineTransport needs a stream or a socket")
         self._raw: socket.socket | None = sock
-        self._loop = running_asyncio_loop() if sock is not None else None
+        self._loop = None if sock is None else running_asyncio_loop()
         """The asyncio loop when the fast waits apply (asyncio and a socket), else None."""
-        self._clock = anyio.current_time if self._loop is None else self._loop.time
         self._fd = -1 if sock is None else sock.fileno()
         self._waiter: asyncio.Future[bytes] | None = None
         """The future a waiting receive awaits (resolved with what the loop read for it)."""
@@ -265,7 +293,8 @@ class AsyncLineTransport(AsyncClosing):
         self._watched = False
         """Whether the loop watches the socket for reading (from the first wait on, while
         the peer's bytes are awaited or read promptly: no registration per call)."""
-        self._deadlines = None if self._loop is None else LoopDeadlines.of(self._loop)
+        self._deadlines: LoopDeadlines | None = None
+        """The loop's deadlines, once a wait with a deadline used them."""
         self._direct = sock is not None
         self._closed = False
         self._peer_sending = False
@@ -274,6 +303,17 @@ class AsyncLineTransport(AsyncClosing):
         """Whether anyio's connect may still have a writer callback queued (see :meth:`aclose`)."""
         self._send_lock: CallLock | None = None
         """Made on the first write that has to wait (most connections never need it)."""
+
+    @property
+    def frames(self) -> FrameQueue:
+        """The frames received and not yet returned.
+
+        Made on first use: clients whose core frames the bytes itself never need it.
+        """
+        frames = self._frames
+        if frames is None:
+            frames = self._frames = FrameQueue(self._policy)
+        return frames
 
     @property
     def stream(self) -> anyio.abc.ByteStream | None:
@@ -298,8 +338,9 @@ class AsyncLineTransport(AsyncClosing):
 
         """
         target = os.fspath(path)
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.setblocking(False)
+        sock = socket.socket(socket.AF_UNIX, _NONBLOCKING_STREAM)
+        if not _NONBLOCK_FLAG:
+            sock.setblocking(False)
         try:
             sock.connect(target)  # a Unix socket connects at once unless the backlog is full
         except BlockingIOError:
@@ -315,10 +356,10 @@ class AsyncLineTransport(AsyncClosing):
         except OSError as exc:
             sock.close()
             raise unreachable(target, exc) from exc
-        if running_asyncio_loop() is not None:
-            return cls(None, policy=policy, path=target, sock=sock)
-        stream = await anyio.abc.UNIXSocketStream.from_socket(sock)
-        return cls(stream, policy=policy, path=target, sock=sock)
+        transport = cls(None, policy=policy, path=target, sock=sock)
+        if transport._loop is None:  # not asyncio: the waits go through an anyio stream
+            transport._stream = await anyio.abc.UNIXSocketStream.from_socket(sock)
+        return transport
 
     @staticmethod
     def new_lock() -> CallLock:
@@ -330,7 +371,8 @@ class AsyncLineTransport(AsyncClosing):
         if timeout is None or timeout == math.inf:
             self.deadline = math.inf
         else:
-            self.deadline = self._clock() + timeout
+            loop = self._loop
+            self.deadline = (anyio.current_time() if loop is None else loop.time()) + timeout
 
     async def _stream_for_waits(self) -> anyio.abc.ByteStream:
         """Return the anyio stream, wrapping the socket on first need."""
@@ -388,7 +430,9 @@ class AsyncLineTransport(AsyncClosing):
         For clients whose core connection frames the bytes itself. Right
         after a receive that got data (the peer is sending: more, or its
         close, is likely there already) it first reads the socket directly;
-        at most once in a row (see the class docstring).
+        at most once in a row (see the class docstring). On asyncio a wait
+        is one future the loop's reader callback resolves with the bytes it
+        read (in this method's own frame: no helper coroutine per wait).
 
         Raises:
             TimeoutError: nothing arrived before the deadline.
@@ -403,16 +447,48 @@ class AsyncLineTransport(AsyncClosing):
                 pass
             except OSError:  # reset, or closed by us: both mean no more data
                 return b""
-        if self._loop is not None and raw is not None:
-            kept = self._kept
-            if kept is not None:
-                self._kept = None
-                return kept
-            if self._closed:
-                return b""
-            data = await self._readable()
-            self._peer_sending = True
-            return data
+        loop = self._loop
+        if loop is None:
+            return await self._receive_from_stream()
+        kept = self._kept
+        if kept is not None:
+            self._kept = None
+            return kept
+        if self._closed:
+            return b""
+        if self._waiter is not None:
+            raise anyio.BusyResourceError("reading from")
+        waiter: asyncio.Future[bytes] = loop.create_future()
+        self._waiter = waiter
+        if not self._watched:
+            loop.add_reader(self._fd, self._on_readable)
+            self._watched = True
+        deadline = self.deadline
+        deadlines = None
+        if deadline != math.inf:
+            deadlines = self._deadlines = LoopDeadlines.of(loop)
+            deadlines.watch(self, deadline, loop)
+        try:
+            data = await waiter  # b"" at EOF, on a socket error, or when aclose() closed us
+        except BaseException:
+            if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
+                self._kept = waiter.result()  # read for us, then cancelled: nothing is lost
+            raise
+        finally:
+            if deadlines is not None:
+                deadlines.waiting.discard(self)
+            if self._waiter is waiter:
+                self._waiter = None
+        self._peer_sending = True
+        return data
+
+    async def _receive_from_stream(self) -> bytes:
+        """Receive through the anyio stream (trio, or no socket), bounded by a cancel scope.
+
+        Raises:
+            TimeoutError: nothing arrived before the deadline.
+
+        """
         stream = self._stream if self._stream is not None else await self._stream_for_waits()
         deadline = self.deadline
         try:
@@ -428,41 +504,6 @@ class AsyncLineTransport(AsyncClosing):
             return b""
         self._peer_sending = True
         return data
-
-    async def _readable(self) -> bytes:
-        """Wait (asyncio) for the bytes the loop reads when the socket is readable.
-
-        ``b""`` at EOF, on a socket error, or when :meth:`aclose` closed the transport.
-
-        Raises:
-            TimeoutError: the deadline passed first (the sliding timer says so).
-
-        """
-        loop = self._loop
-        assert loop is not None
-        if self._waiter is not None:
-            raise anyio.BusyResourceError("reading from")
-        waiter: asyncio.Future[bytes] = loop.create_future()
-        self._waiter = waiter
-        if not self._watched:
-            loop.add_reader(self._fd, self._on_readable)
-            self._watched = True
-        deadline = self.deadline
-        deadlines = self._deadlines
-        if deadline != math.inf:
-            assert deadlines is not None
-            deadlines.watch(self, deadline, loop)
-        try:
-            return await waiter
-        except BaseException:
-            if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
-                self._kept = waiter.result()  # read for us, then cancelled: nothing is lost
-            raise
-        finally:
-            if deadlines is not None:
-                deadlines.waiting.discard(self)
-            if self._waiter is waiter:
-                self._waiter = None
 
     def _on_readable(self) -> None:
         """Read for the waiting receive and wake it; with none waiting, stop watching.

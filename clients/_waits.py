@@ -11,8 +11,9 @@ import asyncio
 import math
 import weakref
 from collections import deque
+from collections.abc import Callable
 from types import TracebackType
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import anyio
 
@@ -92,6 +93,9 @@ class LoopDeadlines:
 
     __slots__ = ("armed", "timer_at", "waiting")
 
+    _last: ClassVar[tuple[Callable[[], asyncio.AbstractEventLoop | None], LoopDeadlines]]
+    """The loop :meth:`of` found last (weakly referenced) and its deadlines."""
+
     def __init__(self) -> None:
         self.waiting: set[TimedWait] = set()
         """The transports whose receive waits with a finite deadline."""
@@ -103,11 +107,20 @@ class LoopDeadlines:
 
     @classmethod
     def of(cls, loop: asyncio.AbstractEventLoop) -> LoopDeadlines:
-        """Return ``loop``'s deadlines (made on first use)."""
-        deadlines = _BY_LOOP.get(loop)
-        if deadlines is None:
-            deadlines = _BY_LOOP[loop] = cls()  # holds no reference to its key
-        return deadlines
+        """Return ``loop``'s deadlines (made on first use).
+
+        The last loop asked for is remembered through a weak reference, so
+        the usual lookup (the same loop again) costs one call and one
+        identity test, not a weak-keyed dictionary lookup.
+        """
+        last_loop, deadlines = cls._last
+        if last_loop() is loop:
+            return deadlines
+        found = _BY_LOOP.get(loop)
+        if found is None:
+            found = _BY_LOOP[loop] = cls()  # holds no reference to its key
+        cls._last = (weakref.ref(loop), found)  # swapped whole: threads never see a torn pair
+        return found
 
     def watch(self, transport: TimedWait, deadline: float, loop: asyncio.AbstractEventLoop) -> None:
         """Bound ``transport``'s wait by ``deadline`` (it leaves :attr:`waiting` when done)."""
@@ -143,10 +156,13 @@ _BY_LOOP: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopDeadlines] = 
 )
 """Each running event loop's :class:`LoopDeadlines`."""
 
+LoopDeadlines._last = (lambda: None, LoopDeadlines())
+
 
 def running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
-    """Return the running asyncio loop, or None (under trio, or outside a loop)."""
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
+    """Return the running asyncio loop, or None (under trio, or outside a loop).
+
+    ``asyncio._get_running_loop`` is asyncio's own exception-free form of
+    ``get_running_loop`` (public in ``asyncio.events.__all__`` since 3.7).
+    """
+    return asyncio._get_running_loop()

@@ -21,7 +21,7 @@ import anyio.lowlevel
 import pytest
 
 from shedproto.clients import AsyncLineTransport
-from shedproto.clients._waits import _BY_LOOP, CallLock
+from shedproto.clients._waits import _BY_LOOP, CallLock, LoopDeadlines
 from shedproto.clients.desktop import AsyncDesktopClient
 
 
@@ -37,6 +37,15 @@ async def socket_pair() -> AsyncIterator[tuple[AsyncLineTransport, socket.socket
     finally:
         await transport.aclose()
         theirs.close()
+
+
+async def times_out_then_receives(transport: AsyncLineTransport, peer: socket.socket) -> None:
+    """Check a receive with nothing there ends at a short deadline and a later line arrives."""
+    transport.set_timeout(0.05)
+    with anyio.fail_after(10), pytest.raises(TimeoutError):
+        await transport.receive_frame()
+    peer.send(b"now\n")
+    assert await transport.receive_frame(timeout=30) == b"now"
 
 
 async def test_a_deadline_moved_later_outlives_the_timer_armed_for_the_earlier_one() -> None:
@@ -90,11 +99,7 @@ async def test_a_transport_over_a_bare_socket_times_out_and_receives() -> None:
     ours.setblocking(False)
     transport = AsyncLineTransport(None, sock=ours)
     try:
-        transport.set_timeout(0.05)
-        with anyio.fail_after(10), pytest.raises(TimeoutError):
-            await transport.receive_frame()
-        theirs.send(b"now\n")
-        assert await transport.receive_frame(timeout=30) == b"now"
+        await times_out_then_receives(transport, theirs)
     finally:
         await transport.aclose()
         theirs.close()
@@ -273,3 +278,44 @@ def test_bytes_read_for_a_receive_cancelled_before_it_got_them_are_kept() -> Non
                 assert await transport.receive_frame() == b"kept"
 
     asyncio.run(run())  # the fast wait exists on asyncio only
+
+
+def test_each_loop_keeps_its_own_deadlines_when_lookups_alternate_between_loops() -> None:
+    """The last loop looked up is remembered (a fast path); another loop in between must
+    not hand the first loop's deadlines to the second, nor lose the first loop's."""
+    first, second = asyncio.new_event_loop(), asyncio.new_event_loop()
+    try:
+        mine = LoopDeadlines.of(first)
+        theirs = LoopDeadlines.of(second)
+        assert theirs is not mine
+        assert LoopDeadlines.of(first) is mine
+        assert LoopDeadlines.of(second) is theirs
+    finally:
+        first.close()
+        second.close()
+
+
+async def test_a_connected_transport_never_blocks_the_loop_on_its_socket(
+    short_socket_dir: Path,
+) -> None:
+    """The socket is made non-blocking at birth (one syscall fewer): a receive with
+    nothing to read must wait for the peer, not block the whole event loop."""
+    path = short_socket_dir / "quiet.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+    try:
+        transport = await AsyncLineTransport.connect(path)
+        peer, _ = listener.accept()
+        try:
+            raw = transport._raw
+            assert raw is not None
+            assert not raw.getblocking()  # checked first: a blocking socket would hang below
+            peer.send(b"first\n")
+            assert await transport.receive_frame(timeout=30) == b"first"
+            await times_out_then_receives(transport, peer)  # reads directly first: nothing
+        finally:
+            await transport.aclose()
+            peer.close()
+    finally:
+        listener.close()

@@ -12,7 +12,12 @@ from typing import Any
 from typing_extensions import Self
 
 from shedproto import ErrorCode, RemoteProtocolError
-from shedproto.clients._transport import BlockingClosing, BlockingLineTransport, first_reply
+from shedproto.clients._transport import (
+    BlockingClosing,
+    BlockingLineTransport,
+    first_reply,
+    not_a_reply,
+)
 from shedproto.herdr import (
     ClientConnection,
     Compatibility,
@@ -44,6 +49,8 @@ from ._common import (
 )
 
 __all__ = ["BlockingHerdrClient", "BlockingSubscription"]
+
+_ANSWERS = (SuccessResponse, ErrorResponse)
 
 
 class BlockingHerdrClient(ClientBase, BlockingMethods):
@@ -83,23 +90,27 @@ class BlockingHerdrClient(ClientBase, BlockingMethods):
             TimeoutError: no answer within ``timeout`` seconds (``None``: no limit).
 
         """
-        path = self.path
-        transport = BlockingLineTransport.connect(path, timeout=connect_timeout(timeout))
-        with transport:
+        transport = BlockingLineTransport.connect(self.path, timeout=connect_timeout(timeout))
+        try:  # not ``async with``: two coroutines fewer per call
             transport.set_timeout(timeout)
             conn = ClientConnection(protocol=self.protocol)
             request_line = conn.send(request)
-            with first_reply(transport, silent_close=over_cap(request_line)):
+            try:  # first_reply's rule with no context manager on the success path
                 transport.send(request_line)
                 while True:
                     data = transport.receive_some()
                     for event in conn.receive_data(data):
-                        if isinstance(event, (SuccessResponse, ErrorResponse)):
+                        if isinstance(event, _ANSWERS):
                             return event
                     if not data:
                         raise RemoteProtocolError(
                             ErrorCode.CONNECTION_CLOSED, "the server closed without answering"
                         )
+            except Exception as exc:
+                not_a_reply(transport, exc, silent_close=over_cap(request_line))
+                raise
+        finally:
+            transport.close()
 
     def runtime_status(self) -> RuntimeStatus:
         """Ping the server and return its version, protocol and capabilities."""

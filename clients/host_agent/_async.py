@@ -73,7 +73,7 @@ async def read_status_async(
         raise not_running(path, exc) from exc
     chunks: list[bytes] = []
     size = 0
-    async with transport:
+    try:  # not ``async with``: two coroutines fewer per read
         transport.set_timeout(read_timeout)
         try:
             while chunk := await transport.receive_some():
@@ -86,6 +86,8 @@ async def read_status_async(
             raise StatusTimeoutError(message) from None
         with first_reply(transport):
             return decode_live_status(b"".join(chunks))
+    finally:
+        await transport.aclose()
 
 
 class AsyncApprovalConsumer(AsyncClosing):

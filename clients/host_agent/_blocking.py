@@ -74,7 +74,7 @@ def read_status(
         raise not_running(path, exc) from exc
     chunks: list[bytes] = []
     size = 0
-    with transport:
+    try:  # not ``async with``: two coroutines fewer per read
         transport.set_timeout(read_timeout)
         try:
             while chunk := transport.receive_some():
@@ -87,6 +87,8 @@ def read_status(
             raise StatusTimeoutError(message) from None
         with first_reply(transport):
             return decode_live_status(b"".join(chunks))
+    finally:
+        transport.close()
 
 
 class BlockingApprovalConsumer(BlockingClosing):

@@ -6,6 +6,7 @@ import math
 import os
 import sys
 import time
+from functools import lru_cache
 from pathlib import Path
 
 from shedproto import ErrorCode, RemoteProtocolError
@@ -102,8 +103,17 @@ def default_socket_dir() -> Path:
 
 
 def status_path(directory: str | os.PathLike[str] | None) -> str:
-    """Return the status socket in ``directory`` (default: :func:`default_socket_dir`)."""
+    """Return the status socket in ``directory`` (default: :func:`default_socket_dir`).
+
+    The join is cached per directory (a status read per request would
+    otherwise spend more on the path than on its socket work).
+    """
     base = os.fspath(directory) if directory is not None else os.fspath(default_socket_dir())
+    return _status_in(base)
+
+
+@lru_cache(maxsize=64)
+def _status_in(base: str) -> str:
     return str(status_socket_path(base))
 
 

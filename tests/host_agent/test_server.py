@@ -88,6 +88,22 @@ async def test_status_line_cache_follows_policy_consumer_and_servers_within_a_se
     assert fourth.approval_channel.consumer_connected
 
 
+async def test_status_reads_of_two_agents_in_turn_each_reach_their_own(
+    short_socket_dir: Path,
+) -> None:
+    """The status socket path is cached per directory (issue 16): alternating
+    directories, each read still reaches the agent of its own directory."""
+    one, two = short_socket_dir / "one", short_socket_dir / "two"
+    one.mkdir()
+    two.mkdir()
+    async with running(one) as first, running(two) as second:
+        first.set_policy("ssh-agent", "approve-all")
+        second.set_policy("ssh-agent", "shed-desktop")
+        for _ in range(2):
+            assert (await read_status_async(one)).policies["ssh-agent"] == "approve-all"
+            assert (await read_status_async(str(two))).policies["ssh-agent"] == "shed-desktop"
+
+
 async def test_socket_modes_rechmod_and_cleanup(short_socket_dir: Path) -> None:
     directory = short_socket_dir / "agent"
     directory.mkdir(mode=0o777)
