@@ -85,6 +85,10 @@ class FramingPolicy:
 
 DEFAULT_POLICY = FramingPolicy()
 
+# Read per frame: an enum member read through its class costs ~100 ns on 3.11, a global ~5.
+_SKIP_EMPTY = BlankLines.SKIP_EMPTY
+_SKIP_WHITESPACE = BlankLines.SKIP_WHITESPACE
+
 
 class LineBuffer:
     """Incremental NDJSON framer; see the module docstring for the guarantees.
@@ -227,10 +231,11 @@ class LineBuffer:
         policy = self.policy
         if policy.strip_cr and lines and (b"\r" in chunk or lines[0].endswith(b"\r")):
             lines = [line[:-1] if line.endswith(b"\r") else line for line in lines]
-        if policy.blank_lines is BlankLines.SKIP_EMPTY:
+        blank_lines = policy.blank_lines
+        if blank_lines is _SKIP_EMPTY:
             if b"" in lines:
                 lines = [line for line in lines if line]
-        elif policy.blank_lines is BlankLines.SKIP_WHITESPACE:
+        elif blank_lines is _SKIP_WHITESPACE:
             lines = [line for line in lines if line.strip()]
         return lines
 
