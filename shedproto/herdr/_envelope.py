@@ -44,6 +44,9 @@ __all__ = [
 
 R = TypeVar("R")
 
+_UNSET = msgspec.UNSET
+"""A field the answer left out (``is`` against the one instance: no type check per answer)."""
+
 
 class SuccessResponse(LenientFrame, Generic[R], frozen=True, kw_only=True):
     """A success answer: ``{"id": ..., "result": {"type": ..., ...}}``."""
@@ -189,9 +192,9 @@ def decode_response(line: bytes, protocol: int) -> SuccessResponse[Any] | ErrorR
 
     """
     envelope = decode_frame(response_decoder(protocol), line)
-    if not isinstance(envelope.error, msgspec.UnsetType):
+    if envelope.error is not _UNSET:
         return ErrorResponse(id=envelope.id, error=envelope.error)
-    if isinstance(envelope.result, msgspec.UnsetType):
+    if envelope.result is _UNSET:
         raise RemoteProtocolError(
             ErrorCode.SCHEMA_VIOLATION, "answer has neither `result` nor `error`"
         )
