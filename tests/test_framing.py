@@ -88,6 +88,21 @@ def test_blank_lines(blank: BlankLines, expected: list[bytes]) -> None:
     assert feed_all(LineBuffer(policy), [b"a\n\n  \t\nb\n"]) == expected
 
 
+@pytest.mark.parametrize(
+    ("blank", "expected"),
+    [
+        (BlankLines.KEEP, [b"a", b"", b"", b"  \t", b" ", b"b"]),
+        (BlankLines.SKIP_EMPTY, [b"a", b"  \t", b" ", b"b"]),
+        (BlankLines.SKIP_WHITESPACE, [b"a", b"b"]),
+    ],
+)
+def test_blank_lines_read_one_line_at_a_time(blank: BlankLines, expected: list[bytes]) -> None:
+    """A read holding one whole line takes a shorter path; the blank and CR rules still hold."""
+    policy = FramingPolicy(blank_lines=blank)
+    chunks = [b"a\n", b"\n", b"\r\n", b"  \t\n", b" \r\n", b"b\n"]
+    assert feed_all(LineBuffer(policy), chunks) == expected
+
+
 def test_eof_tail_frame_drop_raise() -> None:
     assert feed_all(LineBuffer(FramingPolicy(eof_tail=EofTail.FRAME)), [b"a\nb\r"]) == [b"a", b"b"]
     assert feed_all(LineBuffer(FramingPolicy(eof_tail=EofTail.DROP)), [b"a\nb"]) == [b"a"]
