@@ -328,6 +328,7 @@ class HostAgentServer:
         audit_log: str | os.PathLike[str] | None = None,
         minter: CredentialMinter | None = None,
         grace: float = 1.0,
+        ack_null_when_empty: bool = False,
     ) -> None:
         config = config or AgentConfig()
         self.socket_dir = Path(socket_dir)
@@ -340,6 +341,9 @@ class HostAgentServer:
         self.write_timeout = write_timeout
         self.audit_log = Path(audit_log) if audit_log is not None else None
         self.minter = minter
+        self.ack_null_when_empty = ack_null_when_empty
+        """Write an empty ``gate_namespaces`` as the real agent's ``null`` (default ``[]``,
+        which the real consumers can decode; see :meth:`HelloAck.accepted_ack`)."""
         self.policies: dict[str, str] = {ns: config.policies.get(ns, "") for ns in GATED_NAMESPACES}
         self.registry = ApprovalRegistry(timeout=config.approval_timeout)
         self.ring = EventRing()
@@ -807,6 +811,7 @@ class HostAgentServer:
             version=self.version,
             gate_namespaces=gate_namespaces(self.policies),
             request_timeout_ms=self.registry.request_timeout_ms,
+            null_when_empty=self.ack_null_when_empty,
         )
         try:
             with anyio.fail_after(self.write_timeout):

@@ -1,0 +1,272 @@
+"""The reference agent as the real consumers read it (issue 30).
+
+A *real-style consumer* here decodes the approval channel the way shed-desktop's
+own clients do, so that what they cannot read fails here too:
+
+* the Rust client: ``HelloAck`` is ``Vec<String>`` lists with ``#[serde(default)]``
+  (a missing key is ``[]``, ``null`` fails the decode), an undecodable line is
+  skipped, a line over 1 MiB disconnects, every ``hello_ack`` (``accepted`` is
+  never read) is "connected", and after a disconnect it reconnects in 0.5 s
+  (charliek/shed-desktop core/shed-core/src/approval/protocol.rs:29-39@1cedfa7,
+  core/shed-app/src/host_agent.rs:33,39,328,350-371@1cedfa7);
+* the mac client decodes ``HelloAck`` into non-optional ``[String]`` and skips
+  what it cannot decode too (Sources/ShedKit/Approval/HostAgentProtocol.swift:22-33,
+  Sources/ShedKit/Approval/HostAgentClient.swift:195-213@1cedfa7).
+
+msgspec rejects ``null`` for a ``list[str]`` field with a default exactly as serde
+does, so the model below is a faithful stand-in.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+import msgspec
+import pytest
+
+from shedproto.host_agent import (
+    MAX_LINE_BYTES,
+    AgentConfig,
+    AuditRecord,
+)
+from shedproto.servers.host_agent import HostAgentServer
+
+from ._agent import HELLO, Raw, running
+
+NOTHING_DELEGATED = AgentConfig(
+    policies={
+        "ssh-agent": "approve-all",
+        "aws-credentials": "approve-all",
+        "docker-credentials": "deny-all",
+    }
+)
+SUPERSEDED = re.compile(
+    # charliek/shed crates/shed-host-agent/src/desktop_protocol.rs:228-259@861fedae
+    # (zero agent, null lists, timeout 0, reason; no agent_capabilities key)
+    rb'\{"v":2,"type":"hello_ack","id":"[0-9a-f-]{36}","ts":"[0-9TZ:-]{20}",'
+    rb'"agent":\{"version":"","approval_method":""\},"namespaces":null,"gate_namespaces":null,'
+    rb'"request_timeout_ms":0,"accepted":false,"reason":"superseded"\}'
+)
+
+
+# --------------------------------------------------------------------------- the real model
+
+
+class _Tag(msgspec.Struct):
+    type: str = ""
+
+
+class RealAck(msgspec.Struct):
+    """protocol.rs:29-39@1cedfa7 (and the Swift HelloAck): lists default, null fails."""
+
+    namespaces: list[str] = []
+    gate_namespaces: list[str] = []
+    request_timeout_ms: int = 0
+    accepted: bool = False
+
+
+class RealEvent(msgspec.Struct):
+    """protocol.rs:44-60@1cedfa7: keyed on ``request_id``, else a random fallback (:88)."""
+
+    result: str
+    kind: str | None = None
+    shed: str | None = None
+    ns: str | None = None
+    op: str | None = None
+    request_id: str | None = None
+    ts: str | None = None
+
+
+class RealTokenResponse(msgspec.Struct):
+    """protocol.rs:67-74@1cedfa7."""
+
+    in_reply_to: str
+    server: str = ""
+    token: str | None = None
+    error: str | None = None
+
+
+class RealRequest(msgspec.Struct):
+    id: str
+    namespace: str = ""
+
+
+_REAL: dict[str, type[msgspec.Struct]] = {
+    "hello_ack": RealAck,
+    "event": RealEvent,
+    "token.response": RealTokenResponse,
+    "approval_request": RealRequest,
+    "ping": _Tag,
+}
+
+
+def real_decode(line: bytes) -> msgspec.Struct | None:
+    """Decode like ``protocol::decode``; None for an unknown type. Raises like serde."""
+    kind = msgspec.json.decode(line, type=_Tag).type
+    model = _REAL.get(kind)
+    return None if model is None else msgspec.json.decode(line, type=model)
+
+
+def real_hello(name: str, replay: int = 0) -> bytes:
+    """protocol.rs ``hello``: what the Rust client sends first."""
+    return (
+        json.dumps(
+            {
+                "v": 2,
+                "type": "hello",
+                "id": "h",
+                "ts": "2026-01-01T00:00:00Z",
+                "client": {"name": name, "version": "0.0.14", "pid": 1},
+                "capabilities": [],
+                "replay_events": replay,
+            }
+        ).encode()
+        + b"\n"
+    )
+
+
+class RealConsumer:
+    """The Rust client's run loop (host_agent.rs:262-330@1cedfa7), reduced to what matters here.
+
+    ``gate``, when set, is waited for after the real 0.5 s backoff before each
+    reconnect, so that a test decides when this consumer fights back.
+    """
+
+    BACKOFF = 0.5  # host_agent.rs:33 INITIAL_BACKOFF, and :328 after a disconnect
+
+    def __init__(self, path: Path, name: str, *, approve: bool = True) -> None:
+        self.path = path
+        self.name = name
+        self.approve = approve
+        self.log: list[tuple[str, Any]] = []
+        self.raw_lines: list[list[bytes]] = []
+        self.connects = 0
+        self.changed = anyio.Event()
+        self.gate: anyio.Event | None = None
+        self.stopped = False
+
+    def _record(self, kind: str, value: Any = None) -> None:
+        self.log.append((kind, value))
+        self.changed.set()
+        self.changed = anyio.Event()
+
+    async def wait_for(self, kind: str, count: int) -> None:
+        with anyio.fail_after(20):
+            while sum(1 for k, _ in self.log if k == kind) < count:
+                await self.changed.wait()
+
+    async def run(self) -> None:
+        while not self.stopped:
+            async with await anyio.connect_unix(self.path) as stream:
+                await stream.send(real_hello(self.name))
+                await self._read(stream)
+            gate = self.gate  # the gate of this disconnect (a test swaps in the next one)
+            self._record("disconnected")
+            await anyio.sleep(self.BACKOFF)
+            if gate is not None:
+                await gate.wait()
+
+    async def _read(self, stream: anyio.abc.SocketStream) -> None:
+        lines: list[bytes] = []
+        self.raw_lines.append(lines)
+        buffer = b""
+        while True:
+            while b"\n" not in buffer:
+                if len(buffer) >= MAX_LINE_BYTES:
+                    self._record("over_cap")
+                    return  # host_agent.rs:350-354: over the cap is a disconnect
+                try:
+                    buffer += await stream.receive()
+                except (anyio.EndOfStream, anyio.BrokenResourceError):
+                    return
+            line, _, buffer = buffer.partition(b"\n")
+            if len(line) + 1 > MAX_LINE_BYTES:
+                self._record("over_cap")
+                return
+            lines.append(line)
+            try:
+                frame = real_decode(line)
+            except msgspec.DecodeError:
+                self._record("skipped", line)  # host_agent.rs:360-363: skip a malformed line
+                continue
+            if isinstance(frame, RealAck):
+                self.connects += 1
+                self._record("connected", frame)  # accepted is never read
+            elif isinstance(frame, RealRequest):
+                self._record("request", frame.id)
+                decision = "approve" if self.approve else "deny"
+                await stream.send(
+                    json.dumps(
+                        {
+                            "v": 2,
+                            "type": "approval_response",
+                            "id": "r",
+                            "ts": "2026-01-01T00:00:00Z",
+                            "request_id": frame.id,
+                            "decision": decision,
+                            "decided_by": "user",
+                        }
+                    ).encode()
+                    + b"\n"
+                )
+            elif frame is not None:
+                self._record(type(frame).__name__, frame)
+
+
+def stop(server: HostAgentServer, *consumers: RealConsumer) -> None:
+    """End the consumers' loops the way they end for real: the agent goes away (EOF)."""
+    for consumer in consumers:
+        consumer.stopped = True
+        if consumer.gate is not None:
+            consumer.gate.set()
+    server.shutdown()
+
+
+def _record(detail: str) -> AuditRecord:
+    return AuditRecord(
+        ts="2026-01-01T00:00:00Z", shed="web", ns="ssh-agent", op="list", result="ok", detail=detail
+    )
+
+
+# --------------------------------------------------------------------------- 1. gate_namespaces
+
+
+async def test_accepted_ack_with_nothing_delegated_decodes_in_the_real_consumers(
+    short_socket_dir: Path,
+) -> None:
+    # The real agent writes null here (charliek/shed crates/shed-host-agent/src/
+    # desktop_protocol.rs:175,207,223-227@861fedae), which protocol.rs:34@1cedfa7 and
+    # HostAgentProtocol.swift:24@1cedfa7 cannot decode: the ack is skipped and the app never
+    # connects. The reference agent writes [] by default.
+    async with running(short_socket_dir, config=NOTHING_DELEGATED) as server:
+        peer = await Raw.connect(server.approval_path)
+        await peer.send(HELLO)
+        line = await peer.line()
+        assert line is not None
+        assert b'"gate_namespaces":[],' in line
+        ack = real_decode(line)
+        assert isinstance(ack, RealAck)
+        assert ack.gate_namespaces == []
+        assert ack.accepted
+        assert ack.namespaces == ["ssh-agent", "aws-credentials", "docker-credentials", "egress"]
+        await peer.aclose()
+
+
+async def test_the_real_agents_null_gate_namespaces_is_what_the_real_consumers_skip(
+    short_socket_dir: Path,
+) -> None:
+    # The conflict, kept reproducible: ack_null_when_empty writes the real agent's bytes.
+    async with running(short_socket_dir, config=NOTHING_DELEGATED, ack_null_when_empty=True) as s:
+        peer = await Raw.connect(s.approval_path)
+        await peer.send(real_hello("shed-desktop"))
+        line = await peer.line()
+        assert line is not None
+        assert b'"gate_namespaces":null,' in line
+        with pytest.raises(msgspec.ValidationError, match="gate_namespaces"):
+            real_decode(line)
+        await peer.aclose()
