@@ -35,8 +35,10 @@ from shedproto.host_agent import (
     AuditRecord,
 )
 from shedproto.servers.host_agent import HostAgentServer
+from tests.conftest import requires_shared
 
 from ._agent import HELLO, Raw, running
+from ._shared import golden, mask
 
 NOTHING_DELEGATED = AgentConfig(
     policies={
@@ -270,3 +272,73 @@ async def test_the_real_agents_null_gate_namespaces_is_what_the_real_consumers_s
         with pytest.raises(msgspec.ValidationError, match="gate_namespaces"):
             real_decode(line)
         await peer.aclose()
+
+
+# --------------------------------------------------------------------------- 2. superseded
+
+
+@requires_shared
+async def test_superseded_notice_is_the_real_agents_bytes_and_the_real_consumers_skip_it(
+    short_socket_dir: Path,
+) -> None:
+    # Bytes: desktop_protocol.rs:228-259@861fedae, sent by promote() before the old
+    # connection is closed (desktop.rs:9-11@4a113e5); golden test_desktop_supersede.
+    async with running(short_socket_dir) as server:
+        first = await Raw.connect(server.approval_path)
+        await first.send(real_hello("a"))
+        assert await first.line() is not None
+        await server.wait_for_consumer(client_name="a")
+        second = await Raw.connect(server.approval_path)
+        await second.send(real_hello("b"))
+        assert await second.line() is not None
+        notice = await first.line()
+        assert notice is not None
+        assert SUPERSEDED.fullmatch(notice)
+        expected = golden("test_desktop_supersede__test_second_consumer_supersedes_first.json")
+        assert mask(json.loads(notice), "id", "ts") == expected["a_superseded"]
+        with pytest.raises(msgspec.ValidationError):
+            real_decode(notice)  # namespaces: null
+        assert await first.line() is None  # then the connection closes
+        await first.aclose()
+        await second.aclose()
+
+
+async def test_a_superseded_real_consumer_reconnecting_does_not_starve_the_new_one(
+    short_socket_dir: Path,
+) -> None:
+    # The real agent is last-writer-wins and never refuses a new connection
+    # (desktop.rs:9-11@4a113e5); the real consumer reconnects 0.5 s after any disconnect
+    # (host_agent.rs:328@1cedfa7) and never reads `accepted`. So two real consumers take the
+    # slot in turn: neither is starved, and each one, once promoted, gets and answers the
+    # approvals. The reference agent behaves the same.
+    async with running(short_socket_dir) as server:
+        old = RealConsumer(server.approval_path, "old", approve=False)
+        new = RealConsumer(server.approval_path, "new")
+        old.gate = anyio.Event()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(old.run)
+            await server.wait_for_consumer(client_name="old")
+            tg.start_soon(new.run)
+            for turn in range(1, 3):
+                await server.wait_for_consumer(client_name="new")
+                await new.wait_for("connected", turn)
+                decision = await server.request_approval("ssh-agent", "sign", "web")
+                assert decision.approved, f"turn {turn}: the new consumer did not get the request"
+                assert new.log[-1][0] == "request"
+                await old.wait_for("disconnected", turn)
+                gate, old.gate = old.gate, anyio.Event()
+                gate.set()  # the old one fights back (after its real 0.5 s)
+                await server.wait_for_consumer(client_name="old")
+                await new.wait_for("disconnected", turn)
+                status = server.status()
+                assert status.approval_channel.client_name == "old"
+            await server.wait_for_consumer(client_name="new")  # the new one is back: not starved
+            stop(server, old, new)
+        # every hand-over gave the superseded side the real notice, which it skipped
+        for consumer in (old, new):
+            assert consumer.connects >= 2
+            for lines in consumer.raw_lines[:-1]:
+                assert SUPERSEDED.fullmatch(lines[-1]), lines[-1][:120]
+            skipped = [value for kind, value in consumer.log if kind == "skipped"]
+            assert skipped
+            assert all(SUPERSEDED.fullmatch(line) for line in skipped)
