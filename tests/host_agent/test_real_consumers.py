@@ -342,3 +342,33 @@ async def test_a_superseded_real_consumer_reconnecting_does_not_starve_the_new_o
             skipped = [value for kind, value in consumer.log if kind == "skipped"]
             assert skipped
             assert all(SUPERSEDED.fullmatch(line) for line in skipped)
+
+
+# --------------------------------------------------------------------------- 3. events
+
+
+async def test_events_carry_id_and_no_request_id_like_the_real_agent(
+    short_socket_dir: Path,
+) -> None:
+    # The real event builder has `id` and no `request_id`
+    # (charliek/shed crates/shed-host-agent/src/desktop_protocol.rs:311-317@861fedae; golden
+    # test_replay__test_event_replay_ring). The real consumer then keys the entry on a random
+    # fallback (protocol.rs:58,88@1cedfa7; coordinator.rs:479@1cedfa7).
+    async with running(short_socket_dir) as server:
+        peer = await Raw.connect(server.approval_path)
+        await peer.send(real_hello("a"))
+        assert await peer.line() is not None
+        await server.wait_for_consumer(client_name="a")
+        server.audit("ssh-agent", "list", "web", "ok", detail="1 keys")
+        line = await peer.line()
+        assert line is not None
+        frame = json.loads(line)
+        assert list(frame) == [
+            "v", "type", "id", "ts", "kind", "shed", "ns", "op", "result", "detail", "approval",
+        ]  # fmt: skip
+        assert "request_id" not in frame
+        event = real_decode(line)
+        assert isinstance(event, RealEvent)
+        assert event.request_id is None
+        assert event.result == "ok"
+        await peer.aclose()
