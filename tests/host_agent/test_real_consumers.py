@@ -29,10 +29,12 @@ import anyio.abc
 import msgspec
 import pytest
 
+from shedproto import ErrorCode, LocalProtocolError
 from shedproto.host_agent import (
     MAX_LINE_BYTES,
     AgentConfig,
     AuditRecord,
+    MintedCredential,
 )
 from shedproto.servers.host_agent import HostAgentServer
 from tests.conftest import requires_shared
@@ -372,3 +374,113 @@ async def test_events_carry_id_and_no_request_id_like_the_real_agent(
         assert event.request_id is None
         assert event.result == "ok"
         await peer.aclose()
+
+
+# --------------------------------------------------------------------------- 4. frame caps
+
+
+async def test_emit_audit_refuses_an_event_over_the_consumer_cap_and_rings_nothing(
+    short_socket_dir: Path,
+) -> None:
+    # The Rust consumer disconnects on a line over 1 MiB (host_agent.rs:39,466-497@1cedfa7);
+    # the real agent sends any size and rings it (desktop.rs publish_audit@8acd4af), which
+    # loops the consumer every 0.5 s. The reference agent refuses it at the API.
+    async with running(short_socket_dir) as server:
+        consumer = RealConsumer(server.approval_path, "a")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(consumer.run)
+            await consumer.wait_for("connected", 1)
+            await server.wait_for_consumer(client_name="a")
+            small = server.emit_audit(_record("x"))
+            room = MAX_LINE_BYTES - len(small) + 1  # bytes of detail that fill the cap exactly
+            fits = server.emit_audit(_record("x" * room))
+            assert len(fits) == MAX_LINE_BYTES
+            await consumer.wait_for("RealEvent", 2)
+            before = (len(server.ring), len(server.audit_records))
+            with pytest.raises(LocalProtocolError) as info:
+                server.emit_audit(_record("x" * (room + 1)))
+            assert info.value.code is ErrorCode.FRAME_TOO_LARGE
+            assert (len(server.ring), len(server.audit_records)) == before
+            assert all(len(line) <= MAX_LINE_BYTES for line in server.ring.replay(100))
+            server.audit("ssh-agent", "list", "web", "ok", detail="after")
+            await consumer.wait_for("RealEvent", 3)
+            assert [kind for kind, _ in consumer.log if kind != "RealEvent"] == ["connected"]
+            stop(server, consumer)
+
+
+async def test_emit_audit_over_the_cap_writes_no_audit_line(tmp_path: Path) -> None:
+    log_path = tmp_path / "audit.jsonl"
+    server = HostAgentServer(tmp_path / "s", audit_log=log_path)
+    with pytest.raises(LocalProtocolError):
+        server.emit_audit(_record("x" * MAX_LINE_BYTES))
+    assert not log_path.exists()
+    assert len(server.ring) == 0
+
+
+async def test_a_maximal_token_get_gets_no_reply_over_the_cap_and_mints_nothing(
+    short_socket_dir: Path,
+) -> None:
+    # A token.get at the inbound cap (1 MiB with its newline, desktop.rs:37-39@4a113e5) echoes
+    # its id as in_reply_to; the real agent's reply (desktop.rs handle_token_get@8acd4af) then
+    # ends just over the consumer's cap. The reference agent neither mints nor answers it.
+    minted: list[str] = []
+
+    async def minter(server: str, csr: str) -> MintedCredential:
+        minted.append(server)
+        return MintedCredential(token="t")
+
+    async with running(short_socket_dir, minter=minter) as server:
+        peer = await Raw.connect(server.approval_path)
+        await peer.send(real_hello("a"))
+        assert await peer.line() is not None
+        head = b'{"type":"token.get","server":"prod","id":"'
+        big_id = b"q" * (MAX_LINE_BYTES - len(head) - len(b'"}\n'))
+        request = head + big_id + b'"}\n'
+        assert len(request) == MAX_LINE_BYTES
+        await peer.send(request)
+        await peer.send(b'{"type":"token.get","id":"q2","server":"prod"}\n')
+        line = await peer.line()
+        assert line is not None
+        reply = real_decode(line)
+        assert isinstance(reply, RealTokenResponse)
+        assert reply.in_reply_to == "q2"  # the maximal one was never answered
+        assert reply.token == "t"
+        assert minted == ["prod"]
+        await peer.aclose()
+
+
+async def test_a_credential_too_long_for_the_cap_becomes_an_error_reply(
+    short_socket_dir: Path,
+) -> None:
+    async def minter(server: str, csr: str) -> MintedCredential:
+        return MintedCredential(token="t" * MAX_LINE_BYTES)
+
+    async with running(short_socket_dir, minter=minter) as server:
+        peer = await Raw.connect(server.approval_path)
+        await peer.send(real_hello("a"))
+        assert await peer.line() is not None
+        await peer.send(b'{"type":"token.get","id":"q1","server":"prod"}\n')
+        line = await peer.line()
+        assert line is not None
+        assert len(line) + 1 <= MAX_LINE_BYTES
+        reply = real_decode(line)
+        assert isinstance(reply, RealTokenResponse)
+        assert reply.in_reply_to == "q1"
+        assert reply.token is None
+        assert reply.error is not None
+        assert "line cap" in reply.error
+        await peer.aclose()
+
+
+async def test_request_approval_refuses_a_request_over_the_cap(short_socket_dir: Path) -> None:
+    async with running(short_socket_dir) as server:
+        consumer = RealConsumer(server.approval_path, "a")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(consumer.run)
+            await server.wait_for_consumer(client_name="a")
+            with pytest.raises(LocalProtocolError) as info:
+                await server.request_approval("ssh-agent", "sign", "w" * MAX_LINE_BYTES)
+            assert info.value.code is ErrorCode.FRAME_TOO_LARGE
+            assert server.pending_approvals == 0
+            assert (await server.request_approval("ssh-agent", "sign", "web")).approved
+            stop(server, consumer)
