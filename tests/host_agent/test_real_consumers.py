@@ -20,7 +20,10 @@ does, so the model below is a faithful stand-in.
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +90,7 @@ class RealEvent(msgspec.Struct):
 
 
 class RealTokenResponse(msgspec.Struct):
-    """protocol.rs:67-74@1cedfa7."""
+    """protocol.rs:66-74@1cedfa7."""
 
     in_reply_to: str
     server: str = ""
@@ -382,7 +385,7 @@ async def test_events_carry_id_and_no_request_id_like_the_real_agent(
 async def test_emit_audit_refuses_an_event_over_the_consumer_cap_and_rings_nothing(
     short_socket_dir: Path,
 ) -> None:
-    # The Rust consumer disconnects on a line over 1 MiB (host_agent.rs:39,466-497@1cedfa7);
+    # The Rust consumer disconnects on a line over 1 MiB (host_agent.rs:39,466-498@1cedfa7);
     # the real agent sends any size and rings it (desktop.rs publish_audit@8acd4af), which
     # loops the consumer every 0.5 s. The reference agent refuses it at the API.
     async with running(short_socket_dir) as server:
@@ -484,3 +487,46 @@ async def test_request_approval_refuses_a_request_over_the_cap(short_socket_dir:
             assert server.pending_approvals == 0
             assert (await server.request_approval("ssh-agent", "sign", "web")).approved
             stop(server, consumer)
+
+
+# --------------------------------------------------------------------------- 5. peer credentials
+
+_CHILD = """
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode())
+print(s.makefile("rb").readline().decode(), end="")
+"""
+
+
+_SYSTEM_PYTHON = shutil.which("python3", path="/usr/bin:/bin")
+"""An interpreter another user may run (a venv under a private home is not one)."""
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0 or _SYSTEM_PYTHON is None,
+    reason="needs root and a system python3 to connect as another user",
+)
+async def test_the_agent_checks_no_consumer_credentials(short_socket_dir: Path) -> None:
+    # "Trust is filesystem perms only (0700 dir / 0600 socket); there is NO peer-UID check"
+    # (charliek/shed crates/shed-host-agent/src/desktop.rs:13-14@4a113e5). Only the consumer
+    # checks the agent's UID (host_agent.rs:277-288,419-458@1cedfa7). With the modes opened
+    # (here only, in a private temp dir), a consumer running as another user is accepted.
+    async with running(short_socket_dir) as server:
+        os.chmod(short_socket_dir, 0o711)
+        os.chmod(server.approval_path, 0o666)
+        hello = real_hello("nobody").decode()
+        result = await anyio.to_thread.run_sync(
+            lambda: subprocess.run(
+                [str(_SYSTEM_PYTHON), "-c", _CHILD, str(server.approval_path), hello],
+                user=65534,
+                cwd="/",
+                capture_output=True,
+                check=True,
+                timeout=20,
+            )
+        )
+        ack = real_decode(result.stdout.rstrip(b"\n"))
+        assert isinstance(ack, RealAck)
+        assert ack.accepted
