@@ -656,6 +656,9 @@ class HostAgentServer:
 
         Raises:
             ValueError: ``namespace`` has no approval policy (``egress``, a typo).
+            LocalProtocolError: ``FRAME_TOO_LARGE``, the ``approval_request`` would
+                exceed the consumers' 1 MiB line cap (a huge ``shed`` or ``server``);
+                nothing is left pending.
             OSError: the audit log (``audit_log``) could not be written.
 
         """
