@@ -80,7 +80,8 @@ class AsyncTerminalSession(AsyncClosing):
         self._transport: AsyncLineTransport | None = None
 
     async def __aenter__(self) -> Self:
-        await self.open()
+        if self._transport is None:
+            await self.open()
         return self
 
     async def open(self) -> None:

@@ -81,7 +81,8 @@ class BlockingTerminalSession(BlockingClosing):
         self._transport: BlockingLineTransport | None = None
 
     def __enter__(self) -> Self:
-        self.open()
+        if self._transport is None:
+            self.open()
         return self
 
     def open(self) -> None:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -66,7 +67,7 @@ from shedproto.servers._unix import UnixServer
 
 from ._model import Pane
 
-__all__ = ["OPEN_TIMEOUT", "TerminalHost", "TerminalStreams"]
+__all__ = ["OPEN_TIMEOUT", "TerminalHost", "TerminalStreams", "resolve_target"]
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +89,29 @@ class TerminalHost(Protocol):
 
     async def write_terminal(self, pane: Pane, data: bytes) -> None:
         """Write ``data`` to the pane's PTY; raise ``OSError`` when it cannot."""
+
+
+def resolve_target(
+    target: str, panes: Iterable[Pane], find_pane: Callable[[str], Pane | None]
+) -> Pane | None:
+    """Resolve a stream target as herdr's ``resolve_terminal_target`` does.
+
+    A terminal id, else a pane id (``find_pane``), else the one pane whose
+    agent name or agent label is ``target``; an ambiguous agent is not found.
+    """
+    live = [pane for pane in panes if not pane.closed]
+    for pane in live:
+        if pane.terminal_id == target:
+            return pane
+    by_id = find_pane(target)
+    if by_id is not None and not by_id.closed:
+        return by_id
+    agents = [
+        pane
+        for pane in live
+        if pane.agent is not None and target in (pane.agent_name, pane.display_agent or pane.agent)
+    ]
+    return agents[0] if len(agents) == 1 else None
 
 
 @dataclass(eq=False)
