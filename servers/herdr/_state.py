@@ -36,6 +36,7 @@ from shedproto.herdr._screen import split_lines
 from ._model import EventHub, Pane, Split, Tab, Workspace, aggregate_status
 from ._pty import PtyProcess
 from ._screen import PaneScreen
+from ._terminal import TerminalStreams
 from ._tree import divide, remove_leaf
 
 FEED_SLICE = 4096
@@ -109,6 +110,7 @@ class ServerState:
     _terminal_numbers: itertools.count[int]
     _tasks: anyio.abc.TaskGroup | None
     _live: set[PtyProcess]
+    streams: TerminalStreams
 
     def _ws_info(self, ws: Workspace) -> t.WorkspaceInfo:
         panes = ws.panes()
@@ -336,8 +338,9 @@ class ServerState:
         await self._close_pane(pane)
 
     def _resize(self, tab: Tab) -> None:
+        """Give each pane its layout size, except one a terminal controller holds at its own."""
         for pane in tab.panes():
-            cols, rows = self._pane_rect(pane)
+            cols, rows = self.streams.locked_size(pane) or self._pane_rect(pane)
             pane.screen.resize(cols, rows)
             pane.process.resize(cols, rows)
 

@@ -62,7 +62,7 @@ from shedproto.herdr._terminal import (
     input_bytes,
     parse_command,
 )
-from shedproto.servers._receive import receive_or_eof
+from shedproto.servers._receive import raw_socket_of, receive_or_eof
 from shedproto.servers._unix import UnixServer
 
 from ._model import Pane
@@ -166,9 +166,21 @@ class TerminalStreams:
         await self._unix.serve(task_status=task_status)
 
     def shutdown(self) -> None:
-        """End every stream with ``server is shutting down`` and stop accepting."""
+        """End every stream with ``server is shutting down`` and stop accepting.
+
+        The closing record is written at once, without waiting (the server's
+        tasks are cancelled right after); a client that does not read loses it.
+        """
+        record = encode_record(TerminalClosed(reason=CloseReason.SHUTTING_DOWN.value))
         for entry in list(self._streams):
-            self._finish_soon(entry, CloseReason.SHUTTING_DOWN.value)
+            if entry.closed:
+                continue
+            entry.closed = True
+            sock = raw_socket_of(entry.stream)
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.send(record)
+            entry.scope.cancel()
         self._unix.shutdown()
 
     def locked_size(self, pane: Pane) -> tuple[int, int] | None:
