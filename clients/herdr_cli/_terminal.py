@@ -120,9 +120,10 @@ class ConnectFailedError(Exception):
     """herdr's ``ClientError::ConnectionFailed``: printed as three lines, exit 1."""
 
     def __init__(self, path: str, error: OSError) -> None:
-        reason = error.strerror or str(error)
+        # Rust's io::Error display: the C library's text and the errno
+        reason = str(error)
         if error.errno:
-            reason = f"{reason} (os error {error.errno})"
+            reason = f"{os.strerror(error.errno)} (os error {error.errno})"
         super().__init__(
             f"herdr: failed to connect to server: {reason}\n"
             "Is herdr server running? Start it with `herdr server`.\n"
