@@ -451,13 +451,17 @@ def test_attach_of_an_unknown_terminal_is_herdrs_shutdown_line(herdr_shim: Herdr
     assert b"herdr: server shut down: terminal attach failed: terminal term_99 not found" in output
 
 
+def _window_title(herdr_shim: HerdrShim) -> str | None:
+    return herdr_shim.handle.server.window_title
+
+
 def test_title_set_and_clear_send_the_window_title_methods(herdr_shim: HerdrShim) -> None:
     done = herdr_shim.run("terminal", "title", "set", "my title")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["id"] == "cli:terminal:title:set"
-    assert herdr_shim.handle.server.window_title == "my title"
+    assert _window_title(herdr_shim) == "my title"
     cleared = herdr_shim.run("terminal", "title", "clear")
     assert cleared.returncode == 0
     assert json.loads(cleared.stdout)["id"] == "cli:terminal:title:clear"
-    assert herdr_shim.handle.server.window_title is None
+    assert _window_title(herdr_shim) is None
     assert herdr_shim.run("terminal", "title", "set").returncode == 2
