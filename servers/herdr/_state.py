@@ -34,6 +34,7 @@ from shedproto.herdr import types as t
 from shedproto.herdr._screen import split_lines
 
 from ._model import EventHub, Pane, Split, Tab, Workspace, aggregate_status
+from ._procinfo import follow_cwd
 from ._pty import PtyProcess
 from ._screen import PaneScreen
 from ._terminal import TerminalStreams
@@ -336,6 +337,18 @@ class ServerState:
         self.hub.emit(t.PaneExitedEventData(pane_id=pane.id, workspace_id=pane.workspace.id))
         pane.notify_output()
         await self._close_pane(pane)
+
+    def _follow_cwd(self, pane: Pane | None) -> str | None:
+        """Return where a new terminal started from ``pane`` begins (herdr's follow rule).
+
+        The directory of the pane's foreground program, else its shell's,
+        else the directory it started in; ``None`` without a live pane. See
+        ``docs/protocols/herdr.md`` (*New terminals follow the focused pane*).
+        """
+        if pane is None or pane.closed:
+            return None
+        found = follow_cwd(pane.process.pid, None if pane.process.closed else pane.process.master)
+        return found or pane.cwd
 
     def _resize(self, tab: Tab) -> None:
         """Give each pane its layout size, except one a terminal controller holds at its own."""
