@@ -147,6 +147,14 @@ class AsyncTerminalSession(AsyncClosing):
             if record is None or isinstance(record, TerminalFrame):
                 return record
 
+    async def frames(self) -> AsyncIterator[TerminalFrame]:
+        """Yield the frames until the stream closes (then :attr:`closed` holds the close)."""
+        while True:
+            frame = await self.next_frame()
+            if frame is None:
+                return
+            yield frame
+
     async def send(self, command: TerminalCommand) -> None:
         """Send one command as it is (the server skips one that is not valid)."""
         if self._transport is None:

@@ -148,6 +148,14 @@ class BlockingTerminalSession(BlockingClosing):
             if record is None or isinstance(record, TerminalFrame):
                 return record
 
+    def frames(self) -> Iterator[TerminalFrame]:
+        """Yield the frames until the stream closes (then :attr:`closed` holds the close)."""
+        while True:
+            frame = self.next_frame()
+            if frame is None:
+                return
+            yield frame
+
     def send(self, command: TerminalCommand) -> None:
         """Send one command as it is (the server skips one that is not valid)."""
         if self._transport is None:
