@@ -14,7 +14,6 @@ import os
 from collections.abc import Iterator
 from typing import Literal
 
-import msgspec
 from typing_extensions import Self
 
 from shedproto import ErrorCode, RemoteProtocolError
@@ -131,12 +130,7 @@ class BlockingTerminalSession(BlockingClosing):
             return None
         finally:
             transport.set_timeout(None)
-        try:
-            record = decode_record(line)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise RemoteProtocolError(
-                ErrorCode.SCHEMA_VIOLATION, f"not a terminal record: {exc}"
-            ) from None
+        record = decode_record(line)
         if isinstance(record, TerminalClosed):
             self.closed = record
         return record

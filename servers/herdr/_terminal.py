@@ -44,9 +44,8 @@ from typing import Protocol
 
 import anyio
 import anyio.abc
-import msgspec
 
-from shedproto import FramingError, FramingPolicy, LineBuffer, OverCap
+from shedproto import FramingError, FramingPolicy, LineBuffer, OverCap, RemoteProtocolError
 from shedproto.herdr._terminal import (
     CloseReason,
     FrameEncoder,
@@ -233,8 +232,8 @@ class TerminalStreams:
                 if lines:
                     try:
                         return decode_open(lines[0]), lines[1:]
-                    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                        reason = f"invalid terminal stream request: {exc}"
+                    except RemoteProtocolError as exc:
+                        reason = f"invalid terminal stream request: {exc.message}"
                         await self._send(stream, encode_record(TerminalClosed(reason=reason)))
                         return None
                 if not data:

@@ -49,7 +49,12 @@ from typing import Final, Literal
 
 import msgspec
 
-from shedproto._errors import ErrorCode, LocalProtocolError
+from shedproto._errors import (
+    ErrorCode,
+    LocalProtocolError,
+    RemoteProtocolError,
+    remote_error_from_msgspec,
+)
 
 __all__ = [
     "DEFAULT_SESSION_COLS",
@@ -288,22 +293,31 @@ def decode_record(line: bytes | str) -> TerminalRecord:
     """Decode one stdout record.
 
     Raises:
-        msgspec.DecodeError: not JSON. msgspec.ValidationError: not a record.
+        RemoteProtocolError: ``MALFORMED_FRAME`` (not JSON) or ``SCHEMA_VIOLATION``.
 
     """
-    return _RECORDS.decode(line)
+    try:
+        return _RECORDS.decode(line)
+    except msgspec.DecodeError as exc:
+        raise remote_error_from_msgspec(exc) from None
 
 
 def decode_open(line: bytes | str) -> TerminalOpen:
     """Decode the opening line of a stream connection.
 
     Raises:
-        msgspec.DecodeError: not JSON. msgspec.ValidationError: not ``terminal.open``.
+        RemoteProtocolError: ``MALFORMED_FRAME`` (not JSON) or ``SCHEMA_VIOLATION``
+            (not ``terminal.open``, or a size outside 1..65535).
 
     """
-    opened = _OPEN.decode(line)
+    try:
+        opened = _OPEN.decode(line)
+    except msgspec.DecodeError as exc:
+        raise remote_error_from_msgspec(exc) from None
     if not (0 < opened.cols <= MAX_DIMENSION and 0 < opened.rows <= MAX_DIMENSION):
-        raise msgspec.ValidationError("cols and rows must be between 1 and 65535")
+        raise RemoteProtocolError(
+            ErrorCode.SCHEMA_VIOLATION, "cols and rows must be between 1 and 65535"
+        )
     return opened
 
 

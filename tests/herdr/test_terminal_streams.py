@@ -9,12 +9,15 @@ screen is current), ``src/app/api/tabs.rs:65``, ``panes.rs:54``,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
-import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from shedproto import ErrorCode, RemoteProtocolError
 from shedproto.clients.herdr import AsyncHerdrClient, AsyncTerminalSession, BlockingHerdrClient
 from shedproto.clients.herdr_cli._terminal import AttachEscape
 from shedproto.herdr import types as t
@@ -25,6 +28,7 @@ from shedproto.herdr._terminal import (
     TerminalFrame,
     TerminalInput,
     TerminalOpen,
+    TerminalRelease,
     TerminalResize,
     TerminalScroll,
     decode_open,
@@ -101,10 +105,31 @@ def test_good_commands_decode_with_herdrs_defaults() -> None:
 def test_the_opening_line_round_trips_and_bounds_sizes() -> None:
     opened = TerminalOpen(mode="observe", target="w1:p1", cols=10, rows=4)
     assert decode_open(encode_command(opened)) == opened
-    with pytest.raises(msgspec.ValidationError):
+    with pytest.raises(RemoteProtocolError) as zero:
         decode_open(b'{"type":"terminal.open","mode":"observe","target":"x","cols":0}')
-    with pytest.raises(msgspec.ValidationError):
+    assert zero.value.code is ErrorCode.SCHEMA_VIOLATION
+    with pytest.raises(RemoteProtocolError) as mode:
         decode_open(b'{"type":"terminal.open","mode":"watch","target":"x"}')
+    assert mode.value.path == "$.mode"
+    with pytest.raises(RemoteProtocolError) as broken:
+        decode_record(b"{")
+    assert broken.value.code is ErrorCode.MALFORMED_FRAME
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200))
+def test_every_decoder_answers_arbitrary_bytes_with_a_value_or_a_typed_error(data: bytes) -> None:
+    checks: list[tuple[Callable[[bytes], object], type[Exception], tuple[type, ...]]] = [
+        (parse_command, InvalidCommandError, (TerminalInput, TerminalResize, TerminalScroll)),
+        (decode_record, RemoteProtocolError, (TerminalFrame, TerminalClosed)),
+        (decode_open, RemoteProtocolError, (TerminalOpen,)),
+    ]
+    for decode, error, kinds in checks:
+        try:
+            value = decode(data)
+        except error:
+            continue
+        assert isinstance(value, (*kinds, TerminalRelease))
 
 
 @pytest.mark.parametrize(
