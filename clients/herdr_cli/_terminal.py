@@ -213,7 +213,11 @@ def attach(ctx: Context, args: Sequence[str]) -> int:
         if tty is None:
             ctx.err("herdr: failed to set up terminal: No such device or address (os error 6)")
             return 1
-        reason = _attach_loop(session, tty)
+        try:
+            reason = _attach_loop(session, tty)
+        finally:
+            if tty != 0:
+                os.close(tty)
     return _attach_outcome(ctx, reason)
 
 
