@@ -356,6 +356,9 @@ class PaneScreen:
         self.revision = 0
         """Incremented on every :meth:`feed` with data."""
         self._scroll = 0
+        self._viewport: tuple[tuple[int, ...], tuple[list[str], tuple[int, int], bool]] | None = (
+            None
+        )
 
     @property
     def cols(self) -> int:
@@ -479,12 +482,18 @@ class PaneScreen:
         (then the cursor is hidden).
         """
         offset = self.scroll_offset
+        cursor = self._terminal.cursor
+        key = (self.revision, offset, width, self.cols, self.rows, cursor.x, cursor.y)
+        cached = self._viewport
+        if cached is not None and cached[0] == key:  # another stream on this pane just asked
+            return cached[1]
         rows = self._all_rows()
         bottom = len(rows) - offset
         shown = rows[max(0, bottom - self.rows) : bottom]
-        cursor = self._terminal.cursor
         visible = offset == 0 and not cursor.hidden
-        return [_row_ansi_cut(row, width) for row in shown], (cursor.x, cursor.y), visible
+        view = [_row_ansi_cut(row, width) for row in shown], (cursor.x, cursor.y), visible
+        self._viewport = (key, view)
+        return view
 
     def take_replies(self) -> bytes:
         """Return (and forget) what the terminal answered to the program's queries."""

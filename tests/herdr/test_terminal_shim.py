@@ -224,7 +224,7 @@ def test_bad_commands_are_skipped_on_stderr_and_the_stream_goes_on(
 
 
 def test_scroll_moves_the_viewport_through_the_scrollback(
-    pane: str, streams: Callable[..., Stream]
+    herdr_shim: HerdrShim, pane: str, streams: Callable[..., Stream]
 ) -> None:
     control = streams("control", pane, "--cols", "40", "--rows", "8")
     control.next()
@@ -234,6 +234,8 @@ def test_scroll_moves_the_viewport_through_the_scrollback(
     control.send({"type": "terminal.scroll", "direction": "up", "lines": 10})
     control.shows("row20")
     assert "row30" not in control.text()
+    info = json.loads(herdr_shim.run("pane", "get", pane).stdout)["result"]["pane"]
+    assert info["scroll"]["offset_from_bottom"] == 10  # the viewport is the terminal's
     control.send({"type": "terminal.scroll", "direction": "down", "lines": 10, "source": "wheel"})
     control.shows("row30")
     control.send({"type": "terminal.scroll", "direction": "up", "lines": 5, "source": "page_key"})
