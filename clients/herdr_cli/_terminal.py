@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import select
 import threading
 from collections.abc import Callable, Sequence
@@ -39,6 +40,7 @@ from ._runtime import CliError, Context, Usage
 
 if TYPE_CHECKING:
     from shedproto.clients.herdr import BlockingTerminalSession
+    from shedproto.herdr._terminal import TerminalScroll
 
 __all__ = ["TERMINAL"]
 
@@ -268,6 +270,46 @@ class AttachEscape:
         return bytes(out), False
 
 
+_SGR_MOUSE = re.compile(rb"\x1b\[<(\d+);(\d+);(\d+)([Mm])")
+_MOUSE_CAPTURE_ON = b"\x1b[?1000h\x1b[?1002h\x1b[?1003h\x1b[?1015h\x1b[?1006h"
+_MOUSE_CAPTURE_OFF = b"\x1b[?1006l\x1b[?1015l\x1b[?1003l\x1b[?1002l\x1b[?1000l"
+MOUSE_SCROLL_LINES = 3
+"""Rows one wheel notch scrolls (herdr's ``ui.mouse_scroll_lines`` default)."""
+
+
+def attach_scroll(data: bytes, rows: int) -> TerminalScroll | bytes | None:
+    """Turn one read of direct-attach input into a scroll, as herdr's ``attach_scroll_action``.
+
+    A lone SGR wheel report scrolls :data:`MOUSE_SCROLL_LINES` rows at its cell, another
+    lone mouse report is dropped (``None``), a lone ``PageUp``/``PageDown`` scrolls a page
+    (``rows - 1``); anything else is returned as bytes to forward
+    (herdrdev/herdr ``src/client/mod.rs:183-236@1c76079f``).
+    """
+    from shedproto.herdr._terminal import TerminalScroll
+
+    page = {b"\x1b[5~": "up", b"\x1b[6~": "down"}.get(data)
+    if page is not None:
+        return TerminalScroll(
+            direction="up" if page == "up" else "down", lines=max(rows - 1, 1), source="page_key"
+        )
+    match = _SGR_MOUSE.fullmatch(data)
+    if match is None:
+        return data
+    button, column, row = (int(match.group(i)) for i in (1, 2, 3))
+    if not button & 64 or button & 3 > 1:
+        return None
+    # SGR modifier bits (shift 4, alt 8, ctrl 16) as crossterm's KeyModifiers (1, 4, 2)
+    modifiers = (1 if button & 4 else 0) | (4 if button & 8 else 0) | (2 if button & 16 else 0)
+    return TerminalScroll(
+        direction="down" if button & 1 else "up",
+        lines=MOUSE_SCROLL_LINES,
+        source="wheel",
+        column=max(column - 1, 0),
+        row=max(row - 1, 0),
+        modifiers=modifiers,
+    )
+
+
 def _attach_loop(session: BlockingTerminalSession, tty: int) -> str | None:
     """Run direct attach until the stream closes; return its close reason."""
     import base64
@@ -299,7 +341,11 @@ def _attach_loop(session: BlockingTerminalSession, tty: int) -> str | None:
                     continue
                 data = os.read(tty, 4096)
                 forward, detach = escape.filter(data)
-                send_bytes(forward)
+                action = attach_scroll(forward, _size(tty)[1]) if forward else b""
+                if isinstance(action, bytes):
+                    send_bytes(action)
+                elif action is not None:
+                    session.send(action)
                 if detach or not data:
                     session.send(TerminalRelease())
                     return
@@ -307,6 +353,7 @@ def _attach_loop(session: BlockingTerminalSession, tty: int) -> str | None:
             return
 
     ttymod.setraw(tty)
+    os.write(out, _MOUSE_CAPTURE_ON)  # herdr's direct attach captures the mouse
     thread = threading.Thread(target=reader, daemon=True)
     thread.start()
     try:
@@ -319,7 +366,7 @@ def _attach_loop(session: BlockingTerminalSession, tty: int) -> str | None:
         termios.tcsetattr(tty, termios.TCSADRAIN, saved)
         signal.signal(signal.SIGWINCH, previous)
         with contextlib.suppress(OSError):
-            os.write(out, b"\x1b[?25h\x1b[0m\r\n")
+            os.write(out, _MOUSE_CAPTURE_OFF + b"\x1b[?25h\x1b[0m\r\n")
     return session.closed.reason if session.closed is not None else None
 
 

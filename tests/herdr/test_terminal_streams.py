@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from shedproto import ErrorCode, RemoteProtocolError
 from shedproto.clients.herdr import AsyncHerdrClient, AsyncTerminalSession, BlockingHerdrClient
-from shedproto.clients.herdr_cli._terminal import AttachEscape
+from shedproto.clients.herdr_cli._terminal import AttachEscape, attach_scroll
 from shedproto.herdr import types as t
 from shedproto.herdr._terminal import (
     FrameEncoder,
@@ -180,6 +180,22 @@ def test_the_attach_prefix_is_herdrs_ctrl_b() -> None:
     assert escape.filter(b"\x02") == (b"\x02", False)  # ctrl+b ctrl+b: one ctrl+b
     assert escape.filter(b"\x02z") == (b"\x02z", False)
     assert escape.filter(b"k\x02q rest") == (b"k", True)
+
+
+def test_attach_turns_wheel_and_page_keys_into_scrolls() -> None:
+    # herdrdev/herdr src/client/mod.rs:183-236@1c76079f (attach_scroll_action)
+    up = attach_scroll(b"\x1b[<64;10;5M", 24)
+    assert up == TerminalScroll(direction="up", lines=3, column=9, row=4)
+    down = attach_scroll(b"\x1b[<85;1;1M", 24)  # 65 + shift (4) + ctrl (16)
+    assert down == TerminalScroll(direction="down", lines=3, column=0, row=0, modifiers=3)
+    assert attach_scroll(b"\x1b[<0;3;3M", 24) is None  # another mouse event is dropped
+    page = attach_scroll(b"\x1b[5~", 24)
+    assert page == TerminalScroll(direction="up", lines=23, source="page_key")
+    assert attach_scroll(b"\x1b[6~", 1) == TerminalScroll(
+        direction="down", lines=1, source="page_key"
+    )
+    assert attach_scroll(b"ls\r", 24) == b"ls\r"
+    assert attach_scroll(b"\x1b[<64;1;1M\x1b[<64;1;1M", 24) == b"\x1b[<64;1;1M\x1b[<64;1;1M"
 
 
 # ---------------------------------------------------------------- the typed clients
