@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from shedproto.clients.herdr import BlockingTerminalSession
     from shedproto.herdr._terminal import TerminalScroll
 
-__all__ = ["TERMINAL"]
+__all__ = ["TERMINAL", "agent_attach"]
 
 Handler = Callable[[Context, Sequence[str]], int]
 
@@ -187,21 +187,55 @@ def session_command(ctx: Context, args: Sequence[str]) -> int:
         return _pump_records(ctx, session)
 
 
-def attach(ctx: Context, args: Sequence[str]) -> int:
-    """``terminal attach TERMINAL_ID [--takeover]``: direct attach on a real terminal."""
+def _attach_target(args: Sequence[str], usage: str) -> tuple[str, bool]:
+    """Parse ``TARGET [--takeover]`` as herdr's ``parse_attach_target`` (``src/cli.rs:716``).
+
+    The first argument is the target whatever it is; ``--help`` after it is the usage
+    (exit 0); any other option is ``unknown option: X`` alone (exit 2).
+    """
     if not args:
-        raise Usage(ATTACH_USAGE)
-    if args[0] in _HELP_WORDS:
-        raise Usage(ATTACH_USAGE, 0)
-    terminal_id, rest = args[0], list(args[1:])
+        raise Usage(usage)
     takeover = False
-    for arg in rest:
+    for arg in args[1:]:
         if arg == "--takeover":
             takeover = True
         elif arg in _HELP_WORDS:
-            raise Usage(ATTACH_USAGE, 0)
+            raise Usage(usage, 0)
         else:
-            raise Usage(f"unknown option: {arg}\n{ATTACH_USAGE}")
+            raise Usage(f"unknown option: {arg}")
+    return args[0], takeover
+
+
+def attach(ctx: Context, args: Sequence[str]) -> int:
+    """``terminal attach TERMINAL_ID [--takeover]``: direct attach on a real terminal."""
+    terminal_id, takeover = _attach_target(args, ATTACH_USAGE)
+    return direct_attach(ctx, terminal_id, takeover)
+
+
+def agent_attach(ctx: Context, args: Sequence[str]) -> int:
+    """``agent attach TARGET [--takeover]``: ``agent.get`` the target, attach its terminal.
+
+    As herdr's ``src/cli/agent.rs:472-490``: an error answer is printed on stderr
+    (exit 1); an answer without ``terminal_id`` is ``agent attach failed: response did
+    not include terminal_id`` (exit 1).
+    """
+    from ._runtime import dumps
+
+    target, takeover = _attach_target(args, "usage: herdr agent attach <target> [--takeover]")
+    response = ctx.request("cli:agent:attach:resolve", "agent.get", {"target": target})
+    if "error" in response:
+        ctx.err(dumps(response))
+        return 1
+    agent = response.get("result", {}).get("agent")
+    terminal_id = agent.get("terminal_id") if isinstance(agent, dict) else None
+    if not isinstance(terminal_id, str):
+        ctx.err("agent attach failed: response did not include terminal_id")
+        return 1
+    return direct_attach(ctx, terminal_id, takeover)
+
+
+def direct_attach(ctx: Context, terminal_id: str, takeover: bool) -> int:
+    """Attach ``terminal_id`` on this process's terminal until it closes or detaches."""
     tty = _terminal_fd()
     size = _size(tty) if tty is not None else (80, 24)
     try:

@@ -398,15 +398,13 @@ def test_attach_without_a_terminal_exits_with_herdrs_message(
     assert done.stderr.startswith("herdr: failed to set up terminal: ")
 
 
-def test_attach_on_a_terminal_types_into_the_pane_and_detaches_with_ctrl_b_q(
-    herdr_shim: HerdrShim, pane: str
-) -> None:
+def _attach_on_a_pty(herdr_shim: HerdrShim, pane: str, *command: str) -> None:
+    """Run ``herdr COMMAND...`` on a pty, type into it, detach with ctrl+b q."""
     import pty
 
-    terminal = _terminal_id(herdr_shim, pane)
     pid, fd = pty.fork()
     if pid == 0:  # pragma: no cover - the child becomes the shim
-        os.execvp("herdr", ["herdr", "terminal", "attach", terminal])
+        os.execvp("herdr", ["herdr", *command])
     output = bytearray()
 
     def read_until(needle: bytes) -> None:
@@ -417,6 +415,7 @@ def test_attach_on_a_terminal_types_into_the_pane_and_detaches_with_ctrl_b_q(
 
     try:
         read_until(b"\x1b[?2026l")  # the first frame
+        assert b"\x1b[?1000h" in output  # herdr's direct attach captures the mouse
         os.write(fd, b"echo attached-ok\r")
         read_until(b"attached-ok\x1b")
         os.write(fd, b"\x02q")
@@ -428,6 +427,35 @@ def test_attach_on_a_terminal_types_into_the_pane_and_detaches_with_ctrl_b_q(
     assert os.waitstatus_to_exitcode(status) == 0
     read = herdr_shim.run("pane", "read", pane, "--source", "recent")
     assert "attached-ok" in read.stdout
+
+
+def test_attach_on_a_terminal_types_into_the_pane_and_detaches_with_ctrl_b_q(
+    herdr_shim: HerdrShim, pane: str
+) -> None:
+    _attach_on_a_pty(herdr_shim, pane, "terminal", "attach", _terminal_id(herdr_shim, pane))
+
+
+def test_agent_attach_attaches_the_agents_terminal(herdr_shim: HerdrShim, pane: str) -> None:
+    # herdrdev/herdr src/cli/agent.rs:472-490@1c76079f: agent.get, then terminal attach
+    reported = herdr_shim.run(
+        "pane", "report-agent", pane, "--source", "test", "--agent", "claude", "--state", "idle"
+    )
+    assert reported.returncode == 0, reported.stderr
+    _attach_on_a_pty(herdr_shim, pane, "agent", "attach", pane)
+
+
+def test_attach_usage_and_an_unknown_agent(herdr_shim: HerdrShim) -> None:
+    bare = herdr_shim.run("terminal", "attach")
+    assert bare.returncode == 2
+    assert bare.stderr == "usage: herdr terminal attach <terminal_id> [--takeover]\n"
+    bogus = herdr_shim.run("terminal", "attach", "term_1", "--bogus")
+    assert bogus.returncode == 2
+    assert bogus.stderr == "unknown option: --bogus\n"  # src/cli.rs:730, no usage line
+    missing = herdr_shim.run("agent", "attach", "nobody")
+    assert missing.returncode == 1
+    answer = json.loads(missing.stderr)
+    assert answer["id"] == "cli:agent:attach:resolve"
+    assert answer["error"]["code"] == "agent_not_found"
 
 
 def test_attach_of_an_unknown_terminal_is_herdrs_shutdown_line(herdr_shim: HerdrShim) -> None:
