@@ -150,7 +150,7 @@ class TerminalStreams:
         """Terminal id -> its controller."""
         self._streams: set[_Stream] = set()
         self.frames_sent = 0
-        """Frames written, over all streams (what the benchmark counts)."""
+        """Frames written, over all streams (instrumentation)."""
         self._unix = UnixServer(self.path, self._handle, grace=1.0)
 
     async def serve(
