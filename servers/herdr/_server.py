@@ -44,6 +44,7 @@ from shedproto.herdr import (
     ReplayRule,
     ServerConnection,
     SuccessResponse,
+    derive_client_socket_path,
     replay_rule,
 )
 from shedproto.herdr import types as t
@@ -63,6 +64,7 @@ from . import (
     _plugins,
     _session,
     _tabs,
+    _terminal_host,
     _workspaces,
     _worktrees,
 )
@@ -79,6 +81,8 @@ from ._pty import PtyProcess
 from ._session import SessionHandlers
 from ._state import CLIENT_GONE, AnswerError, Area, ClientLeftError, E
 from ._tabs import TabHandlers
+from ._terminal import TerminalStreams
+from ._terminal_host import TerminalHostHandlers
 from ._workspaces import WorkspaceHandlers
 from ._worktrees import WorktreeHandlers
 
@@ -120,6 +124,7 @@ _HANDLERS: dict[str, str] = _assemble(
     _integrations.HANDLERS,
     _worktrees.HANDLERS,
     _plugins.HANDLERS,
+    _terminal_host.HANDLERS,
 )
 """Method -> the name of the ``HerdrServer`` coroutine that answers it (every domain's table)."""
 
@@ -142,6 +147,7 @@ class HerdrServer(
     EventHandlers,
     IntegrationHandlers,
     PluginHandlers,
+    TerminalHostHandlers,
 ):
     """A herdr stand-in serving the JSON API on ``path``; start it with ``serve``.
 
@@ -158,6 +164,10 @@ class HerdrServer(
     where ``worktree.create`` puts new checkouts (herdr's ``~/.herdr/worktrees``).
     ``agent_settle_delay`` is how long a started agent must exist before it
     can be ``interactive_ready`` (herdr's 3 s; tests may shorten it).
+
+    ``client_socket`` is where the live terminal streams are served
+    (``terminal session control|observe``, ``terminal attach``); by default
+    herdr's client socket beside ``path`` (``<stem>-client.sock``).
 
     Use ``await task_group.start(server.serve)``; ``shutdown()`` (or
     ``server.stop``) stops it and terminates every pane process.
@@ -179,6 +189,7 @@ class HerdrServer(
         input_timeout: float = 5.0,
         worktrees_dir: str | None = None,
         agent_settle_delay: float = AGENT_START_SETTLE_SECONDS,
+        client_socket: str | os.PathLike[str] | None = None,
     ) -> None:
         require_supported(protocol)
         self.path = Path(path)
@@ -219,6 +230,9 @@ class HerdrServer(
         self._tasks: anyio.abc.TaskGroup | None = None
         self._live: set[PtyProcess] = set()
         self._unix = UnixServer(self.path, self._handle, grace=1.0)
+        streams_path = client_socket or derive_client_socket_path(str(self.path))
+        self.streams = TerminalStreams(streams_path, self)
+        """The live terminal streams, on the client socket."""
         self._clock: Callable[[], float] = anyio.current_time
         """The running loop's clock while serving (:func:`loop_clock`: found once, not per read)."""
         self._handlers: dict[str, Handler] = self._handler_table()
@@ -251,12 +265,14 @@ class HerdrServer(
     ) -> None:
         self._clock = loop_clock()
         path = await self._tasks.start(self._unix.serve)  # type: ignore[union-attr]
+        await self._tasks.start(self.streams.serve)  # type: ignore[union-attr]
         task_status.started()
         outer.started(path)
         await anyio.sleep_forever()
 
     def shutdown(self) -> None:
         """Stop accepting, end open streams and terminate every pane; safe to call twice."""
+        self.streams.shutdown()
         self._unix.shutdown()
         if self._tasks is not None:
             self._tasks.cancel_scope.cancel()
