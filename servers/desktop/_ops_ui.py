@@ -16,6 +16,8 @@ __all__ = ["UiOps"]
 
 MAC_PANES = ("sheds", "approvals", "agents", "activity", "egress", "system")
 TAURI_PANES = ("sheds", "machines", "approvals", "agents", "activity", "egress", "system")
+V0_0_14_TAURI_PANES = ("sheds", "approvals", "agents", "activity", "system")
+"""The panes v0.0.14's Tauri ``ui.navigate`` accepts (``ipc.rs:303-309@5a762e8``)."""
 PREFERENCES_TITLE = "shed desktop \u2014 Preferences"
 """The Preferences window's title (``prefs.dump``)."""
 
@@ -36,6 +38,13 @@ class UiOps(AppBase):
                 mock_base_url=self.mock_base_url,
                 core=self.model.core,
             )
+        if not self.is_latest:
+            return o.TauriIdentify(
+                socket_path=self.socket_path,
+                pid=self.pid,
+                test_mode=self.test_mode,
+                mock_base_url=self.mock_base_url,
+            )
         return o.TauriIdentify(
             socket_path=self.socket_path,
             pid=self.pid,
@@ -50,7 +59,7 @@ class UiOps(AppBase):
         return o.UiState(
             pane=self.model.ui["pane"],
             hosts=hosts,
-            sheds=self.model.shed_rows(),
+            sheds=self._shed_rows(),
             host_agent_connected=True,
             last_error=self.model.ui.get("last_error"),
             sheds_empty_state="" if empty is None else empty.body,
@@ -61,10 +70,12 @@ class UiOps(AppBase):
         if self.is_mac:
             if pane not in MAC_PANES:
                 raise self._bad(f"unknown pane: {pane} (want {'|'.join(MAC_PANES)})")
-        elif pane not in TAURI_PANES:
+        elif pane not in (TAURI_PANES if self.is_latest else V0_0_14_TAURI_PANES):
             raise DesktopError(BAD, f"unknown pane: {rust_debug(pane)}")
         self._frontend_ready()
         self.model.ui["pane"] = pane
+        if not self.is_mac and not self.is_latest:
+            return o.Empty()  # v0.0.14 acks with {}
         return o.PaneResult(pane=pane)
 
     def op_ui_current_pane(self, p: Any, raw: Any) -> Any:
@@ -128,7 +139,12 @@ class UiOps(AppBase):
                 backend=h.backend,
                 version=h.version,
                 last_error=h.last_error,
-                failure=None if h.failure is None else o.HostFailure(**h.failure),
+                # v0.0.14's ShedHost has no failure (Models.swift:26-43@5a762e8)
+                failure=(
+                    None
+                    if h.failure is None or not self.is_latest
+                    else o.HostFailure(**h.failure)
+                ),
             )
             for h in self.model.hosts.values()
         ]
@@ -143,17 +159,16 @@ class UiOps(AppBase):
         )
 
     def op_sheds_list(self, p: o.ShedsListParams, raw: Any) -> Any:
-        rows = self.model.shed_rows()
-        if self.is_mac:
-            if p.host is not None:
-                rows = [r for r in rows if r["server"] == p.host]
-            return o.MacShedsList(sheds=rows)
-        return o.TauriShedsList(sheds=rows, host_errors=self._host_failures())
+        if self.is_mac:  # the mac app filters by host; Tauri ignores it
+            return o.MacShedsList(sheds=self._shed_rows(p.host))
+        if not self.is_latest:
+            return o.TauriShedsList(sheds=self._shed_rows())
+        return o.TauriShedsList(sheds=self._shed_rows(), host_errors=self._host_failures())
 
     def op_sheds_refresh(self, p: Any, raw: Any) -> Any:
-        if self.is_mac:
+        if self.is_mac or not self.is_latest:
             return o.Empty()
-        return o.TauriShedsList(sheds=self.model.shed_rows(), host_errors=self._host_failures())
+        return o.TauriShedsList(sheds=self._shed_rows(), host_errors=self._host_failures())
 
     def op_system_df(self, p: Any, raw: Any) -> Any:
         return o.UsageList(

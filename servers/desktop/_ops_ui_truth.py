@@ -23,12 +23,13 @@ class UiTruthOps(SessionOps, CrazeOps, LaneOps):
     def op_dashboard_dump(self, p: Any, raw: Any) -> Any:
         if "dashboard.dump" in self.model.dumps:
             return self.model.dumps["dashboard.dump"]
-        if self.model.ui["pane"] != "sheds":
-            return o.DashboardDump(rows=[], host_errors=self._host_failures(), empty=None)
+        rows = self._shed_rows() if self.model.ui["pane"] == "sheds" else []
+        if not self.is_latest:  # v0.0.14: {rows} alone
+            return o.DashboardDump(rows=[msgspec_to_builtins(r) for r in rows])
         return o.DashboardDump(
-            rows=self.model.shed_rows(),
+            rows=[msgspec_to_builtins(r) for r in rows],
             host_errors=self._host_failures(),
-            empty=self._empty_state(),
+            empty=self._empty_state() if self.model.ui["pane"] == "sheds" else None,
         )
 
     def op_sidebar_dump(self, p: Any, raw: Any) -> Any:

@@ -1,0 +1,445 @@
+"""What the real apps answer, op by op and dialect by dialect, for the real ``shedctl``'s commands.
+
+Each test names the upstream source it was checked against (``repo path:line@commit``).
+``5a762e8`` is charliek/shed-desktop tag v0.0.14 (``git rev-parse v0.0.14``); facts of
+the newer app come from charliek/shed ``desktop/tauri`` and ``crates/`` (see the
+fidelity table in ``docs/protocols/desktop.md``). ``shedctl`` (charliek/shed-desktop
+``core/shedctl/src/main.rs:122-179@5a762e8``) sends id ``"1"`` and a params object:
+``identify {}``, ``sheds.list {}``, ``dashboard.dump {}``, ``app.screenshot {scale}``,
+``shed.<action> {name, host?}`` and ``raw <op> {k: v...}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from shedproto.desktop import Dialect, Release
+from shedproto.servers.desktop import DesktopModel
+
+from ._helpers import answer
+
+MAC, TAURI = Dialect.MAC, Dialect.TAURI
+OLD = Release.V0_0_14
+
+TAURI_SHED_KEYS = {
+    "host",
+    "name",
+    "status",
+    "backend",
+    "repo",
+    "image",
+    "image_digest",
+    "local_dir",
+    "ip_address",
+    "cpus",
+    "memory_mb",
+    "created_at",
+    "started_at",
+    "active_namespaces",
+}
+
+
+def _model(**shed: Any) -> DesktopModel:
+    model = DesktopModel()
+    model.add_shed("prod", "web", **shed)
+    model.add_shed("lab", "gpu", status="stopped", active_namespaces=["git"])
+    return model
+
+
+def _error(reply: dict[str, Any]) -> tuple[str, str]:
+    assert reply["ok"] is False, reply
+    return reply["error"]["code"], reply["error"]["message"]
+
+
+# --- identify -------------------------------------------------------------------------
+
+
+def test_identify_tauri_v0_0_14_sends_six_keys_mock_null() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:116-125@5a762e8."""
+    result = answer(TAURI, DesktopModel(), "identify", release=OLD)["result"]
+    assert result == {
+        "socket_path": "/run/s.sock",
+        "pid": 7,
+        "core": "rust",
+        "platform": "tauri",
+        "test_mode": True,
+        "mock_base_url": None,
+    }
+
+
+def test_identify_tauri_latest_adds_broker_mode() -> None:
+    """charliek/shed desktop/tauri/src-tauri/src/ipc.rs identify_payload@2cd01ef (digest §7.6)."""
+    result = answer(TAURI, DesktopModel(), "identify")["result"]
+    assert result["broker_mode"] == "auto"
+    assert result["mock_base_url"] is None  # null, never omitted
+    assert set(result) == {
+        "socket_path",
+        "pid",
+        "core",
+        "platform",
+        "test_mode",
+        "mock_base_url",
+        "broker_mode",
+    }
+
+
+@pytest.mark.parametrize("release", list(Release))
+def test_identify_mac_fields_mock_omitted_when_nil(release: Release) -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/IPCHandlerImpl.swift:180-191,529-550@5a762e8."""
+    result = answer(MAC, DesktopModel(), "identify", release=release)["result"]
+    assert "mock_base_url" not in result  # Swift encodeIfPresent
+    assert set(result) == {
+        "socket_path",
+        "pid",
+        "app_label",
+        "app_id",
+        "ui_version",
+        "protocol_version",
+        "test_mode",
+        "core",
+    }
+    assert result["core"] == "rust"
+
+
+def test_identify_mac_refuses_unknown_params() -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/IPCHandlerImpl.swift:28,559-569@5a762e8."""
+    reply = answer(MAC, DesktopModel(), "identify", {"client_name": "x", "verbose": True})
+    assert _error(reply) == ("unknown-field", "unknown params: verbose")
+
+
+# --- sheds list -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("release", list(Release))
+def test_sheds_list_tauri_rows_carry_every_model_field_null_when_unknown(
+    release: Release,
+) -> None:
+    """charliek/shed-desktop core/shed-core/src/models.rs:63-84@5a762e8 (serde, no skip)."""
+    sheds = answer(TAURI, _model(repo="git@x:y"), "sheds.list", release=release)["result"]["sheds"]
+    assert [set(row) for row in sheds] == [TAURI_SHED_KEYS, TAURI_SHED_KEYS]
+    web, gpu = sheds
+    assert (web["host"], web["name"], web["status"], web["repo"]) == (
+        "prod",
+        "web",
+        "running",
+        "git@x:y",
+    )
+    assert web["ip_address"] is None
+    assert web["cpus"] is None
+    assert web["active_namespaces"] == []
+    assert (gpu["host"], gpu["status"], gpu["active_namespaces"]) == ("lab", "stopped", ["git"])
+
+
+def test_sheds_list_tauri_v0_0_14_has_no_host_errors() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:210@5a762e8: ``{sheds}`` alone."""
+    model = _model()
+    model.make_host_unreachable("lab")
+    result = answer(TAURI, model, "sheds.list", release=OLD)["result"]
+    assert set(result) == {"sheds"}
+    assert [row["name"] for row in result["sheds"]] == ["web"]  # a failed host is dropped
+
+
+def test_sheds_list_tauri_latest_carries_host_errors() -> None:
+    """charliek/shed desktop/tauri/src-tauri/src/ipc.rs sheds_payload@2cd01ef."""
+    model = _model()
+    model.make_host_unreachable("lab")
+    result = answer(TAURI, model, "sheds.list")["result"]
+    assert [e["server"] for e in result["host_errors"]] == ["lab"]
+    assert answer(TAURI, _model(), "sheds.list")["result"]["host_errors"] == []
+
+
+def test_sheds_list_tauri_ignores_host() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:210@5a762e8: params are not read."""
+    sheds = answer(TAURI, _model(), "sheds.list", {"host": "lab"})["result"]["sheds"]
+    assert [row["name"] for row in sheds] == ["web", "gpu"]
+
+
+def test_sheds_list_mac_rows_omit_nil_optionals_keep_namespaces() -> None:
+    """charliek/shed-desktop Sources/ShedKit/Models/Models.swift:82-110@5a762e8."""
+    sheds = answer(MAC, _model(cpus=2), "sheds.list")["result"]["sheds"]
+    assert sheds == [
+        {"host": "prod", "name": "web", "status": "running", "cpus": 2, "active_namespaces": []},
+        {"host": "lab", "name": "gpu", "status": "stopped", "active_namespaces": ["git"]},
+    ]
+
+
+def test_sheds_list_mac_filters_by_host_unknown_host_is_empty() -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/IPCHandlerImpl.swift:329-334@5a762e8."""
+    assert [r["name"] for r in answer(MAC, _model(), "sheds.list", {"host": "lab"})["result"][
+        "sheds"
+    ]] == ["gpu"]
+    assert answer(MAC, _model(), "sheds.list", {"host": "nowhere"})["result"] == {"sheds": []}
+
+
+def test_sheds_list_mac_unknown_param_refused() -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/IPCHandlerImpl.swift:76,564-567@5a762e8."""
+    reply = answer(MAC, _model(), "sheds.list", {"server": "prod"})
+    assert _error(reply) == ("unknown-field", "unknown params: server")
+
+
+# --- dashboard dump -------------------------------------------------------------------
+
+
+def test_dashboard_dump_tauri_v0_0_14_is_rows_alone() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:212-214@5a762e8."""
+    result = answer(TAURI, _model(), "dashboard.dump", release=OLD)["result"]
+    assert set(result) == {"rows"}
+    assert [row["name"] for row in result["rows"]] == ["web", "gpu"]
+
+
+def test_dashboard_dump_tauri_latest_rows_host_errors_empty() -> None:
+    """charliek/shed desktop/tauri/src-tauri/src/ipc.rs dashboard.dump arm@2cd01ef."""
+    result = answer(TAURI, _model(), "dashboard.dump")["result"]
+    assert set(result) == {"rows", "host_errors", "empty"}
+    assert result["empty"] is None  # rows render: no empty state
+    assert set(result["rows"][0]) == TAURI_SHED_KEYS
+
+
+@pytest.mark.parametrize("release", list(Release))
+def test_dashboard_dump_mac_is_unknown_op(release: Release) -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/IPCHandlerImpl.swift:164-166@5a762e8."""
+    reply = answer(MAC, _model(), "dashboard.dump", release=release)
+    assert _error(reply) == ("unknown-op", "no such op: dashboard.dump")
+
+
+# --- screenshot -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("release", list(Release))
+def test_screenshot_tauri_ignores_scale(release: Release) -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:209,743-755@5a762e8: params unread."""
+    result = answer(TAURI, DesktopModel(), "app.screenshot", {"scale": 3}, release=release)
+    assert set(result["result"]) == {"png", "width", "height"}
+
+
+def test_screenshot_mac_echoes_scale_and_surface() -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/IPCHandlerImpl.swift:336-358@5a762e8."""
+    result = answer(MAC, DesktopModel(), "app.screenshot", {"scale": 2})["result"]
+    assert (result["scale"], result["surface"]) == (2, "window")
+    assert set(result) == {"png", "width", "height", "scale", "surface"}
+
+
+@pytest.mark.parametrize("scale", [0, 3, 100])
+def test_screenshot_mac_scale_out_of_range(scale: int) -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/IPCHandlerImpl.swift:339-341@5a762e8."""
+    reply = answer(MAC, DesktopModel(), "app.screenshot", {"scale": scale})
+    assert _error(reply) == ("invalid-param", f"scale must be 1 or 2, got {scale}")
+
+
+def test_screenshot_mac_menu_surface_closed() -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/IPCHandlerImpl.swift:342-345@5a762e8."""
+    reply = answer(MAC, DesktopModel(), "app.screenshot", {"surface": "menu"})
+    assert _error(reply) == ("internal", "menu is not open; call ui.open_menu {open:true} first")
+
+
+# --- shed start|stop|reset|delete -----------------------------------------------------
+
+ACTIONS = ["shed.start", "shed.stop", "shed.reset", "shed.delete"]
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+@pytest.mark.parametrize("op", ACTIONS)
+def test_shed_action_ok_is_empty_object(dialect: Dialect, op: str) -> None:
+    """tauri ipc.rs:350-358@5a762e8; mac IPCHandlerImpl.swift:88-94@5a762e8: ``{}``."""
+    assert answer(dialect, _model(), op, {"name": "web", "host": "prod"})["result"] == {}
+
+
+@pytest.mark.parametrize("op", ACTIONS)
+def test_shed_action_tauri_unknown_host_is_action_failed(op: str) -> None:
+    """tauri ipc.rs:357@5a762e8 wraps core/shed-app/src/backend.rs:158-161,385-388@5a762e8."""
+    reply = answer(TAURI, _model(), op, {"name": "web", "host": "nowhere"})
+    assert _error(reply) == ("action_failed", "no configured host: nowhere")
+
+
+@pytest.mark.parametrize("op", ACTIONS)
+def test_shed_action_mac_unknown_host_is_not_found(op: str) -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/AppModel.swift:422-431,848-849@5a762e8."""
+    reply = answer(MAC, _model(), op, {"name": "web", "host": "nowhere"})
+    assert _error(reply) == ("not-found", "no configured host named nowhere")
+
+
+@pytest.mark.parametrize(
+    ("dialect", "expected"),
+    [
+        (TAURI, ("action_failed", "no configured host")),  # backend.rs:385-388@5a762e8
+        (MAC, ("not-found", "no configured host")),  # AppModel.swift:422-425@5a762e8
+    ],
+)
+def test_shed_action_no_configured_host(dialect: Dialect, expected: tuple[str, str]) -> None:
+    """No server configured and no ``--host``: the backend has nothing to resolve."""
+    assert _error(answer(dialect, DesktopModel(), "shed.stop", {"name": "web"})) == expected
+
+
+@pytest.mark.parametrize(
+    ("dialect", "core", "expected"),
+    [
+        # shed-core http.rs:28-31@5a762e8 through ipc.rs:357@5a762e8
+        (TAURI, "rust", ("action_failed", "shed-server returned HTTP 404")),
+        # mac: IPCServer.swift:163-165@5a762e8, "\(error)" of the UniFFI ShedError
+        # (core/shed-core-ffi/src/lib.rs:46-58@5a762e8) under the default Rust core
+        (MAC, "rust", ("internal", "BadStatus(status: 404)")),
+        # ... and of ShedClientError under the Swift core (ShedServerClient.swift:16-30@5a762e8)
+        (MAC, "swift", ("internal", "shed-server returned HTTP 404")),
+    ],
+)
+def test_shed_action_unknown_shed_passes_the_server_404_through(
+    dialect: Dialect, core: str, expected: tuple[str, str]
+) -> None:
+    """An unknown shed name is shed-server's 404, passed through by the app."""
+    model = _model()
+    model.core = core
+    reply = answer(dialect, model, "shed.start", {"name": "nope", "host": "prod"})
+    assert _error(reply) == expected
+
+
+def test_shed_action_default_host_is_first_server() -> None:
+    """backend.rs:364-374@5a762e8: a host-less op takes the default (else the first) server."""
+    model = _model()
+    assert answer(TAURI, model, "shed.stop", {"name": "web"})["result"] == {}
+    assert model.hosts["prod"].sheds["web"].status == "stopped"
+    assert _error(answer(TAURI, model, "shed.stop", {"name": "gpu"})) == (
+        "action_failed",
+        "shed-server returned HTTP 404",  # gpu is on lab, not on the default server
+    )
+
+
+@pytest.mark.parametrize("params", [{}, {"name": 7}, {"name": None}])
+def test_shed_action_tauri_missing_name(params: dict[str, Any]) -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:56-61,351@5a762e8 (req_str)."""
+    reply = answer(TAURI, _model(), "shed.start", params)
+    assert _error(reply) == ("bad_request", "missing 'name'")
+
+
+def test_shed_action_mac_missing_name_is_invalid_param() -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/IPCHandlerImpl.swift:92,570-575@5a762e8."""
+    code, message = _error(answer(MAC, _model(), "shed.start", {}))
+    assert code == "invalid-param"
+    assert "keyNotFound" in message
+    assert '"name"' in message
+
+
+def test_shed_action_mac_unknown_param() -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/IPCHandlerImpl.swift:92,564-567@5a762e8."""
+    reply = answer(MAC, _model(), "shed.start", {"name": "web", "server": "prod"})
+    assert _error(reply) == ("unknown-field", "unknown params: server")
+
+
+def test_shed_action_unreachable_server_is_transport_error() -> None:
+    """shed-core http.rs:31,126@5a762e8: a refused connection is ``transport error: ...``."""
+    model = _model()
+    model.make_host_unreachable("prod", detail="connection refused")
+    code, message = _error(answer(TAURI, model, "shed.start", {"name": "web", "host": "prod"}))
+    assert (code, message) == ("action_failed", "transport error: connection refused")
+
+
+# --- the other ops a shed name or host reaches ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("dialect", "expected"),
+    [
+        (TAURI, ("action_failed", "no configured host: nowhere")),  # ipc.rs:377-380@5a762e8
+        (MAC, ("not-found", "no configured host named nowhere")),  # AppModel.swift:858@5a762e8
+    ],
+)
+def test_create_start_unknown_host(dialect: Dialect, expected: tuple[str, str]) -> None:
+    """create.start resolves its host through the same backend lookup."""
+    assert _error(answer(dialect, _model(), "create.start", {"name": "n", "host": "nowhere"})) == (
+        expected
+    )
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_terminal_preview_unknown_shed_still_builds_the_command(dialect: Dialect) -> None:
+    """Neither app checks the shed exists: tauri termctl.rs:77-98, backend.rs:301-315@5a762e8;
+    mac AppModel.swift:900-903,958-963@5a762e8."""
+    result = answer(dialect, _model(), "terminal.preview", {"shed": "nope"})["result"]
+    assert "nope@" in result["command"]
+
+
+def test_rc_kill_tauri_unknown_host_is_bad_request() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:510-513@5a762e8."""
+    reply = answer(TAURI, _model(), "rc.kill", {"shed": "web", "slug": "1", "host": "nowhere"})
+    assert _error(reply) == ("bad_request", "no configured host: nowhere")
+
+
+# --- raw ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("dialect", "expected"),
+    [
+        (TAURI, ("unknown_op", "unknown op: no.such")),  # ipc.rs:265@5a762e8
+        (MAC, ("unknown-op", "no such op: no.such")),  # IPCServer.swift:188-190@5a762e8
+    ],
+)
+def test_raw_unknown_op(dialect: Dialect, expected: tuple[str, str]) -> None:
+    """``shedctl raw no.such``."""
+    assert _error(answer(dialect, DesktopModel(), "no.such", {"k": 1})) == expected
+
+
+@pytest.mark.parametrize("op", ["machines.list", "craze.create", "ui.show_launch", "hosts.auth"])
+def test_raw_newer_ops_are_unknown_in_v0_0_14_tauri(op: str) -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:188-266@5a762e8 has no such arm."""
+    reply = answer(TAURI, DesktopModel(), op, {"machine": 7}, release=OLD)
+    assert _error(reply) == ("unknown_op", f"unknown op: {op}")
+    latest = answer(TAURI, DesktopModel(), op, {}, release=Release.LATEST)
+    assert latest.get("error", {}).get("code") != "unknown_op"
+
+
+def test_raw_ui_open_preferences_is_v0_0_14_unknown_but_show_preferences_works() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:199-203@5a762e8: show, not open."""
+    assert _error(answer(TAURI, DesktopModel(), "ui.open_preferences", release=OLD))[0] == (
+        "unknown_op"
+    )
+    assert answer(TAURI, DesktopModel(), "ui.show_preferences", release=OLD)["result"] == {}
+
+
+# --- ui.navigate and sheds.refresh across releases --------------------------------------
+
+
+def test_ui_navigate_tauri_v0_0_14_acks_empty_five_panes() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:302-321@5a762e8."""
+    assert answer(TAURI, DesktopModel(), "ui.navigate", {"pane": "agents"}, release=OLD)[
+        "result"
+    ] == {}
+    reply = answer(TAURI, DesktopModel(), "ui.navigate", {"pane": "egress"}, release=OLD)
+    assert _error(reply) == ("bad_request", 'unknown pane: "egress"')
+
+
+def test_ui_navigate_tauri_latest_echoes_pane() -> None:
+    """charliek/shed desktop/tauri/src-tauri/src/ipc.rs navigate@2cd01ef: ``{pane}`` echoed."""
+    result = answer(TAURI, DesktopModel(), "ui.navigate", {"pane": "egress"})["result"]
+    assert result == {"pane": "egress"}
+
+
+def test_ui_navigate_mac_echoes_pane_unknown_lists_six() -> None:
+    """charliek/shed-desktop IPCHandlerImpl.swift:320-327, Models.swift:453-460@5a762e8."""
+    assert answer(MAC, DesktopModel(), "ui.navigate", {"pane": "egress"})["result"] == {
+        "pane": "egress"
+    }
+    reply = answer(MAC, DesktopModel(), "ui.navigate", {"pane": "machines"})
+    assert _error(reply) == (
+        "invalid-param",
+        "unknown pane: machines (want sheds|approvals|agents|activity|egress|system)",
+    )
+
+
+def test_sheds_refresh_tauri_v0_0_14_is_empty_latest_is_listing() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:329-346@5a762e8 answers ``{}``; the newer
+    app answers the committed ``{sheds, host_errors}`` (ipc.rs sheds_refresh@2cd01ef)."""
+    assert answer(TAURI, _model(), "sheds.refresh", release=OLD)["result"] == {}
+    assert set(answer(TAURI, _model(), "sheds.refresh")["result"]) == {"sheds", "host_errors"}
+
+
+def test_host_list_mac_v0_0_14_has_no_failure() -> None:
+    """charliek/shed-desktop Sources/ShedKit/Models/Models.swift:26-43@5a762e8."""
+    model = _model()
+    model.make_host_unreachable("lab")
+    hosts = answer(MAC, model, "host.list", release=OLD)["result"]["hosts"]
+    assert all("failure" not in h for h in hosts)
+    assert hosts[1]["last_error"] == "connection refused"
+    latest = answer(MAC, model, "host.list")["result"]["hosts"]
+    assert latest[1]["failure"]["server"] == "lab"
