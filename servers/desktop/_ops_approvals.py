@@ -26,6 +26,8 @@ class ApprovalOps(AppBase):
             self._variant("scope", p.scope, ("per-request", "per-session", "per-shed"))
         approval = self.model.approvals.pop(p.id, None)
         if approval is None:
+            if not self.is_mac:  # the coordinator drops an unknown id: ok, nothing done
+                return o.Empty()  # (shed-app coordinator.rs:528-532@5a762e8)
             raise DesktopError(self.dialect.not_found, f"no pending approval {p.id}")
         decision = {
             "id": p.id,
@@ -70,12 +72,28 @@ class ApprovalOps(AppBase):
     def op_notifications_list(self, p: Any, raw: Any) -> Any:
         return o.NotificationsList(notifications=list(self.model.notifications))
 
+    def _test_presenter(self, op: str) -> None:
+        """mac: the notification doors drive the test presenter, installed in test mode only.
+
+        Raises:
+            DesktopError: ``not-enabled`` ``<op> requires the test presenter`` outside
+                test mode (AppModel.swift:1154-1155,1366-1379@5a762e8).
+
+        """
+        if self.is_mac and not self.test_mode:
+            raise DesktopError(self.dialect.not_enabled, f"{op} requires the test presenter")
+
+    def op_notification_open(self, p: Any, raw: Any) -> Any:
+        self._test_presenter("notification.open")
+        return o.Empty()
+
     def op_notification_invoke(self, p: o.NotificationInvokeParams, raw: Any) -> Any:
         if p.action not in ("approve", "deny"):
             if self.is_mac:
                 raise self._bad(f"action: {p.action} is not one of approve, deny")
             variant = serde_unknown_variant(p.action, ("approve", "deny"))
             raise DesktopError(BAD, f"action: {variant}")
+        self._test_presenter("notification.invoke")  # after the params decode, as on mac
         for note in self.model.notifications:
             if note.get("id") == p.id:
                 self.model.notifications.remove(note)

@@ -443,3 +443,47 @@ def test_host_list_mac_v0_0_14_has_no_failure() -> None:
     assert hosts[1]["last_error"] == "connection refused"
     latest = answer(MAC, model, "host.list")["result"]["hosts"]
     assert latest[1]["failure"]["server"] == "lab"
+
+
+# --- approvals and notifications ------------------------------------------------------
+
+
+def test_approval_decide_tauri_unknown_id_is_ok_nothing_done() -> None:
+    """charliek/shed-desktop core/shed-app/src/coordinator.rs:528-532@5a762e8 through
+    tauri/src-tauri/src/ipc.rs:623-634@5a762e8: an unknown id is dropped, ``{}``."""
+    model = DesktopModel()
+    reply = answer(TAURI, model, "approval.decide", {"id": "nope", "decision": "approve"})
+    assert reply["result"] == {}
+    assert model.decisions == []
+
+
+def test_approval_decide_mac_unknown_id_is_not_found() -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/AppModel.swift:1222-1223@5a762e8."""
+    reply = answer(MAC, DesktopModel(), "approval.decide", {"id": "nope", "decision": "deny"})
+    assert _error(reply) == ("not-found", "no pending approval nope")
+
+
+@pytest.mark.parametrize(
+    ("op", "params"),
+    [("notification.invoke", {"id": "n1", "action": "approve"}), ("notification.open", {})],
+)
+def test_notification_doors_mac_need_the_test_presenter(op: str, params: dict[str, Any]) -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/AppModel.swift:1154-1155,1366-1379@5a762e8."""
+    reply = answer(MAC, DesktopModel(), op, params, test_mode=False)
+    assert _error(reply) == ("not-enabled", f"{op} requires the test presenter")
+
+
+def test_notification_invoke_unknown_id_both_dialects() -> None:
+    """tauri ipc.rs:677-691@5a762e8; mac AppModel.swift:1370-1372@5a762e8."""
+    params = {"id": "n9", "action": "deny"}
+    assert _error(answer(TAURI, DesktopModel(), "notification.invoke", params)) == (
+        "not_found",
+        "no posted notification n9",
+    )
+    assert _error(answer(MAC, DesktopModel(), "notification.invoke", params)) == (
+        "not-found",
+        "no posted notification n9",
+    )
+    # the Tauri door has no presenter gate: a non-test presenter simply lists none
+    reply = answer(TAURI, DesktopModel(), "notification.invoke", params, test_mode=False)
+    assert _error(reply)[0] == "not_found"

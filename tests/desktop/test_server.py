@@ -503,8 +503,7 @@ async def test_every_catalogue_op_answers_its_shape(short_socket_dir: Path) -> N
                 msgspec.convert(result, shape.result)
     # the refusals minimal params earn, each a documented answer (not a crash)
     assert refusals[Dialect.MAC] == {"approval.decide", "notification.invoke", "terminal.open"}
-    assert refusals[Dialect.TAURI] == {
-        "approval.decide",
+    assert refusals[Dialect.TAURI] == {  # unknown approval id: ok (coordinator.rs:528@5a762e8)
         "craze.create",
         "lane.answer",
         "lane.set",
