@@ -171,9 +171,37 @@ class UiOps(AppBase):
         return o.TauriShedsList(sheds=self._shed_rows(), host_errors=self._host_failures())
 
     def op_system_df(self, p: Any, raw: Any) -> Any:
-        return o.UsageList(
-            usage=[{"server": h.name, "sheds": len(h.sheds)} for h in self.model.hosts.values()]
-        )
+        """One row per server: ``{host, usage, error}``, an unreachable host an error row.
+
+        Tauri rows are shed-app's ``HostDiskUsage`` through serde (absent halves
+        ``null``; backend.rs:269-293,410-417@5a762e8); mac rows omit them
+        (Models.swift:548-558, AppModel.swift:535-544@5a762e8). The usage object
+        is shed-server's ``SystemDiskUsage`` (sizes 0 in the stand-in).
+        """
+        rows: list[dict[str, Any]] = []
+        for host in self.model.hosts.values():
+            if not host.reachable:
+                error = self._shed_server_error(host.last_error or "connection refused").message
+                row: dict[str, Any] = {"host": host.name, "usage": None, "error": error}
+            else:
+                row = {"host": host.name, "usage": self._disk_usage(host), "error": None}
+            rows.append({k: v for k, v in row.items() if v is not None} if self.is_mac else row)
+        return o.UsageList(usage=rows)
+
+    def _disk_usage(self, host: Any) -> dict[str, Any]:
+        zero = {"logical_bytes": 0, "physical_bytes": 0}
+        entry: dict[str, Any] = {"docker_ref": None} if not self.is_mac else {}
+        usage: dict[str, Any] = {
+            "server_name": host.name,
+            "backend": host.backend,
+            "images": [],
+            "sheds": [{"name": name, **entry, "size": dict(zero)} for name in host.sheds],
+            "orphans": [],
+            "totals": {k: dict(zero) for k in ("images", "sheds", "snapshots", "orphans", "all")},
+        }
+        if self.is_mac and usage["backend"] is None:
+            del usage["backend"]
+        return usage
 
     def op_images_list(self, p: Any, raw: Any) -> Any:
         return o.ImagesList(images=self.model.dumps.get("images.list", []))

@@ -62,7 +62,13 @@ class UiTruthOps(SessionOps, CrazeOps, LaneOps):
         return {key: self.model.dumps.get(op)}
 
     def op_agents_dump(self, p: Any, raw: Any) -> Any:
-        return self.model.dumps.get("agents.dump", {"sessions": None, "empty": None})
+        found = self.model.dumps.get("agents.dump", {"sessions": None, "empty": None})
+        if self.is_latest:
+            return found
+        # v0.0.14: {sessions} alone, [] off the Agents pane (ipc.rs:584-599@5a762e8)
+        on_agents = self.model.ui["pane"] == "agents"
+        sessions = found.get("sessions") if on_agents else None
+        return {"sessions": [] if sessions is None else sessions}
 
     def op_egress_profiles(self, p: Any, raw: Any) -> Any:
         return self._keyed_dump("egress.profiles", "egress")

@@ -487,3 +487,43 @@ def test_notification_invoke_unknown_id_both_dialects() -> None:
     # the Tauri door has no presenter gate: a non-test presenter simply lists none
     reply = answer(TAURI, DesktopModel(), "notification.invoke", params, test_mode=False)
     assert _error(reply)[0] == "not_found"
+
+
+# --- system.df and agents.dump ----------------------------------------------------------
+
+
+def test_system_df_tauri_rows_host_usage_error_null() -> None:
+    """charliek/shed-desktop core/shed-app/src/backend.rs:272-293,410-417@5a762e8."""
+    model = _model()
+    model.make_host_unreachable("lab", detail="connection refused")
+    usage = answer(TAURI, model, "system.df")["result"]["usage"]
+    ok, bad = usage
+    assert (ok["host"], ok["error"]) == ("prod", None)
+    assert ok["usage"]["server_name"] == "prod"
+    assert [s["name"] for s in ok["usage"]["sheds"]] == ["web"]
+    assert ok["usage"]["sheds"][0]["docker_ref"] is None
+    assert set(ok["usage"]["totals"]) == {"images", "sheds", "snapshots", "orphans", "all"}
+    assert bad == {"host": "lab", "usage": None, "error": "transport error: connection refused"}
+
+
+def test_system_df_mac_rows_omit_nil() -> None:
+    """charliek/shed-desktop Sources/ShedKit/Models/Models.swift:548-558@5a762e8, AppModel.swift:
+    535-544@5a762e8 (an unreachable host is an error row, never a failure)."""
+    model = _model()
+    model.make_host_unreachable("lab", detail="connection refused")
+    ok, bad = answer(MAC, model, "system.df")["result"]["usage"]
+    assert set(ok) == {"host", "usage"}
+    assert "docker_ref" not in ok["usage"]["sheds"][0]
+    assert set(bad) == {"host", "error"}
+
+
+def test_agents_dump_tauri_v0_0_14_sessions_alone() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:584-599@5a762e8: ``[]`` off the pane."""
+    model = DesktopModel()
+    model.set_dump("agents.dump", {"sessions": [{"slug": "a"}], "empty": None})
+    assert answer(TAURI, model, "agents.dump", release=OLD)["result"] == {"sessions": []}
+    model.ui["pane"] = "agents"
+    assert answer(TAURI, model, "agents.dump", release=OLD)["result"] == {
+        "sessions": [{"slug": "a"}]
+    }
+    assert "empty" in answer(TAURI, model, "agents.dump")["result"]  # the newer app adds it
