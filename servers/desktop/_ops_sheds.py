@@ -10,7 +10,7 @@ from shedproto.desktop import (
 )
 from shedproto.desktop import types as o
 
-from ._base import AppBase
+from ._base import AppBase, msgspec_to_builtins
 
 __all__ = ["ShedOps"]
 
@@ -54,8 +54,25 @@ class ShedOps(AppBase):
     def op_create_start(self, p: o.CreateStartParams, raw: Any) -> Any:
         server = self._server(p.host)
         create_id = f"create-{len(self.model.creates) + 1}"
-        self.model.add_shed(server, p.name, status="running", image=p.image, backend=p.backend)
-        self.model.creates[create_id] = {"state": "done", "name": p.name, "create_id": create_id}
+        shed = self.model.add_shed(
+            server,
+            p.name,
+            status="running",
+            image=p.image,
+            backend=p.backend,
+            repo=p.repo,
+            local_dir=p.local_dir,
+            cpus=p.cpus,
+            memory_mb=p.memory_mb,
+        )
+        row = (o.MacShed if self.is_mac else o.TauriShed)(**shed.fields())
+        # the stand-in's create completes at once: the store's final snapshot
+        self.model.creates[create_id] = {
+            "id": create_id,
+            "state": "complete",
+            "messages": [],
+            "shed": msgspec_to_builtins(row),
+        }
         return o.CreateStarted(create_id=create_id)
 
     def op_create_status(self, p: o.CreateIdParams, raw: Any) -> Any:
@@ -64,12 +81,14 @@ class ShedOps(AppBase):
             if self.is_mac:
                 raise DesktopError(DesktopCode.NOT_FOUND, f"no create with id {p.create_id}")
             return o.CreateProgress(state="unknown")
-        return o.CreateProgress(**found)
+        if self.is_mac:  # nil optionals omitted
+            return o.CreateProgress(**{k: v for k, v in found.items() if v is not None})
+        return o.CreateProgress(**{"shed": None, "error": None, **found})
 
     def op_create_cancel(self, p: o.CreateIdParams, raw: Any) -> Any:
-        found = self.model.creates.get(p.create_id)
-        if found is not None and found["state"] == "running":
-            found["state"] = "cancelled"
+        # both stores drop the entry (idempotent): a later status is unknown / not-found
+        # (tauri backend.rs:237-239, mac AppModel.swift:905-909@5a762e8)
+        self.model.creates.pop(p.create_id, None)
         return o.Empty()
 
     def _terminal(self, p: Any) -> o.TerminalCommand:

@@ -613,14 +613,23 @@ class CreateIdParams(Params, frozen=True, kw_only=True):
     create_id: str
 
 
-class CreateProgress(Result, omit_defaults=True, frozen=True, kw_only=True):
-    """``create.status``: Tauri answers ``{state: "unknown"}`` for an unknown id."""
+class CreateProgress(Result, frozen=True, kw_only=True):
+    """``create.status``: a create's progress, ``state`` ``progress|complete|error``.
 
+    Both apps send the create store's snapshot ``{id, state, messages, shed,
+    error}``: Tauri through serde (``shed``/``error`` ``null`` when absent;
+    charliek/shed-desktop ``core/shed-core/src/create.rs:22-39@5a762e8``), mac
+    omitting them (``Sources/ShedKit/Models/Models.swift:661-675@5a762e8``).
+    ``shed`` is the created shed's row once complete. For an id it does not
+    hold, Tauri answers ``{state: "unknown"}`` alone (``ipc.rs:386-392@5a762e8``);
+    mac answers ``not-found``.
+    """
+
+    id: str | msgspec.UnsetType = msgspec.UNSET
     state: str
-    create_id: str | None = None
-    name: str | None = None
-    step: str | None = None
-    error: str | None = None
+    messages: list[str] | msgspec.UnsetType = msgspec.UNSET
+    shed: Row | msgspec.UnsetType | None = msgspec.UNSET
+    error: str | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class MacTerminalParams(Params, frozen=True, kw_only=True):

@@ -341,7 +341,7 @@ def test_shed_action_unreachable_server_is_transport_error() -> None:
     ("dialect", "expected"),
     [
         (TAURI, ("action_failed", "no configured host: nowhere")),  # ipc.rs:377-380@5a762e8
-        (MAC, ("not-found", "no configured host named nowhere")),  # AppModel.swift:858@5a762e8
+        (MAC, ("not-found", "no configured host named nowhere")),  # AppModel.swift:859-860@5a762e8
     ],
 )
 def test_create_start_unknown_host(dialect: Dialect, expected: tuple[str, str]) -> None:
@@ -527,3 +527,64 @@ def test_agents_dump_tauri_v0_0_14_sessions_alone() -> None:
         "sessions": [{"slug": "a"}]
     }
     assert "empty" in answer(TAURI, model, "agents.dump")["result"]  # the newer app adds it
+
+
+# --- create.status / create.cancel ------------------------------------------------------
+
+
+def test_create_status_tauri_is_the_store_snapshot_nulls_kept() -> None:
+    """charliek/shed-desktop core/shed-core/src/create.rs:22-39, ipc.rs:386-392@5a762e8."""
+    model = _model()
+    started = answer(TAURI, model, "create.start", {"name": "new", "host": "prod"})["result"]
+    status = answer(TAURI, model, "create.status", {"create_id": started["create_id"]})["result"]
+    assert set(status) == {"id", "state", "messages", "shed", "error"}
+    assert (status["id"], status["state"], status["error"]) == (
+        started["create_id"],
+        "complete",
+        None,
+    )
+    assert set(status["shed"]) == TAURI_SHED_KEYS
+    assert status["shed"]["host"] == "prod"
+
+
+def test_create_status_mac_omits_nil_error() -> None:
+    """charliek/shed-desktop Sources/ShedKit/Models/Models.swift:661-675@5a762e8."""
+    model = _model()
+    started = answer(MAC, model, "create.start", {"name": "new"})["result"]
+    status = answer(MAC, model, "create.status", {"create_id": started["create_id"]})["result"]
+    assert set(status) == {"id", "state", "messages", "shed"}
+    assert status["shed"]["active_namespaces"] == []
+
+
+@pytest.mark.parametrize(
+    ("dialect", "expected"),
+    [
+        (TAURI, {"ok": True, "result": {"state": "unknown"}}),  # ipc.rs:386-392@5a762e8
+        (
+            MAC,  # IPCHandlerImpl.swift:228-233@5a762e8
+            {"ok": False, "error": {"code": "not-found", "message": "no create with id c-1"}},
+        ),
+    ],
+)
+def test_create_status_unknown_and_after_cancel(dialect: Dialect, expected: dict[str, Any]) -> None:
+    """An id the store does not hold, and one cancelled (the store drops it: tauri
+    backend.rs:237-239, mac AppModel.swift:905-909@5a762e8)."""
+    model = _model()
+    reply = answer(dialect, model, "create.status", {"create_id": "c-1"})
+    assert {k: v for k, v in reply.items() if k != "id"} == expected
+    started = answer(dialect, model, "create.start", {"name": "new"})["result"]
+    assert answer(dialect, model, "create.cancel", {"create_id": started["create_id"]})[
+        "result"
+    ] == {}
+    after = answer(dialect, model, "create.status", {"create_id": started["create_id"]})
+    assert after["ok"] is (dialect is TAURI)
+    # cancel is idempotent
+    assert answer(dialect, model, "create.cancel", {"create_id": "c-1"})["result"] == {}
+
+
+def test_create_status_tauri_missing_id() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:387@5a762e8 (req_str)."""
+    assert _error(answer(TAURI, _model(), "create.status", {})) == (
+        "bad_request",
+        "missing 'create_id'",
+    )
