@@ -52,6 +52,8 @@ class ApprovalOps(AppBase):
 
     def op_activity_list(self, p: o.ActivityListParams, raw: Any) -> Any:
         limit = 200 if p.limit is None else max(p.limit, 0)
+        if not self.is_mac and p.limit is not None and p.limit < 0:
+            limit = 200  # as_u64 reads a negative limit as absent (ipc.rs:639@5a762e8)
         return o.ActivityEntries(entries=self.model.activity[-limit:] if limit else [])
 
     def op_activity_log_path(self, p: Any, raw: Any) -> Any:

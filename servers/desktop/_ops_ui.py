@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from shedproto.desktop import (
     DesktopError,
     rust_debug,
@@ -62,7 +64,9 @@ class UiOps(AppBase):
             sheds=self._shed_rows(),
             host_agent_connected=True,
             last_error=self.model.ui.get("last_error"),
-            sheds_empty_state="" if empty is None else empty.body,
+            sheds_empty_state=(
+                msgspec.UNSET if not self.is_latest else "" if empty is None else empty.body
+            ),
         )
 
     def op_ui_navigate(self, p: Any, raw: Any) -> Any:

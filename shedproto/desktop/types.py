@@ -333,7 +333,8 @@ class UiState(Result, omit_defaults=True, frozen=True, kw_only=True):
 
     ``sheds`` are ``sheds.list`` rows; ``last_error`` is omitted when nil
     (Swift's ``encodeIfPresent``); ``sheds_empty_state`` is the sentence the
-    Sheds pane's empty state renders (``""`` when there are sheds).
+    Sheds pane's empty state renders (``""`` when there are sheds); v0.0.14's
+    ``UIState`` has no such field (``Models.swift:342-353@5a762e8``).
     """
 
     pane: str
@@ -341,7 +342,7 @@ class UiState(Result, omit_defaults=True, frozen=True, kw_only=True):
     sheds: list[MacShed]
     host_agent_connected: bool
     last_error: str | None = None
-    sheds_empty_state: str
+    sheds_empty_state: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class HostAuth(Result, frozen=True, kw_only=True):

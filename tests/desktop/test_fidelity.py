@@ -588,3 +588,19 @@ def test_create_status_tauri_missing_id() -> None:
         "bad_request",
         "missing 'create_id'",
     )
+
+
+def test_activity_list_tauri_negative_limit_is_the_default() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:638-641@5a762e8: ``as_u64`` or 200."""
+    model = DesktopModel()
+    model.activity.extend({"kind": "approval", "n": n} for n in range(3))
+    assert len(answer(TAURI, model, "activity.list", {"limit": -1})["result"]["entries"]) == 3
+    assert len(answer(TAURI, model, "activity.list", {"limit": "x"})["result"]["entries"]) == 3
+    assert len(answer(TAURI, model, "activity.list", {"limit": 1})["result"]["entries"]) == 1
+
+
+def test_ui_state_mac_v0_0_14_has_no_empty_state_sentence() -> None:
+    """charliek/shed-desktop Sources/ShedKit/Models/Models.swift:342-353@5a762e8."""
+    state = answer(MAC, _model(), "ui.state", release=OLD)["result"]
+    assert set(state) == {"pane", "hosts", "sheds", "host_agent_connected"}
+    assert answer(MAC, _model(), "ui.state")["result"]["sheds_empty_state"] == ""
