@@ -20,6 +20,15 @@ MAC_PANES = ("sheds", "approvals", "agents", "activity", "egress", "system")
 TAURI_PANES = ("sheds", "machines", "approvals", "agents", "activity", "egress", "system")
 V0_0_14_TAURI_PANES = ("sheds", "approvals", "agents", "activity", "system")
 """The panes v0.0.14's Tauri ``ui.navigate`` accepts (``ipc.rs:303-309@5a762e8``)."""
+MAC_APP_LABEL = "ShedDesktop"
+"""mac ``identify.app_label``: ``BundleProfile.mac`` (BundleProfile.swift:44-48@5a762e8)."""
+MAC_APP_ID = "ai.stridelabs.ShedDesktop"
+"""mac ``identify.app_id`` (BundleProfile.swift:48@5a762e8)."""
+MAC_UI_VERSION = "0.0.14"
+"""mac ``identify.ui_version``: ``CFBundleShortVersionString``, the release's ``VERSION``
+(Resources/Info.plist.template:42-43, VERSION@5a762e8; the last tagged mac release)."""
+MAC_PROTOCOL_VERSION = 1
+"""mac ``identify.protocol_version``: ``ipcProtocolVersion`` (IPCMessages.swift:209@5a762e8)."""
 PREFERENCES_TITLE = "shed desktop \u2014 Preferences"
 """The Preferences window's title (``prefs.dump``)."""
 
@@ -32,10 +41,10 @@ class UiOps(AppBase):
             return o.MacIdentify(
                 socket_path=self.socket_path,
                 pid=self.pid,
-                app_label="Shed Desktop",
-                app_id="dev.shed.desktop",
-                ui_version="reference",
-                protocol_version=1,
+                app_label=MAC_APP_LABEL,
+                app_id=MAC_APP_ID,
+                ui_version=MAC_UI_VERSION,
+                protocol_version=MAC_PROTOCOL_VERSION,
                 test_mode=self.test_mode,
                 mock_base_url=self.mock_base_url,
                 core=self.model.core,
