@@ -22,6 +22,8 @@ __all__ = ["AppBase", "msgspec_to_builtins", "serde_unknown_variant"]
 
 BAD = DesktopCode.BAD_REQUEST
 FAILED = DesktopCode.ACTION_FAILED
+TERMINAL_PRESET_IDS = ("ghostty", "roost", "custom")
+"""The Tauri app's ``TerminalPreset`` wire values (termctl.rs:42-59@5a762e8)."""
 
 
 class AppBase:
@@ -195,6 +197,16 @@ class AppBase:
         )
         self.model.launched_tabs.append(tab)
         return tab
+
+    def _preset(self, preset: str | None) -> None:
+        """Refuse a terminal preset the app has no such variant for.
+
+        Raises:
+            DesktopError: ``bad_request`` ``unknown preset: X`` (termctl.rs:148-151@5a762e8).
+
+        """
+        if preset is not None and preset not in TERMINAL_PRESET_IDS:
+            raise DesktopError(BAD, f"unknown preset: {preset}")
 
     def _variant(self, key: str, value: str, variants: tuple[str, ...]) -> None:
         """Refuse an enum value: serde's wording on Tauri, our own on mac."""

@@ -98,6 +98,7 @@ class ShedOps(AppBase):
             )
         server = self.model.hosts[self._server(p.host)]
         # neither app checks the shed exists: the command is built from config
+        self._preset(getattr(p, "preset", None))
         preset = getattr(p, "preset", None) or self.model.prefs["terminal"]["preset"]
         argv = ["ssh", "-t", "-p", str(server.ssh_port), f"{p.shed}@{server.host}"]
         if p.session:

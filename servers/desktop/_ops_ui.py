@@ -299,6 +299,7 @@ class UiOps(AppBase):
         return o.Empty()
 
     def op_prefs_set_terminal(self, p: o.PrefsSetTerminalParams, raw: Any) -> Any:
+        self._preset(p.preset)
         self.model.prefs["terminal"] = {"preset": p.preset, "template": p.template}
         return o.Empty()
 

@@ -612,3 +612,16 @@ def test_identify_mac_constants() -> None:
     result = answer(MAC, DesktopModel(), "identify")["result"]
     assert (result["app_label"], result["app_id"]) == ("ShedDesktop", "ai.stridelabs.ShedDesktop")
     assert (result["ui_version"], result["protocol_version"]) == ("0.0.14", 1)
+
+
+@pytest.mark.parametrize(
+    ("op", "params"),
+    [
+        ("prefs.set_terminal", {"preset": "kitty"}),
+        ("terminal.preview", {"shed": "web", "preset": "kitty"}),
+    ],
+)
+def test_tauri_unknown_terminal_preset(op: str, params: dict[str, Any]) -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/termctl.rs:132-151@5a762e8."""
+    assert _error(answer(TAURI, _model(), op, params)) == ("bad_request", "unknown preset: kitty")
+    assert answer(TAURI, _model(), op, {**params, "preset": "roost"})["ok"] is True

@@ -456,7 +456,7 @@ async def test_every_catalogue_op_answers_its_shape(short_socket_dir: Path) -> N
         "rules": [],
         "mode": "dark",
         "enabled": True,
-        "preset": "default",
+        "preset": "ghostty",
         "namespace": "git",
         "server": "prod",
         "open": True,
