@@ -191,3 +191,18 @@ async def test_shedctl_against_v0_0_14_tauri(short_socket_dir: Path) -> None:
             False,
             "error unknown_op: unknown op: machines.list",
         )
+
+
+async def test_client_sheds_list_typed_rows(short_socket_dir: Path) -> None:
+    """``AsyncDesktopClient.sheds_list`` decodes each dialect's rows into its Struct."""
+    from shedproto.clients.desktop import AsyncDesktopClient
+    from shedproto.desktop import types as o
+
+    for dialect, row_type in ((Dialect.TAURI, o.TauriShed), (Dialect.MAC, o.MacShed)):
+        async with (
+            running(short_socket_dir, dialect, model=_model()) as server,
+            await AsyncDesktopClient.connect(server.path) as client,
+        ):
+            listing = await client.sheds_list()
+        assert [type(r) for r in listing.sheds] == [row_type]
+        assert (listing.sheds[0].host, listing.sheds[0].name) == ("prod", "web")
