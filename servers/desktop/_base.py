@@ -49,11 +49,8 @@ class AppBase:
         self.mock_base_url = mock_base_url
         self.launch_policy = launch_policy
         self.release = release
-
-    @property
-    def is_latest(self) -> bool:
+        self.is_latest = release is Release.LATEST
         """Whether this app answers like the newer release (not shed-desktop v0.0.14)."""
-        return self.release is Release.LATEST
 
     @property
     def is_mac(self) -> bool:
