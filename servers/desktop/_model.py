@@ -299,7 +299,8 @@ class DesktopModel:
         ``"hidden"`` (``prefs.close`` only hides it)."""
         self.prefs: dict[str, Any] = {
             "terminal": {"preset": "ghostty", "template": None},
-            "ssh": {"method": "ssh-agent", "policy": "ask", "ttl": None},
+            # shed-app's SshPrefs::default (coordinator.rs:69-78@5a762e8)
+            "ssh": {"method": "biometrics-or-password", "policy": "time-based-allow", "ttl": "2h"},
             "appearance": "light",
             "login_item": False,
             "broker_mode": "auto",

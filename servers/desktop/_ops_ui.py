@@ -20,6 +20,16 @@ MAC_PANES = ("sheds", "approvals", "agents", "activity", "egress", "system")
 TAURI_PANES = ("sheds", "machines", "approvals", "agents", "activity", "egress", "system")
 V0_0_14_TAURI_PANES = ("sheds", "approvals", "agents", "activity", "system")
 """The panes v0.0.14's Tauri ``ui.navigate`` accepts (``ipc.rs:303-309@5a762e8``)."""
+SSH_METHODS = ("biometrics-or-password", "biometrics", "prompt")
+"""``ApprovalMethod`` wire values (shed-core approval/models.rs:174-184@5a762e8)."""
+SSH_POLICIES = (
+    "always-allow",
+    "per-shed-allow",
+    "time-based-allow",
+    "always-ask",
+    "always-deny",
+)
+"""``SshApprovalPolicy`` wire values (shed-core approval/models.rs:235-243@5a762e8)."""
 MAC_APP_LABEL = "ShedDesktop"
 """mac ``identify.app_label``: ``BundleProfile.mac`` (BundleProfile.swift:44-48@5a762e8)."""
 MAC_APP_ID = "ai.stridelabs.ShedDesktop"
@@ -97,6 +107,11 @@ class UiOps(AppBase):
         )
 
     def op_ui_set_ssh_approval(self, p: o.UiSetSshApprovalParams, raw: Any) -> Any:
+        # the params are enums in both apps (shed-core approval/models.rs:174-243@5a762e8)
+        if p.method is not None:
+            self._variant("method", p.method, SSH_METHODS)
+        if p.policy is not None:
+            self._variant("policy", p.policy, SSH_POLICIES)
         ssh = self.model.prefs["ssh"]
         for key in ("method", "policy", "ttl"):
             value = getattr(p, key)

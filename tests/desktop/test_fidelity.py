@@ -625,3 +625,27 @@ def test_tauri_unknown_terminal_preset(op: str, params: dict[str, Any]) -> None:
     """charliek/shed-desktop tauri/src-tauri/src/termctl.rs:132-151@5a762e8."""
     assert _error(answer(TAURI, _model(), op, params)) == ("bad_request", "unknown preset: kitty")
     assert answer(TAURI, _model(), op, {**params, "preset": "roost"})["ok"] is True
+
+
+def test_ssh_prefs_tauri_defaults_are_shed_apps() -> None:
+    """charliek/shed-desktop core/shed-app/src/coordinator.rs:63-78@5a762e8."""
+    assert answer(TAURI, DesktopModel(), "ui.ssh_prefs")["result"] == {
+        "method": "biometrics-or-password",
+        "policy": "time-based-allow",
+        "ttl": "2h",
+    }
+
+
+def test_set_ssh_approval_refuses_unknown_variants() -> None:
+    """Enums in both apps: tauri ipc.rs:703-711 (serde), mac IPCHandlerImpl.swift:469-480@5a762e8;
+    shed-core approval/models.rs:174-243@5a762e8 names the variants."""
+    code, message = _error(answer(TAURI, DesktopModel(), "ui.set_ssh_approval", {"method": "pin"}))
+    assert code == "bad_request"
+    assert message.startswith("unknown variant `pin`, expected one of `biometrics-or-password`")
+    assert _error(answer(MAC, DesktopModel(), "ui.set_ssh_approval", {"policy": "ask"}))[0] == (
+        "invalid-param"
+    )
+    model = DesktopModel()
+    ok = answer(TAURI, model, "ui.set_ssh_approval", {"policy": "always-ask", "ttl": "1h"})
+    assert ok["result"] == {}
+    assert answer(TAURI, model, "ui.ssh_prefs")["result"]["policy"] == "always-ask"
