@@ -14,6 +14,12 @@ from ._base import BAD, AppBase, serde_unknown_variant
 __all__ = ["ApprovalOps"]
 
 
+POLICY_SCOPES = ("default", "namespace", "shed", "session")
+POLICY_ACTIONS = ("approve", "deny", "prompt")
+POLICY_GATES = ("biometrics", "biometrics-or-password", "none")
+"""shed-core's ``PolicyScope``, ``PolicyAction``, ``PolicyGate`` (approval/models.rs@5a762e8)."""
+
+
 class ApprovalOps(AppBase):
     """Approval, activity, policy and notification ops."""
 
@@ -38,15 +44,21 @@ class ApprovalOps(AppBase):
         }
         self.model.decisions.append(decision)
         self.model.activity.append({"kind": "approval", **decision})
-        if p.persist:
-            action = "always-allow" if p.decision == "approve" else "always-deny"
+        if p.persist:  # a per-shed rule with no gate (coordinator.rs:886-901@5a762e8)
             self.model.policy_rules = [
                 r
                 for r in self.model.policy_rules
-                if (r["server"], r["shed"]) != (approval.server, approval.shed)
+                if (r.get("scope"), r.get("server"), r.get("shed"))
+                != ("shed", approval.server, approval.shed)
             ]
             self.model.policy_rules.append(
-                {"server": approval.server, "shed": approval.shed, "action": action}
+                {
+                    "scope": "shed",
+                    "server": approval.server,
+                    "shed": approval.shed,
+                    "action": p.decision,
+                    "gate": "none",
+                }
             )
         return o.Empty()
 
@@ -65,11 +77,20 @@ class ApprovalOps(AppBase):
     def op_policy_set(self, p: o.PolicySetParams, raw: Any) -> Any:
         rules = []
         for rule in p.rules:
-            if not all(isinstance(rule.get(k), str) for k in ("server", "shed", "action")):
-                raise self._bad("each rule needs string server, shed and action")
-            rules.append({"server": rule["server"], "shed": rule["shed"], "action": rule["action"]})
+            for key in ("scope", "action"):
+                if not isinstance(rule.get(key), str):
+                    raise self._rule_error(f"missing field `{key}`")
+            self._variant("scope", rule["scope"], POLICY_SCOPES)
+            self._variant("action", rule["action"], POLICY_ACTIONS)
+            gate = rule.get("gate", "biometrics-or-password")
+            self._variant("gate", gate, POLICY_GATES)
+            kept = {k: rule[k] for k in ("server", "namespace", "shed") if rule.get(k) is not None}
+            rules.append({"scope": rule["scope"], **kept, "action": rule["action"], "gate": gate})
         self.model.policy_rules = rules
         return o.Empty()
+
+    def _rule_error(self, message: str) -> DesktopError:
+        return self._bad(message) if self.is_mac else DesktopError(BAD, message)
 
     def op_notifications_list(self, p: Any, raw: Any) -> Any:
         return o.NotificationsList(notifications=list(self.model.notifications))

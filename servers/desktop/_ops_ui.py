@@ -329,7 +329,7 @@ class UiOps(AppBase):
         self.model.policy_rules = [
             r
             for r in self.model.policy_rules
-            if (r.get("server"), r.get("shed")) != (p.server, p.shed)
+            if (r.get("scope"), r.get("server"), r.get("shed")) != ("shed", p.server, p.shed)
         ]
         return o.Empty()
 

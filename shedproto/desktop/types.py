@@ -1070,11 +1070,20 @@ class LogPath(Result, frozen=True, kw_only=True):
 
 
 class PolicyRule(Result, frozen=True, kw_only=True):
-    """One saved per-(server, shed) rule: ``action`` always-allow or always-deny."""
+    """One policy rule: shed-core's ``PolicyRule`` (approval/models.rs:292-333@5a762e8).
 
-    server: str
-    shed: str
+    ``scope`` ``default|namespace|shed|session``; ``action`` ``approve|deny|prompt``;
+    ``gate`` ``biometrics|biometrics-or-password|none`` (always sent); ``server``,
+    ``namespace`` and ``shed`` are omitted when unset. A persisted approval adds
+    ``{scope: "shed", server, shed, action, gate: "none"}`` (coordinator.rs:893-900).
+    """
+
+    scope: str
+    server: str | msgspec.UnsetType = msgspec.UNSET
+    namespace: str | msgspec.UnsetType = msgspec.UNSET
+    shed: str | msgspec.UnsetType = msgspec.UNSET
     action: str
+    gate: str = "biometrics-or-password"
 
 
 class PolicyList(Result, frozen=True, kw_only=True):

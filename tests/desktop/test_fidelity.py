@@ -649,3 +649,28 @@ def test_set_ssh_approval_refuses_unknown_variants() -> None:
     ok = answer(TAURI, model, "ui.set_ssh_approval", {"policy": "always-ask", "ttl": "1h"})
     assert ok["result"] == {}
     assert answer(TAURI, model, "ui.ssh_prefs")["result"]["policy"] == "always-ask"
+
+
+def test_policy_rules_are_shed_cores_rule_shape() -> None:
+    """charliek/shed-desktop core/shed-core/src/approval/models.rs:292-333@5a762e8:
+    ``{scope, server?, namespace?, shed?, action, gate}``, ``gate`` defaulting."""
+    model = DesktopModel()
+    rules = [{"scope": "namespace", "namespace": "ssh-agent", "action": "prompt"}]
+    assert answer(TAURI, model, "policy.set", {"rules": rules})["result"] == {}
+    assert answer(TAURI, model, "policy.list")["result"] == {
+        "rules": [
+            {
+                "scope": "namespace",
+                "namespace": "ssh-agent",
+                "action": "prompt",
+                "gate": "biometrics-or-password",
+            }
+        ]
+    }
+    code, message = _error(answer(TAURI, model, "policy.set", {"rules": [{"action": "deny"}]}))
+    assert (code, message) == ("bad_request", "missing field `scope`")
+    code, message = _error(
+        answer(TAURI, model, "policy.set", {"rules": [{"scope": "shed", "action": "always-allow"}]})
+    )
+    assert code == "bad_request"
+    assert message.startswith("unknown variant `always-allow`")

@@ -410,7 +410,8 @@ async def test_approvals_and_policy(short_socket_dir: Path) -> None:
             "persist": True,
         }
         assert (await client.call("policy.list"))["rules"] == [
-            {"server": "prod", "shed": "web", "action": "always-allow"}
+            # coordinator.rs:893-900@5a762e8
+            {"scope": "shed", "server": "prod", "shed": "web", "action": "approve", "gate": "none"}
         ]
         with pytest.raises(DesktopError) as info:
             await client.call("approval.decide", {"id": "a2", "decision": "maybe"})
