@@ -298,7 +298,8 @@ class DesktopModel:
         """The Preferences window: ``None`` (never opened), ``"visible"`` or
         ``"hidden"`` (``prefs.close`` only hides it)."""
         self.prefs: dict[str, Any] = {
-            "terminal": {"preset": "ghostty", "template": None},
+            # TerminalPreset's #[default] is Custom (shed-core terminal.rs:79-88@5a762e8)
+            "terminal": {"preset": "custom", "template": None},
             # shed-app's SshPrefs::default (coordinator.rs:69-78@5a762e8)
             "ssh": {"method": "biometrics-or-password", "policy": "time-based-allow", "ttl": "2h"},
             "appearance": "light",

@@ -16,11 +16,12 @@ __all__ = ["ShedOps"]
 
 
 TERMINAL_PRESETS = (
-    ("ghostty", "Ghostty", "opens a Ghostty window"),
-    ("roost", "roost", "opens a roost tab"),
-    ("custom", "Custom", "runs your command template"),
+    ("ghostty", "Ghostty", "Opens the ssh command in Ghostty."),
+    ("roost", "Roost", "Opens a new Roost tab in a project named after the shed."),
+    ("custom", "Custom", ""),
 )
-"""The presets the stand-in offers (``terminal.presets``); the first is ``prefs.get``'s default."""
+"""``terminal.presets``: shed-core ``TerminalPreset`` ids, labels and details
+(terminal.rs:79-115@5a762e8); ``custom`` is the default."""
 
 
 class ShedOps(AppBase):

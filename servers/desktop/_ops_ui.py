@@ -265,7 +265,7 @@ class UiOps(AppBase):
     def op_tray_dump(self, p: Any, raw: Any) -> Any:
         return o.TrayDump(
             present=True,
-            items=["Open Shed", "Quit"],
+            items=["open", "approvals", "preferences", "quit"],  # tray.rs:40-48@5a762e8
             popover=None,
             popover_visible=self.model.ui.get("tray_visible", False),
             popover_height=None,

@@ -674,3 +674,26 @@ def test_policy_rules_are_shed_cores_rule_shape() -> None:
     )
     assert code == "bad_request"
     assert message.startswith("unknown variant `always-allow`")
+
+
+def test_terminal_presets_and_default_preset() -> None:
+    """charliek/shed-desktop core/shed-core/src/terminal.rs:79-115 (``#[default] Custom``),
+    tauri/src-tauri/src/termctl.rs:42-68@5a762e8."""
+    presets = answer(TAURI, DesktopModel(), "terminal.presets")["result"]["presets"]
+    assert [(p["id"], p["label"]) for p in presets] == [
+        ("ghostty", "Ghostty"),
+        ("roost", "Roost"),
+        ("custom", "Custom"),
+    ]
+    assert presets[2]["detail"] == ""
+    assert answer(TAURI, DesktopModel(), "prefs.get")["result"] == {
+        "terminal_preset": "custom",
+        "terminal_template": "",
+    }
+
+
+def test_tray_dump_items_are_the_menu_ids() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/tray.rs:40-48, ipc.rs:276-297@5a762e8."""
+    result = answer(TAURI, DesktopModel(), "tray.dump")["result"]
+    assert result["items"] == ["open", "approvals", "preferences", "quit"]
+    assert set(result) == {"present", "items", "popover", "popover_visible", "popover_height"}
