@@ -320,4 +320,3 @@ async def desktop_step(socket_dir: Path) -> DemoStep:
 def _listed(value: Any) -> list[Any]:
     """Return ``value`` when it is a list, else ``[]`` (a field the release did not send)."""
     return value if isinstance(value, list) else []
-
