@@ -18,7 +18,7 @@ from shedproto.observe import (
 __all__ = ["MAX_RECORD_BYTES", "Recorder"]
 
 MAX_RECORD_BYTES = 64 << 20
-"""A partial line longer than this is written as it stands (it cannot be redacted)."""
+"""A partial line longer than this is recorded as it stands (redacted like any line)."""
 
 
 class Recorder:
@@ -56,7 +56,9 @@ class Recorder:
             self._write(CassetteRecord(t=t, conn=conn, ev="open"))
         else:
             for key in [key for key in self._partial if key[0] == conn]:
-                self._data(t, conn, key[1], bytes(self._partial.pop(key)))
+                tail = self._partial.pop(key)
+                if tail:
+                    self._data(t, conn, key[1], bytes(tail))
             self._write(CassetteRecord(t=t, conn=conn, ev="close"))
 
     def data(self, t: float, conn: int, direction: Direction, chunk: bytes) -> None:
@@ -79,9 +81,17 @@ class Recorder:
             start = stop
 
     def _data(self, t: float, conn: int, direction: Direction, line: bytes) -> None:
-        line, paths = redact(self.protocol, direction, line)
+        line, paths, withheld = redact(self.protocol, direction, line)
         self._write(
-            CassetteRecord(t=t, conn=conn, ev="data", dir=direction, data=line, redacted=paths)
+            CassetteRecord(
+                t=t,
+                conn=conn,
+                ev="data",
+                dir=direction,
+                data=line,
+                redacted=paths,
+                withheld=withheld,
+            )
         )
 
     def close(self) -> None:

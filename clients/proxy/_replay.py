@@ -92,7 +92,7 @@ def frame_key(protocol: str, line: bytes) -> Any:
 
     The line is redacted first, as the recorder redacted the recorded one.
     """
-    line, _ = redact(protocol, "c2s", line)
+    line = _redacted_line(protocol, line)
     try:
         value = msgspec.json.decode(line)
     except msgspec.DecodeError:
@@ -104,6 +104,11 @@ def frame_key(protocol: str, line: bytes) -> Any:
         if protocol == "host-agent" and isinstance(client, dict):
             client.pop("pid", None)
     return value
+
+
+def _redacted_line(protocol: str, line: bytes) -> bytes:
+    """Return a received client line as a mismatch shows it: its secrets redacted."""
+    return redact(protocol, "c2s", line).line
 
 
 def _show(line: bytes | None) -> str | None:
@@ -154,7 +159,7 @@ class ReplayServer:
             connection=conn,
             episode=episode.conn if episode else None,
             expected=_show(expected),
-            received=_show(received),
+            received=_show(received and _redacted_line(self.header.protocol, received)),
         )
         self.mismatches.append(mismatch)
         self.on_mismatch(mismatch)

@@ -22,14 +22,12 @@ from ._agents_host import AgentsHostObserver
 from ._base import Observer
 from ._cassette import (
     CASSETTE_FORMAT,
-    REDACTED,
     CassetteError,
     CassetteHeader,
     CassetteRecord,
     decode_cassette,
     encode_header,
     encode_record,
-    redact,
 )
 from ._desktop import DesktopObserver
 from ._diagnostic import Diagnostic, DiagnosticKind, Direction, kind_of
@@ -37,11 +35,13 @@ from ._factory import PROTOCOLS, ObserverFactory, observer_factory, resolve_opti
 from ._herdr import HerdrObserver
 from ._host_agent import ApprovalObserver, StatusObserver
 from ._probe import Outcome, ProbeCase, judge, outcome_of, probe_cases
+from ._redact import REDACTED, REDACTION_TABLE, Redaction, redact
 
 __all__ = [
     "CASSETTE_FORMAT",
     "PROTOCOLS",
     "REDACTED",
+    "REDACTION_TABLE",
     "CassetteError",
     "CassetteHeader",
     "CassetteRecord",
@@ -64,6 +64,7 @@ __all__ = [
     "ObserverFactory",
     "Outcome",
     "ProbeCase",
+    "Redaction",
     "StatusObserver",
     "kind_of",
     "observer_factory",

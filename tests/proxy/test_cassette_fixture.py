@@ -121,14 +121,14 @@ def test_redaction_keeps_the_frame_decodable_and_marks_it() -> None:
     line = encode_frame(
         CredentialResponse(in_reply_to="c1", server="web", token="t0k", client_cert="PEM")
     )
-    redacted, paths = redact("host-agent", "s2c", line)
+    redacted, paths, _ = redact("host-agent", "s2c", line)
     assert paths == ("$.token", "$.client_cert")
     frame = decode_agent_frame(redacted.rstrip(b"\n"))
     assert isinstance(frame, CredentialResponse)
     assert (frame.token, frame.client_cert, frame.in_reply_to) == ("REDACTED", "REDACTED", "c1")
-    assert redact("host-agent", "c2s", line) == (line, ())
+    assert redact("host-agent", "c2s", line) == (line, (), None)
     submit = b'{"id":1,"op":"submit","command":"{\\"payload\\":{\\"env\\":{\\"K\\":\\"v\\"}}}"}\n'
-    redacted, paths = redact("agents-host", "c2s", submit)
+    redacted, paths, _ = redact("agents-host", "c2s", submit)
     assert paths == ("$.command.payload.env.K",)
     assert b"REDACTED" in redacted
     assert redacted.endswith(b"\n")
