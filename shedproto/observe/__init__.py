@@ -19,6 +19,7 @@ Example::
 from __future__ import annotations
 
 from ._agents_host import AgentsHostObserver
+from ._answers import REPLAY_ERROR_CODES, not_in_cassette_answer
 from ._base import Observer
 from ._cassette import (
     CASSETTE_FORMAT,
@@ -42,6 +43,7 @@ __all__ = [
     "PROTOCOLS",
     "REDACTED",
     "REDACTION_TABLE",
+    "REPLAY_ERROR_CODES",
     "CassetteError",
     "CassetteHeader",
     "CassetteRecord",
@@ -49,6 +51,7 @@ __all__ = [
     "encode_header",
     "encode_record",
     "judge",
+    "not_in_cassette_answer",
     "outcome_of",
     "probe_cases",
     "redact",

@@ -27,10 +27,17 @@ REDACTED = "REDACTED"
 
 _ENCODER = msgspec.json.Encoder()
 _CREDENTIAL_KEYS = frozenset({"token", "client_cert"})
+_CREDENTIAL_ANSWERS = frozenset({"token.response", "credential.response"})
+_CREDENTIAL_PLAIN = frozenset(
+    {"v", "type", "id", "ts", "in_reply_to", "server", "auth_mode", "cert_serial", "expires_at"}
+    | {"error"}
+)
+"""The fields of a credential answer known to hold no secret; any other field is redacted."""
 
 REDACTION_TABLE: dict[tuple[str, Direction], str] = {
-    ("host-agent", "s2c"): "`token` and `client_cert` at any depth of any frame "
-    "(`token.response`, `credential.response`)",
+    ("host-agent", "s2c"): "`token` and `client_cert` at any depth of any frame; in a "
+    "`token.response` or `credential.response`, every field but `v`, `type`, `id`, `ts`, "
+    "`in_reply_to`, `server`, `auth_mode`, `cert_serial`, `expires_at` and `error`",
     ("agents-host", "c2s"): "every value of any `env` object at any depth of any request "
     "(a `submit` command, also when the command is a JSON string)",
     ("herdr", "c2s"): "every value of any `env` object at any depth of any request "
@@ -85,9 +92,12 @@ def _why_unreadable(line: bytes, ending: bytes, exc: msgspec.DecodeError) -> str
 
 def _credentials(value: Any, path: str, paths: list[str]) -> Any:
     if isinstance(value, dict):
+        kind = value.get("type")
+        answer = isinstance(kind, str) and kind in _CREDENTIAL_ANSWERS
         for key, item in value.items():
             where = f"{path}.{key}"
-            if key in _CREDENTIAL_KEYS and item not in ("", None):
+            secret = key in _CREDENTIAL_KEYS or (answer and key not in _CREDENTIAL_PLAIN)
+            if secret and item not in ("", None):
                 value[key] = REDACTED
                 paths.append(where)
             else:

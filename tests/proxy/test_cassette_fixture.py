@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from shedproto.clients import UnreachableSocketError
 from shedproto.clients.herdr import AsyncHerdrClient
+from shedproto.herdr import HerdrApiError
 from shedproto.observe import (
     CassetteError,
     CassetteHeader,
@@ -57,8 +57,8 @@ async def test_replay_mismatch_fails_naming_expected_and_received(
 
     async def other_request() -> None:
         async with replay("herdr") as path:
-            # the replay hangs up on the stranger: to the client, no herdr server is there
-            with pytest.raises(UnreachableSocketError):
+            # the replay answers the stranger with herdr's own error, then closes
+            with pytest.raises(HerdrApiError, match="not in the cassette"):
                 await AsyncHerdrClient.for_socket(path).request("workspace.list")
 
     with pytest.raises(pytest.fail.Exception, match=r"expected .*ping.*received .*workspace\.list"):

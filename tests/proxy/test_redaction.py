@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import msgspec
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from shedproto.clients.proxy import Recorder
@@ -52,19 +52,19 @@ class Field(NamedTuple):
 _ROWS: list[tuple[str, Direction, bytes, str, bytes]] = [
     (
         "host-agent", "s2c",
-        _obj({"type": "token.response", "id": "a1", "ts": "t", "in_reply_to": "t1",
+        _obj({"v": 2, "type": "token.response", "id": "a1", "ts": "t", "in_reply_to": "t1",
               "server": "web", "token": SECRET, "expires_at": "2030-01-01T00:00:00Z"}),
         "$.token",
         # the issue's frame: expires_at as an integer fails the typed decode
-        _obj({"type": "token.response", "id": "a1", "ts": "t", "in_reply_to": "t1",
+        _obj({"v": 2, "type": "token.response", "id": "a1", "ts": "t", "in_reply_to": "t1",
               "server": "web", "token": SECRET, "expires_at": 1893456000}),
     ),
     (
         "host-agent", "s2c",
-        _obj({"type": "credential.response", "id": "a2", "ts": "t", "in_reply_to": "c1",
+        _obj({"v": 2, "type": "credential.response", "id": "a2", "ts": "t", "in_reply_to": "c1",
               "server": "web", "auth_mode": "token", "token": SECRET}),
         "$.token",
-        _obj({"type": "credential.response", "id": "a2", "ts": "t", "in_reply_to": 7,
+        _obj({"v": 2, "type": "credential.response", "id": "a2", "ts": "t", "in_reply_to": 7,
               "server": "web", "auth_mode": "token", "token": SECRET}),
     ),
     (
@@ -223,6 +223,24 @@ def test_a_secret_in_a_frame_of_an_unknown_type_or_nested_is_redacted() -> None:
     assert result.paths == ("$.data[0].token", "$.client_cert")
 
 
+def test_an_unknown_field_of_a_credential_answer_is_redacted() -> None:
+    """A misspelt or new field of a credential answer may hold the secret: an allowlist."""
+    line = _obj(
+        {"type": "credential.response", "in_reply_to": "c1", "server": "web", "Token": SECRET,
+         "client_key": SECRET, "error": "", "expires_at": 5}
+    )  # fmt: skip
+    result = redact("host-agent", "s2c", line)
+    assert SECRET not in result.line.decode()
+    assert result.paths == ("$.Token", "$.client_key")
+    assert msgspec.json.decode(result.line)["expires_at"] == 5  # known fields are kept
+
+
+def test_a_type_that_is_not_a_string_never_breaks_redaction() -> None:
+    """Regression (found by the fuzz test): an unhashable ``type`` raised TypeError."""
+    result = redact("host-agent", "s2c", _obj({"type": [], "token": SECRET}))
+    assert result.paths == ("$.token",)
+
+
 def test_an_env_of_the_wrong_type_is_redacted_whole() -> None:
     line = _obj({"id": 1, "op": "submit", "command": {"env": [f"API_KEY={SECRET}"]}})
     result = redact("agents-host", "c2s", line)
@@ -274,7 +292,7 @@ _junk = st.one_of(
 @st.composite
 def _frame(draw: st.DrawFn) -> tuple[str, Direction, bytes, str]:
     """A frame of the corpus, its secret, and any other field replaced by junk."""
-    protocol, direction, good, _, _ = draw(st.sampled_from(FIELDS))
+    protocol, direction, good, path, _ = draw(st.sampled_from(FIELDS))
     secret = draw(_secrets)
     value = msgspec.json.decode(
         good.replace(SECRET.encode(), secret.encode()), type=dict[str, object]
@@ -290,9 +308,30 @@ def _frame(draw: st.DrawFn) -> tuple[str, Direction, bytes, str]:
     elif mangle == "garble":
         at = draw(st.integers(0, len(line) - 1))
         line = line[:at] + draw(st.binary(min_size=1, max_size=3)) + line[at:]
+        # a garble that leaves valid JSON must leave the secret in its field: one that
+        # renames the field (`"e nv"`) makes a frame without that secret field at all
+        assume(_holds_or_unreadable(line, path, secret))
     elif mangle == "prefix":
         line = draw(st.binary(max_size=4)) + line
     return protocol, direction, line, secret
+
+
+def _holds_or_unreadable(line: bytes, path: str, secret: str) -> bool:
+    """Whether ``line`` is not JSON, or holds ``secret`` at ``path`` (JSON strings entered)."""
+    try:
+        value: object = msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        return True
+    for key in path.split(".")[1:]:
+        if isinstance(value, str):
+            try:
+                value = msgspec.json.decode(value)
+            except msgspec.DecodeError:
+                return False
+        if not isinstance(value, dict) or key not in value:
+            return False
+        value = value[key]
+    return value == secret
 
 
 @settings(
