@@ -38,11 +38,22 @@ class Recorder:
         self.protocol = header.protocol
         self._file: BinaryIO = self.path.open("wb" if overwrite else "xb")
         self._file.write(encode_header(header))
+        self.bytes_written = 0
+        """Bytes of records written so far (the header not counted)."""
+        self._forgotten: set[int] = set()
         self._partial: dict[tuple[int, Direction], bytearray] = {}
         self._last = 0.0
 
     def _write(self, record: CassetteRecord) -> None:
-        self._file.write(encode_record(record))
+        if record.conn in self._forgotten:
+            return
+        self.bytes_written += self._file.write(encode_record(record))
+
+    def forget(self, conn: int) -> None:
+        """Record nothing more of ``conn`` (its pending partial lines are dropped unwritten)."""
+        self._forgotten.add(conn)
+        for key in [key for key in self._partial if key[0] == conn]:
+            del self._partial[key]
 
     def event(self, t: float, conn: int, ev: str, direction: Direction | None = None) -> None:
         """Record ``open``/``eof``/``close`` (an ``eof`` first flushes that direction's tail)."""
