@@ -151,6 +151,8 @@ class Proxy:
     def _put(self, conn: int, ev: str, direction: Direction | None, data: bytes = b"") -> None:
         """Queue a copy of what was relayed (never blocks; drops when the observers lag)."""
         if conn in self._unobserved:
+            if ev == "close":
+                self._unobserved.discard(conn)
             return
         if data:
             if self._queued_bytes + len(data) > self.max_queued_bytes:
@@ -200,7 +202,6 @@ class Proxy:
             observers[conn] = self.observers(conn)
         elif ev == "close":
             observers.pop(conn, None)
-            self._unobserved.discard(conn)
         elif direction is not None:
             self._feed(conn, direction, data)
 
@@ -353,6 +354,7 @@ class _LoopPipe:
         try:
             self._read("c2s")
             self._read("s2c")
+            self._readable("c2s")  # a client that spoke before the upstream answered the connect
             await self.done
         finally:
             for what, fd in self.watched:
@@ -400,6 +402,20 @@ class _LoopPipe:
             fd = sink.fileno()
             self.loop.add_writer(fd, self._writable, direction)
             self.watched.add(("w", fd))
+        elif len(data) < RECEIVE_CHUNK:
+            self._ended_now(direction)
+
+    def _ended_now(self, direction: Direction) -> None:
+        """Relay an end of stream that came with the last bytes (an answer, then a close) now.
+
+        Saves the loop a pass, and the client the wait for it; a peek, so data is never read.
+        """
+        try:
+            more = self.sockets[direction][0].recv(1, socket.MSG_PEEK)
+        except OSError:  # BlockingIOError: nothing yet; the reader sees the rest
+            return
+        if not more:
+            self._readable(direction)
 
     def _writable(self, direction: Direction) -> None:
         sink = self.sockets[direction][1]
