@@ -9,16 +9,15 @@ more until it is written: the slow side sets the pace, as a plain relay
 does). Elsewhere (trio) each direction is a task. End of stream is relayed
 as a half-close.
 
-A copy of each chunk goes to a bounded queue that is drained in batches by
-the observers
-(one :class:`~shedproto.observe.Observer` per connection) and the optional
-:class:`Recorder`: on asyncio once the loop has run the callbacks that were
-ready (every chunk that arrived together is relayed first, and the loop
-never wakes up only to observe), on trio in a task. The relay never waits
-for them: when more than
-``max_queued_bytes`` are waiting, that connection's further bytes are
-relayed unobserved and unrecorded, which is reported once (``on_error``) and
-counted in :attr:`Proxy.dropped`.
+A copy of each chunk goes to a bounded queue that the observers (one
+:class:`~shedproto.observe.Observer` per connection) and the optional
+:class:`Recorder` drain in batches: on asyncio once the loop has run the
+callbacks that were ready (every chunk that arrived together is relayed
+first, and the loop never wakes up only to observe), on trio in a task. The
+relay never waits for them: when more than ``max_queued_bytes`` are
+waiting, that connection's further bytes are relayed unobserved and
+unrecorded, which is reported once (``on_error``) and counted in
+:attr:`Proxy.dropped`.
 """
 
 from __future__ import annotations
@@ -120,6 +119,7 @@ class Proxy:
 
         """
         self._loop = running_asyncio_loop()
+        _warm_up(self.observers)
         try:
             async with anyio.create_task_group() as tasks:
                 if self._loop is None:
@@ -296,6 +296,20 @@ class Proxy:
         self._put(conn, "eof", direction)
         with contextlib.suppress(*_GONE):
             await sink.send_eof()
+
+
+def _warm_up(observers: ObserverFactory) -> None:
+    """Build the observers' decoders before the first client, not in its first batch.
+
+    herdr's request decoder takes about 0.25 s to build; built lazily, the
+    first connection's batch would hold the loop (and so every relay) that
+    long. A throwaway observer is fed ``{}`` each way; what it reports (or
+    raises) is ignored.
+    """
+    with contextlib.suppress(Exception):
+        observer = observers(0)
+        observer.feed("c2s", b"{}\n")
+        observer.feed("s2c", b"{}\n")
 
 
 def _connect_now(path: Path) -> socket.socket | None:

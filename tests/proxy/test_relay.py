@@ -99,6 +99,11 @@ class Recording(Observer):
 SEEN: list[Recording] = []
 
 
+def served() -> list[Recording]:
+    """The observers of real connections (connection 0 is the proxy's warm-up observer)."""
+    return [observer for observer in SEEN if observer.connection > 0]
+
+
 async def test_bytes_arrive_unchanged_even_when_not_protocol(short_socket_dir: Path) -> None:
     """Arbitrary bytes (not JSON, no newline, NULs) pass both ways exactly; EOF is relayed."""
     payload = bytes(range(256)) * 300
@@ -128,7 +133,7 @@ async def test_bytes_arrive_unchanged_even_when_not_protocol(short_socket_dir: P
         proxy.shutdown()
         upstream.shutdown()
     assert received == payload
-    assert SEEN[0].seen == {"c2s": payload, "s2c": payload}
+    assert served()[0].seen == {"c2s": payload, "s2c": payload}
 
 
 async def test_host_agent_long_lived_consumer_with_pings(short_socket_dir: Path) -> None:
@@ -238,7 +243,7 @@ async def test_observers_falling_behind_drop_observation_never_bytes(
     assert proxy.dropped == 1
     assert len(errors) == 1
     assert "observers fell behind" in errors[0]
-    assert len(SEEN[0].seen["c2s"]) < len(payload)  # observed up to the drop only
+    assert len(served()[0].seen["c2s"]) < len(payload)  # observed up to the drop only
 
 
 async def test_a_large_transfer_with_back_pressure_arrives_whole(short_socket_dir: Path) -> None:
@@ -257,3 +262,12 @@ async def test_a_large_transfer_with_back_pressure_arrives_whole(short_socket_di
         upstream.shutdown()
     assert received == payload
     assert recorder.bytes_written > len(payload)  # all of it recorded (as base64)
+
+
+async def test_observers_are_warmed_up_before_readiness(short_socket_dir: Path) -> None:
+    """herdr's decoder takes ~0.25 s to build: built lazily it stalled the first relay batch."""
+    SEEN.clear()
+    listen, nobody = short_socket_dir / "p.sock", short_socket_dir / "none"
+    proxy = Proxy(listen, nobody, Recording, on_diagnostic=print)
+    async with serving(proxy):
+        assert [(o.connection, o.seen) for o in SEEN] == [(0, {"c2s": b"{}\n", "s2c": b"{}\n"})]
