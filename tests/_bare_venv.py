@@ -8,6 +8,7 @@ pytest and the other test extras are absent and nothing is fetched.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -16,7 +17,12 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-__all__ = ["make_bare_venv", "runtime_closure"]
+__all__ = ["build_wheel", "make_bare_venv", "runtime_closure"]
+
+ROOT = Path(__file__).resolve().parents[1]
+IGNORED = shutil.ignore_patterns(
+    ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis"
+)
 
 
 def runtime_closure(name: str = "shedproto") -> list[metadata.Distribution]:
@@ -43,6 +49,19 @@ def _link_distribution(dist: metadata.Distribution, site: Path) -> None:
         target = site / entry
         if not target.exists():
             target.symlink_to(base / entry)
+
+
+def build_wheel(work: Path) -> Path:
+    """Build the project's wheel offline from a copy of the checkout under ``work``."""
+    source = work / "src"
+    shutil.copytree(ROOT, source, symlinks=True, ignore=IGNORED)
+    build = "import sys; from setuptools import build_meta as b; print(b.build_wheel(sys.argv[1]))"
+    built = subprocess.run(
+        [sys.executable, "-c", build, str(work / "dist")],
+        cwd=source, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr[-3000:]
+    return work / "dist" / built.stdout.strip().splitlines()[-1]
 
 
 def make_bare_venv(wheel: Path, where: Path) -> Path:

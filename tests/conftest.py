@@ -17,6 +17,18 @@ requires_shared = pytest.mark.skipif(
 """Mark for tests that replay real wire data from ../shared."""
 
 
+@pytest.fixture(scope="session")
+def bare_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The python of a venv with the wheel and only its runtime dependencies (no pytest).
+
+    Built once per session, offline (see ``tests/_bare_venv.py``).
+    """
+    from tests._bare_venv import build_wheel, make_bare_venv
+
+    work = tmp_path_factory.mktemp("bare")
+    return make_bare_venv(build_wheel(work), work / "venv")
+
+
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     """Run each async test once per anyio backend."""

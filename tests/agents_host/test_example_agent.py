@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,12 +16,7 @@ from shedproto.connector import AgentSourceConfig, PromptPayload, StartPayload
 from shedproto.servers.agents_host import OperationOptions
 from shedproto.servers.agents_host.example_agent import ExampleAgent
 from shedproto.servers.drivers import AcpDriver
-from tests._bare_venv import make_bare_venv
 
-ROOT = Path(__file__).resolve().parents[2]
-IGNORED = shutil.ignore_patterns(
-    ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis"
-)
 EXAMPLE_AGENT = (sys.executable, "-m", "shedproto.servers.agents_host.example_agent")
 
 
@@ -93,24 +87,9 @@ def test_example_agent_streams_no_user_chunk_during_a_prompt() -> None:
 
 
 @pytest.fixture(scope="module")
-def bare_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def bare_venv(bare_python: Path) -> Path:
     """A fresh venv with the wheel and only the runtime dependencies (linked, not downloaded)."""
-    work = tmp_path_factory.mktemp("bare")
-    source = work / "src"
-    shutil.copytree(ROOT, source, symlinks=True, ignore=IGNORED)
-    build = "import sys; from setuptools import build_meta as b; print(b.build_wheel(sys.argv[1]))"
-    built = subprocess.run(
-        [sys.executable, "-c", build, str(work / "dist")],
-        cwd=source,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert built.returncode == 0, built.stderr[-3000:]
-    wheel = work / "dist" / built.stdout.strip().splitlines()[-1]
-    python = make_bare_venv(wheel, work / "venv")
-    return python.parent.parent
+    return bare_python.parent.parent
 
 
 def test_demo_runs_in_an_install_without_extras(bare_venv: Path) -> None:
