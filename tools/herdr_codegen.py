@@ -1871,6 +1871,22 @@ def _render(emitter: Emitter, protocols: list[Protocol], version_lines: list[str
         + "}\n"
         + '"""Protocol -> (request types, params types, defs) for every generated protocol."""'
     )
+    unions = ", ".join(
+        f"{p.number}: AnyRequest{'' if p.number == newest else f'P{p.number}'}" for p in protocols
+    )
+    parts.append(
+        "REQUEST_UNIONS: dict[int, Any] = {"
+        + unions
+        + "}\n"
+        + '"""Protocol -> the tagged union of its requests (exactly its method table)."""'
+    )
+    results = ", ".join(f'{p.number}: DEFS_P{p.number}["ResponseResult"]' for p in protocols)
+    parts.append(
+        "RESULT_UNIONS: dict[int, Any] = {"
+        + results
+        + "}\n"
+        + '"""Protocol -> the tagged union of its success results (its ``ResponseResult``)."""'
+    )
     parts.append(f"NEWEST_PROTOCOL = {newest}")
     return "\n\n\n".join(part for part in parts if part) + "\n"
 

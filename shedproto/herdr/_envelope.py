@@ -103,12 +103,12 @@ _SUBSCRIPTION_DATA: dict[str, Any] = {
 
 def _result_union(protocol: int) -> Any:
     require_supported(protocol)
-    return t.ResponseResultP20 if protocol == 20 else t.ResponseResult
+    return t.RESULT_UNIONS[protocol]
 
 
 def _request_union(protocol: int) -> Any:
     require_supported(protocol)
-    return t.AnyRequestP20 if protocol == 20 else t.AnyRequest
+    return t.REQUEST_UNIONS[protocol]
 
 
 @functools.cache

@@ -4494,4 +4494,12 @@ PROTOCOL_TABLES: dict[int, tuple[dict[str, type[Request]], dict[str, Any], dict[
 """Protocol -> (request types, params types, defs) for every generated protocol."""
 
 
+REQUEST_UNIONS: dict[int, Any] = {20: AnyRequestP20, 21: AnyRequestP21, 22: AnyRequest}
+"""Protocol -> the tagged union of its requests (exactly its method table)."""
+
+
+RESULT_UNIONS: dict[int, Any] = {20: DEFS_P20["ResponseResult"], 21: DEFS_P21["ResponseResult"], 22: DEFS_P22["ResponseResult"]}
+"""Protocol -> the tagged union of its success results (its ``ResponseResult``)."""
+
+
 NEWEST_PROTOCOL = 22

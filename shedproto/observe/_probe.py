@@ -31,7 +31,7 @@ from shedproto.desktop import (
 from shedproto.desktop import ServerConnection as DesktopServer
 from shedproto.herdr import MAX_REQUEST_BYTES, ErrorResponse, decode_response
 from shedproto.herdr import ServerConnection as HerdrServer
-from shedproto.herdr.types import PongReply
+from shedproto.herdr.types import NEWEST_PROTOCOL, PROTOCOL_TABLES
 from shedproto.host_agent import (
     MAX_LINE_BYTES,
     AgentConnection,
@@ -98,6 +98,12 @@ def _herdr_cases(version: int) -> list[ProbeCase]:
         + b"a" * MAX_REQUEST_BYTES
         + b'"}}\n',
     }
+    own = PROTOCOL_TABLES.get(version, PROTOCOL_TABLES[NEWEST_PROTOCOL])[0]
+    newer = [m for m in PROTOCOL_TABLES[NEWEST_PROTOCOL][0] if m not in own]
+    if newer:  # a method of a newer protocol: this one's herdr does not parse it
+        payloads[f"newer method {newer[0]} is unknown"] = _json(
+            {"id": "c6", "method": newer[0], "params": {}}
+        )
     cases = []
     for name, payload in payloads.items():
         server = HerdrServer(protocol=version, request_timeout=float("inf"))
@@ -212,7 +218,8 @@ def outcome_of(protocol: str, line: bytes, *, version: int | None) -> Outcome:
         answer = decode_response(line, version or 0)
         if isinstance(answer, ErrorResponse):
             return Outcome("error", answer.id, answer.error.code)
-        if isinstance(answer.result, PongReply) and answer.result.protocol != version:
+        result = answer.result  # each protocol has its own pong type (PongReplyP21 ...)
+        if result.__struct_config__.tag == "pong" and result.protocol != version:
             return Outcome("version", answer.id, str(answer.result.protocol))
         return Outcome("ok", answer.id)
     if protocol == "desktop":
