@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from shedproto._errors import LocalProtocolError, RemoteProtocolError
 from shedproto.herdr import (
+    CLI_ONLY_CODES,
     ClientConnection,
     ClientGone,
     ErrorResponse,
@@ -28,7 +29,7 @@ from ._base import Observer
 
 __all__ = ["HerdrObserver"]
 
-_CODES = frozenset(code.value for code in HerdrErrorCode)
+_CODES = frozenset(code.value for code in HerdrErrorCode if code not in CLI_ONLY_CODES)
 
 
 class HerdrObserver(Observer):
