@@ -19,14 +19,28 @@ SCHEMA...`` (in the repository, not installed).
 
 from __future__ import annotations
 
-from ._async import AsyncHerdrClient, AsyncSubscription
-from ._blocking import BlockingHerdrClient, BlockingSubscription
+from ._async import (
+    AsyncGraphicsStream,
+    AsyncHerdrClient,
+    AsyncSshAgentRegistration,
+    AsyncSubscription,
+)
+from ._blocking import (
+    BlockingGraphicsStream,
+    BlockingHerdrClient,
+    BlockingSshAgentRegistration,
+    BlockingSubscription,
+)
 from ._common import RuntimeStatus, StreamEvent
 
 __all__ = [
+    "AsyncGraphicsStream",
     "AsyncHerdrClient",
+    "AsyncSshAgentRegistration",
     "AsyncSubscription",
+    "BlockingGraphicsStream",
     "BlockingHerdrClient",
+    "BlockingSshAgentRegistration",
     "BlockingSubscription",
     "RuntimeStatus",
     "StreamEvent",
