@@ -439,6 +439,10 @@ class PaneScreen:
                 position = escape + 2
         return bytes(out)
 
+    def clear(self) -> None:
+        """Clear the screen and the scrollback and home the cursor (CSI H, 2 J, 3 J)."""
+        self._stream.feed(b"\x1b[H\x1b[2J\x1b[3J")
+
     def take_replies(self) -> bytes:
         """Return (and forget) what the terminal answered to the program's queries."""
         replies = bytes(self._terminal.replies)
