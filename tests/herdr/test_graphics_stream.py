@@ -106,7 +106,7 @@ def test_the_server_connection_hands_over_the_bytes_after_the_request_line() -> 
     frame = herdr.encode_frame(RGBA, b"\n\n\n\n")
     line = b'{"id":"g","method":"pane.graphics.stream","params":{"pane_id":"w1:p1"}}\n'
     (request,) = conn.receive_data(line + frame)
-    assert request.__struct_config__.tag == "pane.graphics.stream"
+    assert isinstance(request, herdr.types.PaneGraphicsStreamRequest)
     assert conn.raw_stream
     assert conn.trailing == frame
     assert conn.receive_data(b"more") == []  # not ClientGone: the shell reads the stream

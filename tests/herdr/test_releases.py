@@ -110,3 +110,10 @@ def test_request_id_of_reads_only_a_string_id() -> None:
     assert herdr.request_id_of(b'{"id":null}') == ""
     assert herdr.request_id_of(b"[1]") == ""
     assert herdr.request_id_of(b"\xff") == ""
+
+
+def test_hidden_methods_are_in_22_and_not_generated_for_the_schema_only_protocols() -> None:
+    # herdrdev/herdr src/api/schema.rs:182-183@v0.8.2: #[schemars(skip)] on pane.graphics.stream
+    assert herdr.HIDDEN_METHODS <= P22
+    for protocol in (20, 21):
+        assert not herdr.HIDDEN_METHODS & set(t.PROTOCOL_TABLES[protocol][0])
