@@ -7,8 +7,10 @@ Source: herdrdev/herdr src/main.rs:559-800 and src/server/headless.rs:5045-5080@
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -106,3 +108,31 @@ def _use_and_stop(server: subprocess.Popen[str], socket: Path, env: dict[str, st
     assert stopped.returncode == 0, stopped.stderr
     assert server.wait(timeout=30) == 0
     assert not socket.exists()
+
+
+def test_herdr_session_server_listens_on_the_sessions_socket(short_socket_dir: Path) -> None:
+    """``herdr --session NAME server`` binds that session's socket; ``--session NAME server
+    stop`` finds it there."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HERDR_")}
+    env.update({"HOME": str(short_socket_dir), "XDG_CONFIG_HOME": str(short_socket_dir / "c")})
+    env["PATH"] = os.environ.get("PATH", "")
+    cli = [sys.executable, "-m", "shedproto.clients.cli", "herdr", "cli", "--session", "demo"]
+    status = subprocess.run(
+        [*cli, "status", "server", "--json"], env=env, capture_output=True, text=True, check=False
+    )
+    socket = Path(json.loads(status.stdout)["socket"])
+    assert "demo" in str(socket)
+    with subprocess.Popen(
+        [*cli, "server"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as server:
+        try:
+            _wait_for(socket, server)
+            stop = subprocess.run(
+                [*cli, "server", "stop"], env=env, capture_output=True, text=True, check=False
+            )
+            assert stop.returncode == 0, stop.stderr
+            assert server.wait(timeout=30) == 0
+        finally:
+            if server.poll() is None:
+                server.kill()
+            server.communicate()
