@@ -305,6 +305,10 @@ class ServerConnection(Contract[State]):
             raise ValueError(f"herdr {release.version} speaks protocol {release.protocol}")
         self.release = release
         """The herdr release whose request rules apply (``None``: the protocol's table)."""
+        self._methods: frozenset[str] | None = None  # None: the whole table (the fast decoder)
+        if release is not None and len(release.methods) < len(t.PROTOCOL_TABLES[protocol][0]):
+            self._methods = release.methods
+        self._echo = release is not None and release.echoes_invalid_id
         super().__init__(SERVER_TABLE, _IDLE)
         self.protocol = protocol
         self.deadline = accepted_at + request_timeout
@@ -379,14 +383,11 @@ class ServerConnection(Contract[State]):
             blank = RemoteProtocolError(ErrorCode.MALFORMED_FRAME, "request line is blank")
             raise self._fail(blank)
         payload = line if len(text) == len(line) else text.encode()  # ASCII, nothing stripped
-        release = self.release
         try:
-            request = decode_request(
-                payload, self.protocol, None if release is None else release.methods
-            )
+            request = decode_request(payload, self.protocol, self._methods)
         except RemoteProtocolError as exc:
             if exc.reply_hint is not None:
-                if release is not None and release.echoes_invalid_id:
+                if self._echo:
                     echoed = request_id_of(payload)
                     if echoed:
                         exc.reply_hint = _with_id(exc.reply_hint, echoed)
