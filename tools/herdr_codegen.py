@@ -61,11 +61,17 @@ UNION_SUFFIX = {
 }
 """Name suffix of the member Structs of each tagged union."""
 
+STREAM_METHODS = frozenset(
+    {"events.subscribe", "pane.graphics.stream", "server.ssh_agent.register"}
+)
+"""Methods that hold the connection after their answer: the clients offer them by hand."""
+
 METHOD_RESULTS: dict[str, tuple[str, ...]] = {
     "ping": ("pong",),
     "server.stop": ("ok",),
     "server.live_handoff": ("ok",),
     "server.reload_config": ("config_reload",),
+    "server.ssh_agent.register": ("ok",),
     "server.agent_manifests": ("agent_manifest_status",),
     "server.reload_agent_manifests": ("agent_manifest_reload",),
     "notification.show": ("notification_show",),
@@ -130,6 +136,7 @@ METHOD_RESULTS: dict[str, tuple[str, ...]] = {
     "pane.graphics.set": ("ok",),
     "pane.graphics.clear": ("ok",),
     "pane.graphics.info": ("pane_graphics_info",),
+    "pane.graphics.stream": ("ok",),
     "pane.report_agent": ("ok",),
     "pane.report_agent_session": ("ok",),
     "pane.report_metadata": ("ok",),
@@ -155,6 +162,7 @@ METHOD_RESULTS: dict[str, tuple[str, ...]] = {
     "plugin.pane.close": ("plugin_pane_closed",),
     "integration.list": ("integration_list",),
     "pane.scroll": ("ok",),
+    "pane.clear": ("ok",),
     "pane.edit_scrollback": ("ok",),
     "pane.selection.read": ("pane_selection",),
     "pane.copy_motion": ("pane_copy_motion",),
@@ -1327,8 +1335,9 @@ def apply_delta(base: dict[str, Any], delta: dict[str, Any]) -> dict[str, Any]:
     A delta (``"base_protocol"`` set) carries: ``protocol``; ``request_methods``
     (every ``[method, params def]`` in schema order); ``defs`` per section
     (added or replaced); ``add_properties`` per section and def (optional
-    fields added); ``union_members`` per section and union (``order`` of the
-    tags, ``add`` the new members).
+    fields added, last or after the property a spec's ``$after`` names);
+    ``union_members`` per section and union (``order`` of the tags, ``add``
+    the new members).
 
     Raises:
         SchemaError: the delta names a section, def or union tag the base lacks.
@@ -1342,7 +1351,9 @@ def apply_delta(base: dict[str, Any], delta: dict[str, Any]) -> dict[str, Any]:
             sections[section]["$defs"].update(defs)
         for section, changes in delta.get("add_properties", {}).items():
             for name, props in changes.items():
-                sections[section]["$defs"][name]["properties"].update(props)
+                body = sections[section]["$defs"][name]
+                for prop, spec in props.items():
+                    body["properties"] = _insert_property(body["properties"], prop, spec)
         for section, unions in delta.get("union_members", {}).items():
             for name, change in unions.items():
                 body = sections[section]["$defs"][name]
@@ -1366,6 +1377,22 @@ def apply_delta(base: dict[str, Any], delta: dict[str, Any]) -> dict[str, Any]:
         number = delta.get("protocol")
         raise SchemaError(f"delta for protocol {number} does not apply: {exc!r}") from None
     return document
+
+
+def _insert_property(properties: dict[str, Any], name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """Add ``name``; a spec's ``$after`` key places it after that property (else last)."""
+    spec = dict(spec)
+    after = spec.pop("$after", None)
+    if after is None:
+        return {**properties, name: spec}
+    if after not in properties:
+        raise KeyError(f"$after {after!r}")
+    out: dict[str, Any] = {}
+    for key, value in properties.items():
+        out[key] = value
+        if key == after:
+            out[name] = spec
+    return out
 
 
 def load_documents(paths: Sequence[Path]) -> list[tuple[Path, dict[str, Any]]]:
@@ -1871,6 +1898,22 @@ def _render(emitter: Emitter, protocols: list[Protocol], version_lines: list[str
         + "}\n"
         + '"""Protocol -> (request types, params types, defs) for every generated protocol."""'
     )
+    unions = ", ".join(
+        f"{p.number}: AnyRequest{'' if p.number == newest else f'P{p.number}'}" for p in protocols
+    )
+    parts.append(
+        "REQUEST_UNIONS: dict[int, Any] = {"
+        + unions
+        + "}\n"
+        + '"""Protocol -> the tagged union of its requests (exactly its method table)."""'
+    )
+    results = ", ".join(f'{p.number}: DEFS_P{p.number}["ResponseResult"]' for p in protocols)
+    parts.append(
+        "RESULT_UNIONS: dict[int, Any] = {"
+        + results
+        + "}\n"
+        + '"""Protocol -> the tagged union of its success results (its ``ResponseResult``)."""'
+    )
     parts.append(f"NEWEST_PROTOCOL = {newest}")
     return "\n\n\n".join(part for part in parts if part) + "\n"
 
@@ -1884,7 +1927,9 @@ Each method builds the params Struct from its arguments (an argument left
 as ``None`` takes the schema default), calls ``_call`` and returns the typed
 result. The shells (:mod:`shedproto.clients.herdr`) implement ``_call``; a
 server error answer raises :class:`~shedproto.herdr.HerdrApiError`.
-``events.subscribe`` is not here: the clients offer ``subscribe()``.
+``events.subscribe``, ``pane.graphics.stream`` and ``server.ssh_agent.register``
+are not here: the clients offer ``subscribe()``, ``graphics_stream()`` and
+``ssh_agent_register()``, which hold the connection.
 ``BlockingMethods`` is ``AsyncMethods`` rewritten by ``tools/unasync.py``.
 """
 
@@ -1930,7 +1975,7 @@ def _render_methods(emitter: Emitter, newest: Protocol) -> str:
     uses_literal = False
     async_parts: list[str] = []
     for method, params in newest.methods:
-        if method == "events.subscribe":
+        if method in STREAM_METHODS:
             continue
         results = [camel(tag) + "Reply" for tag in METHOD_RESULTS[method]]
         fields = emitter.struct_fields.get(params, [])

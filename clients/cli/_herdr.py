@@ -111,14 +111,21 @@ def _add_serve(subparsers: Any) -> None:
         description="Serve herdr's JSON socket API until SIGTERM (exit 0) or Ctrl-C (exit 130); "
         "the socket file is removed either way.",
         epilog="examples:\n  shedproto herdr serve --socket /tmp/herdr-demo/api.sock\n"
-        "  shedproto herdr serve --protocol 20 --shell /bin/sh --json",
+        "  shedproto herdr serve --protocol 20 --shell /bin/sh --json\n"
+        "  shedproto herdr serve --herdr-version 0.9.1",
     )
     serve.add_argument("--socket", help="socket path (default: resolved as herdr does)")
     serve.add_argument(
         "--protocol", type=int, default=None, help="protocol to speak (20, 21 or 22; default 22)"
     )
     serve.add_argument(
-        "--server-version", default=None, help="version to report (default: that protocol's herdr)"
+        "--herdr-version",
+        default=None,
+        metavar="X.Y.Z",
+        help="herdr release to behave as (default: that protocol's newest; 22: 0.9.0 to 0.9.5)",
+    )
+    serve.add_argument(
+        "--server-version", default=None, help="version to report (default: the release's)"
     )
     serve.add_argument("--shell", default=None, help="program each pane runs (default $SHELL)")
     serve.set_defaults(func=_serve)
@@ -303,7 +310,7 @@ def _methods(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     import anyio
 
-    from shedproto.herdr import api_socket_path
+    from shedproto.herdr import VersionMismatchError, api_socket_path
     from shedproto.servers.herdr import HerdrServer
 
     protocol = _protocol(args)
@@ -311,7 +318,17 @@ def _serve(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     path = args.socket or api_socket_path(os.environ)
     shell = [args.shell] if args.shell else None
-    server = HerdrServer(path, protocol=protocol, version=args.server_version, shell=shell)
+    try:
+        server = HerdrServer(
+            path,
+            protocol=protocol,
+            version=args.server_version,
+            herdr_version=args.herdr_version,
+            shell=shell,
+        )
+    except VersionMismatchError as exc:
+        usage_error(args, exc.message)
+        return EXIT_USAGE
     stopped_by: list[int] = []
     args.server_version = server.version
 
@@ -324,7 +341,12 @@ def _serve(args: argparse.Namespace) -> int:
                 emit(
                     args,
                     f"herdr reference server (protocol {protocol}) on {bound}; Ctrl-C stops it",
-                    {"socket": str(bound), "protocol": protocol, "version": args.server_version},
+                    {
+                        "socket": str(bound),
+                        "protocol": protocol,
+                        "version": args.server_version,
+                        "herdr_version": server.release.version,
+                    },
                 )
                 sys.stdout.flush()
                 async for signum in signals:

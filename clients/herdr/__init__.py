@@ -27,17 +27,31 @@ SCHEMA...`` (in the repository, not installed).
 
 from __future__ import annotations
 
-from ._async import AsyncHerdrClient, AsyncSubscription
-from ._blocking import BlockingHerdrClient, BlockingSubscription
+from ._async import (
+    AsyncGraphicsStream,
+    AsyncHerdrClient,
+    AsyncSshAgentRegistration,
+    AsyncSubscription,
+)
+from ._blocking import (
+    BlockingGraphicsStream,
+    BlockingHerdrClient,
+    BlockingSshAgentRegistration,
+    BlockingSubscription,
+)
 from ._common import RuntimeStatus, StreamEvent
 from ._stream_async import AsyncTerminalSession
 from ._stream_blocking import BlockingTerminalSession
 
 __all__ = [
+    "AsyncGraphicsStream",
     "AsyncHerdrClient",
+    "AsyncSshAgentRegistration",
     "AsyncSubscription",
     "AsyncTerminalSession",
+    "BlockingGraphicsStream",
     "BlockingHerdrClient",
+    "BlockingSshAgentRegistration",
     "BlockingSubscription",
     "BlockingTerminalSession",
     "RuntimeStatus",

@@ -10,7 +10,7 @@ from typing import Any
 
 from typing_extensions import Self
 
-from shedproto import ErrorCode, RemoteProtocolError
+from shedproto import ErrorCode, LocalProtocolError, RemoteProtocolError
 from shedproto.clients._transport import (
     AsyncClosing,
     AsyncLineTransport,
@@ -22,12 +22,16 @@ from shedproto.herdr import (
     Compatibility,
     ConnectionClosed,
     ErrorResponse,
+    GraphicsFrameHeader,
     LifecycleEvent,
     RawRequest,
     SubscriptionEvent,
     SuccessResponse,
     check_exact,
     check_methods,
+    decode_response,
+    encode_frame,
+    encode_request,
     make_request,
 )
 from shedproto.herdr import types as t
@@ -50,7 +54,12 @@ from ._common import (
 )
 from ._stream_async import AsyncTerminalSession
 
-__all__ = ["AsyncHerdrClient", "AsyncSubscription"]
+__all__ = [
+    "AsyncGraphicsStream",
+    "AsyncHerdrClient",
+    "AsyncSshAgentRegistration",
+    "AsyncSubscription",
+]
 
 _ANSWERS = (SuccessResponse, ErrorResponse)
 
@@ -179,6 +188,139 @@ class AsyncHerdrClient(ClientBase, AsyncMethods):
             rows=rows,
             timeout=self.timeout if self.timeout is not None else DEFAULT_TIMEOUT,
         )
+    def graphics_stream(
+        self, pane_id: str, *, layer_id: str | None = None, z_index: int = 0
+    ) -> AsyncGraphicsStream:
+        """Open a ``pane.graphics.stream``; use ``async with client.graphics_stream(pane)``.
+
+        On entry the server's ``ok`` must come within the client's timeout;
+        then frames go out with :meth:`AsyncGraphicsStream.send_frame` and
+        :meth:`AsyncGraphicsStream.send_file`. Closing the stream clears its layer.
+
+        Raises:
+            HerdrApiError: (on entry) the server refused the stream.
+
+        """
+        params = t.PaneGraphicsStreamParams(pane_id=pane_id, layer_id=layer_id, z_index=z_index)
+        request = make_request(
+            "pane.graphics.stream", params, id=self._next_id(), protocol=self.protocol
+        )
+        return AsyncGraphicsStream(self, request)
+
+    def ssh_agent_register(self, socket_path: str) -> AsyncSshAgentRegistration:
+        """Register a forwarded SSH agent socket for as long as the returned context is open.
+
+        herdr answers ``ok`` and keeps the registration while the connection
+        stays open (``server.ssh_agent.register``, herdr 0.9.2 and later).
+
+        Raises:
+            HerdrApiError: (on entry) the server refused the registration.
+
+        """
+        params = t.ServerSshAgentRegisterParams(socket_path=socket_path)
+        request = make_request(
+            "server.ssh_agent.register", params, id=self._next_id(), protocol=self.protocol
+        )
+        return AsyncSshAgentRegistration(self, request)
+
+
+class _AsyncHeld(AsyncClosing):
+    """A connection whose request's answer opens it; it stays open until closed."""
+
+    def __init__(self, client: AsyncHerdrClient, request: t.Request) -> None:
+        self.client = client
+        self.request = request
+        self._transport: AsyncLineTransport | None = None
+
+    async def __aenter__(self) -> Self:
+        timeout = self.client.timeout
+        transport = await AsyncLineTransport.connect(
+            self.client.path, timeout=connect_timeout(timeout)
+        )
+        self._transport = transport
+        try:
+            transport.set_timeout(timeout)
+            request_line = encode_request(self.request)
+            with first_reply(transport, silent_close=over_cap(request_line)):
+                await transport.send(request_line)
+                answer = decode_response(await transport.receive_frame(), self.client.protocol)
+            result_of(answer, t.OkReply)
+            transport.set_timeout(None)
+            return self
+        except BaseException:
+            await self.aclose()
+            raise
+
+    async def aclose(self) -> None:
+        """Close the connection (herdr then ends what it opened); idempotent."""
+        if self._transport is not None:
+            await self._transport.aclose()
+            self._transport = None
+
+
+class AsyncSshAgentRegistration(_AsyncHeld):
+    """A held ``server.ssh_agent.register``: the registration lasts until :meth:`aclose`."""
+
+
+class AsyncGraphicsStream(_AsyncHeld):
+    """An open ``pane.graphics.stream`` (context manager); see :mod:`shedproto.herdr._graphics`.
+
+    Inline frames are not acknowledged: a refused one makes herdr write its
+    error and close, which the next :meth:`send_frame` or :meth:`send_file`
+    raises as :class:`HerdrApiError` (id ``<request id>:frame:<n>``).
+    """
+
+    async def send_frame(self, header: GraphicsFrameHeader, data: bytes) -> None:
+        """Send one inline frame (``data_length`` is filled in from ``data``).
+
+        Raises:
+            LocalProtocolError: a frame herdr would refuse (see :func:`encode_frame`).
+            HerdrApiError: the server refused an earlier frame and closed.
+
+        """
+        frame = encode_frame(header, data)
+        await self._send(frame)
+
+    async def send_file(
+        self, header: GraphicsFrameHeader, *, timeout: float | None = DEFAULT_TIMEOUT
+    ) -> t.PaneGraphicsFrameAckReply:
+        """Send one file frame (``header.file`` set) and return the server's acknowledgement.
+
+        Raises:
+            HerdrApiError: the server refused the frame (the stream is then over).
+            TimeoutError: no answer within ``timeout`` seconds.
+
+        """
+        transport = await self._send(encode_frame(header))
+        transport.set_timeout(timeout)
+        try:
+            line = await transport.receive_frame()
+        finally:
+            transport.set_timeout(None)
+        ack: t.PaneGraphicsFrameAckReply = result_of(
+            decode_response(line, self.client.protocol), t.PaneGraphicsFrameAckReply
+        )
+        return ack
+
+    async def _send(self, frame: bytes) -> AsyncLineTransport:
+        transport = self._transport
+        if transport is None:
+            raise LocalProtocolError(ErrorCode.CONNECTION_CLOSED, "the graphics stream is closed")
+        try:
+            await transport.send(frame)
+        except (OSError, RemoteProtocolError):
+            await self._raise_refusal(transport)
+            raise
+        return transport
+
+    async def _raise_refusal(self, transport: AsyncLineTransport) -> None:
+        """Raise the error line herdr wrote before it closed, when there is one."""
+        transport.set_timeout(self.client.timeout)
+        try:
+            line = await transport.receive_frame()
+        except (OSError, RemoteProtocolError, TimeoutError):
+            return
+        result_of(decode_response(line, self.client.protocol), t.OkReply)
 
 
 class AsyncSubscription(AsyncClosing):

@@ -11,7 +11,7 @@ from typing import Any
 
 from typing_extensions import Self
 
-from shedproto import ErrorCode, RemoteProtocolError
+from shedproto import ErrorCode, LocalProtocolError, RemoteProtocolError
 from shedproto.clients._transport import (
     BlockingClosing,
     BlockingLineTransport,
@@ -23,12 +23,16 @@ from shedproto.herdr import (
     Compatibility,
     ConnectionClosed,
     ErrorResponse,
+    GraphicsFrameHeader,
     LifecycleEvent,
     RawRequest,
     SubscriptionEvent,
     SuccessResponse,
     check_exact,
     check_methods,
+    decode_response,
+    encode_frame,
+    encode_request,
     make_request,
 )
 from shedproto.herdr import types as t
@@ -51,7 +55,12 @@ from ._common import (
 )
 from ._stream_blocking import BlockingTerminalSession
 
-__all__ = ["BlockingHerdrClient", "BlockingSubscription"]
+__all__ = [
+    "BlockingGraphicsStream",
+    "BlockingHerdrClient",
+    "BlockingSshAgentRegistration",
+    "BlockingSubscription",
+]
 
 _ANSWERS = (SuccessResponse, ErrorResponse)
 
@@ -180,6 +189,139 @@ class BlockingHerdrClient(ClientBase, BlockingMethods):
             rows=rows,
             timeout=self.timeout if self.timeout is not None else DEFAULT_TIMEOUT,
         )
+    def graphics_stream(
+        self, pane_id: str, *, layer_id: str | None = None, z_index: int = 0
+    ) -> BlockingGraphicsStream:
+        """Open a ``pane.graphics.stream``; use ``with client.graphics_stream(pane)``.
+
+        On entry the server's ``ok`` must come within the client's timeout;
+        then frames go out with :meth:`BlockingGraphicsStream.send_frame` and
+        :meth:`BlockingGraphicsStream.send_file`. Closing the stream clears its layer.
+
+        Raises:
+            HerdrApiError: (on entry) the server refused the stream.
+
+        """
+        params = t.PaneGraphicsStreamParams(pane_id=pane_id, layer_id=layer_id, z_index=z_index)
+        request = make_request(
+            "pane.graphics.stream", params, id=self._next_id(), protocol=self.protocol
+        )
+        return BlockingGraphicsStream(self, request)
+
+    def ssh_agent_register(self, socket_path: str) -> BlockingSshAgentRegistration:
+        """Register a forwarded SSH agent socket for as long as the returned context is open.
+
+        herdr answers ``ok`` and keeps the registration while the connection
+        stays open (``server.ssh_agent.register``, herdr 0.9.2 and later).
+
+        Raises:
+            HerdrApiError: (on entry) the server refused the registration.
+
+        """
+        params = t.ServerSshAgentRegisterParams(socket_path=socket_path)
+        request = make_request(
+            "server.ssh_agent.register", params, id=self._next_id(), protocol=self.protocol
+        )
+        return BlockingSshAgentRegistration(self, request)
+
+
+class _AsyncHeld(BlockingClosing):
+    """A connection whose request's answer opens it; it stays open until closed."""
+
+    def __init__(self, client: BlockingHerdrClient, request: t.Request) -> None:
+        self.client = client
+        self.request = request
+        self._transport: BlockingLineTransport | None = None
+
+    def __enter__(self) -> Self:
+        timeout = self.client.timeout
+        transport = BlockingLineTransport.connect(
+            self.client.path, timeout=connect_timeout(timeout)
+        )
+        self._transport = transport
+        try:
+            transport.set_timeout(timeout)
+            request_line = encode_request(self.request)
+            with first_reply(transport, silent_close=over_cap(request_line)):
+                transport.send(request_line)
+                answer = decode_response(transport.receive_frame(), self.client.protocol)
+            result_of(answer, t.OkReply)
+            transport.set_timeout(None)
+            return self
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Close the connection (herdr then ends what it opened); idempotent."""
+        if self._transport is not None:
+            self._transport.close()
+            self._transport = None
+
+
+class BlockingSshAgentRegistration(_AsyncHeld):
+    """A held ``server.ssh_agent.register``: the registration lasts until :meth:`close`."""
+
+
+class BlockingGraphicsStream(_AsyncHeld):
+    """An open ``pane.graphics.stream`` (context manager); see :mod:`shedproto.herdr._graphics`.
+
+    Inline frames are not acknowledged: a refused one makes herdr write its
+    error and close, which the next :meth:`send_frame` or :meth:`send_file`
+    raises as :class:`HerdrApiError` (id ``<request id>:frame:<n>``).
+    """
+
+    def send_frame(self, header: GraphicsFrameHeader, data: bytes) -> None:
+        """Send one inline frame (``data_length`` is filled in from ``data``).
+
+        Raises:
+            LocalProtocolError: a frame herdr would refuse (see :func:`encode_frame`).
+            HerdrApiError: the server refused an earlier frame and closed.
+
+        """
+        frame = encode_frame(header, data)
+        self._send(frame)
+
+    def send_file(
+        self, header: GraphicsFrameHeader, *, timeout: float | None = DEFAULT_TIMEOUT
+    ) -> t.PaneGraphicsFrameAckReply:
+        """Send one file frame (``header.file`` set) and return the server's acknowledgement.
+
+        Raises:
+            HerdrApiError: the server refused the frame (the stream is then over).
+            TimeoutError: no answer within ``timeout`` seconds.
+
+        """
+        transport = self._send(encode_frame(header))
+        transport.set_timeout(timeout)
+        try:
+            line = transport.receive_frame()
+        finally:
+            transport.set_timeout(None)
+        ack: t.PaneGraphicsFrameAckReply = result_of(
+            decode_response(line, self.client.protocol), t.PaneGraphicsFrameAckReply
+        )
+        return ack
+
+    def _send(self, frame: bytes) -> BlockingLineTransport:
+        transport = self._transport
+        if transport is None:
+            raise LocalProtocolError(ErrorCode.CONNECTION_CLOSED, "the graphics stream is closed")
+        try:
+            transport.send(frame)
+        except (OSError, RemoteProtocolError):
+            self._raise_refusal(transport)
+            raise
+        return transport
+
+    def _raise_refusal(self, transport: BlockingLineTransport) -> None:
+        """Raise the error line herdr wrote before it closed, when there is one."""
+        transport.set_timeout(self.client.timeout)
+        try:
+            line = transport.receive_frame()
+        except (OSError, RemoteProtocolError, TimeoutError):
+            return
+        result_of(decode_response(line, self.client.protocol), t.OkReply)
 
 
 class BlockingSubscription(BlockingClosing):

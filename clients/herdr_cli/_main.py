@@ -12,6 +12,7 @@ from ._runtime import CliError, Context, Reported, Usage, dumps, environment, ru
 from ._server import API, INTEGRATION, NOTIFICATION, SERVER, status
 from ._sessions import TAB, WORKSPACE, WORKTREE
 from ._terminal import TERMINAL
+from ._toplevel import toplevel
 
 __all__ = ["COMMANDS", "run"]
 
@@ -157,6 +158,9 @@ def _requested_help(ctx: Context, args: Sequence[str]) -> bool:
 
 
 def _dispatch(ctx: Context, args: Sequence[str]) -> int:
+    handled = toplevel(ctx, args, COMMANDS)
+    if handled is not None:
+        return handled
     if _requested_help(ctx, args):
         return 0
     if not args or args[0] in ("help", "--help", "-h"):

@@ -66,7 +66,8 @@ class EventHandlers(ServerState):
                 await pane.output.wait()
 
     def _entry(self, id: str, index: int, sub: Any) -> Entry:
-        probe = probe_id(id, index)
+        # herdr 0.9.2 and later answer a subscription's setup failure with the request id
+        probe = id if self.release.echoes_invalid_id else probe_id(id, index)
         if isinstance(sub, t.PaneOutputMatchedSubscription):
             test = self._matcher(sub.match, probe)
             try:

@@ -29,6 +29,7 @@ HANDLERS: dict[str, str] = {
     "pane.read": "_pane_read",
     "pane.wait_for_output": "_pane_wait_for_output",
     "pane.scroll": "_pane_scroll",
+    "pane.clear": "_pane_clear",
     "pane.selection.read": "_pane_selection_read",
     "pane.edit_scrollback": "_edit_scrollback",
     "pane.copy_motion": "_copy_motion",
@@ -87,6 +88,16 @@ class PaneIOHandlers(ServerState):
 
     async def _pane_scroll(self, id: str, params: t.PaneScrollParams) -> t.OkReply:
         self._find_pane(params.pane_id)  # the viewport stays at the bottom (decision notes)
+        return t.OkReply()
+
+    async def _pane_clear(self, id: str, params: t.PaneTarget) -> t.OkReply:
+        """Clear the pane's screen and scrollback, as a terminal's clear does (herdr 0.9.2+).
+
+        The program in the pane is not told (nothing is written to it).
+        """
+        pane = self._find_pane(params.pane_id)
+        pane.screen.clear()
+        pane.notify_output()  # terminal streams and output waits see the cleared screen
         return t.OkReply()
 
     async def _pane_selection_read(

@@ -495,6 +495,10 @@ class PaneScreen:
         self._viewport = (key, view)
         return view
 
+    def clear(self) -> None:
+        """Clear the screen and the scrollback and home the cursor (CSI H, 2 J, 3 J)."""
+        self.feed(b"\x1b[H\x1b[2J\x1b[3J")  # a new revision: streams repaint
+
     def take_replies(self) -> bytes:
         """Return (and forget) what the terminal answered to the program's queries."""
         replies = bytes(self._terminal.replies)

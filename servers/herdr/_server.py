@@ -19,6 +19,7 @@ and :data:`_HANDLERS` merges their tables once, at import.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import logging
 import os
@@ -29,22 +30,26 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import msgspec
 
-from shedproto import RemoteProtocolError
+from shedproto import ProtocolError, RemoteProtocolError
+from shedproto._codec import encode_line
 from shedproto.herdr import (
     AGENT_NAME_PATTERN,
     AGENT_START_SETTLE_SECONDS,
     DEFAULT_PROTOCOL,
     EVENTS_LOST,
-    HERDR_VERSIONS,
     NOT_MODELLED,
     ClientGone,
     ConnectionClosed,
     ErrorResponse,
+    GraphicsStreamReader,
+    HerdrRelease,
     ReplayRule,
     ServerConnection,
     SuccessResponse,
     derive_client_socket_path,
+    release_for,
     replay_rule,
 )
 from shedproto.herdr import types as t
@@ -128,7 +133,9 @@ _HANDLERS: dict[str, str] = _assemble(
 )
 """Method -> the name of the ``HerdrServer`` coroutine that answers it (every domain's table)."""
 
-MODELLED_METHODS: frozenset[str] = frozenset({*_HANDLERS, "events.subscribe"})
+MODELLED_METHODS: frozenset[str] = frozenset(
+    {*_HANDLERS, "events.subscribe", "pane.graphics.stream"}
+)
 """The methods the reference server implements; the rest answer ``not_implemented``."""
 
 Handler = Callable[[str, Any], Awaitable[Any]]
@@ -179,6 +186,7 @@ class HerdrServer(
         *,
         protocol: int = DEFAULT_PROTOCOL,
         version: str | None = None,
+        herdr_version: str | None = None,
         shell: Sequence[str] | None = None,
         agent_commands: Mapping[str, str] | None = None,
         environ: Mapping[str, str] | None = None,
@@ -194,8 +202,12 @@ class HerdrServer(
         require_supported(protocol)
         self.path = Path(path)
         self.protocol = protocol
-        self.version = HERDR_VERSIONS[protocol] if version is None else version
-        self.replay: ReplayRule = replay_rule(protocol)
+        self.release = release_for(protocol, herdr_version)
+        self.version = self.release.version if version is None else version
+        self._conn_release, self.replay = _release_rules(self.release)
+        self.ssh_agents: list[str] = []
+        """The agent sockets ``server.ssh_agent.register`` holds now (one per open connection)."""
+        self._stopping = False
         base_env = dict(os.environ if environ is None else environ)
         self.shell = list(shell) if shell else [base_env.get("SHELL") or "/bin/sh"]
         self.agent_commands = {kind: kind for kind in DEFAULT_AGENT_KINDS}
@@ -218,6 +230,8 @@ class HerdrServer(
         self.agent_view: t.AgentViewSetParams | None = None
         self.graphics: dict[str, dict[str, t.PaneGraphicsSetParams]] = {}
         """Pane id -> layer id -> the image last set there (no terminal draws them)."""
+        self.graphics_streams: set[tuple[str, str]] = set()
+        """(pane id, layer id) of every open ``pane.graphics.stream``."""
         self.plugins: dict[str, t.InstalledPluginInfo] = {}
         self.worktrees_dir = worktrees_dir or os.path.join(
             base_env.get("HOME") or self.cwd, ".herdr", "worktrees"
@@ -271,7 +285,12 @@ class HerdrServer(
         await anyio.sleep_forever()
 
     def shutdown(self) -> None:
-        """Stop accepting, end open streams and terminate every pane; safe to call twice."""
+        """Stop accepting, end open streams and terminate every pane; safe to call twice.
+
+        From herdr 0.9.4 on, an open subscription stream first gets one
+        ``server_unavailable`` error line (earlier releases: a bare EOF).
+        """
+        self._stopping = True
         self.streams.shutdown()
         self._unix.shutdown()
         if self._tasks is not None:
@@ -304,6 +323,7 @@ class HerdrServer(
             protocol=self.protocol,
             accepted_at=self._clock(),
             request_timeout=self.request_timeout,
+            release=self._conn_release,
         )
         pump = SocketPump(stream)
         received = await self._read_request(pump, conn)
@@ -313,6 +333,12 @@ class HerdrServer(
         method = str(request.__struct_config__.tag)
         if method == "events.subscribe":
             await self._subscribe(stream, conn, request, gone=gone)
+            return
+        if conn.raw_stream:
+            await self._graphics_stream(pump, conn, request)
+            return
+        if method == "server.ssh_agent.register":
+            await self._ssh_agent_register(pump, conn, request, gone=gone)
             return
         if conn.holds_connection:
             answer = await self._answer_unless_gone(stream, conn, request, gone)
@@ -441,6 +467,71 @@ class HerdrServer(
     def _handler_table(self) -> dict[str, Handler]:
         return {method: getattr(self, name) for method, name in _HANDLERS.items()}
 
+    async def _graphics_stream(
+        self, pump: SocketPump, conn: ServerConnection, request: t.Request
+    ) -> None:
+        """Serve a ``pane.graphics.stream``: ``ok``, then frames until the client closes.
+
+        The frame rules are :class:`~shedproto.herdr.GraphicsStreamReader`'s; the
+        layer is claimed on open and cleared when the stream ends, however it ends.
+        """
+        params: t.PaneGraphicsStreamParams = request.params  # type: ignore[attr-defined]
+        try:
+            key = self._graphics_stream_open(params)
+        except AnswerError as failure:
+            refusal = ErrorResponse.of(request.id, failure.code, failure.message)
+            await self._write_pumped(pump, conn.send(refusal))
+            return
+        try:
+            opened = SuccessResponse(id=request.id, result=t.OkReply())
+            await self._write_pumped(pump, conn.send(opened))
+            reader = GraphicsStreamReader(request.id)
+            data = conn.trailing or await pump.receive()  # b"" from the pump: the client left
+            while not reader.finished:
+                try:
+                    frames = reader.receive_data(data)
+                except RemoteProtocolError as refused:
+                    if refused.reply_hint is not None:
+                        await self._write_pumped(pump, refused.reply_hint)
+                    return
+                for frame in frames:
+                    try:
+                        ack = self._graphics_stream_frame(key, params.z_index, frame)
+                    except AnswerError as failure:
+                        error = ErrorResponse.of(
+                            failure.id or frame.answer_id, failure.code, failure.message
+                        )
+                        await self._write_pumped(pump, encode_line(error))
+                        return
+                    if ack is not None:
+                        answer = SuccessResponse(id=frame.answer_id, result=ack)
+                        await self._write_pumped(pump, encode_line(answer))
+                if not reader.finished:
+                    data = await pump.receive()
+        finally:
+            self._graphics_stream_close(key)
+
+    async def _ssh_agent_register(
+        self, pump: SocketPump, conn: ServerConnection, request: t.Request, *, gone: bool
+    ) -> None:
+        """Serve ``server.ssh_agent.register``: ``ok``, then hold it until the client leaves.
+
+        herdr keeps a registration for as long as its API connection is open
+        (``ServerSshAgentRegisterParams``: "Registration lasts until this API
+        connection closes"); :attr:`ssh_agents` lists the open ones.
+        """
+        answer = await self._answer(request)
+        await self._write_pumped(pump, conn.send(answer))
+        if isinstance(answer, ErrorResponse) or gone:
+            return
+        socket_path: str = request.params.socket_path  # type: ignore[attr-defined]
+        self.ssh_agents.append(socket_path)
+        try:
+            while await pump.receive():
+                pass  # any bytes are the client's; the registration ends at EOF
+        finally:
+            self.ssh_agents.remove(socket_path)
+
     async def _subscribe(
         self,
         stream: anyio.abc.SocketStream,
@@ -475,6 +566,9 @@ class HerdrServer(
                             break
                         if not (sent and self.replay.drain_bursts):
                             await anyio.sleep(self.poll_interval)
+                except StreamEncodeError:
+                    if self.release.stream_end_errors:
+                        await self._end_stream(stream, conn, request.id, E.INTERNAL_ERROR)
                 except EventsLostError:
                     lost = ErrorResponse.of(
                         request.id, EVENTS_LOST, "subscription fell behind the event history"
@@ -487,8 +581,29 @@ class HerdrServer(
                 tg.cancel_scope.cancel()
 
             tg.start_soon(pump)
-            await self._watch_client(stream, conn)
+            try:
+                await self._watch_client(stream, conn)
+            except anyio.get_cancelled_exc_class():
+                if self._stopping and self.release.stream_end_errors:
+                    await self._end_stream(stream, conn, request.id, E.SERVER_UNAVAILABLE)
+                raise
             tg.cancel_scope.cancel()
+
+    async def _end_stream(
+        self, stream: anyio.abc.SocketStream, conn: ServerConnection, id: str, code: E
+    ) -> None:
+        """Write the one error line that ends a stream (herdr 0.9.4+), shielded, if it can."""
+        messages = {
+            E.SERVER_UNAVAILABLE: "server is shutting down",
+            E.INTERNAL_ERROR: "failed to encode subscription event",
+        }
+        line = ErrorResponse.of(id, code, messages[code])
+        with (
+            anyio.CancelScope(shield=True),
+            anyio.move_on_after(WRITE_TIMEOUT),
+            contextlib.suppress(*_WRITE_FAILURES),
+        ):
+            await stream.send(conn.send(line))
 
     async def _round(
         self, stream: anyio.abc.SocketStream, conn: ServerConnection, entries: list[Entry]
@@ -505,10 +620,36 @@ class HerdrServer(
             if line is not None:
                 if _peer_gone(stream):
                     return None
+                try:
+                    encoded = conn.send(line)
+                except (msgspec.EncodeError, TypeError, ValueError, OverflowError) as exc:
+                    raise StreamEncodeError(str(exc)) from exc
                 with anyio.fail_after(WRITE_TIMEOUT):
-                    await stream.send(conn.send(line))
+                    await stream.send(encoded)
                 sent = True
         return sent
+
+
+def _release_rules(release: HerdrRelease) -> tuple[HerdrRelease | None, ReplayRule]:
+    """Return what a release changes: the connections' release and the replay rule.
+
+    The release is ``None`` when it changes nothing in the connection (the
+    fast path). 0.9.0 and 0.9.1 skip lost events silently (no ``events_lost``).
+    """
+    full = release.methods == frozenset(t.PROTOCOL_TABLES[release.protocol][0])
+    conn_release = None if full and not release.echoes_invalid_id else release
+    replay = replay_rule(release.protocol)
+    if replay.reports_loss and not release.reports_events_lost:
+        replay = dataclasses.replace(replay, reports_loss=False)
+    return conn_release, replay
+
+
+_WRITE_FAILURES = (anyio.BrokenResourceError, anyio.ClosedResourceError, ProtocolError)
+"""What writing a stream's last line may raise when the client or the state is gone."""
+
+
+class StreamEncodeError(Exception):
+    """An event of a subscription could not be encoded (herdr: ``internal_error``)."""
 
 
 def _peer_gone(stream: anyio.abc.SocketStream) -> bool:

@@ -14,6 +14,16 @@ from shedproto.herdr import types as t
 
 from ._state import AnswerError, E, ServerState
 
+
+class _CapabilitiesBefore092(msgspec.Struct, frozen=True, kw_only=True):
+    """``ServerCapabilities`` as herdr 0.9.0 and 0.9.1 write it (no ``ssh_agent_registration``)."""
+
+    live_handoff: bool
+    detached_server_daemon: bool = False
+    health_check: bool = False
+    surface_interest: bool = False
+
+
 HANDLERS: dict[str, str] = {
     "ping": "_ping",
     "server.stop": "_ok_handler",
@@ -27,6 +37,7 @@ HANDLERS: dict[str, str] = {
     "client.window_title.clear": "_window_title",
     "client_shell.surface.set": "_client_shell_surface",
     "popup.close": "_popup_close",
+    "server.ssh_agent.register": "_ssh_agent_check",
 }
 """Method -> the name of the coroutine here that answers it."""
 
@@ -35,11 +46,21 @@ class SessionHandlers(ServerState):
     """The server, session and client-surface handlers."""
 
     async def _ping(self, id: str, params: Any) -> t.PongReply:
-        return t.PongReply(
-            version=self.version,
-            protocol=self.protocol,
-            capabilities=t.ServerCapabilities(live_handoff=False, detached_server_daemon=False),
+        capabilities: Any = t.ServerCapabilities(
+            live_handoff=False,
+            detached_server_daemon=False,
+            ssh_agent_registration=self.release.ssh_agent_registration,
         )
+        if self.protocol == 22 and not self.release.ssh_agent_registration:
+            # a release before 0.9.2 has no such field: it is not written at all
+            capabilities = _CapabilitiesBefore092(live_handoff=False, detached_server_daemon=False)
+        return t.PongReply(version=self.version, protocol=self.protocol, capabilities=capabilities)
+
+    async def _ssh_agent_check(self, id: str, params: t.ServerSshAgentRegisterParams) -> t.OkReply:
+        """Accept an absolute agent socket path; :mod:`._server` then holds the connection."""
+        if not params.socket_path.startswith("/"):
+            raise AnswerError(E.INVALID_PARAMS, "ssh agent socket path must be absolute")
+        return t.OkReply()
 
     async def _ok_handler(self, id: str, params: Any) -> t.OkReply:
         return t.OkReply()

@@ -23,6 +23,7 @@ import anyio.lowlevel
 
 from shedproto.herdr import (
     HerdrErrorCode,
+    HerdrRelease,
     ReplayRule,
     UnsupportedKeyError,
     encode_keys,
@@ -102,6 +103,9 @@ class ServerState:
     surface_revision: int
     agent_view: t.AgentViewSetParams | None
     graphics: dict[str, dict[str, t.PaneGraphicsSetParams]]
+    graphics_streams: set[tuple[str, str]]
+    release: HerdrRelease
+    ssh_agents: list[str]
     plugins: dict[str, t.InstalledPluginInfo]
     worktrees_dir: str
     _worktree_seeds: itertools.count[int]

@@ -41,10 +41,11 @@ from ._agents import (
     reconcile_launch,
     shell_is_initializing,
 )
-from ._codes import NOT_MODELLED, HerdrApiError, HerdrErrorCode
+from ._codes import CLI_ONLY_CODES, NOT_MODELLED, HerdrApiError, HerdrErrorCode
 from ._connection import (
     HOLDING_METHODS,
     MAX_REQUEST_BYTES,
+    RAW_STREAM_METHODS,
     REQUEST_TIMEOUT,
     ClientConnection,
     ClientGone,
@@ -73,6 +74,17 @@ from ._envelope import (
     decode_stream_line,
     encode_request,
     invalid_request_reply,
+    request_id_of,
+)
+from ._graphics import (
+    GRAPHICS_FILE_FORMATS,
+    MAX_FRAME_BYTES,
+    MAX_FRAME_HEADER_BYTES,
+    GraphicsFrame,
+    GraphicsFrameFile,
+    GraphicsFrameHeader,
+    GraphicsStreamReader,
+    encode_frame,
 )
 from ._ids import (
     decode_public_number,
@@ -95,6 +107,7 @@ from ._paths import (
     normalize_session_name,
     validate_session_name,
 )
+from ._releases import DEFAULT_RELEASES, HIDDEN_METHODS, RELEASES, HerdrRelease, release_for
 from ._screen import DEFAULT_RECENT_LINES, MAX_READ_LINES, split_lines, strip_ansi
 from ._state import CLIENT_TABLE, SERVER_TABLE, State
 from ._subscriptions import (
@@ -173,6 +186,21 @@ __all__ = [
     "RawRequest",
     "make_request",
     "HOLDING_METHODS",
+    "RAW_STREAM_METHODS",
+    "DEFAULT_RELEASES",
+    "HIDDEN_METHODS",
+    "RELEASES",
+    "HerdrRelease",
+    "release_for",
+    "request_id_of",
+    "GRAPHICS_FILE_FORMATS",
+    "MAX_FRAME_BYTES",
+    "MAX_FRAME_HEADER_BYTES",
+    "GraphicsFrame",
+    "GraphicsFrameFile",
+    "GraphicsFrameHeader",
+    "GraphicsStreamReader",
+    "encode_frame",
     "MAX_REQUEST_BYTES",
     "REQUEST_TIMEOUT",
     "State",
@@ -192,6 +220,7 @@ __all__ = [
     # errors
     "HerdrApiError",
     "HerdrErrorCode",
+    "CLI_ONLY_CODES",
     "NOT_MODELLED",
     # versions
     "DEFAULT_PROTOCOL",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-__all__ = ["HerdrApiError", "HerdrErrorCode", "NOT_MODELLED"]
+__all__ = ["CLI_ONLY_CODES", "HerdrApiError", "HerdrErrorCode", "NOT_MODELLED"]
 
 
 class HerdrErrorCode(str, Enum):
@@ -105,6 +105,63 @@ class HerdrErrorCode(str, Enum):
     NOT_LINKED_WORKTREE = "not_linked_worktree"
     DIRTY_WORKTREE_REQUIRES_FORCE = "dirty_worktree_requires_force"
     STALE_WORKTREE_OPERATION = "stale_worktree_operation"
+    # the codes below were read from herdrdev/herdr at tag v0.8.2 (9eb5214); the
+    # protocol-22 releases keep them (issue 26). file:line of the first sender:
+    # agents: src/app/api/agents.rs:85 (agent.prompt on an agent at a dialog)
+    AGENT_BLOCKED = "agent_blocked"
+    # pane graphics: src/app/api/pane_graphics.rs:110, 243, 341, 346
+    INVALID_LAYER_ID = "invalid_layer_id"
+    LAYER_LIMIT = "layer_limit"
+    INVALID_FRAME_FILE = "invalid_frame_file"
+    GRAPHICS_BUDGET_EXCEEDED = "graphics_budget_exceeded"
+    # plugins: src/app/api/agent_view.rs:24, 27; src/app/api/plugins/mod.rs:80, 85, 96,
+    # 353, 375; src/app/api/plugins/panes.rs:33
+    PLUGIN_NOT_FOUND = "plugin_not_found"
+    PLUGIN_DISABLED = "plugin_disabled"
+    PLUGIN_USER_DIR_CREATE_FAILED = "plugin_user_dir_create_failed"
+    PLUGIN_REGISTRY_SAVE_FAILED = "plugin_registry_save_failed"
+    PLUGIN_REGISTRY_LOAD_FAILED = "plugin_registry_load_failed"
+    PLUGIN_MANIFEST_UNAVAILABLE = "plugin_manifest_unavailable"
+    PLUGIN_PANE_NOT_FOUND = "plugin_pane_not_found"
+    PLUGIN_PANE_OPEN_FAILED = "plugin_pane_open_failed"
+    # worktrees: src/app/api/worktrees.rs:59, 96, 124, 1140, 1153;
+    # src/app/api/worktrees/deferred.rs:510
+    WORKTREE_LIST_FAILED = "worktree_list_failed"
+    WORKTREE_NOT_FOUND = "worktree_not_found"
+    WORKTREE_OPEN_FAILED = "worktree_open_failed"
+    WORKTREE_CREATE_FAILED = "worktree_create_failed"
+    WORKTREE_OPERATION_IN_PROGRESS = "worktree_operation_in_progress"
+    WORKTREE_REMOVE_FAILED = "worktree_remove_failed"
+    # workspace moves: src/app/api/workspaces.rs:166
+    WORKSPACE_MOVE_BLOCK_FAILED = "workspace_move_block_failed"
+    # server: src/api/server.rs:980 (a socket-thread method reached the app)
+    UNEXPECTED_DISPATCH = "unexpected_dispatch"
+    # CLI only (printed by the herdr CLI, never sent on the socket; see CLI_ONLY_CODES):
+    # src/cli.rs:479, 496, 522, 1122; src/cli/protocol_guard.rs:39;
+    # src/cli/agent.rs:395, 587, 679
+    INVALID_SESSION_NAME = "invalid_session_name"
+    SESSION_STOP_FAILED = "session_stop_failed"
+    SESSION_DELETE_FAILED = "session_delete_failed"
+    SERVER_NOT_RUNNING = "server_not_running"
+    PROTOCOL_MISMATCH = "protocol_mismatch"
+    AGENT_START_FAILED = "agent_start_failed"
+    AGENT_KIND_MISMATCH = "agent_kind_mismatch"
+    AGENT_NAME_NOT_FOUND = "agent_name_not_found"
+
+
+CLI_ONLY_CODES: frozenset[HerdrErrorCode] = frozenset(
+    {
+        HerdrErrorCode.INVALID_SESSION_NAME,
+        HerdrErrorCode.SESSION_STOP_FAILED,
+        HerdrErrorCode.SESSION_DELETE_FAILED,
+        HerdrErrorCode.SERVER_NOT_RUNNING,
+        HerdrErrorCode.PROTOCOL_MISMATCH,
+        HerdrErrorCode.AGENT_START_FAILED,
+        HerdrErrorCode.AGENT_KIND_MISMATCH,
+        HerdrErrorCode.AGENT_NAME_NOT_FOUND,
+    }
+)
+"""Codes herdr's CLI prints in its JSON error output; a server never answers them."""
 
 
 NOT_MODELLED = HerdrErrorCode.NOT_IMPLEMENTED

@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from shedproto._codec import LenientFrame, encode_line
+from shedproto._codec import LenientFrame, encode, encode_line
 from shedproto._contract import ConnectionClosed as _Closed
 from shedproto._contract import Contract
 from shedproto._errors import ErrorCode, LocalProtocolError, RemoteProtocolError
@@ -35,13 +35,16 @@ from ._envelope import (
     decode_response,
     decode_stream_line,
     encode_request,
+    request_id_of,
 )
+from ._releases import HerdrRelease
 from ._state import CLIENT_TABLE, SERVER_TABLE, Input, State
 from ._versions import DEFAULT_PROTOCOL, require_supported
 
 __all__ = [
     "HOLDING_METHODS",
     "MAX_REQUEST_BYTES",
+    "RAW_STREAM_METHODS",
     "REQUEST_TIMEOUT",
     "ClientConnection",
     "ClientGone",
@@ -59,9 +62,23 @@ MAX_ANSWER_BYTES = 256 << 20
 """The client's cap on one answer or event line (herdr sets none; snapshots are large)."""
 
 HOLDING_METHODS: frozenset[str] = frozenset(
-    {"events.subscribe", "events.wait", "agent.wait", "agent.prompt", "pane.wait_for_output"}
+    {
+        "events.subscribe",
+        "events.wait",
+        "agent.wait",
+        "agent.prompt",
+        "pane.wait_for_output",
+        "server.ssh_agent.register",
+    }
 )
 """Methods whose answer may take long; any byte from the client meanwhile means it left."""
+
+RAW_STREAM_METHODS: frozenset[str] = frozenset({"pane.graphics.stream"})
+"""Methods after whose ``ok`` the client's bytes are a raw stream (see :mod:`._graphics`).
+
+The server connection hands the bytes that followed the request line to the
+shell (:attr:`ServerConnection.trailing`) and reads nothing more itself.
+"""
 
 
 @dataclass(frozen=True)
@@ -281,8 +298,17 @@ class ServerConnection(Contract[State]):
         accepted_at: float = 0.0,
         request_timeout: float = REQUEST_TIMEOUT,
         max_request_bytes: int = MAX_REQUEST_BYTES,
+        release: HerdrRelease | None = None,
     ) -> None:
         require_supported(protocol)
+        if release is not None and release.protocol != protocol:
+            raise ValueError(f"herdr {release.version} speaks protocol {release.protocol}")
+        self.release = release
+        """The herdr release whose request rules apply (``None``: the protocol's table)."""
+        self._methods: frozenset[str] | None = None  # None: the whole table (the fast decoder)
+        if release is not None and len(release.methods) < len(t.PROTOCOL_TABLES[protocol][0]):
+            self._methods = release.methods
+        self._echo = release is not None and release.echoes_invalid_id
         super().__init__(SERVER_TABLE, _IDLE)
         self.protocol = protocol
         self.deadline = accepted_at + request_timeout
@@ -290,6 +316,10 @@ class ServerConnection(Contract[State]):
         self.request: t.Request | None = None
         self.holds_connection = False
         """True when the request is a wait or a stream (client data then means it left)."""
+        self.raw_stream = False
+        """True for a :data:`RAW_STREAM_METHODS` request: later bytes are the shell's."""
+        self.trailing = b""
+        """A raw stream's bytes that arrived with the request line (after its newline)."""
         self._lines = LineBuffer(
             _REQUEST_POLICY
             if max_request_bytes == MAX_REQUEST_BYTES
@@ -324,6 +354,8 @@ class ServerConnection(Contract[State]):
         state = self.state
         if state is _IDLE:
             return self._receive_request(data)
+        if self.raw_stream:
+            return []  # the shell reads the raw stream itself
         if self.holds_connection and state in _HOLDING_STATES:
             self._remote(_CLIENT_DATA if data else _EOF)
             return [ClientGone()]
@@ -352,15 +384,24 @@ class ServerConnection(Contract[State]):
             raise self._fail(blank)
         payload = line if len(text) == len(line) else text.encode()  # ASCII, nothing stripped
         try:
-            request = decode_request(payload, self.protocol)
+            request = decode_request(payload, self.protocol, self._methods)
         except RemoteProtocolError as exc:
             if exc.reply_hint is not None:
+                if self._echo:
+                    echoed = request_id_of(payload)
+                    if echoed:
+                        exc.reply_hint = _with_id(exc.reply_hint, echoed)
                 self.outbox.put(exc.reply_hint)
             raise self._fail(exc) from None
         self.request = request
-        self.holds_connection = request.__struct_config__.tag in HOLDING_METHODS
+        method = request.__struct_config__.tag
+        self.holds_connection = method in HOLDING_METHODS
         self._remote(_REQUEST)
         events: list[ServerEvent] = [request]
+        if method in RAW_STREAM_METHODS:  # the line ended at this chunk's first newline
+            self.raw_stream = True
+            self.trailing = data[data.index(b"\n") + 1 :]
+            return events
         trailing = len(lines) > 1 or error is not None or self._lines.buffered > 0
         if trailing and self.holds_connection:
             self._remote(_CLIENT_DATA)
@@ -386,6 +427,11 @@ class ServerConnection(Contract[State]):
             key = _ACK_INPUT
         self._local(key)
         return encode_line(event)
+
+
+def _with_id(reply: bytes, id: str) -> bytes:
+    """Return an ``invalid_request`` reply line (id ``""``) with ``id`` instead."""
+    return b'{"id":' + encode(id) + reply[len(b'{"id":""') :]
 
 
 _HOLDING_STATES = frozenset({State.AWAITING, State.LEAVING, State.STREAMING})

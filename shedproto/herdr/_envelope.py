@@ -16,7 +16,7 @@ Decoders are built once per protocol (:func:`request_decoder`,
 from __future__ import annotations
 
 import functools
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, Union
 
 import msgspec
 
@@ -38,7 +38,9 @@ __all__ = [
     "decode_stream_line",
     "encode_request",
     "invalid_request_reply",
+    "release_request_decoder",
     "request_decoder",
+    "request_id_of",
     "response_decoder",
 ]
 
@@ -103,12 +105,12 @@ _SUBSCRIPTION_DATA: dict[str, Any] = {
 
 def _result_union(protocol: int) -> Any:
     require_supported(protocol)
-    return t.ResponseResultP20 if protocol == 20 else t.ResponseResult
+    return t.RESULT_UNIONS[protocol]
 
 
 def _request_union(protocol: int) -> Any:
     require_supported(protocol)
-    return t.AnyRequestP20 if protocol == 20 else t.AnyRequest
+    return t.REQUEST_UNIONS[protocol]
 
 
 @functools.cache
@@ -153,14 +155,53 @@ def encode_request(request: t.Request) -> bytes:
     )
 
 
-def invalid_request_reply(message: str) -> bytes:
-    """Return herdr's answer to a request line it could not parse (id is always ``""``)."""
-    reply = ErrorResponse.of("", HerdrErrorCode.INVALID_REQUEST, f"invalid request: {message}")
+def invalid_request_reply(message: str, id: str = "") -> bytes:
+    """Return herdr's answer to a request line it could not parse.
+
+    ``id`` is ``""`` up to herdr 0.9.1; later releases echo the line's string
+    ``id`` when it has one (see :func:`request_id_of`).
+    """
+    reply = ErrorResponse.of(id, HerdrErrorCode.INVALID_REQUEST, f"invalid request: {message}")
     return encode_line(reply)
 
 
-def decode_request(line: bytes, protocol: int) -> t.Request:
+class _IdProbe(LenientFrame, frozen=True, kw_only=True):
+    id: Any = None
+
+
+def request_id_of(line: bytes) -> str:
+    """Return the string ``id`` of a request line that may be invalid, else ``""``."""
+    try:
+        probe = decoder_for(_IdProbe).decode(line)
+    except msgspec.DecodeError:
+        return ""
+    return probe.id if isinstance(probe.id, str) else ""
+
+
+@functools.cache
+def release_request_decoder(protocol: int, methods: frozenset[str]) -> msgspec.json.Decoder[Any]:
+    """Return the cached decoder of requests for ``methods`` of ``protocol`` (a release's set).
+
+    Raises:
+        VersionMismatchError: ``protocol`` is not supported.
+        KeyError: a method ``protocol`` does not have.
+
+    """
+    require_supported(protocol)
+    table = t.PROTOCOL_TABLES[protocol][0]
+    members = tuple(table[m] for m in table if m in methods)
+    if len(members) != len(methods):
+        raise KeyError(sorted(methods - set(table)))
+    return decoder_for(Union[members])  # noqa: UP007
+
+
+def decode_request(
+    line: bytes, protocol: int, methods: frozenset[str] | None = None
+) -> t.Request:
     """Decode one request line (without its newline) for ``protocol``.
+
+    ``methods`` narrows the protocol's table to one release's set: another
+    method is an unknown variant, as in that release.
 
     Raises:
         RemoteProtocolError: ``MALFORMED_FRAME`` (not JSON), ``UNKNOWN_TYPE``
@@ -170,7 +211,12 @@ def decode_request(line: bytes, protocol: int) -> t.Request:
 
     """
     try:
-        request: t.Request = request_decoder(protocol).decode(line)
+        decoder = (
+            request_decoder(protocol)
+            if methods is None
+            else release_request_decoder(protocol, methods)
+        )
+        request: t.Request = decoder.decode(line)
     except msgspec.DecodeError as exc:
         text = str(exc)
         message = text.split(" - at `", 1)[0]

@@ -6,7 +6,9 @@ Each method builds the params Struct from its arguments (an argument left
 as ``None`` takes the schema default), calls ``_call`` and returns the typed
 result. The shells (:mod:`shedproto.clients.herdr`) implement ``_call``; a
 server error answer raises :class:`~shedproto.herdr.HerdrApiError`.
-``events.subscribe`` is not here: the clients offer ``subscribe()``.
+``events.subscribe``, ``pane.graphics.stream`` and ``server.ssh_agent.register``
+are not here: the clients offer ``subscribe()``, ``graphics_stream()`` and
+``ssh_agent_register()``, which hold the connection.
 ``BlockingMethods`` is ``AsyncMethods`` rewritten by ``tools/unasync.py``.
 """
 
@@ -509,6 +511,11 @@ class AsyncMethods:
     async def pane_scroll(self, pane_id: str, offset_from_bottom: UInt64) -> OkReply:
         """Call ``pane.scroll``; return its ``ok`` result."""
         result: OkReply = await self._call("pane.scroll", _params(PaneScrollParams, pane_id=pane_id, offset_from_bottom=offset_from_bottom), OkReply)
+        return result
+
+    async def pane_clear(self, pane_id: str) -> OkReply:
+        """Call ``pane.clear``; return its ``ok`` result."""
+        result: OkReply = await self._call("pane.clear", _params(PaneTarget, pane_id=pane_id), OkReply)
         return result
 
     async def pane_edit_scrollback(self, pane_id: str) -> OkReply:
@@ -1026,6 +1033,11 @@ class BlockingMethods:
     def pane_scroll(self, pane_id: str, offset_from_bottom: UInt64) -> OkReply:
         """Call ``pane.scroll``; return its ``ok`` result."""
         result: OkReply = self._call("pane.scroll", _params(PaneScrollParams, pane_id=pane_id, offset_from_bottom=offset_from_bottom), OkReply)
+        return result
+
+    def pane_clear(self, pane_id: str) -> OkReply:
+        """Call ``pane.clear``; return its ``ok`` result."""
+        result: OkReply = self._call("pane.clear", _params(PaneTarget, pane_id=pane_id), OkReply)
         return result
 
     def pane_edit_scrollback(self, pane_id: str) -> OkReply:

@@ -24,6 +24,7 @@ METHOD_RESULTS: dict[str, tuple[str, ...]] = {
     "server.stop": ('ok',),
     "server.live_handoff": ('ok',),
     "server.reload_config": ('config_reload',),
+    "server.ssh_agent.register": ('ok',),
     "server.agent_manifests": ('agent_manifest_status',),
     "server.reload_agent_manifests": ('agent_manifest_reload',),
     "notification.show": ('notification_show',),
@@ -88,6 +89,7 @@ METHOD_RESULTS: dict[str, tuple[str, ...]] = {
     "pane.graphics.set": ('ok',),
     "pane.graphics.clear": ('ok',),
     "pane.graphics.info": ('pane_graphics_info',),
+    "pane.graphics.stream": ('ok',),
     "pane.report_agent": ('ok',),
     "pane.report_agent_session": ('ok',),
     "pane.report_metadata": ('ok',),
@@ -113,6 +115,7 @@ METHOD_RESULTS: dict[str, tuple[str, ...]] = {
     "plugin.pane.close": ('plugin_pane_closed',),
     "integration.list": ('integration_list',),
     "pane.scroll": ('ok',),
+    "pane.clear": ('ok',),
     "pane.edit_scrollback": ('ok',),
     "pane.selection.read": ('pane_selection',),
     "pane.copy_motion": ('pane_copy_motion',),
@@ -230,6 +233,62 @@ class AgentInfo(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
     cwd: str | None = None
     foreground_cwd: str | None = None
     revision: UInt64
+    completion_seq: UInt64 | None = None
+    restore_error: str | None = None
+
+
+class AgentInfoP20(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
+    """Herdr's ``AgentInfo``."""
+
+    terminal_id: str
+    name: str | None = None
+    agent: str | None = None
+    title: str | None = None
+    terminal_title: str | None = None
+    terminal_title_stripped: str | None = None
+    display_agent: str | None = None
+    agent_status: AgentStatus
+    screen_detection_skipped: bool = False
+    state_labels: dict[str, str] = {}
+    tokens: dict[str, str] = {}
+    agent_session: AgentSessionInfo | None = None
+    workspace_id: str
+    tab_id: str
+    pane_id: str
+    focused: bool
+    launch_pending: bool = False
+    interactive_ready: bool = False
+    state_change_seq: UInt64 = msgspec.field(default_factory=lambda: 0)
+    cwd: str | None = None
+    foreground_cwd: str | None = None
+    revision: UInt64
+
+
+class AgentInfoP21(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
+    """Herdr's ``AgentInfo``."""
+
+    terminal_id: str
+    name: str | None = None
+    agent: str | None = None
+    title: str | None = None
+    terminal_title: str | None = None
+    terminal_title_stripped: str | None = None
+    display_agent: str | None = None
+    agent_status: AgentStatus
+    screen_detection_skipped: bool = False
+    state_labels: dict[str, str] = {}
+    tokens: dict[str, str] = {}
+    agent_session: AgentSessionInfo | None = None
+    workspace_id: str
+    tab_id: str
+    pane_id: str
+    focused: bool
+    launch_pending: bool = False
+    interactive_ready: bool = False
+    state_change_seq: UInt64 = msgspec.field(default_factory=lambda: 0)
+    cwd: str | None = None
+    foreground_cwd: str | None = None
+    revision: UInt64
 
 
 class AgentInfoReply(LenientFrame, tag_field="type", tag="agent_info", frozen=True, kw_only=True, omit_defaults=True):
@@ -238,10 +297,34 @@ class AgentInfoReply(LenientFrame, tag_field="type", tag="agent_info", frozen=Tr
     agent: AgentInfo
 
 
+class AgentInfoReplyP20(LenientFrame, tag_field="type", tag="agent_info", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``agent_info`` member of ``ResponseResult``."""
+
+    agent: AgentInfoP20
+
+
+class AgentInfoReplyP21(LenientFrame, tag_field="type", tag="agent_info", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``agent_info`` member of ``ResponseResult``."""
+
+    agent: AgentInfoP21
+
+
 class AgentListReply(LenientFrame, tag_field="type", tag="agent_list", frozen=True, kw_only=True, omit_defaults=True):
     """The ``agent_list`` member of ``ResponseResult``."""
 
     agents: list[AgentInfo]
+
+
+class AgentListReplyP20(LenientFrame, tag_field="type", tag="agent_list", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``agent_list`` member of ``ResponseResult``."""
+
+    agents: list[AgentInfoP20]
+
+
+class AgentListReplyP21(LenientFrame, tag_field="type", tag="agent_list", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``agent_list`` member of ``ResponseResult``."""
+
+    agents: list[AgentInfoP21]
 
 
 class AgentListRequest(Request, tag="agent.list", frozen=True, kw_only=True):
@@ -304,6 +387,18 @@ class AgentPromptedReply(LenientFrame, tag_field="type", tag="agent_prompted", f
     """The ``agent_prompted`` member of ``ResponseResult``."""
 
     agent: AgentInfo
+
+
+class AgentPromptedReplyP20(LenientFrame, tag_field="type", tag="agent_prompted", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``agent_prompted`` member of ``ResponseResult``."""
+
+    agent: AgentInfoP20
+
+
+class AgentPromptedReplyP21(LenientFrame, tag_field="type", tag="agent_prompted", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``agent_prompted`` member of ``ResponseResult``."""
+
+    agent: AgentInfoP21
 
 
 class AgentReadParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
@@ -377,6 +472,20 @@ class AgentStartedReply(LenientFrame, tag_field="type", tag="agent_started", fro
     """The ``agent_started`` member of ``ResponseResult``."""
 
     agent: AgentInfo
+    argv: list[str]
+
+
+class AgentStartedReplyP20(LenientFrame, tag_field="type", tag="agent_started", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``agent_started`` member of ``ResponseResult``."""
+
+    agent: AgentInfoP20
+    argv: list[str]
+
+
+class AgentStartedReplyP21(LenientFrame, tag_field="type", tag="agent_started", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``agent_started`` member of ``ResponseResult``."""
+
+    agent: AgentInfoP21
     argv: list[str]
 
 
@@ -982,6 +1091,12 @@ class PaneClearAgentAuthorityRequest(Request, tag="pane.clear_agent_authority", 
     params: PaneClearAgentAuthorityParams
 
 
+class PaneClearRequest(Request, tag="pane.clear", frozen=True, kw_only=True):
+    """A ``pane.clear`` request."""
+
+    params: PaneTarget
+
+
 class PaneCloseRequest(Request, tag="pane.close", frozen=True, kw_only=True):
     """A ``pane.close`` request."""
 
@@ -1305,6 +1420,20 @@ class PaneGraphicsSetRequestP20(Request, tag="pane.graphics.set", frozen=True, k
     """A ``pane.graphics.set`` request."""
 
     params: PaneGraphicsSetParamsP20
+
+
+class PaneGraphicsStreamParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
+    """Herdr's ``PaneGraphicsStreamParams``."""
+
+    pane_id: str
+    layer_id: str | None = None
+    z_index: Int32 = msgspec.field(default_factory=lambda: 0)
+
+
+class PaneGraphicsStreamRequest(Request, tag="pane.graphics.stream", frozen=True, kw_only=True):
+    """A ``pane.graphics.stream`` request."""
+
+    params: PaneGraphicsStreamParams
 
 
 class PaneInfo(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
@@ -2439,6 +2568,7 @@ class ServerCapabilities(LenientFrame, frozen=True, kw_only=True, omit_defaults=
     detached_server_daemon: bool = msgspec.field(default_factory=lambda: False)
     endpoint_protocol_generation: UInt32 | None = None
     health_check: bool = msgspec.field(default_factory=lambda: False)
+    ssh_agent_registration: bool = msgspec.field(default_factory=lambda: False)
     surface_interest: bool = msgspec.field(default_factory=lambda: False)
 
 
@@ -2482,6 +2612,18 @@ class ServerReloadConfigRequest(Request, tag="server.reload_config", frozen=True
     params: EmptyParams
 
 
+class ServerSshAgentRegisterParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
+    """Herdr's ``ServerSshAgentRegisterParams``."""
+
+    socket_path: str
+
+
+class ServerSshAgentRegisterRequest(Request, tag="server.ssh_agent.register", frozen=True, kw_only=True):
+    """A ``server.ssh_agent.register`` request."""
+
+    params: ServerSshAgentRegisterParams
+
+
 class ServerStopRequest(Request, tag="server.stop", frozen=True, kw_only=True):
     """A ``server.stop`` request."""
 
@@ -2503,10 +2645,52 @@ class SessionSnapshot(LenientFrame, frozen=True, kw_only=True, omit_defaults=Tru
     agents: list[AgentInfo]
 
 
+class SessionSnapshotP20(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
+    """Herdr's ``SessionSnapshot``."""
+
+    version: str
+    protocol: UInt32
+    focused_workspace_id: str | None = None
+    focused_tab_id: str | None = None
+    focused_pane_id: str | None = None
+    workspaces: list[WorkspaceInfo]
+    tabs: list[TabInfo]
+    panes: list[PaneInfo]
+    layouts: list[PaneLayoutSnapshot]
+    agents: list[AgentInfoP20]
+
+
+class SessionSnapshotP21(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
+    """Herdr's ``SessionSnapshot``."""
+
+    version: str
+    protocol: UInt32
+    focused_workspace_id: str | None = None
+    focused_tab_id: str | None = None
+    focused_pane_id: str | None = None
+    workspaces: list[WorkspaceInfo]
+    tabs: list[TabInfo]
+    panes: list[PaneInfo]
+    layouts: list[PaneLayoutSnapshot]
+    agents: list[AgentInfoP21]
+
+
 class SessionSnapshotReply(LenientFrame, tag_field="type", tag="session_snapshot", frozen=True, kw_only=True, omit_defaults=True):
     """The ``session_snapshot`` member of ``ResponseResult``."""
 
     snapshot: SessionSnapshot
+
+
+class SessionSnapshotReplyP20(LenientFrame, tag_field="type", tag="session_snapshot", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``session_snapshot`` member of ``ResponseResult``."""
+
+    snapshot: SessionSnapshotP20
+
+
+class SessionSnapshotReplyP21(LenientFrame, tag_field="type", tag="session_snapshot", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``session_snapshot`` member of ``ResponseResult``."""
+
+    snapshot: SessionSnapshotP21
 
 
 class SessionSnapshotRequest(Request, tag="session.snapshot", frozen=True, kw_only=True):
@@ -3350,8 +3534,8 @@ OutputMatch: TypeAlias = SubstringOutputMatch | RegexOutputMatch
 PaneMoveDestination: TypeAlias = TabDestination | NewTabDestination | NewWorkspaceDestination
 PopupSize: TypeAlias = Annotated[int, Meta(ge=0, le=65535)] | Annotated[str, Meta(pattern="^(100|[1-9][0-9]?)%$")]
 ResponseResult: TypeAlias = PongReply | SessionSnapshotReply | WorkspaceInfoReply | WorkspaceCreatedReply | WorkspaceListReply | WorktreeListReply | WorktreeCreatedReply | WorktreeOpenedReply | WorktreeRemovedReply | TabInfoReply | TabCreatedReply | TabListReply | AgentInfoReply | AgentStartedReply | AgentPromptedReply | AgentListReply | AgentViewReply | PaneInfoReply | PaneListReply | PaneCurrentReply | PaneSwapReply | PaneMoveReply | PaneZoomReply | PaneLayoutReply | PaneProcessInfoReply | LayoutExportReply | LayoutApplyReply | LayoutSplitRatioSetReply | PaneNeighborReply | PaneEdgesReply | PaneFocusDirectionReply | PaneResizeReply | PaneReadReply | PaneSelectionReply | PaneCopyMotionReply | PaneCopySearchReply | PaneGraphicsFrameAckReply | PaneGraphicsInfoReply | AgentExplainReply | SubscriptionStartedReply | WaitMatchedReply | OutputMatchedReply | NotificationShowReply | ClientWindowTitleReply | IntegrationListReply | IntegrationInstallReply | IntegrationUninstallReply | AgentManifestReloadReply | AgentManifestStatusReply | PluginLinkedReply | PluginListReply | PluginUnlinkedReply | PluginEnabledReply | PluginDisabledReply | PluginActionListReply | PluginActionInvokedReply | PaneLinkResolvedReply | PaneLinkActivatedReply | PluginLogListReply | PluginPaneOpenedReply | PluginPaneFocusedReply | PluginPaneClosedReply | ConfigReloadReply | ClientShellSurfaceSetReply | OkReply
-ResponseResultP20: TypeAlias = PongReplyP20 | SessionSnapshotReply | WorkspaceInfoReply | WorkspaceCreatedReply | WorkspaceListReply | WorktreeListReply | WorktreeCreatedReply | WorktreeOpenedReply | WorktreeRemovedReply | TabInfoReply | TabCreatedReply | TabListReply | AgentInfoReply | AgentStartedReply | AgentPromptedReply | AgentListReply | AgentViewReply | PaneInfoReply | PaneListReply | PaneCurrentReply | PaneSwapReply | PaneMoveReply | PaneZoomReply | PaneLayoutReply | PaneProcessInfoReply | LayoutExportReply | LayoutApplyReply | LayoutSplitRatioSetReply | PaneNeighborReply | PaneEdgesReply | PaneFocusDirectionReply | PaneResizeReply | PaneReadReply | PaneGraphicsInfoReplyP20 | AgentExplainReply | SubscriptionStartedReply | WaitMatchedReply | OutputMatchedReply | NotificationShowReply | ClientWindowTitleReply | IntegrationInstallReplyP20 | IntegrationUninstallReplyP20 | AgentManifestReloadReply | AgentManifestStatusReply | PluginLinkedReply | PluginListReply | PluginUnlinkedReply | PluginEnabledReply | PluginDisabledReply | PluginActionListReply | PluginActionInvokedReply | PluginLogListReply | PluginPaneOpenedReply | PluginPaneFocusedReply | PluginPaneClosedReply | ConfigReloadReply | OkReply
-ResponseResultP21: TypeAlias = PongReplyP21 | SessionSnapshotReply | WorkspaceInfoReply | WorkspaceCreatedReply | WorkspaceListReply | WorktreeListReply | WorktreeCreatedReply | WorktreeOpenedReply | WorktreeRemovedReply | TabInfoReply | TabCreatedReply | TabListReply | AgentInfoReply | AgentStartedReply | AgentPromptedReply | AgentListReply | AgentViewReply | PaneInfoReply | PaneListReply | PaneCurrentReply | PaneSwapReply | PaneMoveReply | PaneZoomReply | PaneLayoutReply | PaneProcessInfoReply | LayoutExportReply | LayoutApplyReply | LayoutSplitRatioSetReply | PaneNeighborReply | PaneEdgesReply | PaneFocusDirectionReply | PaneResizeReply | PaneReadReply | PaneGraphicsFrameAckReply | PaneGraphicsInfoReply | AgentExplainReply | SubscriptionStartedReply | WaitMatchedReply | OutputMatchedReply | NotificationShowReply | ClientWindowTitleReply | IntegrationInstallReplyP21 | IntegrationUninstallReplyP21 | AgentManifestReloadReply | AgentManifestStatusReply | PluginLinkedReply | PluginListReply | PluginUnlinkedReply | PluginEnabledReply | PluginDisabledReply | PluginActionListReply | PluginActionInvokedReply | PluginLogListReply | PluginPaneOpenedReply | PluginPaneFocusedReply | PluginPaneClosedReply | ConfigReloadReply | OkReply
+ResponseResultP20: TypeAlias = PongReplyP20 | SessionSnapshotReplyP20 | WorkspaceInfoReply | WorkspaceCreatedReply | WorkspaceListReply | WorktreeListReply | WorktreeCreatedReply | WorktreeOpenedReply | WorktreeRemovedReply | TabInfoReply | TabCreatedReply | TabListReply | AgentInfoReplyP20 | AgentStartedReplyP20 | AgentPromptedReplyP20 | AgentListReplyP20 | AgentViewReply | PaneInfoReply | PaneListReply | PaneCurrentReply | PaneSwapReply | PaneMoveReply | PaneZoomReply | PaneLayoutReply | PaneProcessInfoReply | LayoutExportReply | LayoutApplyReply | LayoutSplitRatioSetReply | PaneNeighborReply | PaneEdgesReply | PaneFocusDirectionReply | PaneResizeReply | PaneReadReply | PaneGraphicsInfoReplyP20 | AgentExplainReply | SubscriptionStartedReply | WaitMatchedReply | OutputMatchedReply | NotificationShowReply | ClientWindowTitleReply | IntegrationInstallReplyP20 | IntegrationUninstallReplyP20 | AgentManifestReloadReply | AgentManifestStatusReply | PluginLinkedReply | PluginListReply | PluginUnlinkedReply | PluginEnabledReply | PluginDisabledReply | PluginActionListReply | PluginActionInvokedReply | PluginLogListReply | PluginPaneOpenedReply | PluginPaneFocusedReply | PluginPaneClosedReply | ConfigReloadReply | OkReply
+ResponseResultP21: TypeAlias = PongReplyP21 | SessionSnapshotReplyP21 | WorkspaceInfoReply | WorkspaceCreatedReply | WorkspaceListReply | WorktreeListReply | WorktreeCreatedReply | WorktreeOpenedReply | WorktreeRemovedReply | TabInfoReply | TabCreatedReply | TabListReply | AgentInfoReplyP21 | AgentStartedReplyP21 | AgentPromptedReplyP21 | AgentListReplyP21 | AgentViewReply | PaneInfoReply | PaneListReply | PaneCurrentReply | PaneSwapReply | PaneMoveReply | PaneZoomReply | PaneLayoutReply | PaneProcessInfoReply | LayoutExportReply | LayoutApplyReply | LayoutSplitRatioSetReply | PaneNeighborReply | PaneEdgesReply | PaneFocusDirectionReply | PaneResizeReply | PaneReadReply | PaneGraphicsFrameAckReply | PaneGraphicsInfoReply | AgentExplainReply | SubscriptionStartedReply | WaitMatchedReply | OutputMatchedReply | NotificationShowReply | ClientWindowTitleReply | IntegrationInstallReplyP21 | IntegrationUninstallReplyP21 | AgentManifestReloadReply | AgentManifestStatusReply | PluginLinkedReply | PluginListReply | PluginUnlinkedReply | PluginEnabledReply | PluginDisabledReply | PluginActionListReply | PluginActionInvokedReply | PluginLogListReply | PluginPaneOpenedReply | PluginPaneFocusedReply | PluginPaneClosedReply | ConfigReloadReply | OkReply
 Subscription: TypeAlias = WorkspaceCreatedSubscription | WorkspaceUpdatedSubscription | WorkspaceMetadataUpdatedSubscription | WorkspaceRenamedSubscription | WorkspaceMovedSubscription | WorkspaceReorderedSubscription | WorkspaceClosedSubscription | WorkspaceFocusedSubscription | WorktreeCreatedSubscription | WorktreeOpenedSubscription | WorktreeRemovedSubscription | TabCreatedSubscription | TabClosedSubscription | TabFocusedSubscription | TabRenamedSubscription | TabMovedSubscription | PaneCreatedSubscription | PaneClosedSubscription | PaneUpdatedSubscription | PaneFocusedSubscription | PaneMovedSubscription | PaneExitedSubscription | PaneAgentDetectedSubscription | PaneOutputMatchedSubscription | PaneAgentStatusChangedSubscription | PaneScrollChangedSubscription | LayoutUpdatedSubscription
 SubscriptionEventData: TypeAlias = PaneOutputMatchedEvent | PaneAgentStatusChangedEvent | PaneScrollChangedEvent
 
@@ -3361,6 +3545,7 @@ REQUEST_TYPES_P22: dict[str, type[Request]] = {
     "server.stop": ServerStopRequest,
     "server.live_handoff": ServerLiveHandoffRequest,
     "server.reload_config": ServerReloadConfigRequest,
+    "server.ssh_agent.register": ServerSshAgentRegisterRequest,
     "server.agent_manifests": ServerAgentManifestsRequest,
     "server.reload_agent_manifests": ServerReloadAgentManifestsRequest,
     "notification.show": NotificationShowRequest,
@@ -3417,6 +3602,7 @@ REQUEST_TYPES_P22: dict[str, type[Request]] = {
     "pane.focus_direction": PaneFocusDirectionRequest,
     "pane.resize": PaneResizeRequest,
     "pane.scroll": PaneScrollRequest,
+    "pane.clear": PaneClearRequest,
     "pane.edit_scrollback": PaneEditScrollbackRequest,
     "pane.selection.read": PaneSelectionReadRequest,
     "pane.copy_motion": PaneCopyMotionRequest,
@@ -3436,6 +3622,7 @@ REQUEST_TYPES_P22: dict[str, type[Request]] = {
     "pane.graphics.set": PaneGraphicsSetRequest,
     "pane.graphics.clear": PaneGraphicsClearRequest,
     "pane.graphics.info": PaneGraphicsInfoRequest,
+    "pane.graphics.stream": PaneGraphicsStreamRequest,
     "pane.report_agent": PaneReportAgentRequest,
     "pane.report_agent_session": PaneReportAgentSessionRequest,
     "pane.report_metadata": PaneReportMetadataRequest,
@@ -3468,6 +3655,7 @@ PARAMS_TYPES_P22: dict[str, Any] = {
     "server.stop": EmptyParams,
     "server.live_handoff": ServerLiveHandoffParams,
     "server.reload_config": EmptyParams,
+    "server.ssh_agent.register": ServerSshAgentRegisterParams,
     "server.agent_manifests": EmptyParams,
     "server.reload_agent_manifests": EmptyParams,
     "notification.show": NotificationShowParams,
@@ -3524,6 +3712,7 @@ PARAMS_TYPES_P22: dict[str, Any] = {
     "pane.focus_direction": PaneFocusDirectionParams,
     "pane.resize": PaneResizeParams,
     "pane.scroll": PaneScrollParams,
+    "pane.clear": PaneTarget,
     "pane.edit_scrollback": PaneTarget,
     "pane.selection.read": PaneSelectionReadParams,
     "pane.copy_motion": PaneCopyMotionParams,
@@ -3543,6 +3732,7 @@ PARAMS_TYPES_P22: dict[str, Any] = {
     "pane.graphics.set": PaneGraphicsSetParams,
     "pane.graphics.clear": PaneGraphicsClearParams,
     "pane.graphics.info": PaneTarget,
+    "pane.graphics.stream": PaneGraphicsStreamParams,
     "pane.report_agent": PaneReportAgentParams,
     "pane.report_agent_session": PaneReportAgentSessionParams,
     "pane.report_metadata": PaneReportMetadataParams,
@@ -3570,7 +3760,7 @@ PARAMS_TYPES_P22: dict[str, Any] = {
 }
 """Protocol 22: method -> its params type."""
 
-AnyRequest: TypeAlias = PingRequest | ServerStopRequest | ServerLiveHandoffRequest | ServerReloadConfigRequest | ServerAgentManifestsRequest | ServerReloadAgentManifestsRequest | NotificationShowRequest | ProductAnnouncementDismissRequest | ReleaseNotesDismissRequest | CommandInvokeRequest | ClientWindowTitleSetRequest | ClientWindowTitleClearRequest | ClientShellSurfaceSetRequest | SessionSnapshotRequest | WorkspaceCreateRequest | WorkspaceListRequest | WorkspaceGetRequest | WorkspaceFocusRequest | WorkspaceRenameRequest | WorkspaceMoveRequest | WorkspaceMoveBlockRequest | WorkspaceReportMetadataRequest | WorkspaceCloseRequest | WorktreeListRequest | WorktreeCreateRequest | WorktreeOpenRequest | WorktreeRemoveRequest | TabCreateRequest | TabListRequest | TabGetRequest | TabFocusRequest | TabRenameRequest | TabMoveRequest | TabCloseRequest | AgentListRequest | AgentGetRequest | AgentReadRequest | AgentExplainRequest | AgentSendKeysRequest | AgentRenameRequest | AgentViewSetRequest | AgentViewClearRequest | AgentFocusRequest | AgentStartRequest | AgentPromptRequest | AgentWaitRequest | PaneSplitRequest | PaneSwapRequest | PaneMoveRequest | PaneZoomRequest | PaneLayoutRequest | PaneProcessInfoRequest | LayoutExportRequest | LayoutApplyRequest | LayoutSetSplitRatioRequest | PaneNeighborRequest | PaneEdgesRequest | PaneFocusDirectionRequest | PaneResizeRequest | PaneScrollRequest | PaneEditScrollbackRequest | PaneSelectionReadRequest | PaneCopyMotionRequest | PaneCopySearchRequest | PaneListRequest | PaneCurrentRequest | PaneGetRequest | PaneFocusRequest | PaneInputSetRequest | PaneLinkActivateRequest | PaneLinkResolveRequest | PaneRenameRequest | PaneSendTextRequest | PaneSendKeysRequest | PaneSendInputRequest | PaneReadRequest | PaneGraphicsSetRequest | PaneGraphicsClearRequest | PaneGraphicsInfoRequest | PaneReportAgentRequest | PaneReportAgentSessionRequest | PaneReportMetadataRequest | PaneClearAgentAuthorityRequest | PaneReleaseAgentRequest | PaneCloseRequest | PopupCloseRequest | EventsSubscribeRequest | EventsWaitRequest | PaneWaitForOutputRequest | IntegrationListRequest | IntegrationInstallRequest | IntegrationUninstallRequest | PluginLinkRequest | PluginListRequest | PluginUnlinkRequest | PluginEnableRequest | PluginDisableRequest | PluginActionListRequest | PluginActionInvokeRequest | PluginLogListRequest | PluginPaneOpenRequest | PluginPaneFocusRequest | PluginPaneCloseRequest
+AnyRequest: TypeAlias = PingRequest | ServerStopRequest | ServerLiveHandoffRequest | ServerReloadConfigRequest | ServerSshAgentRegisterRequest | ServerAgentManifestsRequest | ServerReloadAgentManifestsRequest | NotificationShowRequest | ProductAnnouncementDismissRequest | ReleaseNotesDismissRequest | CommandInvokeRequest | ClientWindowTitleSetRequest | ClientWindowTitleClearRequest | ClientShellSurfaceSetRequest | SessionSnapshotRequest | WorkspaceCreateRequest | WorkspaceListRequest | WorkspaceGetRequest | WorkspaceFocusRequest | WorkspaceRenameRequest | WorkspaceMoveRequest | WorkspaceMoveBlockRequest | WorkspaceReportMetadataRequest | WorkspaceCloseRequest | WorktreeListRequest | WorktreeCreateRequest | WorktreeOpenRequest | WorktreeRemoveRequest | TabCreateRequest | TabListRequest | TabGetRequest | TabFocusRequest | TabRenameRequest | TabMoveRequest | TabCloseRequest | AgentListRequest | AgentGetRequest | AgentReadRequest | AgentExplainRequest | AgentSendKeysRequest | AgentRenameRequest | AgentViewSetRequest | AgentViewClearRequest | AgentFocusRequest | AgentStartRequest | AgentPromptRequest | AgentWaitRequest | PaneSplitRequest | PaneSwapRequest | PaneMoveRequest | PaneZoomRequest | PaneLayoutRequest | PaneProcessInfoRequest | LayoutExportRequest | LayoutApplyRequest | LayoutSetSplitRatioRequest | PaneNeighborRequest | PaneEdgesRequest | PaneFocusDirectionRequest | PaneResizeRequest | PaneScrollRequest | PaneClearRequest | PaneEditScrollbackRequest | PaneSelectionReadRequest | PaneCopyMotionRequest | PaneCopySearchRequest | PaneListRequest | PaneCurrentRequest | PaneGetRequest | PaneFocusRequest | PaneInputSetRequest | PaneLinkActivateRequest | PaneLinkResolveRequest | PaneRenameRequest | PaneSendTextRequest | PaneSendKeysRequest | PaneSendInputRequest | PaneReadRequest | PaneGraphicsSetRequest | PaneGraphicsClearRequest | PaneGraphicsInfoRequest | PaneGraphicsStreamRequest | PaneReportAgentRequest | PaneReportAgentSessionRequest | PaneReportMetadataRequest | PaneClearAgentAuthorityRequest | PaneReleaseAgentRequest | PaneCloseRequest | PopupCloseRequest | EventsSubscribeRequest | EventsWaitRequest | PaneWaitForOutputRequest | IntegrationListRequest | IntegrationInstallRequest | IntegrationUninstallRequest | PluginLinkRequest | PluginListRequest | PluginUnlinkRequest | PluginEnableRequest | PluginDisableRequest | PluginActionListRequest | PluginActionInvokeRequest | PluginLogListRequest | PluginPaneOpenRequest | PluginPaneFocusRequest | PluginPaneCloseRequest
 
 DEFS_P22: dict[str, Any] = {
     "AgentInfo": AgentInfo,
@@ -3645,6 +3835,7 @@ DEFS_P22: dict[str, Any] = {
     "PaneGraphicsFormat": PaneGraphicsFormat,
     "PaneGraphicsPlacementParams": PaneGraphicsPlacementParams,
     "PaneGraphicsSetParams": PaneGraphicsSetParams,
+    "PaneGraphicsStreamParams": PaneGraphicsStreamParams,
     "PaneInfo": PaneInfo,
     "PaneInputSetParams": PaneInputSetParams,
     "PaneLayoutPane": PaneLayoutPane,
@@ -3730,6 +3921,7 @@ DEFS_P22: dict[str, Any] = {
     "ResponseResult": ResponseResult,
     "ServerCapabilities": ServerCapabilities,
     "ServerLiveHandoffParams": ServerLiveHandoffParams,
+    "ServerSshAgentRegisterParams": ServerSshAgentRegisterParams,
     "SessionSnapshot": SessionSnapshot,
     "SplitDirection": SplitDirection,
     "Subscription": Subscription,
@@ -3954,7 +4146,7 @@ PARAMS_TYPES_P21: dict[str, Any] = {
 AnyRequestP21: TypeAlias = PingRequest | ServerStopRequest | ServerLiveHandoffRequest | ServerReloadConfigRequest | ServerAgentManifestsRequest | ServerReloadAgentManifestsRequest | NotificationShowRequest | ClientWindowTitleSetRequest | ClientWindowTitleClearRequest | SessionSnapshotRequest | WorkspaceCreateRequestP21 | WorkspaceListRequest | WorkspaceGetRequest | WorkspaceFocusRequest | WorkspaceRenameRequest | WorkspaceMoveRequest | WorkspaceMoveBlockRequest | WorkspaceReportMetadataRequest | WorkspaceCloseRequest | WorktreeListRequestP21 | WorktreeCreateRequestP21 | WorktreeOpenRequestP21 | WorktreeRemoveRequestP21 | TabCreateRequest | TabListRequest | TabGetRequest | TabFocusRequest | TabRenameRequest | TabMoveRequest | TabCloseRequest | AgentListRequest | AgentGetRequest | AgentReadRequest | AgentExplainRequest | AgentSendKeysRequest | AgentRenameRequest | AgentViewSetRequest | AgentViewClearRequest | AgentFocusRequest | AgentStartRequest | AgentPromptRequest | AgentWaitRequest | PaneSplitRequest | PaneSwapRequest | PaneMoveRequest | PaneZoomRequest | PaneLayoutRequest | PaneProcessInfoRequest | LayoutExportRequest | LayoutApplyRequest | LayoutSetSplitRatioRequest | PaneNeighborRequest | PaneEdgesRequest | PaneFocusDirectionRequest | PaneResizeRequest | PaneListRequest | PaneCurrentRequest | PaneGetRequest | PaneFocusRequest | PaneInputSetRequest | PaneRenameRequest | PaneSendTextRequest | PaneSendKeysRequest | PaneSendInputRequest | PaneReadRequest | PaneGraphicsSetRequest | PaneGraphicsClearRequest | PaneGraphicsInfoRequest | PaneReportAgentRequest | PaneReportAgentSessionRequest | PaneReportMetadataRequest | PaneClearAgentAuthorityRequest | PaneReleaseAgentRequest | PaneCloseRequest | PopupCloseRequest | EventsSubscribeRequest | EventsWaitRequest | PaneWaitForOutputRequest | IntegrationInstallRequestP21 | IntegrationUninstallRequestP21 | PluginLinkRequest | PluginListRequest | PluginUnlinkRequest | PluginEnableRequest | PluginDisableRequest | PluginActionListRequest | PluginActionInvokeRequest | PluginLogListRequest | PluginPaneOpenRequest | PluginPaneFocusRequest | PluginPaneCloseRequest
 
 DEFS_P21: dict[str, Any] = {
-    "AgentInfo": AgentInfo,
+    "AgentInfo": AgentInfoP21,
     "AgentManifestInfo": AgentManifestInfo,
     "AgentPromptParams": AgentPromptParams,
     "AgentPromptWaitOptions": AgentPromptWaitOptions,
@@ -4095,7 +4287,7 @@ DEFS_P21: dict[str, Any] = {
     "ResponseResult": ResponseResultP21,
     "ServerCapabilities": ServerCapabilitiesP21,
     "ServerLiveHandoffParams": ServerLiveHandoffParams,
-    "SessionSnapshot": SessionSnapshot,
+    "SessionSnapshot": SessionSnapshotP21,
     "SplitDirection": SplitDirection,
     "Subscription": Subscription,
     "SubscriptionEventData": SubscriptionEventData,
@@ -4319,7 +4511,7 @@ PARAMS_TYPES_P20: dict[str, Any] = {
 AnyRequestP20: TypeAlias = PingRequest | ServerStopRequest | ServerLiveHandoffRequest | ServerReloadConfigRequest | ServerAgentManifestsRequest | ServerReloadAgentManifestsRequest | NotificationShowRequest | ClientWindowTitleSetRequest | ClientWindowTitleClearRequest | SessionSnapshotRequest | WorkspaceCreateRequestP20 | WorkspaceListRequest | WorkspaceGetRequest | WorkspaceFocusRequest | WorkspaceRenameRequest | WorkspaceMoveRequest | WorkspaceMoveBlockRequest | WorkspaceReportMetadataRequest | WorkspaceCloseRequestP20 | WorktreeListRequestP20 | WorktreeCreateRequestP20 | WorktreeOpenRequestP20 | WorktreeRemoveRequestP20 | TabCreateRequest | TabListRequest | TabGetRequest | TabFocusRequest | TabRenameRequest | TabMoveRequest | TabCloseRequest | AgentListRequest | AgentGetRequest | AgentReadRequest | AgentExplainRequest | AgentSendKeysRequest | AgentRenameRequest | AgentViewSetRequest | AgentViewClearRequest | AgentFocusRequest | AgentStartRequest | AgentPromptRequest | AgentWaitRequest | PaneSplitRequest | PaneSwapRequest | PaneMoveRequest | PaneZoomRequest | PaneLayoutRequest | PaneProcessInfoRequest | LayoutExportRequest | LayoutApplyRequest | LayoutSetSplitRatioRequest | PaneNeighborRequest | PaneEdgesRequest | PaneFocusDirectionRequest | PaneResizeRequest | PaneListRequest | PaneCurrentRequest | PaneGetRequest | PaneFocusRequest | PaneInputSetRequest | PaneRenameRequest | PaneSendTextRequest | PaneSendKeysRequest | PaneSendInputRequest | PaneReadRequest | PaneGraphicsSetRequestP20 | PaneGraphicsClearRequestP20 | PaneGraphicsInfoRequest | PaneReportAgentRequest | PaneReportAgentSessionRequest | PaneReportMetadataRequest | PaneClearAgentAuthorityRequest | PaneReleaseAgentRequest | PaneCloseRequest | PopupCloseRequest | EventsSubscribeRequest | EventsWaitRequest | PaneWaitForOutputRequest | IntegrationInstallRequestP20 | IntegrationUninstallRequestP20 | PluginLinkRequest | PluginListRequest | PluginUnlinkRequest | PluginEnableRequest | PluginDisableRequest | PluginActionListRequest | PluginActionInvokeRequest | PluginLogListRequest | PluginPaneOpenRequest | PluginPaneFocusRequest | PluginPaneCloseRequest
 
 DEFS_P20: dict[str, Any] = {
-    "AgentInfo": AgentInfo,
+    "AgentInfo": AgentInfoP20,
     "AgentManifestInfo": AgentManifestInfo,
     "AgentPromptParams": AgentPromptParams,
     "AgentPromptWaitOptions": AgentPromptWaitOptions,
@@ -4460,7 +4652,7 @@ DEFS_P20: dict[str, Any] = {
     "ResponseResult": ResponseResultP20,
     "ServerCapabilities": ServerCapabilitiesP20,
     "ServerLiveHandoffParams": ServerLiveHandoffParams,
-    "SessionSnapshot": SessionSnapshot,
+    "SessionSnapshot": SessionSnapshotP20,
     "SplitDirection": SplitDirection,
     "Subscription": Subscription,
     "SubscriptionEventData": SubscriptionEventData,
@@ -4492,6 +4684,14 @@ DEFS_P20: dict[str, Any] = {
 
 PROTOCOL_TABLES: dict[int, tuple[dict[str, type[Request]], dict[str, Any], dict[str, Any]]] = {20: (REQUEST_TYPES_P20, PARAMS_TYPES_P20, DEFS_P20), 21: (REQUEST_TYPES_P21, PARAMS_TYPES_P21, DEFS_P21), 22: (REQUEST_TYPES_P22, PARAMS_TYPES_P22, DEFS_P22)}
 """Protocol -> (request types, params types, defs) for every generated protocol."""
+
+
+REQUEST_UNIONS: dict[int, Any] = {20: AnyRequestP20, 21: AnyRequestP21, 22: AnyRequest}
+"""Protocol -> the tagged union of its requests (exactly its method table)."""
+
+
+RESULT_UNIONS: dict[int, Any] = {20: DEFS_P20["ResponseResult"], 21: DEFS_P21["ResponseResult"], 22: DEFS_P22["ResponseResult"]}
+"""Protocol -> the tagged union of its success results (its ``ResponseResult``)."""
 
 
 NEWEST_PROTOCOL = 22

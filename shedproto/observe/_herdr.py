@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from shedproto._errors import LocalProtocolError, RemoteProtocolError
 from shedproto.herdr import (
+    CLI_ONLY_CODES,
     ClientConnection,
     ClientGone,
     ErrorResponse,
@@ -22,6 +23,7 @@ from shedproto.herdr import (
     ServerConnection,
     State,
     SuccessResponse,
+    request_id_of,
 )
 from shedproto.herdr import ConnectionClosed as HerdrClosed
 from shedproto.herdr.types import Request
@@ -30,7 +32,7 @@ from ._base import Observer
 
 __all__ = ["HerdrObserver"]
 
-_CODES = frozenset(code.value for code in HerdrErrorCode)
+_CODES = frozenset(code.value for code in HerdrErrorCode if code not in CLI_ONLY_CODES)
 
 
 class HerdrObserver(Observer):
@@ -44,6 +46,9 @@ class HerdrObserver(Observer):
         self.server = ServerConnection(protocol=version, request_timeout=float("inf"))
         self.client = ClientConnection(protocol=version)
         self._request_id: str | None = None
+        self._version = version
+        self._echo_ids: frozenset[str] = frozenset()
+        """Ids an ``invalid_request`` answer may carry besides ``""`` (a release's echo)."""
         self._s2c_dead = False
 
     def _client_bytes(self, data: bytes) -> None:
@@ -56,6 +61,9 @@ class HerdrObserver(Observer):
             self.report_error("c2s", exc, frame=index)
             if exc.reply_hint is not None:
                 self._mirror(RawRequest(id="", method="?"))
+                # herdr 0.9.2 and later echo the line's string id (earlier releases: "")
+                echoed = request_id_of(data.split(b"\n", 1)[0]) if self._version >= 22 else ""
+                self._echo_ids = frozenset({echoed} - {""})
             return
         for event in events:
             if isinstance(event, (HerdrClosed, ClientGone)):
@@ -117,7 +125,7 @@ class HerdrObserver(Observer):
     def _answer(self, answer: SuccessResponse[object] | ErrorResponse, index: int) -> None:
         if isinstance(answer, SuccessResponse):
             self._check_version(answer.result, index)
-        if answer.id != self._request_id:
+        if answer.id != self._request_id and answer.id not in self._echo_ids:
             self.report(
                 "unsolicited_answer",
                 "s2c",

@@ -29,9 +29,9 @@ from shedproto.desktop import (
     request_line,
 )
 from shedproto.desktop import ServerConnection as DesktopServer
-from shedproto.herdr import MAX_REQUEST_BYTES, ErrorResponse, decode_response
+from shedproto.herdr import MAX_REQUEST_BYTES, ErrorResponse, decode_response, request_id_of
 from shedproto.herdr import ServerConnection as HerdrServer
-from shedproto.herdr.types import PongReply
+from shedproto.herdr.types import NEWEST_PROTOCOL, PROTOCOL_TABLES
 from shedproto.host_agent import (
     MAX_LINE_BYTES,
     AgentConnection,
@@ -98,6 +98,12 @@ def _herdr_cases(version: int) -> list[ProbeCase]:
         + b"a" * MAX_REQUEST_BYTES
         + b'"}}\n',
     }
+    own = PROTOCOL_TABLES.get(version, PROTOCOL_TABLES[NEWEST_PROTOCOL])[0]
+    newer = [m for m in PROTOCOL_TABLES[NEWEST_PROTOCOL][0] if m not in own]
+    if newer:  # a method of a newer protocol: this one's herdr does not parse it
+        payloads[f"newer method {newer[0]} is unknown"] = _json(
+            {"id": "c6", "method": newer[0], "params": {}}
+        )
     cases = []
     for name, payload in payloads.items():
         server = HerdrServer(protocol=version, request_timeout=float("inf"))
@@ -109,7 +115,10 @@ def _herdr_cases(version: int) -> list[ProbeCase]:
             else:
                 hint = decode_response(exc.reply_hint.rstrip(b"\n"), version)
                 assert isinstance(hint, ErrorResponse)
-                expected = (Outcome("error", hint.id, hint.error.code),)
+                echoed = request_id_of(payload.split(b"\n", 1)[0]) if version >= 22 else ""
+                # herdr up to 0.9.1 answers id "", 0.9.2 and later the line's string id
+                ids: Any = (hint.id, echoed) if echoed else hint.id
+                expected = (Outcome("error", ids, hint.error.code),)
         else:
             expected = tuple(Outcome("answer", e.id) for e in events if hasattr(e, "id"))
         cases.append(ProbeCase(name=name, payload=payload, expected=expected))
@@ -212,7 +221,8 @@ def outcome_of(protocol: str, line: bytes, *, version: int | None) -> Outcome:
         answer = decode_response(line, version or 0)
         if isinstance(answer, ErrorResponse):
             return Outcome("error", answer.id, answer.error.code)
-        if isinstance(answer.result, PongReply) and answer.result.protocol != version:
+        result = answer.result  # each protocol has its own pong type (PongReplyP21 ...)
+        if result.__struct_config__.tag == "pong" and result.protocol != version:
             return Outcome("version", answer.id, str(answer.result.protocol))
         return Outcome("ok", answer.id)
     if protocol == "desktop":
@@ -232,7 +242,8 @@ def outcome_of(protocol: str, line: bytes, *, version: int | None) -> Outcome:
 def _matches(expected: Outcome, got: Outcome) -> bool:
     if expected.kind == "close" or got.kind == "close":
         return expected.kind == got.kind
-    if expected.id is not None and str(got.id) != str(expected.id):
+    accepted = expected.id if isinstance(expected.id, tuple) else (expected.id,)
+    if expected.id is not None and str(got.id) not in map(str, accepted):
         return False
     if expected.kind == "answer":
         return got.kind in ("ok", "error")

@@ -642,7 +642,7 @@ LATE_ERROR = 'Error: Custom { kind: Other, error: "invalid value for --lines: -3
         (["api", "schema", "--yaml"], 2, "unknown option: --yaml"),
         (["plugin", "pane", "open", "--plugin", "x"], 2, "missing required --entrypoint"),
         (["teleport"], 2, "unknown command 'teleport'"),
-        ([], 2, "usage: herdr <workspace|tab|pane|agent|"),
+        ([], 1, "herdr: the terminal UI is not available"),  # the TUI launch (issue 26)
         (["--help"], 0, "usage: herdr <workspace|tab|pane|agent|"),
         (["--session", "a/b", "status"], 2, "error: session name may only contain"),
     ],

@@ -110,7 +110,7 @@ def test_every_method_has_a_request_type(protocol: int) -> None:
     methods = [m["properties"]["method"]["const"] for m in document["schemas"]["request"]["oneOf"]]
     requests, params, _ = t.PROTOCOL_TABLES[protocol]
     assert list(requests) == methods
-    assert len(methods) == (103 if protocol == 22 else 91)
+    assert len(methods) == (106 if protocol == 22 else 91)
     assert set(params) == set(methods) <= set(t.METHOD_RESULTS)
     assert protocol != 22 or set(methods) == set(t.METHOD_RESULTS)
 

@@ -398,7 +398,7 @@ def test_every_method_round_trips_with_default_params(method: str, request_id: s
         params = msgspec.convert({}, params_type)
     except msgspec.ValidationError:
         return  # the method has required params
-    request = herdr.make_request(method, params, id=request_id)
+    request = herdr.make_request(method, params, id=request_id, protocol=21)
     wire = herdr.encode_request(request)
     assert herdr.decode_request(wire[:-1], 21) == request
 

@@ -179,13 +179,13 @@ async def test_envelope_edge_cases_over_the_socket(short_socket_dir: Path) -> No
         server = HerdrServer(short_socket_dir / "h.sock", shell=["/bin/sh"], request_timeout=0.3)
         async with anyio.create_task_group() as tg:
             path = await tg.start(server.serve)
-            for line in (
-                b'{"id":"1","method":"ping"}\n',  # missing params
-                b'{"id":7,"method":"ping","params":{}}\n',  # non-string id
-                b'{"id":"1","method":"no.such","params":{}}\n',  # unknown method
+            for line, echoed in (
+                (b'{"id":"1","method":"ping"}\n', "1"),  # missing params
+                (b'{"id":7,"method":"ping","params":{}}\n', ""),  # non-string id
+                (b'{"id":"1","method":"no.such","params":{}}\n', "1"),  # unknown method
             ):
                 reply = json.loads(await raw(path, line))
-                assert reply["id"] == ""
+                assert reply["id"] == echoed  # the default release, 0.9.5, echoes a string id
                 assert reply["error"]["code"] == "invalid_request"
             # a 2 MiB line: closed with no answer
             assert await raw(path, b'{"id":"' + b"x" * (2 << 20) + b'"}\n') == b""
@@ -239,14 +239,26 @@ async def test_bytes_after_the_subscribe_line_end_the_subscription(
             assert b"error" not in rest
 
 
-async def test_subscription_probe_errors_use_derived_ids(herdr_server: HerdrServer) -> None:
+@pytest.mark.parametrize(("version", "expected"), [("0.9.1", "s:sub:1:probe"), ("0.9.5", "s")])
+async def test_subscription_probe_errors_use_derived_ids(
+    short_socket_dir: Path, version: str, expected: str
+) -> None:
+    """Up to 0.9.1 the probe's derived id; from 0.9.2 the request id (herdr 241063f7)."""
+    herdr_server = HerdrServer(short_socket_dir / "h.sock", herdr_version=version)
+    async with anyio.create_task_group() as tg:
+        await tg.start(herdr_server.serve)
+        await _probe_errors(herdr_server, expected)
+        herdr_server.shutdown()
+
+
+async def _probe_errors(herdr_server: HerdrServer, expected: str) -> None:
     with anyio.fail_after(LIMIT):
         line = (
             b'{"id":"s","method":"events.subscribe","params":{"subscriptions":['
             b'{"type":"tab.created"},{"type":"pane.agent_status_changed","pane_id":"w9:p9"}]}}\n'
         )
         reply = json.loads(await raw(herdr_server.path, line))
-        assert reply["id"] == "s:sub:1:probe"
+        assert reply["id"] == expected
         assert reply["error"]["code"] == "pane_not_found"
         unknown = json.loads(
             await raw(
@@ -254,7 +266,7 @@ async def test_subscription_probe_errors_use_derived_ids(herdr_server: HerdrServ
                 b'{"id":"s","method":"events.subscribe","params":{"subscriptions":[{"type":"pane.output_changed"}]}}\n',
             )
         )
-        assert unknown["id"] == ""
+        assert unknown["id"] == ("" if expected != "s" else "s")
         assert unknown["error"]["code"] == "invalid_request"
 
 

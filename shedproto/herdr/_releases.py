@@ -1,0 +1,171 @@
+"""herdr releases: which protocol each speaks and what changed between releases of one protocol.
+
+The protocol number does not pin behaviour: 0.9.0 to 0.9.5 all speak 22 but
+differ in their method sets, in the id an ``invalid_request`` answer carries
+and in how a subscription stream ends. :data:`RELEASES` holds one
+:class:`HerdrRelease` per release; a server built for a release
+(``HerdrServer(herdr_version=...)``) behaves as it does, and ``ping`` reports
+its version. The sources of each row are in the docs' release table
+(docs/protocols/herdr.md, *Releases*).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import types as t
+from ._versions import VersionMismatchError
+
+__all__ = [
+    "DEFAULT_RELEASES",
+    "HIDDEN_METHODS",
+    "RELEASES",
+    "HerdrRelease",
+    "release_for",
+]
+
+HIDDEN_METHODS: frozenset[str] = frozenset({"pane.graphics.stream"})
+"""Methods herdr serves but leaves out of its published schema (``#[schemars(skip)]``).
+
+herdrdev/herdr src/api/schema.rs:182-183@v0.8.2. Protocols 20 and 21 are
+generated from the published schemas, so their tables lack it; 22 has it.
+"""
+
+
+@dataclass(frozen=True)
+class HerdrRelease:
+    """One herdr release as far as its socket API shows it.
+
+    ``methods`` is what the release parses (every other method name is an
+    unknown variant, ``invalid_request``). ``echoes_invalid_id``: an
+    ``invalid_request`` answer to a line that carried a string ``id`` echoes
+    it (earlier releases always answer ``""``), and so does a subscription
+    probe failure (earlier: ``<id>:sub:<n>:probe``). ``reports_events_lost``:
+    a subscriber that fell behind the retained history gets one
+    ``events_lost`` error line, then EOF (earlier: the lost events are skipped
+    silently). ``stream_end_errors``: a stream the server ends itself (it
+    stops, or an event cannot be encoded) ends with one ``server_unavailable``
+    / ``internal_error`` line (earlier: a bare EOF). ``ssh_agent_registration``
+    is the ``ping`` capability of that name.
+    """
+
+    version: str
+    protocol: int
+    methods: frozenset[str]
+    echoes_invalid_id: bool = False
+    reports_events_lost: bool = False
+    stream_end_errors: bool = False
+    ssh_agent_registration: bool = False
+    differences: str = ""
+
+
+def _methods(protocol: int, *, without: tuple[str, ...] = ()) -> frozenset[str]:
+    table = set(t.PROTOCOL_TABLES[protocol][0])
+    missing = set(without) - table
+    if missing:
+        raise ValueError(f"protocol {protocol} has no {sorted(missing)}")
+    return frozenset(table - set(without))
+
+
+_LATER_092 = ("pane.clear", "server.ssh_agent.register")
+
+RELEASES: dict[str, HerdrRelease] = {
+    release.version: release
+    for release in (
+        HerdrRelease(
+            version="0.8.2",
+            protocol=20,
+            methods=_methods(20),
+            differences="protocol 20; pane.graphics.stream is served but not generated here",
+        ),
+        HerdrRelease(
+            version="0.9.0-preview",
+            protocol=21,
+            methods=_methods(21),
+            differences="protocol 21 (a preview between 0.8.2 and 0.9.0)",
+        ),
+        HerdrRelease(
+            version="0.9.0",
+            protocol=22,
+            methods=_methods(22, without=("pane.link.resolve", *_LATER_092)),
+            differences="protocol 22; no pane.link.resolve, pane.clear, server.ssh_agent.register",
+        ),
+        HerdrRelease(
+            version="0.9.1",
+            protocol=22,
+            methods=_methods(22, without=_LATER_092),
+            differences="adds pane.link.resolve; invalid_request answers carry id \"\"",
+        ),
+        HerdrRelease(
+            version="0.9.2",
+            protocol=22,
+            methods=_methods(22),
+            echoes_invalid_id=True,
+            reports_events_lost=True,
+            ssh_agent_registration=True,
+            differences=(
+                "adds pane.clear and server.ssh_agent.register (capability "
+                "ssh_agent_registration); invalid_request and probe failures echo the "
+                "request id; a subscriber that falls behind gets events_lost, then EOF"
+            ),
+        ),
+        HerdrRelease(
+            version="0.9.3",
+            protocol=22,
+            methods=_methods(22),
+            echoes_invalid_id=True,
+            reports_events_lost=True,
+            ssh_agent_registration=True,
+            differences="as 0.9.2 on the socket API",
+        ),
+        HerdrRelease(
+            version="0.9.4",
+            protocol=22,
+            methods=_methods(22),
+            echoes_invalid_id=True,
+            reports_events_lost=True,
+            stream_end_errors=True,
+            ssh_agent_registration=True,
+            differences=(
+                "a stream the server ends ends with server_unavailable (the server "
+                "stops) or internal_error (an event cannot be encoded), not a bare EOF"
+            ),
+        ),
+        HerdrRelease(
+            version="0.9.5",
+            protocol=22,
+            methods=_methods(22),
+            echoes_invalid_id=True,
+            reports_events_lost=True,
+            stream_end_errors=True,
+            ssh_agent_registration=True,
+            differences="as 0.9.4 on the socket API",
+        ),
+    )
+}
+"""Every release this library models, oldest first."""
+
+DEFAULT_RELEASES: dict[int, str] = {20: "0.8.2", 21: "0.9.0-preview", 22: "0.9.5"}
+"""The release each protocol's server is unless told otherwise (the newest of that protocol)."""
+
+
+def release_for(protocol: int, herdr_version: str | None = None) -> HerdrRelease:
+    """Return the release ``herdr_version`` (default: ``protocol``'s newest).
+
+    Raises:
+        VersionMismatchError: the release is unknown, or speaks another protocol;
+            the message names the releases of ``protocol``.
+
+    """
+    version = DEFAULT_RELEASES.get(protocol) if herdr_version is None else herdr_version
+    release = RELEASES.get(version or "")
+    if release is not None and release.protocol == protocol:
+        return release
+    known = ", ".join(v for v, r in RELEASES.items() if r.protocol == protocol) or "none"
+    if release is None:
+        message = f"herdr {herdr_version} is not a release this library models"
+    else:
+        message = f"herdr {herdr_version} speaks protocol {release.protocol}, not {protocol}"
+    raise VersionMismatchError(
+        f"{message} (protocol {protocol}: {known})", ours=protocol, theirs=None
+    )

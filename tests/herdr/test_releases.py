@@ -1,0 +1,119 @@
+"""Release selection within a protocol: each release's method set and request rules (issue 26).
+
+Sources per release are in docs/protocols/herdr.md (*Releases*).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from shedproto import herdr
+from shedproto._errors import RemoteProtocolError
+from shedproto.herdr import types as t
+
+P22 = set(t.PROTOCOL_TABLES[22][0])
+
+
+def _answer(version: str, line: bytes) -> dict[str, object]:
+    release = herdr.release_for(22, version)
+    conn = herdr.ServerConnection(protocol=22, release=release)
+    with pytest.raises(RemoteProtocolError) as refused:
+        conn.receive_data(line + b"\n")
+    assert refused.value.reply_hint is not None
+    assert conn.data_to_send() == refused.value.reply_hint
+    answer: dict[str, object] = json.loads(refused.value.reply_hint)
+    return answer
+
+
+EXPECTED_LACKS = {
+    "0.9.0": {"pane.link.resolve", "pane.clear", "server.ssh_agent.register"},
+    "0.9.1": {"pane.clear", "server.ssh_agent.register"},
+    "0.9.2": set(),
+    "0.9.3": set(),
+    "0.9.4": set(),
+    "0.9.5": set(),
+}
+
+
+@pytest.mark.parametrize("version", sorted(EXPECTED_LACKS))
+def test_each_protocol22_release_has_its_method_set(version: str) -> None:
+    release = herdr.release_for(22, version)
+    assert release.protocol == 22
+    assert P22 - release.methods == EXPECTED_LACKS[version]
+    for method in EXPECTED_LACKS[version]:
+        line = json.dumps({"id": "m", "method": method, "params": {"pane_id": "p"}}).encode()
+        answer = _answer(version, line)
+        assert answer["error"] == {
+            "code": "invalid_request",
+            "message": f"invalid request: Invalid value '{method}' - at `$.method`",
+        }
+
+
+@pytest.mark.parametrize(
+    ("version", "echoed"),
+    [(v, "" if v in ("0.9.0", "0.9.1") else "r1") for v in sorted(EXPECTED_LACKS)],
+)
+def test_which_id_an_invalid_request_answer_carries(version: str, echoed: str) -> None:
+    assert _answer(version, b'{"id":"r1","method":"no.such","params":{}}')["id"] == echoed
+    assert _answer(version, b'{"id":"r1","method":"ping"}')["id"] == echoed  # params missing
+    assert _answer(version, b'{"id":7,"method":"ping","params":{}}')["id"] == ""  # not a string
+    assert _answer(version, b"{not json")["id"] == ""
+
+
+@pytest.mark.parametrize(
+    ("version", "lost", "ends", "ssh"),
+    [
+        ("0.9.0", False, False, False),
+        ("0.9.1", False, False, False),
+        ("0.9.2", True, False, True),
+        ("0.9.3", True, False, True),
+        ("0.9.4", True, True, True),
+        ("0.9.5", True, True, True),
+    ],
+)
+def test_stream_endings_and_capabilities_per_release(
+    version: str, lost: bool, ends: bool, ssh: bool
+) -> None:
+    release = herdr.release_for(22, version)
+    assert (release.reports_events_lost, release.stream_end_errors) == (lost, ends)
+    assert release.ssh_agent_registration is ssh
+
+
+def test_older_protocols_have_one_release_each_and_the_default_is_the_newest() -> None:
+    assert herdr.release_for(20).version == "0.8.2"
+    assert herdr.release_for(21).version == "0.9.0-preview"
+    assert herdr.release_for(22).version == "0.9.5"
+    assert herdr.release_for(20).methods == set(t.PROTOCOL_TABLES[20][0])
+    assert herdr.DEFAULT_RELEASES[22] == max(
+        (v for v, r in herdr.RELEASES.items() if r.protocol == 22),
+        key=lambda v: tuple(map(int, v.split("."))),
+    )
+
+
+@pytest.mark.parametrize(("protocol", "version"), [(22, "0.8.2"), (22, "9.9.9"), (20, "0.9.5")])
+def test_a_release_of_another_protocol_or_unknown_is_refused(protocol: int, version: str) -> None:
+    with pytest.raises(herdr.VersionMismatchError) as refused:
+        herdr.release_for(protocol, version)
+    assert version in refused.value.message
+    assert f"protocol {protocol}:" in refused.value.message
+
+
+def test_the_server_connection_refuses_a_release_of_another_protocol() -> None:
+    with pytest.raises(ValueError, match="speaks protocol 20"):
+        herdr.ServerConnection(protocol=22, release=herdr.release_for(20))
+
+
+def test_request_id_of_reads_only_a_string_id() -> None:
+    assert herdr.request_id_of(b'{"id":"x","method":1}') == "x"
+    assert herdr.request_id_of(b'{"id":null}') == ""
+    assert herdr.request_id_of(b"[1]") == ""
+    assert herdr.request_id_of(b"\xff") == ""
+
+
+def test_hidden_methods_are_in_22_and_not_generated_for_the_schema_only_protocols() -> None:
+    # herdrdev/herdr src/api/schema.rs:182-183@v0.8.2: #[schemars(skip)] on pane.graphics.stream
+    assert herdr.HIDDEN_METHODS <= P22
+    for protocol in (20, 21):
+        assert not herdr.HIDDEN_METHODS & set(t.PROTOCOL_TABLES[protocol][0])
