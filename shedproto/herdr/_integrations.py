@@ -19,7 +19,6 @@ pane's herdr socket as ``pane.report_agent_session`` with source
 from __future__ import annotations
 
 import copy
-import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -62,7 +61,8 @@ def claude_dir(env: Mapping[str, str], home: str) -> str:
 
 def hook_command(hook_path: str, action: str | None) -> str:
     """Return the command herdr writes into an agent's hook config."""
-    command = f"bash {shlex.quote(hook_path)}"
+    quoted = "'" + hook_path.replace("'", "'\"'\"'") + "'"
+    command = f"bash {quoted}"
     return command if action is None else f"{command} {action}"
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from shedproto.herdr._integrations import (
@@ -23,18 +25,19 @@ def test_claude_dir() -> None:
 
 def test_hook_command_quotes_the_path() -> None:
     assert hook_command("/a b/h.sh", "session") == "bash '/a b/h.sh' session"
+    assert hook_command("/it's", None) == "bash '/it'\"'\"'s'"  # command.rs:3-5
 
 
 def test_install_adds_one_session_start_entry_and_keeps_the_users() -> None:
     mine = {"hooks": [{"type": "command", "command": "notify-send hi"}]}
-    settings = {"model": "opus", "hooks": {"SessionStart": [mine]}}
+    settings: dict[str, Any] = {"model": "opus", "hooks": {"SessionStart": [mine]}}
     installed = claude_settings_install(settings, "s.json", HOOK)
     assert installed["model"] == "opus"
     assert installed["hooks"]["SessionStart"] == [
         mine,
         {
             "matcher": "*",
-            "hooks": [{"type": "command", "command": f"bash {HOOK} session", "timeout": 10}],
+            "hooks": [{"type": "command", "command": f"bash '{HOOK}' session", "timeout": 10}],
         },
     ]
     assert claude_settings_install(installed, "s.json", HOOK) == installed  # idempotent
@@ -42,10 +45,14 @@ def test_install_adds_one_session_start_entry_and_keeps_the_users() -> None:
 
 
 def test_install_removes_older_versions_hooks() -> None:
-    old = {"hooks": [{"type": "command", "command": f"bash {HOOK} working"}]}
-    settings = {"hooks": {"UserPromptSubmit": [old], "Stop": [old]}}
+    def entry(action: str) -> dict[str, Any]:
+        return {"hooks": [{"type": "command", "command": f"bash '{HOOK}' {action}"}]}
+
+    settings = {"hooks": {"UserPromptSubmit": [entry("working")], "Stop": [entry("idle")]}}
     installed = claude_settings_install(settings, "s.json", HOOK)
     assert set(installed["hooks"]) == {"SessionStart"}
+    foreign = {"hooks": {"Stop": [entry("working")]}}  # not an action herdr ran on Stop
+    assert claude_settings_install(foreign, "s.json", HOOK)["hooks"]["Stop"] == [entry("working")]
 
 
 def test_uninstall_removes_only_herdrs_entries() -> None:
