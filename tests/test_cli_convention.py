@@ -122,6 +122,16 @@ CASES = [
 ]
 
 
+def test_check_options_help_ends_with_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    # Regression (issue 29 item 6): `check-options --help` printed the real host's
+    # usage (the spec-exact parser's) and no examples.
+    assert main(["agents-host", "check-options", "--help"]) == 0
+    text = capsys.readouterr().out
+    examples = text.rstrip("\n").rpartition("examples:\n")[2].splitlines()
+    assert examples
+    assert all(line.startswith(("  shedproto ", "  CF_")) for line in examples), examples
+
+
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
 @pytest.mark.parametrize(("words", "expected"), CASES)
 def test_bash_completion_completes(words: list[str], expected: set[str]) -> None:

@@ -123,6 +123,18 @@ MISTAKES: dict[str, Mistake] = {
         "cannot talk to {d}/ha/host-agent-status.sock: the server there speaks another protocol",
         once=True,
     ),
+    "herdr-ping-mac-desktop-server": Mistake(
+        ("herdr", "ping", "--socket", "{d}/desk/host-agent.sock"),
+        1,
+        "cannot talk to {d}/desk/host-agent.sock: the server there speaks another protocol",
+        once=True,
+    ),
+    "herdr-ping-tauri-desktop-server": Mistake(  # was `unknown_op: unknown op: ` (issue 29)
+        ("herdr", "ping", "--socket", "{d}/tauri.sock"),
+        1,
+        "cannot talk to {d}/tauri.sock: the server there speaks another protocol",
+        once=True,
+    ),
     "watch-desktop-server": Mistake(
         ("host-agent", "watch", "--socket-dir", "{d}/desk"),
         1,
@@ -209,6 +221,12 @@ MISTAKES: dict[str, Mistake] = {
     # bad params
     "desktop-call-no-equals": Mistake(
         ("desktop", "call", "rc.list", "hostprod"), 2, "expected k=v", usage="desktop call"
+    ),
+    "desktop-call-no-op": Mistake(  # k=v is optional: it was listed as required (issue 29)
+        ("desktop", "call"), 2, "the following arguments are required: op", usage="desktop call"
+    ),
+    "herdr-call-no-method": Mistake(
+        ("herdr", "call"), 2, "the following arguments are required: method", usage="herdr call"
     ),
     "desktop-call-bad-json": Mistake(
         ("desktop", "call", "rc.list", "--params", "{"), 2, "not valid JSON", usage="desktop call"
@@ -330,6 +348,8 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     try:
         _serve(["herdr", "serve", "--socket", f"{directory}/hsrv.sock"], directory, servers)
         _serve(["desktop", "serve", "--dialect", "mac", "--socket", desk], directory, servers)
+        tauri = f"{directory}/tauri.sock"
+        _serve(["desktop", "serve", "--dialect", "tauri", "--socket", tauri], directory, servers)
         _serve(["host-agent", "serve", "--socket-dir", f"{directory}/ha"], directory, servers)
         yield directory
     finally:
@@ -366,6 +386,8 @@ def test_mistake_is_one_line_with_the_right_exit_code(name: str, scratch: Path) 
     assert error.startswith(mistake.prefix), done.stderr
     expected = mistake.message.replace("{d}", str(scratch))
     assert expected in error, done.stderr
+    if expected.startswith("the following arguments are required"):
+        assert error.endswith(expected), f"an optional argument is listed as required: {error}"
     if mistake.once:
         assert error.count(expected) == 1, f"{expected!r} named more than once: {error}"
     if mistake.usage is None:

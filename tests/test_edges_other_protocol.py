@@ -167,3 +167,47 @@ def test_status_cli_names_another_protocol_in_one_line(
     assert err.count(os.fspath(path)) == 1
     assert "the server there speaks another protocol" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("dialect", ["tauri", "mac"])
+async def test_herdr_clients_name_a_desktop_server_as_another_protocol(
+    dialect: str, short_socket_dir: Path
+) -> None:
+    # Regression (issue 29 item 6): a Tauri server's error reply carries the
+    # request's id, so it passed for a herdr error (`unknown_op: unknown op: `).
+    path = short_socket_dir / "desktop.sock"
+    async with anyio.create_task_group() as tg:
+        server = DesktopServer(path, dialect=dialect, env={}, test_mode=True, grace=0.1)
+        await tg.start(server.serve)
+        try:
+            await raises_other_protocol(path, lambda: AsyncHerdrClient.for_socket(path).ping())
+            blocking = BlockingHerdrClient.for_socket(path)
+            await raises_other_protocol(path, blocking.ping, blocking=True)
+        finally:
+            server.shutdown()
+
+
+@pytest.mark.parametrize("peer", ["herdr", "desktop"])
+async def test_status_clients_name_a_request_driven_server_without_waiting(
+    peer: str, short_socket_dir: Path
+) -> None:
+    # Regression (issue 29 item 6): a server that waits for a request (herdr) left
+    # the status client waiting for its read timeout. The read timeout here is long:
+    # only the probe answered at once makes this pass.
+    path = short_socket_dir / "host-agent-status.sock"
+    server = (
+        HerdrServer(path, shell=["/bin/sh"], cwd=str(short_socket_dir))
+        if peer == "herdr"
+        else DesktopServer(path, env={}, test_mode=True, grace=0.1)
+    )
+    async with anyio.create_task_group() as tg:
+        await tg.start(server.serve)
+        try:
+            await raises_other_protocol(
+                path, lambda: read_status_async(short_socket_dir, read_timeout=120)
+            )
+            await raises_other_protocol(
+                path, lambda: read_status(short_socket_dir, read_timeout=120), blocking=True
+            )
+        finally:
+            server.shutdown()

@@ -186,5 +186,5 @@ def test_entry_points_are_declared(wheel_names: list[str]) -> None:
     eps = distribution("shedproto").entry_points
     assert {(e.group, e.name, e.value) for e in eps} >= {
         ("console_scripts", "shedproto", "shedproto.clients.cli:main"),
-        ("pytest11", "shedproto", "shedproto.testing"),
+        ("pytest11", "shedproto", "shedproto.testing.plugin"),
     }

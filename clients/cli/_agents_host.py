@@ -32,6 +32,13 @@ from ._output import EXIT_OK, emit, fail, json_flag
 __all__ = ["register"]
 
 
+CHECK_OPTIONS_EXAMPLES = (
+    "examples:\n  shedproto agents-host check-options --config agents.jsonc --once\n"
+    "  CF_SPACE=did:key:z6MkSpace shedproto agents-host check-options --config a.jsonc --json"
+)
+"""The examples ``check-options --help`` ends with, after the real host's usage."""
+
+
 def register(subparsers: Any) -> None:
     """Add the agents-host commands to the group's sub-parsers (the host's own included)."""
     register_init(subparsers)
@@ -58,8 +65,7 @@ def register(subparsers: Any) -> None:
         "prints the result as JSON; a leading -- is ignored.",
         prefix_chars="+",  # every token goes to the spec-exact parser
         add_help=False,
-        epilog="examples:\n  shedproto agents-host check-options --config agents.jsonc --once\n"
-        "  CF_SPACE=did:key:z6MkSpace shedproto agents-host check-options --config a.jsonc --json",
+        epilog=CHECK_OPTIONS_EXAMPLES,
     )
     options.add_argument("argv", nargs=argparse.REMAINDER, metavar="ARGS")
     options.set_defaults(func=_check_options)
@@ -129,7 +135,8 @@ def _check_options(args: argparse.Namespace) -> int:
     except CliOptionsError as exc:
         return fail(args, exc.code.value, exc.message)
     if isinstance(result, HelpRequested):
-        emit(args, result.usage, {"help": True, "usage": result.usage})
+        text = f"{result.usage.rstrip()}\n\n{CHECK_OPTIONS_EXAMPLES}"
+        emit(args, text, {"help": True, "usage": result.usage})
         return EXIT_OK
     data = msgspec.to_builtins(result)
     text = "\n".join(f"{key}: {value}" for key, value in data.items())

@@ -62,7 +62,12 @@ def merge_params(base: dict[str, Any] | None, pairs: Iterable[tuple[str, Any]]) 
 def add_params_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``k=v`` positionals and ``--params JSON`` to a call command."""
     parser.add_argument(
-        "pairs", nargs="*", type=pair, metavar="k=v", help="a param; v is JSON, else a string"
+        "pairs",
+        nargs="*",
+        default=[],  # without a default argparse lists an empty `*` positional as required
+        type=pair,
+        metavar="k=v",
+        help="a param; v is JSON, else a string",
     )
     parser.add_argument(
         "--params", type=json_object, metavar="JSON", help="a JSON object of params (k=v win)"

@@ -41,6 +41,7 @@ from ._common import (
     StreamEvent,
     connect_timeout,
     deadline_for,
+    foreign_error,
     over_cap,
     result_of,
     streamed,
@@ -100,6 +101,10 @@ class AsyncHerdrClient(ClientBase, AsyncMethods):
                     data = await transport.receive_some()
                     for event in conn.receive_data(data):
                         if isinstance(event, _ANSWERS):
+                            if event.__class__ is ErrorResponse:
+                                foreign = foreign_error(str(self.path), event, data)
+                                if foreign is not None:
+                                    raise foreign
                             return event
                     if not data:
                         raise RemoteProtocolError(

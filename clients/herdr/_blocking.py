@@ -42,6 +42,7 @@ from ._common import (
     StreamEvent,
     connect_timeout,
     deadline_for,
+    foreign_error,
     over_cap,
     result_of,
     streamed,
@@ -101,6 +102,10 @@ class BlockingHerdrClient(ClientBase, BlockingMethods):
                     data = transport.receive_some()
                     for event in conn.receive_data(data):
                         if isinstance(event, _ANSWERS):
+                            if event.__class__ is ErrorResponse:
+                                foreign = foreign_error(str(self.path), event, data)
+                                if foreign is not None:
+                                    raise foreign
                             return event
                     if not data:
                         raise RemoteProtocolError(

@@ -22,6 +22,7 @@ import msgspec
 from typing_extensions import Self
 
 from shedproto import ErrorCode, LocalProtocolError, RemoteProtocolError
+from shedproto.clients._unreachable import UnreachableSocketError, other_protocol
 from shedproto.herdr import (
     DEFAULT_PROTOCOL,
     HOLDING_METHODS,
@@ -46,6 +47,7 @@ __all__ = [
     "StreamEvent",
     "connect_timeout",
     "deadline_for",
+    "foreign_error",
     "over_cap",
     "result_of",
     "streamed",
@@ -102,6 +104,19 @@ def subscription_params(items: Iterable[Any]) -> t.EventsSubscribeParams:
         return msgspec.convert({"subscriptions": subs}, t.EventsSubscribeParams)
     except msgspec.ValidationError as exc:
         raise LocalProtocolError(ErrorCode.INVALID_ARGUMENT, f"bad subscription: {exc}") from None
+
+
+def foreign_error(path: str, answer: ErrorResponse, data: bytes) -> UnreachableSocketError | None:
+    """Return ``other-protocol`` when an error answer is a shed-desktop reply, else ``None``.
+
+    A Tauri desktop server answers a herdr request ``{"id", "ok": false,
+    "error": {...}}``; herdr's answers never carry ``ok`` (its schemas have
+    no such key), so that key in the raw line marks a server of another
+    protocol. Inside a JSON string the key would be escaped, so it cannot match.
+    """
+    if b'"ok":' in data or b'"ok" :' in data:
+        return other_protocol(path, f"it answered with a shed-desktop error ({answer.error.code})")
+    return None
 
 
 def over_cap(request_line: bytes) -> bool:

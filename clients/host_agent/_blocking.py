@@ -15,7 +15,7 @@ from typing_extensions import Self
 
 from shedproto import ErrorCode, RemoteProtocolError, __version__
 from shedproto.clients import BlockingLineTransport, ConnectError
-from shedproto.clients._transport import BlockingClosing, first_reply
+from shedproto.clients._transport import SEND_FAILURES, BlockingClosing, first_reply
 from shedproto.host_agent import (
     STATUS_CONNECT_TIMEOUT,
     STATUS_READ_TIMEOUT,
@@ -30,17 +30,20 @@ from shedproto.host_agent import (
     LineSkipped,
     LiveStatus,
     Ping,
+    StatusSchemaError,
     approval_socket_path,
     decode_live_status,
 )
 
 from ._common import (
     MAX_STATUS_BYTES,
+    STATUS_PROBE,
     ConsumerItem,
     StatusTimeoutError,
     SupersededError,
     default_socket_dir,
     new_id,
+    not_a_status_report,
     not_running,
     status_path,
     timestamp,
@@ -62,7 +65,9 @@ def read_status(
         AgentNotRunningError: the socket is missing or refuses (or the connect timed out).
         StatusTimeoutError: the report did not end within ``read_timeout`` seconds.
         UnreachableSocketError: ``other-protocol`` when the bytes are not a
-            LiveStatus (or there are none): another server listens there.
+            LiveStatus (or there are none): another server listens there. A
+            server that waits for a request is recognised at once: it answers
+            :data:`STATUS_PROBE`, which the real agent ignores.
         RemoteProtocolError: the report exceeds 16 MiB.
         StatusSchemaError: the agent speaks another status schema.
 
@@ -76,17 +81,29 @@ def read_status(
     size = 0
     try:  # not ``async with``: two coroutines fewer per read
         transport.set_timeout(read_timeout)
+        try:  # noqa: SIM105 (no context manager per read)
+            transport.send(STATUS_PROBE)
+        except SEND_FAILURES:
+            pass  # the agent wrote its report and closed already: read it
         try:
+            # The report is one line: stop at its newline (a server of another
+            # protocol may keep the connection open after answering the probe).
             while chunk := transport.receive_some():
                 size += len(chunk)
                 if size > MAX_STATUS_BYTES:
                     raise too_large()
                 chunks.append(chunk)
+                if chunk.endswith(b"\n"):
+                    break
         except TimeoutError:
             message = f"no complete status report within {read_timeout} s"
             raise StatusTimeoutError(message) from None
+        data = b"".join(chunks)
         with first_reply(transport):
-            return decode_live_status(b"".join(chunks))
+            try:
+                return decode_live_status(data)
+            except StatusSchemaError as exc:
+                raise not_a_status_report(path, data, exc) from None
     finally:
         transport.close()
 

@@ -9,14 +9,19 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
+import msgspec
+
 from shedproto import ErrorCode, RemoteProtocolError
 from shedproto.clients import ConnectError
+from shedproto.clients._unreachable import other_protocol
 from shedproto.host_agent import (
     ApprovalRequest,
     CredentialResponse,
     Event,
     HelloAck,
     IdSource,
+    LiveStatus,
+    StatusSchemaError,
     TokenResponse,
     format_timestamp,
     socket_dir,
@@ -25,6 +30,7 @@ from shedproto.host_agent import (
 
 __all__ = [
     "MAX_STATUS_BYTES",
+    "STATUS_PROBE",
     "AgentNotRunningError",
     "ConsumerItem",
     "StatusTimeoutError",
@@ -32,6 +38,7 @@ __all__ = [
     "default_socket_dir",
     "new_id",
     "not_running",
+    "not_a_status_report",
     "status_path",
     "timestamp",
     "too_large",
@@ -39,6 +46,11 @@ __all__ = [
 
 MAX_STATUS_BYTES = 16 << 20
 """A status report larger than this is refused (a hostile or broken peer)."""
+
+STATUS_PROBE = b"{}\n"
+"""Sent once after connecting to a status socket. The real agent reads nothing there
+(the request bytes are irrelevant), but a request-driven server of another protocol
+(herdr, desktop, agents-host) answers it at once, so it is recognised without a timeout."""
 
 ConsumerItem = ApprovalRequest | Event | TokenResponse | CredentialResponse
 """What iterating an approval consumer yields."""
@@ -131,3 +143,22 @@ def too_large() -> RemoteProtocolError:
     return RemoteProtocolError(
         ErrorCode.FRAME_TOO_LARGE, f"status report exceeds {MAX_STATUS_BYTES} bytes"
     )
+
+
+def not_a_status_report(path: str, data: bytes, exc: StatusSchemaError) -> Exception:
+    """Return what a schema-0 report means: ``exc`` itself, or ``other-protocol``.
+
+    A report without ``schema`` is an older or skewed agent only if it carries
+    some LiveStatus field; an object with none of them (a herdr or desktop
+    error answer to :data:`STATUS_PROBE`) comes from a server of another protocol.
+    """
+    if exc.schema != 0:
+        return exc
+    try:
+        fields = msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        return exc
+    if isinstance(fields, dict) and not fields.keys() & set(LiveStatus.__struct_fields__):
+        return other_protocol(path, "its reply is no status report")
+    return exc
+

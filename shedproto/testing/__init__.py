@@ -1,4 +1,12 @@
-"""The shedproto pytest plugin (registered as the ``pytest11`` entry point ``shedproto``).
+"""Reference servers for tests: pytest fixtures, and the same servers outside pytest.
+
+Installing shedproto registers its pytest plugin (:mod:`shedproto.testing.plugin`,
+the ``pytest11`` entry point ``shedproto``), so the fixtures below need no
+import. Importing this package needs no pytest: ``running_host_agent()``,
+``running_herdr_server()``, ``running_agents_host()``,
+``running_desktop_server()`` and ``serve_in_thread()`` work after a plain
+``pip install shedproto``; the fixture names and the fixture-only types
+(``HerdrShim``, ``CassetteServer``, ...) import pytest when first used.
 
 Fixtures. *sync* ones work in a plain ``def test_...`` (and in async tests);
 *async* ones need an ``async def`` test run by the anyio pytest plugin, and
@@ -45,17 +53,6 @@ Outside pytest, ``running_host_agent()``, ``running_herdr_server()`` and
 ``running_agents_host()`` are the same servers as async context managers,
 and ``serve_in_thread(running_...)`` runs one in a thread.
 
-Lazy by design: pytest imports this plugin in every session of every
-environment shedproto is installed in, so loading it must cost nothing. A
-fixture module here imports only pytest, the standard library and typing
-helpers at the top; the server it runs (and anyio, pyte, the protocol cores)
-is imported inside the fixture or helper body, and names used only in
-annotations come from ``if TYPE_CHECKING:`` imports. Helpers that need heavy
-imports at module level (``EchoDriver``) live in their own module and are
-listed in ``_LAZY`` below, which ``__getattr__`` imports on first use.
-``tests/test_plugin.py`` fails if loading the plugin imports
-``shedproto.servers``, ``shedproto.clients``, anyio or pyte.
-
 * ``postgres_cluster`` / ``postgres_url``: a throwaway PostgreSQL cluster
   (session scope, Unix socket only, run as ``postgres`` when root) and a
   fresh database in it per test; skip where no PostgreSQL binaries exist.
@@ -70,58 +67,59 @@ listed in ``_LAZY`` below, which ``__getattr__`` imports on first use.
 from __future__ import annotations
 
 import importlib
-import inspect
-import shutil
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pytest
-
-from ._agents_host_fixtures import (
-    RunningAgentsHost,
-    agents_host,
-    agents_host_postgres,
-    agents_host_postgres_sync,
-    agents_host_sync,
-    running_agents_host,
-)
-from ._cassette import CassetteServer, cassette_server, pytest_addoption
-from ._connector import AgentsHostDirs, agents_host_dirs, command_ledger
-from ._desktop import (
-    RunningDesktopServer,
-    desktop_server,
-    desktop_server_factory,
-    running_desktop_server,
-)
-from ._drivers import ClaudeProjects, claude_projects
-from ._herdr import herdr_server, herdr_server_sync, running_herdr_server
-from ._herdr_shim import HerdrShim, herdr_shim
-from ._host_agent import host_agent_server, host_agent_server_sync, running_host_agent
-from ._postgres import PostgresCluster, postgres_cluster, postgres_url
+from ._agents_host_running import RunningAgentsHost, running_agents_host
+from ._desktop import DesktopServerFactory, RunningDesktopServer, running_desktop_server
+from ._herdr import running_herdr_server
+from ._host_agent import running_host_agent
 from ._threaded import ServerThread, serve_in_thread
 
 if TYPE_CHECKING:
     from ._agents_host import EchoDriver, make_command
+    from ._cassette import CassetteServer
+    from ._connector import AgentsHostDirs
+    from ._drivers import ClaudeProjects
+    from ._herdr_shim import HerdrShim
+    from ._postgres import PostgresCluster
+    from .plugin import (
+        agents_host,
+        agents_host_dirs,
+        agents_host_postgres,
+        agents_host_postgres_sync,
+        agents_host_sync,
+        cassette_server,
+        claude_projects,
+        command_ledger,
+        desktop_server,
+        desktop_server_factory,
+        herdr_server,
+        herdr_server_sync,
+        herdr_shim,
+        host_agent_server,
+        host_agent_server_sync,
+        postgres_cluster,
+        postgres_url,
+        short_socket_dir,
+    )
 
 __all__ = [
     "AgentsHostDirs",
     "CassetteServer",
-    "cassette_server",
-    "pytest_addoption",
     "ClaudeProjects",
+    "DesktopServerFactory",
     "EchoDriver",
     "HerdrShim",
+    "PostgresCluster",
     "RunningAgentsHost",
     "RunningDesktopServer",
     "ServerThread",
     "agents_host",
+    "agents_host_dirs",
     "agents_host_postgres",
     "agents_host_postgres_sync",
     "agents_host_sync",
-    "make_command",
-    "agents_host_dirs",
+    "cassette_server",
     "claude_projects",
     "command_ledger",
     "desktop_server",
@@ -131,10 +129,10 @@ __all__ = [
     "herdr_shim",
     "host_agent_server",
     "host_agent_server_sync",
-    "running_agents_host",
-    "PostgresCluster",
+    "make_command",
     "postgres_cluster",
     "postgres_url",
+    "running_agents_host",
     "running_desktop_server",
     "running_herdr_server",
     "running_host_agent",
@@ -142,46 +140,22 @@ __all__ = [
     "short_socket_dir",
 ]
 
-_LAZY = {"EchoDriver": "._agents_host", "make_command": "._agents_host"}
-"""Public names whose modules import heavy dependencies: imported on first attribute access."""
+_LAZY = {
+    "EchoDriver": "._agents_host",
+    "make_command": "._agents_host",
+    "CassetteServer": "._cassette",
+    "AgentsHostDirs": "._connector",
+    "ClaudeProjects": "._drivers",
+    "HerdrShim": "._herdr_shim",
+    "PostgresCluster": "._postgres",
+}
+"""Public names whose modules import pytest or heavy dependencies; the rest are fixtures."""
+
+_FIXTURE_MODULE = ".plugin"
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
+    if name not in __all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module, __name__), name)
-
-
-@pytest.fixture
-def short_socket_dir() -> Iterator[Path]:
-    """Yield a new 0700 directory with a short path for Unix sockets; deleted after the test."""
-    path = Path(tempfile.mkdtemp(prefix="sp-", dir="/tmp"))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_fixture_setup(
-    fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest
-) -> None:
-    """Fail with one clear line when a plain test asks for one of this plugin's async fixtures.
-
-    The message names the ``_sync`` twin. Any other fixture is left to pytest
-    and the anyio plugin (which runs async fixtures for anyio tests).
-    """
-    func = fixturedef.func
-    if (
-        (inspect.isasyncgenfunction(func) or inspect.iscoroutinefunction(func))
-        and getattr(func, "__module__", "").startswith(f"{__name__}.")
-        and "anyio_backend" not in request.fixturenames
-    ):
-        name = fixturedef.argname
-        pytest.fail(
-            f"{request.node.name!r} is a plain (sync) test but asked for the async fixture "
-            f"{name!r}: use {name + '_sync'!r} (the server in a background thread) or make "
-            "the test `async def` with the anyio pytest plugin",
-            pytrace=False,
-        )
+    module = importlib.import_module(_LAZY.get(name, _FIXTURE_MODULE), __name__)
+    return getattr(module, name)

@@ -6,7 +6,8 @@
   tests can check per-session ordering. ``gate`` (an ``anyio.Event``) holds
   prompts until set; ``fail`` makes operations raise.
 * :func:`make_command` -- a valid command object for an owner.
-* The ``agents_host`` fixtures that run a host on it are in ``_agents_host_fixtures``.
+* The ``agents_host`` fixtures (``_fixtures``) run a host on it through
+  ``_agents_host_running``.
 * ``python -m shedproto.testing._agents_host`` -- the example ACP agent
   (``python -m shedproto.servers.agents_host.example_agent``, no pytest needed).
 """

@@ -1,8 +1,8 @@
-"""pytest fixtures and a context manager that run the reference shed-desktop server.
+"""``running_desktop_server``: the reference shed-desktop server for a ``with`` block.
 
 The server runs on its own event loop in a background thread (an anyio
-blocking portal), so the fixtures work in plain and async tests on any
-backend. Seed and inspect ``handle.model`` between calls: the server thread
+blocking portal), so it (and the fixtures built on it) works in plain and
+async code on any backend. Seed and inspect ``handle.model`` between calls: the server thread
 only touches it while answering a request. The server and anyio are imported
 when a server starts, not when the plugin loads.
 """
@@ -11,23 +11,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-import pytest
 
 if TYPE_CHECKING:
     from shedproto.desktop import Dialect, LaunchPolicy
     from shedproto.servers.desktop import DesktopModel, DesktopServer
 
-__all__ = [
-    "RunningDesktopServer",
-    "desktop_server",
-    "desktop_server_factory",
-    "running_desktop_server",
-]
+__all__ = ["DesktopServerFactory", "RunningDesktopServer", "running_desktop_server"]
 
 
 @dataclass(frozen=True)
@@ -88,45 +81,3 @@ def running_desktop_server(
 
 DesktopServerFactory = Callable[..., RunningDesktopServer]
 """``start(dialect="tauri", test_mode=True, model=None, mock_base_url=None, launch_policy=...)``."""
-
-
-@pytest.fixture
-def desktop_server_factory(short_socket_dir: Path) -> Iterator[DesktopServerFactory]:
-    """Yield ``start(**options)`` -> a running server (options of :func:`running_desktop_server`).
-
-    Every server started through it is shut down after the test.
-    """
-    with ExitStack() as stack:
-        count = 0
-
-        def start(
-            *,
-            dialect: Dialect | str = "tauri",
-            test_mode: bool = True,
-            model: DesktopModel | None = None,
-            mock_base_url: str | None = None,
-            launch_policy: LaunchPolicy | None = None,
-        ) -> RunningDesktopServer:
-            from shedproto.desktop import Dialect
-
-            nonlocal count
-            count += 1
-            path = short_socket_dir / f"desktop-{Dialect(dialect).value}-{count}.sock"
-            return stack.enter_context(
-                running_desktop_server(
-                    path,
-                    dialect=dialect,
-                    test_mode=test_mode,
-                    model=model,
-                    mock_base_url=mock_base_url,
-                    launch_policy=launch_policy,
-                )
-            )
-
-        yield start
-
-
-@pytest.fixture
-def desktop_server(desktop_server_factory: DesktopServerFactory) -> RunningDesktopServer:
-    """Return a running Tauri-dialect reference server in test mode, with an empty model."""
-    return desktop_server_factory()

@@ -1,22 +1,18 @@
-"""``herdr_server`` (async) and ``herdr_server_sync``: a herdr reference server with PTY panes."""
+"""``running_herdr_server``: a herdr reference server with PTY panes, for ``async with``."""
 
 from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pytest
-
-from ._threaded import ServerThread, serve_in_thread
-
 if TYPE_CHECKING:
     from shedproto.servers.herdr import HerdrServer
 
-__all__ = ["herdr_server", "herdr_server_sync", "running_herdr_server"]
+__all__ = ["running_herdr_server"]
 
 
 @asynccontextmanager
@@ -43,20 +39,3 @@ async def running_herdr_server() -> AsyncIterator[HerdrServer]:
                 server.shutdown()
     finally:
         shutil.rmtree(directory, ignore_errors=True)
-
-
-@pytest.fixture
-async def herdr_server() -> AsyncIterator[HerdrServer]:
-    """Yield a running :class:`HerdrServer` (see :func:`running_herdr_server`); async tests."""
-    async with running_herdr_server() as server:
-        yield server
-
-
-@pytest.fixture
-def herdr_server_sync() -> Iterator[ServerThread[HerdrServer]]:
-    """Yield a :class:`ServerThread` running :func:`running_herdr_server`; plain ``def`` tests.
-
-    Talk to it with ``BlockingHerdrClient.for_socket(handle.server.path)``.
-    """
-    with serve_in_thread(running_herdr_server) as handle:
-        yield handle

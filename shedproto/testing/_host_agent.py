@@ -1,22 +1,18 @@
-"""``host_agent_server`` (async) and ``host_agent_server_sync``: a reference shed-host-agent."""
+"""``running_host_agent``: a reference shed-host-agent for an ``async with`` block."""
 
 from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pytest
-
-from ._threaded import ServerThread, serve_in_thread
-
 if TYPE_CHECKING:
     from shedproto.servers.host_agent import HostAgentServer
 
-__all__ = ["host_agent_server", "host_agent_server_sync", "running_host_agent"]
+__all__ = ["running_host_agent"]
 
 
 @asynccontextmanager
@@ -43,22 +39,3 @@ async def running_host_agent() -> AsyncIterator[HostAgentServer]:
                 server.shutdown()
     finally:
         shutil.rmtree(directory, ignore_errors=True)
-
-
-@pytest.fixture
-async def host_agent_server() -> AsyncIterator[HostAgentServer]:
-    """Yield a running :class:`HostAgentServer` (see :func:`running_host_agent`); async tests."""
-    async with running_host_agent() as server:
-        yield server
-
-
-@pytest.fixture
-def host_agent_server_sync() -> Iterator[ServerThread[HostAgentServer]]:
-    """Yield a :class:`ServerThread` running :func:`running_host_agent`; plain ``def`` tests.
-
-    ``handle.server.socket_dir`` is where clients connect; change the server
-    with ``handle.call(handle.server.set_policy, ...)`` and ask for an
-    approval with ``handle.start(handle.server.request_approval, ...)``.
-    """
-    with serve_in_thread(running_host_agent) as handle:
-        yield handle

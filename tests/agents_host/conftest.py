@@ -136,5 +136,5 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "real_agents: runs the real codex-acp and claude-agent-acp from npm "
-        "($SHEDPROTO_ACP_AGENTS, else installed into the user cache; skipped without npm)",
+        "(opt-in: $SHEDPROTO_ACP_AGENTS names the npm prefix; skipped without it)",
     )

@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import sys
-import venv
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +17,12 @@ from shedproto.connector import AgentSourceConfig, PromptPayload, StartPayload
 from shedproto.servers.agents_host import OperationOptions
 from shedproto.servers.agents_host.example_agent import ExampleAgent
 from shedproto.servers.drivers import AcpDriver
+from tests._bare_venv import make_bare_venv
 
 ROOT = Path(__file__).resolve().parents[2]
 IGNORED = shutil.ignore_patterns(
     ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis"
 )
-RUNTIME_DEPS = ("msgspec", "anyio", "typing-extensions", "pyte")
 EXAMPLE_AGENT = (sys.executable, "-m", "shedproto.servers.agents_host.example_agent")
 
 
@@ -95,7 +94,7 @@ def test_example_agent_streams_no_user_chunk_during_a_prompt() -> None:
 
 @pytest.fixture(scope="module")
 def bare_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv with the wheel (``--no-deps``) and only the runtime dependencies."""
+    """A fresh venv with the wheel and only the runtime dependencies (linked, not downloaded)."""
     work = tmp_path_factory.mktemp("bare")
     source = work / "src"
     shutil.copytree(ROOT, source, symlinks=True, ignore=IGNORED)
@@ -110,20 +109,8 @@ def bare_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert built.returncode == 0, built.stderr[-3000:]
     wheel = work / "dist" / built.stdout.strip().splitlines()[-1]
-    env_dir = work / "venv"
-    venv.create(env_dir, with_pip=True)
-    python = env_dir / "bin" / "python"
-    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    deps = subprocess.run(
-        [*pip, *RUNTIME_DEPS], capture_output=True, text=True, timeout=300, check=False
-    )
-    if deps.returncode != 0:
-        pytest.skip(f"the runtime dependencies cannot be installed here: {deps.stderr[-500:]}")
-    own = subprocess.run(
-        [*pip, "--no-deps", str(wheel)], capture_output=True, text=True, timeout=300, check=False
-    )
-    assert own.returncode == 0, own.stderr[-3000:]
-    return env_dir
+    python = make_bare_venv(wheel, work / "venv")
+    return python.parent.parent
 
 
 def test_demo_runs_in_an_install_without_extras(bare_venv: Path) -> None:

@@ -1,9 +1,10 @@
 """Interop: the ACP driver against the real codex-acp and claude-agent-acp, fully offline.
 
-The pinned npm packages are taken from ``$SHEDPROTO_ACP_AGENTS`` (an npm
-prefix; CI installs them there) or installed once into
-``$XDG_CACHE_HOME/shedproto/acp-agents`` when npm can reach its registry;
-otherwise every test here is skipped with the reason. The model behind each
+Opt-in: the pinned npm packages (about 300 MB) are taken from the npm prefix
+named by ``$SHEDPROTO_ACP_AGENTS`` (CI installs them there), and installed
+into that prefix on first use when it lacks them and npm can reach its
+registry (the run says so on the terminal). Without the variable nothing is
+downloaded and every test here is skipped with the reason. The model behind each
 agent is :class:`~tests.agents_host.fake_model.FakeModel` on 127.0.0.1:
 Codex reaches it through a custom model provider in ``$CODEX_HOME/config.toml``
 (this codex-acp ignores ``OPENAI_BASE_URL``), Claude through
@@ -50,39 +51,34 @@ def _prefix_has_agents(prefix: Path) -> bool:
 
 
 @pytest.fixture(scope="session")
-def agents_prefix() -> Path:
-    """The npm prefix holding both pinned agents; installs them when it can, else skips."""
+def agents_prefix(pytestconfig: pytest.Config) -> Path:
+    """The npm prefix named by ``$SHEDPROTO_ACP_AGENTS``, with both pinned agents in it.
+
+    Skips without the variable (a user's ``pytest`` downloads nothing); installs
+    the agents into the named prefix when they are missing, announcing it.
+    """
     given = os.environ.get(AGENTS_ENV)
-    if given:
-        prefix = Path(given)
-        if not _prefix_has_agents(prefix):
-            pytest.skip(f"${AGENTS_ENV}={given} does not hold {CODEX_ACP} and {CLAUDE_ACP}")
-        return prefix
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    prefix = cache / "shedproto" / "acp-agents-codex-0.16.0-claude-0.23.1"
+    if not given:
+        pytest.skip(
+            f"the real ACP agents are opt-in: set {AGENTS_ENV}=<npm prefix> "
+            "(they are installed there on first use, about 300 MB)"
+        )
+    prefix = Path(given)
     if _prefix_has_agents(prefix):
         return prefix
     npm = shutil.which("npm")
     if npm is None:
-        pytest.skip("npm is not installed: cannot install the real ACP agents")
+        pytest.skip(f"${AGENTS_ENV}={given} lacks the agents and npm is not installed")
+    reporter = pytestconfig.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"shedproto: installing {' and '.join(PACKAGES)} into {prefix}")
     prefix.mkdir(parents=True, exist_ok=True)
     try:
         installed = subprocess.run(
-            [
-                npm,
-                "install",
-                "--no-audit",
-                "--no-fund",
-                *NPM_QUICK,
-                "--prefix",
-                str(prefix),
-                *PACKAGES,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
+            [npm, "install", "--no-audit", "--no-fund", *NPM_QUICK, "--prefix", str(prefix),
+             *PACKAGES],
+            capture_output=True, text=True, timeout=900, check=False,
+        )  # fmt: skip
     except subprocess.TimeoutExpired:
         pytest.skip("npm install of the real ACP agents timed out (registry unreachable?)")
     if installed.returncode != 0 or not _prefix_has_agents(prefix):

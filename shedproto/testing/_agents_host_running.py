@@ -1,24 +1,20 @@
-"""``agents_host`` (async) and ``agents_host_sync``: a reference agents-host on an echo driver."""
+"""``running_agents_host``: a reference agents-host on an echo driver, for ``async with``."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pytest
-
-from ._threaded import ServerThread, serve_in_thread
-
 if TYPE_CHECKING:
     from ._agents_host import EchoDriver
 
-__all__ = ["RunningAgentsHost", "agents_host", "agents_host_sync", "running_agents_host"]
+__all__ = ["RunningAgentsHost", "running_agents_host"]
 
 
 @dataclass
@@ -85,38 +81,3 @@ async def running_agents_host(target: str | None = None) -> AsyncIterator[Runnin
                 run.stop_requested.set()
     finally:
         shutil.rmtree(root, ignore_errors=True)
-
-
-@pytest.fixture
-async def agents_host() -> AsyncIterator[RunningAgentsHost]:
-    """Yield a running agents-host on the SQLite target (see :func:`running_agents_host`)."""
-    async with running_agents_host(None) as host:
-        yield host
-
-
-@pytest.fixture
-async def agents_host_postgres(postgres_url: str) -> AsyncIterator[RunningAgentsHost]:
-    """Yield a running agents-host on a fresh PostgreSQL database (``postgres_url``).
-
-    Skips, saying why, where no PostgreSQL binaries or no ``postgres`` extra exist.
-    """
-    async with running_agents_host(postgres_url) as host:
-        yield host
-
-
-@pytest.fixture
-def agents_host_sync() -> Iterator[ServerThread[RunningAgentsHost]]:
-    """Yield a :class:`ServerThread` running :func:`running_agents_host`; plain ``def`` tests.
-
-    ``handle.server.socket`` is the API socket (``BlockingAgentsHostClient``
-    or the CLI); set ``handle.server.driver.gate`` through ``handle.call``.
-    """
-    with serve_in_thread(running_agents_host) as handle:
-        yield handle
-
-
-@pytest.fixture
-def agents_host_postgres_sync(postgres_url: str) -> Iterator[ServerThread[RunningAgentsHost]]:
-    """Yield :func:`agents_host_sync`'s thread with the host on ``postgres_url``."""
-    with serve_in_thread(lambda: running_agents_host(postgres_url)) as handle:
-        yield handle

@@ -1,0 +1,103 @@
+"""The server and client-surface handlers of the herdr reference server.
+
+``ping``, ``server.*``, ``session.snapshot``, notifications, dismissals, the window
+title, the shell surface and popups.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from shedproto.herdr import types as t
+
+from ._state import AnswerError, E, ServerState
+
+HANDLERS: dict[str, str] = {
+    "ping": "_ping",
+    "server.stop": "_ok_handler",
+    "session.snapshot": "_snapshot",
+    "notification.show": "_notification_show",
+    "release_notes.dismiss": "_dismiss",
+    "product_announcement.dismiss": "_dismiss",
+    "server.reload_config": "_reload_config",
+    "server.live_handoff": "_live_handoff",
+    "client.window_title.set": "_window_title",
+    "client.window_title.clear": "_window_title",
+    "client_shell.surface.set": "_client_shell_surface",
+    "popup.close": "_popup_close",
+}
+"""Method -> the name of the coroutine here that answers it."""
+
+
+class SessionHandlers(ServerState):
+    """The server, session and client-surface handlers."""
+
+    async def _ping(self, id: str, params: Any) -> t.PongReply:
+        return t.PongReply(
+            version=self.version,
+            protocol=self.protocol,
+            capabilities=t.ServerCapabilities(live_handoff=False, detached_server_daemon=False),
+        )
+
+    async def _ok_handler(self, id: str, params: Any) -> t.OkReply:
+        return t.OkReply()
+
+    async def _snapshot(self, id: str, params: Any) -> t.SessionSnapshotReply:
+        tabs = [tab for ws in self.workspaces for tab in ws.tabs]
+        panes = [pane for ws in self.workspaces for pane in ws.panes()]
+        focused_tab = self.active.active_tab if self.active else None
+        focused_pane = focused_tab.focused_pane if focused_tab else None
+        snapshot = t.SessionSnapshot(
+            version=self.version,
+            protocol=self.protocol,
+            focused_workspace_id=self.active.id if self.active else None,
+            focused_tab_id=focused_tab.id if focused_tab else None,
+            focused_pane_id=focused_pane.id if focused_pane else None,
+            workspaces=[self._ws_info(ws) for ws in self.workspaces],
+            tabs=[self._tab_info(tab) for tab in tabs],
+            panes=[self._pane_info(pane) for pane in panes],
+            layouts=[self._layout(tab) for tab in tabs],
+            agents=[p.agent_info(self._pane_focused(p)) for p in panes if p.agent is not None],
+        )
+        return t.SessionSnapshotReply(snapshot=snapshot)
+
+    async def _reload_config(self, id: str, params: Any) -> t.ConfigReloadReply:
+        return t.ConfigReloadReply(status="applied", diagnostics=[])
+
+    async def _live_handoff(self, id: str, params: t.ServerLiveHandoffParams) -> t.OkReply:
+        raise AnswerError(
+            E.HANDOFF_FAILED, "live handoff needs a herdr server to hand off to (decision notes)"
+        )
+
+    async def _window_title(self, id: str, params: Any) -> t.ClientWindowTitleReply:
+        self.window_title = getattr(params, "title", None)
+        return t.ClientWindowTitleReply(changed=False, reason="no_foreground_client")
+
+    async def _client_shell_surface(
+        self, id: str, params: t.ClientShellSurfaceSetParams
+    ) -> t.ClientShellSurfaceSetReply:
+        if params.active != self.surface_active:
+            self.surface_active = params.active
+            self.surface_revision += 1
+        return t.ClientShellSurfaceSetReply(
+            active=self.surface_active, projection_revision=self.surface_revision
+        )
+
+    async def _popup_close(self, id: str, params: Any) -> t.OkReply:
+        raise AnswerError(E.POPUP_NOT_OPEN, "no popup is open")
+
+    async def _dismiss(self, id: str, params: Any) -> t.OkReply:
+        self.dismissed.append(msgspec.to_builtins(params))
+        return t.OkReply()
+
+    async def _notification_show(
+        self, id: str, params: t.NotificationShowParams
+    ) -> t.NotificationShowReply:
+        title = " ".join(params.title.split())
+        if not title:
+            raise AnswerError(E.INVALID_PARAMS, "notification title must not be empty")
+        self.notifications.append(params)
+        # no TUI client is attached to a reference server: herdr's answer then
+        return t.NotificationShowReply(shown=False, reason="no_foreground_client")
