@@ -46,7 +46,9 @@ from shedproto.herdr import (
     SuccessResponse,
     replay_rule,
 )
+from shedproto.herdr import config_dir as herdr_config_dir
 from shedproto.herdr import types as t
+from shedproto.herdr._detect_state import DETECTION_TICK_SECONDS
 from shedproto.herdr._versions import require_supported
 from shedproto.servers._idle import loop_clock
 from shedproto.servers._receive import SocketPump, raw_socket_of, receive_or_eof
@@ -67,11 +69,12 @@ from . import (
     _worktrees,
 )
 from ._agents import DEFAULT_AGENT_KINDS, AgentHandlers
+from ._detection import ManifestSet, PaneDetector
 from ._events import Entry, EventHandlers, EventsLostError
 from ._graphics import GraphicsHandlers
 from ._integrations import IntegrationHandlers
 from ._layout import LayoutHandlers
-from ._model import EventHub, Workspace
+from ._model import EventHub, Pane, Workspace
 from ._pane_io import PaneIOHandlers
 from ._panes import PaneHandlers
 from ._plugins import PluginHandlers
@@ -158,6 +161,12 @@ class HerdrServer(
     where ``worktree.create`` puts new checkouts (herdr's ``~/.herdr/worktrees``).
     ``agent_settle_delay`` is how long a started agent must exist before it
     can be ``interactive_ready`` (herdr's 3 s; tests may shorten it).
+    ``detect_interval`` is how often each pane is looked at for the agent in
+    front and its screen state (herdr's 0.3 s; None: no detection).
+    ``config_dir`` is herdr's config directory, where user agent manifests
+    (``agent-detection/<agent>.toml``) are read (default: herdr's, from
+    ``environ``). ``home`` is the home directory ``integration.install`` may
+    edit agent configuration under (default None: it refuses).
 
     Use ``await task_group.start(server.serve)``; ``shutdown()`` (or
     ``server.stop``) stops it and terminates every pane process.
@@ -179,6 +188,9 @@ class HerdrServer(
         input_timeout: float = 5.0,
         worktrees_dir: str | None = None,
         agent_settle_delay: float = AGENT_START_SETTLE_SECONDS,
+        detect_interval: float | None = DETECTION_TICK_SECONDS,
+        config_dir: str | None = None,
+        home: str | None = None,
     ) -> None:
         require_supported(protocol)
         self.path = Path(path)
@@ -208,6 +220,11 @@ class HerdrServer(
         self.graphics: dict[str, dict[str, t.PaneGraphicsSetParams]] = {}
         """Pane id -> layer id -> the image last set there (no terminal draws them)."""
         self.plugins: dict[str, t.InstalledPluginInfo] = {}
+        self.config_dir = config_dir or herdr_config_dir(base_env)
+        self.home = home
+        self.detect_interval = detect_interval
+        self.manifests = ManifestSet(self.config_dir)
+        self.detectors: dict[Pane, PaneDetector] = {}
         self.worktrees_dir = worktrees_dir or os.path.join(
             base_env.get("HOME") or self.cwd, ".herdr", "worktrees"
         )
@@ -251,6 +268,8 @@ class HerdrServer(
     ) -> None:
         self._clock = loop_clock()
         path = await self._tasks.start(self._unix.serve)  # type: ignore[union-attr]
+        if self.detect_interval is not None:
+            self._tasks.start_soon(self._detect_loop, self.detect_interval)  # type: ignore[union-attr]
         task_status.started()
         outer.started(path)
         await anyio.sleep_forever()

@@ -33,6 +33,7 @@ from shedproto.herdr import (
 from shedproto.herdr import types as t
 from shedproto.herdr._screen import split_lines
 
+from ._detection import ManifestSet, PaneDetector
 from ._model import EventHub, Pane, Split, Tab, Workspace, aggregate_status
 from ._pty import PtyProcess
 from ._screen import PaneScreen
@@ -101,6 +102,11 @@ class ServerState:
     agent_view: t.AgentViewSetParams | None
     graphics: dict[str, dict[str, t.PaneGraphicsSetParams]]
     plugins: dict[str, t.InstalledPluginInfo]
+    config_dir: str
+    home: str | None
+    detect_interval: float | None
+    manifests: ManifestSet
+    detectors: dict[Pane, PaneDetector]
     worktrees_dir: str
     _worktree_seeds: itertools.count[int]
     workspaces: list[Workspace]
