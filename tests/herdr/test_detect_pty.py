@@ -65,7 +65,7 @@ async def rig(short_socket_dir: Path) -> AsyncIterator[Rig]:
 async def until(check: Callable[[], Awaitable[bool]], what: str) -> None:
     """Re-check ``check`` on each server poll until it holds (the fixture's LIMIT bounds it)."""
     with anyio.move_on_after(LIMIT / 2) as scope:
-        while not await check():
+        while not await check():  # noqa: ASYNC110 - the server is the event source
             await anyio.sleep(0.05)
     if scope.cancelled_caught:
         pytest.fail(f"never saw {what}")
