@@ -132,6 +132,19 @@ MODELLED_METHODS: frozenset[str] = frozenset({*_HANDLERS, "events.subscribe"})
 Handler = Callable[[str, Any], Awaitable[Any]]
 
 
+def _herdr_state_dir(env: Mapping[str, str], config: str, given: str | None) -> str:
+    """Return herdr's state directory: ``$XDG_STATE_HOME/herdr`` or ``~/.local/state/herdr``.
+
+    With a configured ``config_dir`` it is ``<config_dir>/state``, so a
+    sandboxed server never writes beside the user's real herdr.
+    """
+    if given is not None:
+        return os.path.join(config, "state")
+    if env.get("XDG_STATE_HOME"):
+        return os.path.join(env["XDG_STATE_HOME"], "herdr")
+    return os.path.join(env.get("HOME") or "/tmp", ".local", "state", "herdr")
+
+
 class HerdrServer(
     SessionHandlers,
     WorktreeHandlers,
@@ -165,7 +178,9 @@ class HerdrServer(
     front and its screen state (herdr's 0.3 s; None: no detection).
     ``config_dir`` is herdr's config directory, where user agent manifests
     (``agent-detection/<agent>.toml``) are read (default: herdr's, from
-    ``environ``). ``home`` is the home directory ``integration.install`` may
+    ``environ``); ``state_dir`` is herdr's state directory (plugin state
+    folders; default ``<config_dir>/state`` when ``config_dir`` is given, else
+    herdr's). ``home`` is the home directory ``integration.install`` may
     edit agent configuration under (default None: it refuses).
 
     Use ``await task_group.start(server.serve)``; ``shutdown()`` (or
@@ -190,6 +205,7 @@ class HerdrServer(
         agent_settle_delay: float = AGENT_START_SETTLE_SECONDS,
         detect_interval: float | None = DETECTION_TICK_SECONDS,
         config_dir: str | None = None,
+        state_dir: str | None = None,
         home: str | None = None,
     ) -> None:
         require_supported(protocol)
@@ -221,6 +237,9 @@ class HerdrServer(
         """Pane id -> layer id -> the image last set there (no terminal draws them)."""
         self.plugins: dict[str, t.InstalledPluginInfo] = {}
         self.config_dir = config_dir or herdr_config_dir(base_env)
+        self.state_dir = state_dir or _herdr_state_dir(base_env, self.config_dir, config_dir)
+        self.plugin_logs: list[t.PluginCommandLogInfo] = []
+        self.plugin_panes: dict[str, tuple[str, str]] = {}
         self.home = home
         self.detect_interval = detect_interval
         self.manifests = ManifestSet(self.config_dir)

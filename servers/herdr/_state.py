@@ -102,6 +102,9 @@ class ServerState:
     agent_view: t.AgentViewSetParams | None
     graphics: dict[str, dict[str, t.PaneGraphicsSetParams]]
     plugins: dict[str, t.InstalledPluginInfo]
+    plugin_logs: list[t.PluginCommandLogInfo]
+    plugin_panes: dict[str, tuple[str, str]]
+    state_dir: str
     config_dir: str
     home: str | None
     detect_interval: float | None
@@ -275,7 +278,14 @@ class ServerState:
         if not source.strip():
             raise AnswerError(E.INVALID_METADATA_SOURCE, "metadata source must not be empty")
 
-    def _spawn(self, ws: Workspace, tab: Tab, cwd: str | None, env: Mapping[str, str]) -> Pane:
+    def _spawn(
+        self,
+        ws: Workspace,
+        tab: Tab,
+        cwd: str | None,
+        env: Mapping[str, str],
+        argv: Sequence[str] | None = None,
+    ) -> Pane:
         number, public_id = ws.next_pane_ids()
         environment = dict(self.environ)
         environment.update(env)
@@ -291,11 +301,12 @@ class ServerState:
         )
         directory = cwd or self.cwd
         try:
+            program = list(argv) if argv else self.shell
             process = PtyProcess.spawn(
-                self.shell, env=environment, cwd=directory, cols=self.area.cols, rows=self.area.rows
+                program, env=environment, cwd=directory, cols=self.area.cols, rows=self.area.rows
             )
         except OSError as exc:
-            raise AnswerError(E.PANE_SPLIT_FAILED, f"cannot start {self.shell[0]}: {exc}") from exc
+            raise AnswerError(E.PANE_SPLIT_FAILED, f"cannot start {program[0]}: {exc}") from exc
         self._live.add(process)
         pane = Pane(
             number=number,
