@@ -169,7 +169,8 @@ class AgentHandlers(ServerState):
             if pane.agent_source is not None and detected.agent != pane.agent:
                 pane.agent_source = None
             if detected.agent is None:
-                if pane.agent is not None and pane.launch is None:
+                if pane.agent is not None:  # herdr: the agent's process exited
+                    pane.launch = None
                     self._release_detected(pane)
             elif pane.agent != detected.agent:
                 pane.agent = detected.agent

@@ -224,3 +224,27 @@ async def test_prompt_stalled_carries_herdrs_message(rig: Rig) -> None:
             "agent prompt produced no observed state change within 5000 ms; status is idle"
             " and state_change_seq remained "
         )
+
+
+async def test_a_started_agent_that_exits_leaves_with_its_name(rig: Rig) -> None:
+    # herdr releases the name when the agent's process exits (src/terminal/state.rs:330-345@1c76079f)
+    with anyio.fail_after(LIMIT):
+        install_standin(rig.bin_dir, "claude")
+        started = await rig.client.agent_start("buddy", "claude", rig.pane)
+        assert started.agent.name == "buddy"
+
+        async def seen() -> bool:
+            return await agent_of(rig) == "claude" and rig.server.detectors[
+                rig.server.workspaces[0].panes()[0]
+            ].agent == "claude"
+
+        await until(seen, "the started claude identified")
+        await rig.client.pane_send_text(rig.pane, "exit\r")
+
+        async def gone() -> bool:
+            return (await rig.client.agent_list()).agents == []
+
+        await until(gone, "the agent gone with its name")
+        with pytest.raises(herdr.HerdrApiError) as missing:
+            await rig.client.agent_get("buddy")
+        assert missing.value.code == "agent_not_found"
