@@ -111,7 +111,8 @@ def _add_serve(subparsers: Any) -> None:
         description="Serve herdr's JSON socket API until SIGTERM (exit 0) or Ctrl-C (exit 130); "
         "the socket file is removed either way.",
         epilog="examples:\n  shedproto herdr serve --socket /tmp/herdr-demo/api.sock\n"
-        "  shedproto herdr serve --protocol 20 --shell /bin/sh --json",
+        "  shedproto herdr serve --protocol 20 --shell /bin/sh --json\n"
+        "  shedproto herdr serve --config-dir /tmp/h/config --home /tmp/h/home",
     )
     serve.add_argument("--socket", help="socket path (default: resolved as herdr does)")
     serve.add_argument(
@@ -121,6 +122,17 @@ def _add_serve(subparsers: Any) -> None:
         "--server-version", default=None, help="version to report (default: that protocol's herdr)"
     )
     serve.add_argument("--shell", default=None, help="program each pane runs (default $SHELL)")
+    serve.add_argument(
+        "--config-dir",
+        default=None,
+        help="herdr config directory: agent-detection/ manifests, plugin folders "
+        "(default: herdr's own)",
+    )
+    serve.add_argument(
+        "--home",
+        default=None,
+        help="home directory integration.install may edit (default: none, so it refuses)",
+    )
     serve.set_defaults(func=_serve)
     _register_compat(subparsers)
 
@@ -311,7 +323,14 @@ def _serve(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     path = args.socket or api_socket_path(os.environ)
     shell = [args.shell] if args.shell else None
-    server = HerdrServer(path, protocol=protocol, version=args.server_version, shell=shell)
+    server = HerdrServer(
+        path,
+        protocol=protocol,
+        version=args.server_version,
+        shell=shell,
+        config_dir=args.config_dir,
+        home=args.home,
+    )
     stopped_by: list[int] = []
     args.server_version = server.version
 
