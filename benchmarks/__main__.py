@@ -21,6 +21,7 @@ SUITES: dict[str, str] = {
     "desktop": "benchmarks.desktop",
     "connector": "benchmarks.connector",
     "herdr": "benchmarks.herdr",
+    "herdr_terminal": "benchmarks.herdr_terminal",
     "drivers": "benchmarks.drivers",
     "agents_host": "benchmarks.agents_host",
     "proxy": "benchmarks.proxy",
@@ -71,7 +72,9 @@ def main(argv: list[str] | None = None) -> int:
             result = run_case(case)
             results.append(result)
             if not args.json:
-                scale, label = (1.0, "B") if result.measure == "bytes" else (1e6, "us")
+                scale, label = {"bytes": (1.0, "B"), "count": (1.0, "")}.get(
+                    result.measure, (1e6, "us")
+                )
                 per_unit_b = result.baseline_median_s / result.units * scale
                 per_unit_c = result.candidate_median_s / result.units * scale
                 verdict = "meets" if result.meets_target else "MISSES"

@@ -50,7 +50,7 @@ class Case:
     repeat: int = 5
     notes: list[str] = field(default_factory=list)
     measure: str = "seconds"
-    """What the timers return: ``seconds`` (printed in us per unit) or ``bytes``."""
+    """What the timers return: ``seconds`` (printed in us per unit), ``bytes`` or ``count``."""
 
 
 class CaseResult(msgspec.Struct, kw_only=True):

@@ -10,12 +10,14 @@ mirror a real one exit 0, as the real one does).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -423,6 +425,22 @@ def _interrupt(process: subprocess.Popen[str], sig: int = signal.SIGINT) -> tupl
     return process.returncode, err
 
 
+def _wait_until_connected(process: subprocess.Popen[str]) -> None:
+    """Return once ``process`` holds a connected socket (its request is out), still running.
+
+    A Ctrl-C before that lands in the interpreter's start-up, not in the command.
+    """
+    fds = Path(f"/proc/{process.pid}/fd")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "the command ended instead of waiting"
+        with contextlib.suppress(OSError):
+            if any(os.readlink(fd).startswith("socket:") for fd in fds.iterdir()):
+                return
+        time.sleep(0.05)
+    raise AssertionError("the command never connected")
+
+
 def _wait_for_stderr_line(process: subprocess.Popen[str]) -> str:
     assert process.stderr is not None
     return process.stderr.readline()
@@ -452,8 +470,7 @@ def test_ctrl_c_exits_130_without_a_traceback(tmp_path: Path) -> None:
             ]  # fmt: skip
             for argv in (waiting, ["herdr", "subscribe", "pane.created", "--socket", herdr]):
                 with _process(argv, env) as client:
-                    with pytest.raises(subprocess.TimeoutExpired):
-                        client.wait(timeout=1.5)  # it is waiting, not failing
+                    _wait_until_connected(client)  # past start-up: it is waiting, not failing
                     code, err = _interrupt(client)
                 assert (code, err) == (130, f"{PREFIX}interrupted\n"), argv
             code, err = _interrupt(server)

@@ -188,3 +188,41 @@ def test_entry_points_are_declared(wheel_names: list[str]) -> None:
         ("console_scripts", "shedproto", "shedproto.clients.cli:main"),
         ("pytest11", "shedproto", "shedproto.testing.plugin"),
     }
+
+
+def test_the_sdist_is_test_free_licensed_and_builds_the_wheel(tmp_path: Path) -> None:
+    # Regression (issue 29 item 5): the sdist shipped test files without their conftest
+    # or subfolders (unrunnable) and no LICENSE. It is test-free now, and complete.
+    import tarfile
+
+    source = tmp_path / "src"
+    shutil.copytree(ROOT, source, symlinks=True, ignore=IGNORED)
+    build = "import sys; from setuptools import build_meta as b; print(b.build_sdist(sys.argv[1]))"
+    built = subprocess.run(
+        [sys.executable, "-c", build, str(tmp_path / "dist")],
+        cwd=source, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr[-3000:]
+    sdist = tmp_path / "dist" / built.stdout.strip().splitlines()[-1]
+    with tarfile.open(sdist) as archive:
+        names = [name.partition("/")[2] for name in archive.getnames()]
+        archive.extractall(tmp_path / "unpacked", filter="data")
+    assert {"LICENSE", "README.md", "CHANGELOG.md", "pyproject.toml"} <= set(names)
+    assert not [n for n in names if n.startswith(("tests/", "benchmarks/", "tools/", "docs/"))]
+    assert "src/shedproto/testing/plugin.py" in names
+    (unpacked,) = (tmp_path / "unpacked").iterdir()
+    wheel = subprocess.run(
+        [sys.executable, "-c", build.replace("sdist", "wheel"), str(tmp_path / "wheel")],
+        cwd=unpacked, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert wheel.returncode == 0, wheel.stderr[-3000:]
+    with zipfile.ZipFile(tmp_path / "wheel" / wheel.stdout.strip().splitlines()[-1]) as archive:
+        wheel_names = archive.namelist()
+    assert "shedproto/servers/_unix.py" in wheel_names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in wheel_names), wheel_names
+
+
+def test_the_metadata_names_the_license_and_urls() -> None:
+    meta = distribution("shedproto").metadata
+    assert meta["License-Expression"] == "MIT"
+    assert meta.get_all("Project-URL")

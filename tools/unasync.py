@@ -33,6 +33,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("clients/host_agent/_async.py", "clients/host_agent/_blocking.py"),
     ("clients/agents_host/_async.py", "clients/agents_host/_blocking.py"),
     ("clients/herdr/_async.py", "clients/herdr/_blocking.py"),
+    ("clients/herdr/_stream_async.py", "clients/herdr/_stream_blocking.py"),
 )
 """(async source, generated blocking module), relative to the repository root."""
 
@@ -49,6 +50,7 @@ _WORDS: dict[str, str] = {
     "__anext__": "__next__",
     "aclose": "close",
     "_async": "_blocking",
+    "_stream_async": "_stream_blocking",
 }
 """Whole words renamed; every other ``Async<Name>`` becomes ``Blocking<Name>``."""
 

@@ -6,7 +6,7 @@
 * ``identify``: which app answers, in which dialect, in test mode or not.
 * ``ops [--dialect D]``: the op catalogue from the core: name, dialects,
   params, test-mode gating.
-* ``serve --dialect mac|tauri [--test-mode] [--socket PATH]``: run the
+* ``serve --dialect mac|tauri [--test-mode] [--socket PATH] [--release R]``: run the
   reference server; SIGTERM stops it (exit 0), Ctrl-C too (exit 130).
 """
 
@@ -81,6 +81,7 @@ def register(subparsers: Any) -> None:
         description="Serve the control socket from an in-memory model until SIGTERM (exit 0) "
         "or Ctrl-C (exit 130); the socket file is removed either way.",
         epilog="examples:\n  shedproto desktop serve --dialect tauri --test-mode\n"
+        "  shedproto desktop serve --dialect tauri --release 0.0.14\n"
         "  shedproto desktop serve --dialect mac --socket /tmp/desk/ctl.sock --json",
     )
     serve.add_argument("--dialect", choices=["mac", "tauri"], required=True)
@@ -96,6 +97,12 @@ def register(subparsers: Any) -> None:
         choices=["ignore_extras", "refuse_extras"],
         default="ignore_extras",
         help="launch extras: ignored (current Tauri code) or refused (newest ipc.md)",
+    )
+    serve.add_argument(
+        "--release",
+        choices=["latest", "0.0.14"],
+        default="latest",
+        help="answer like the newer app (default) or shed-desktop v0.0.14",
     )
     serve.set_defaults(func=_serve)
 
@@ -199,7 +206,7 @@ def _op_line(
 def _serve(args: argparse.Namespace) -> int:
     import anyio
 
-    from shedproto.desktop import Dialect, LaunchPolicy, server_socket_path
+    from shedproto.desktop import Dialect, LaunchPolicy, Release, server_socket_path
     from shedproto.servers.desktop import DesktopServer
 
     dialect = Dialect(args.dialect)
@@ -212,6 +219,7 @@ def _serve(args: argparse.Namespace) -> int:
         test_mode=True if args.test_mode else None,
         mock_base_url=args.mock_base_url,
         launch_policy=LaunchPolicy(args.launch_policy),
+        release=Release(args.release),
     )
     stopped_by: list[int] = []
 
@@ -223,8 +231,13 @@ def _serve(args: argparse.Namespace) -> int:
                 emit(
                     args,
                     f"serving the {dialect.value} dialect on {bound} (test mode {mode}); "
-                    "Ctrl-C stops",
-                    {"dialect": dialect.value, "path": str(bound), "test_mode": server.test_mode},
+                    f"release {server.release.value}; Ctrl-C stops",
+                    {
+                        "dialect": dialect.value,
+                        "release": server.release.value,
+                        "path": str(bound),
+                        "test_mode": server.test_mode,
+                    },
                 )
                 sys.stdout.flush()
                 async for signum in signals:
@@ -281,7 +294,7 @@ async def desktop_step(socket_dir: Path) -> DemoStep:
                     dump = await client.dashboard_dump()
                     lines.append(
                         f"tauri: dashboard.dump rows={len(dump.rows)} host_errors="
-                        f"{[(e.server, e.kind) for e in dump.host_errors]}"
+                        f"{[(e.server, e.kind) for e in _listed(dump.host_errors)]}"
                     )
                     model.lose_craze_answers("mini", 2, applied=True)
                     ticket = CreateTicket()
@@ -302,3 +315,8 @@ async def desktop_step(socket_dir: Path) -> DemoStep:
                     ok &= len(crazes) == 1
             server.shutdown()
     return DemoStep(name="desktop-control", ok=ok, lines=lines)
+
+
+def _listed(value: Any) -> list[Any]:
+    """Return ``value`` when it is a list, else ``[]`` (a field the release did not send)."""
+    return value if isinstance(value, list) else []

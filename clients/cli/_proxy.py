@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from ._convention import EXIT_INTERRUPTED
 from ._output import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, fail, json_flag
 
 __all__ = ["register"]
@@ -59,7 +60,8 @@ def register(subparsers: Any) -> None:
         subparsers,
         "proxy",
         "relay a protocol's traffic unchanged and report every deviation",
-        "Relay a client and a server byte for byte; print one line per deviation.",
+        "Relay a client and a server byte for byte; print one line per deviation. "
+        "SIGTERM stops it (exit 1 if --strict met a deviation, else 0), Ctrl-C too (exit 130).",
         PROXY_EXAMPLE,
     )
     _protocol_options(proxy)
@@ -73,7 +75,8 @@ def register(subparsers: Any) -> None:
         subparsers,
         "replay",
         "serve a recorded cassette's server side to a client",
-        "Serve the server side of a cassette; report frames it did not expect.",
+        "Serve the server side of a cassette; report frames it did not expect. "
+        "SIGTERM stops it (exit 1 if any mismatch occurred, else 0), Ctrl-C too (exit 130).",
         REPLAY_EXAMPLE,
     )
     replay.add_argument("--cassette", required=True, help="the cassette file to serve")
@@ -115,9 +118,14 @@ def _line(args: argparse.Namespace, text: str, data: Any) -> None:
 
 def _run_until_signal(
     serve: Callable[..., Awaitable[None]], stop: Callable[[], None], ready: Callable[[Any], None]
-) -> None:
-    """Run ``serve`` until it ends or SIGINT/SIGTERM asks ``stop`` to end it gracefully."""
+) -> bool:
+    """Run ``serve`` until it ends or SIGINT/SIGTERM asks ``stop`` to end it gracefully.
+
+    Returns whether Ctrl-C (SIGINT) stopped it: the command then exits 130.
+    """
     import anyio
+
+    stopped_by: list[int] = []
 
     async def main() -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -128,12 +136,15 @@ def _run_until_signal(
                     tasks.cancel_scope.cancel()
 
                 ready(await tasks.start(run))
-                async for _ in signals:
+                async for signum in signals:
+                    stopped_by.append(signum)
                     stop()
                     break
 
     from shedproto.servers._loop import run as run_server_loop
+
     run_server_loop(main)
+    return stopped_by == [signal.SIGINT]
 
 
 def _proxy(args: argparse.Namespace) -> int:
@@ -179,7 +190,8 @@ def _proxy(args: argparse.Namespace) -> int:
         text = f"proxy ({args.protocol}) on {path} -> {args.upstream}; Ctrl-C stops it"
         _line(args, text, {"listening": str(path), "upstream": args.upstream})
 
-    _run_until_signal(proxy.serve, proxy.shutdown, ready)
+    if _run_until_signal(proxy.serve, proxy.shutdown, ready):
+        return EXIT_INTERRUPTED
     return EXIT_FAILURE if proxy.failed is not None else EXIT_OK
 
 
@@ -206,7 +218,8 @@ def _replay(args: argparse.Namespace) -> int:
         text = f"replaying {args.cassette} ({server.header.protocol}) on {path}; Ctrl-C stops it"
         _line(args, text, {"listening": str(path), "cassette": args.cassette})
 
-    _run_until_signal(server.serve, server.shutdown, ready)
+    if _run_until_signal(server.serve, server.shutdown, ready):
+        return EXIT_INTERRUPTED
     return EXIT_FAILURE if failed else EXIT_OK
 
 

@@ -153,6 +153,14 @@ class AsyncDesktopClient(AsyncClosing):
             return convert_result(result, o.TauriIdentify, "identify")
         return convert_result(result, o.MacIdentify, "identify")
 
+    async def sheds_list(self, *, host: str | None = None) -> o.MacShedsList | o.TauriShedsList:
+        """Call ``sheds.list``: typed ``Shed`` rows (mac filters by ``host``; Tauri ignores it)."""
+        dialect = await self.detect_dialect()
+        result = await self.call("sheds.list", {} if host is None else {"host": host})
+        if dialect is Dialect.TAURI:
+            return convert_result(result, o.TauriShedsList, "sheds.list")
+        return convert_result(result, o.MacShedsList, "sheds.list")
+
     async def rc_list(
         self, *, host: str | None = None, shed: str | None = None
     ) -> o.MacRcList | o.TauriRcList:

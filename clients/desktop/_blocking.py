@@ -154,6 +154,14 @@ class BlockingDesktopClient(BlockingClosing):
             return convert_result(result, o.TauriIdentify, "identify")
         return convert_result(result, o.MacIdentify, "identify")
 
+    def sheds_list(self, *, host: str | None = None) -> o.MacShedsList | o.TauriShedsList:
+        """Call ``sheds.list``: typed ``Shed`` rows (mac filters by ``host``; Tauri ignores it)."""
+        dialect = self.detect_dialect()
+        result = self.call("sheds.list", {} if host is None else {"host": host})
+        if dialect is Dialect.TAURI:
+            return convert_result(result, o.TauriShedsList, "sheds.list")
+        return convert_result(result, o.MacShedsList, "sheds.list")
+
     def rc_list(
         self, *, host: str | None = None, shed: str | None = None
     ) -> o.MacRcList | o.TauriRcList:

@@ -32,6 +32,7 @@ from shedproto.herdr import (
 )
 from shedproto.herdr import types as t
 from shedproto.herdr._methods import AsyncMethods
+from shedproto.herdr._terminal import DEFAULT_SESSION_COLS, DEFAULT_SESSION_ROWS, SessionMode
 
 from ._common import (
     DEFAULT_TIMEOUT,
@@ -47,6 +48,7 @@ from ._common import (
     streamed,
     subscription_params,
 )
+from ._stream_async import AsyncTerminalSession
 
 __all__ = ["AsyncHerdrClient", "AsyncSubscription"]
 
@@ -152,6 +154,31 @@ class AsyncHerdrClient(ClientBase, AsyncMethods):
             "events.subscribe", params, id=self._next_id(), protocol=self.protocol
         )
         return AsyncSubscription(self, request)
+
+    def terminal_session(
+        self,
+        target: str,
+        *,
+        mode: SessionMode = "control",
+        takeover: bool = False,
+        cols: int = DEFAULT_SESSION_COLS,
+        rows: int = DEFAULT_SESSION_ROWS,
+    ) -> AsyncTerminalSession:
+        """Open a pane's live terminal; use ``async with client.terminal_session(...) as term``.
+
+        ``target`` is a pane id, terminal id or agent name (a terminal id for
+        ``mode="attach"``); ``mode="observe"`` only watches. The stream uses
+        the client socket beside this client's API socket.
+        """
+        return AsyncTerminalSession(
+            self.path,
+            target,
+            mode=mode,
+            takeover=takeover,
+            cols=cols,
+            rows=rows,
+            timeout=self.timeout if self.timeout is not None else DEFAULT_TIMEOUT,
+        )
 
 
 class AsyncSubscription(AsyncClosing):

@@ -33,6 +33,7 @@ from shedproto.herdr import (
 )
 from shedproto.herdr import types as t
 from shedproto.herdr._methods import BlockingMethods
+from shedproto.herdr._terminal import DEFAULT_SESSION_COLS, DEFAULT_SESSION_ROWS, SessionMode
 
 from ._common import (
     DEFAULT_TIMEOUT,
@@ -48,6 +49,7 @@ from ._common import (
     streamed,
     subscription_params,
 )
+from ._stream_blocking import BlockingTerminalSession
 
 __all__ = ["BlockingHerdrClient", "BlockingSubscription"]
 
@@ -153,6 +155,31 @@ class BlockingHerdrClient(ClientBase, BlockingMethods):
             "events.subscribe", params, id=self._next_id(), protocol=self.protocol
         )
         return BlockingSubscription(self, request)
+
+    def terminal_session(
+        self,
+        target: str,
+        *,
+        mode: SessionMode = "control",
+        takeover: bool = False,
+        cols: int = DEFAULT_SESSION_COLS,
+        rows: int = DEFAULT_SESSION_ROWS,
+    ) -> BlockingTerminalSession:
+        """Open a pane's live terminal; use ``with client.terminal_session(...) as term``.
+
+        ``target`` is a pane id, terminal id or agent name (a terminal id for
+        ``mode="attach"``); ``mode="observe"`` only watches. The stream uses
+        the client socket beside this client's API socket.
+        """
+        return BlockingTerminalSession(
+            self.path,
+            target,
+            mode=mode,
+            takeover=takeover,
+            cols=cols,
+            rows=rows,
+            timeout=self.timeout if self.timeout is not None else DEFAULT_TIMEOUT,
+        )
 
 
 class BlockingSubscription(BlockingClosing):

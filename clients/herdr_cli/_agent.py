@@ -8,6 +8,7 @@ from typing import Any
 from ._agent_start import agent_start
 from ._args import AGENT_STATUSES, read_format, read_source, take_value, timeout_flag, u64
 from ._runtime import Context, Usage, dumps
+from ._terminal import agent_attach
 
 __all__ = ["AGENT"]
 
@@ -231,6 +232,7 @@ AGENT: tuple[dict[str, Handler], list[str]] = (
         "rename": agent_rename,
         "focus": _target("focus"),
         "wait": agent_wait,
+        "attach": agent_attach,
         "start": agent_start,
         "explain": agent_explain,
     },
@@ -245,6 +247,7 @@ AGENT: tuple[dict[str, Handler], list[str]] = (
         "  herdr agent rename <target> <name>|--clear",
         "  herdr agent focus <target>",
         "  herdr agent wait <target> [--until STATUS]... [--timeout MS]",
+        "  herdr agent attach <target> [--takeover]",
         "  herdr agent start <name> --kind KIND --pane ID [--timeout MS] [-- <agent-args...>]",
         "  herdr agent explain <target> [--json|--format text|json] [--verbose]",
         "  targets accept unique agent names and pane ids that currently host agents",

@@ -11,6 +11,7 @@ from ._plugin import PLUGIN
 from ._runtime import CliError, Context, Reported, Usage, dumps, environment, rust_debug_error
 from ._server import API, INTEGRATION, NOTIFICATION, SERVER, status
 from ._sessions import TAB, WORKSPACE, WORKTREE
+from ._terminal import TERMINAL
 
 __all__ = ["COMMANDS", "run"]
 
@@ -22,6 +23,7 @@ COMMANDS: dict[str, Group | Handler] = {
     "tab": TAB,
     "pane": PANE,
     "agent": AGENT,
+    "terminal": TERMINAL,
     "worktree": WORKTREE,
     "notification": NOTIFICATION,
     "integration": INTEGRATION,
@@ -81,6 +83,7 @@ def run(
     client_version: str | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
+    stdin: TextIO | None = None,
 ) -> int:
     """Run ``herdr ARGV`` and return its exit code (0 ok, 1 failure, 2 usage).
 
@@ -94,7 +97,9 @@ def run(
     from shedproto.herdr import DEFAULT_PROTOCOL
 
     env = environment(env)
-    ctx = Context(env=env, stdout=stdout or sys.stdout, stderr=stderr or sys.stderr)
+    ctx = Context(
+        env=env, stdout=stdout or sys.stdout, stderr=stderr or sys.stderr, stdin=stdin or sys.stdin
+    )
     try:
         args, session = _strip_session(argv)
         _check_session(env, session)
@@ -119,7 +124,7 @@ def run(
         ctx.err(dumps(exc.response))
         return 1
     except CliError as exc:
-        ctx.err(rust_debug_error(str(exc)))
+        ctx.err(rust_debug_error(str(exc), exc.kind))
         return 1
     except KeyboardInterrupt:
         return 130

@@ -45,7 +45,12 @@ class Usage(Exception):  # noqa: N818 - herdr's usage outcome, not a failure
 
 
 class CliError(Exception):
-    """An error herdr surfaces from ``main`` as ``Error: Custom {...}`` with exit 1."""
+    """An error herdr surfaces from ``main`` as ``Error: Custom {...}`` with exit 1.
+
+    ``kind`` is the ``io::ErrorKind`` herdr's error carries.
+    """
+
+    kind = "Other"
 
 
 def dumps(value: Any) -> str:
@@ -53,9 +58,9 @@ def dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def rust_debug_error(message: str) -> str:
-    """Render ``io::Error::other(message)`` as Rust's ``main`` prints it (one line)."""
-    return f"Error: Custom {{ kind: Other, error: {json.dumps(message, ensure_ascii=False)} }}"
+def rust_debug_error(message: str, kind: str = "Other") -> str:
+    """Render ``io::Error::new(kind, message)`` as Rust's ``main`` prints it (one line)."""
+    return f"Error: Custom {{ kind: {kind}, error: {json.dumps(message, ensure_ascii=False)} }}"
 
 
 @dataclass
@@ -74,6 +79,7 @@ class Context:
     client_version: str = DEFAULT_CLIENT_VERSION
     stdout: TextIO = field(default_factory=lambda: sys.stdout)
     stderr: TextIO = field(default_factory=lambda: sys.stderr)
+    stdin: TextIO = field(default_factory=lambda: sys.stdin)
     monotonic: Callable[[], float] = field(default=time.monotonic)
     sleep: Callable[[float], None] = field(default=time.sleep)
 

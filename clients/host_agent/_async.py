@@ -36,6 +36,7 @@ from shedproto.host_agent import (
 
 from ._common import (
     MAX_STATUS_BYTES,
+    PROBE_AFTER,
     STATUS_PROBE,
     ConsumerItem,
     StatusTimeoutError,
@@ -65,7 +66,8 @@ async def read_status_async(
         StatusTimeoutError: the report did not end within ``read_timeout`` seconds.
         UnreachableSocketError: ``other-protocol`` when the bytes are not a
             LiveStatus (or there are none): another server listens there. A
-            server that waits for a request is recognised at once: it answers
+            server that waits for a request is recognised after
+            :data:`PROBE_AFTER` seconds of silence: it answers
             :data:`STATUS_PROBE`, which the real agent ignores.
         RemoteProtocolError: the report exceeds 16 MiB.
         StatusSchemaError: the agent speaks another status schema.
@@ -79,21 +81,36 @@ async def read_status_async(
     chunks: list[bytes] = []
     size = 0
     try:  # not ``async with``: two coroutines fewer per read
-        transport.set_timeout(read_timeout)
-        try:  # noqa: SIM105 (no context manager per read)
-            await transport.send(STATUS_PROBE)
-        except SEND_FAILURES:
-            pass  # the agent wrote its report and closed already: read it
+        # Silent for PROBE_AFTER seconds: probe once (a request-driven server of
+        # another protocol answers it); the whole read keeps its one deadline.
+        transport.set_timeout(min(PROBE_AFTER, read_timeout))
+        probe_pending = read_timeout > PROBE_AFTER
+        deadline = transport.deadline + max(0.0, read_timeout - PROBE_AFTER)
         try:
-            # The report is one line: stop at its newline (a server of another
-            # protocol may keep the connection open after answering the probe).
-            while chunk := await transport.receive_some():
+            while True:
+                try:
+                    chunk = await transport.receive_some()
+                except TimeoutError:
+                    if not probe_pending:
+                        raise
+                    probe_pending = False
+                    transport.deadline = deadline
+                    try:  # noqa: SIM105 (no context manager per read)
+                        await transport.send(STATUS_PROBE)
+                    except SEND_FAILURES:
+                        pass  # the agent wrote its report and closed meanwhile: read it
+                    continue
+                if not chunk:
+                    break
+                if probe_pending:
+                    probe_pending = False
+                    transport.deadline = deadline
                 size += len(chunk)
                 if size > MAX_STATUS_BYTES:
                     raise too_large()
                 chunks.append(chunk)
                 if chunk.endswith(b"\n"):
-                    break
+                    break  # the report is one line (another server may stay open)
         except TimeoutError:
             message = f"no complete status report within {read_timeout} s"
             raise StatusTimeoutError(message) from None

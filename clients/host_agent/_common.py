@@ -30,6 +30,7 @@ from shedproto.host_agent import (
 
 __all__ = [
     "MAX_STATUS_BYTES",
+    "PROBE_AFTER",
     "STATUS_PROBE",
     "AgentNotRunningError",
     "ConsumerItem",
@@ -48,9 +49,13 @@ MAX_STATUS_BYTES = 16 << 20
 """A status report larger than this is refused (a hostile or broken peer)."""
 
 STATUS_PROBE = b"{}\n"
-"""Sent once after connecting to a status socket. The real agent reads nothing there
-(the request bytes are irrelevant), but a request-driven server of another protocol
-(herdr, desktop, agents-host) answers it at once, so it is recognised without a timeout."""
+"""Sent once to a status socket that stays silent for :data:`PROBE_AFTER` seconds. The
+real agent writes its report on accept and reads nothing (the request bytes are
+irrelevant), so it never sees this in practice; a request-driven server of another
+protocol (herdr, desktop, agents-host) answers it, and is named without a read timeout."""
+
+PROBE_AFTER = 0.5
+"""Seconds of silence on a status connection before :data:`STATUS_PROBE` is sent."""
 
 ConsumerItem = ApprovalRequest | Event | TokenResponse | CredentialResponse
 """What iterating an approval consumer yields."""

@@ -18,7 +18,7 @@ from shedproto.observe import (
 __all__ = ["MAX_RECORD_BYTES", "Recorder"]
 
 MAX_RECORD_BYTES = 64 << 20
-"""A partial line longer than this is written as it stands (it cannot be redacted)."""
+"""A partial line longer than this is recorded as it stands (redacted like any line)."""
 
 
 class Recorder:
@@ -38,11 +38,22 @@ class Recorder:
         self.protocol = header.protocol
         self._file: BinaryIO = self.path.open("wb" if overwrite else "xb")
         self._file.write(encode_header(header))
+        self.bytes_written = 0
+        """Bytes of records written so far (the header not counted)."""
+        self._forgotten: set[int] = set()
         self._partial: dict[tuple[int, Direction], bytearray] = {}
         self._last = 0.0
 
     def _write(self, record: CassetteRecord) -> None:
-        self._file.write(encode_record(record))
+        if record.conn in self._forgotten:
+            return
+        self.bytes_written += self._file.write(encode_record(record))
+
+    def forget(self, conn: int) -> None:
+        """Record nothing more of ``conn`` (its pending partial lines are dropped unwritten)."""
+        self._forgotten.add(conn)
+        for key in [key for key in self._partial if key[0] == conn]:
+            del self._partial[key]
 
     def event(self, t: float, conn: int, ev: str, direction: Direction | None = None) -> None:
         """Record ``open``/``eof``/``close`` (an ``eof`` first flushes that direction's tail)."""
@@ -56,7 +67,9 @@ class Recorder:
             self._write(CassetteRecord(t=t, conn=conn, ev="open"))
         else:
             for key in [key for key in self._partial if key[0] == conn]:
-                self._data(t, conn, key[1], bytes(self._partial.pop(key)))
+                tail = self._partial.pop(key)
+                if tail:
+                    self._data(t, conn, key[1], bytes(tail))
             self._write(CassetteRecord(t=t, conn=conn, ev="close"))
 
     def data(self, t: float, conn: int, direction: Direction, chunk: bytes) -> None:
@@ -79,9 +92,17 @@ class Recorder:
             start = stop
 
     def _data(self, t: float, conn: int, direction: Direction, line: bytes) -> None:
-        line, paths = redact(self.protocol, direction, line)
+        line, paths, withheld = redact(self.protocol, direction, line)
         self._write(
-            CassetteRecord(t=t, conn=conn, ev="data", dir=direction, data=line, redacted=paths)
+            CassetteRecord(
+                t=t,
+                conn=conn,
+                ev="data",
+                dir=direction,
+                data=line,
+                redacted=paths,
+                withheld=withheld,
+            )
         )
 
     def close(self) -> None:

@@ -11,8 +11,12 @@ Lines are compared by their *key*, the decoded JSON value with the fields a
 client legitimately changes between runs removed (host-agent: ``id``,
 ``ts`` and ``client.pid``) and secrets redacted as in the cassette; a
 line that is not JSON is compared byte for byte.
-A mismatch is reported with the expected and the received frame and that
-connection is closed; the server stays up.
+A mismatch is reported with the expected and the received frame; a
+received request is answered with the protocol's own error where it has one
+(:func:`~shedproto.observe.not_in_cassette_answer`) and the connection is
+closed; the server stays up. A connection beyond the cassette's recordings
+is closed at once, without waiting for the client to speak (a status client
+waits for the server).
 """
 
 from __future__ import annotations
@@ -31,7 +35,13 @@ import msgspec
 
 from shedproto import FrameQueue, FramingError, FramingPolicy
 from shedproto._framing import BlankLines, EofTail
-from shedproto.observe import CassetteHeader, CassetteRecord, decode_cassette, redact
+from shedproto.observe import (
+    CassetteHeader,
+    CassetteRecord,
+    decode_cassette,
+    not_in_cassette_answer,
+    redact,
+)
 from shedproto.servers._unix import UnixServer
 
 from ._relay import RECEIVE_CHUNK
@@ -92,7 +102,7 @@ def frame_key(protocol: str, line: bytes) -> Any:
 
     The line is redacted first, as the recorder redacted the recorded one.
     """
-    line, _ = redact(protocol, "c2s", line)
+    line = _redacted_line(protocol, line)
     try:
         value = msgspec.json.decode(line)
     except msgspec.DecodeError:
@@ -104,6 +114,11 @@ def frame_key(protocol: str, line: bytes) -> Any:
         if protocol == "host-agent" and isinstance(client, dict):
             client.pop("pid", None)
     return value
+
+
+def _redacted_line(protocol: str, line: bytes) -> bytes:
+    """Return a received client line as a mismatch shows it: its secrets redacted."""
+    return redact(protocol, "c2s", line).line
 
 
 def _show(line: bytes | None) -> str | None:
@@ -149,19 +164,18 @@ class ReplayServer:
 
     def _mismatch(
         self, conn: int, episode: Episode | None, expected: bytes | None, received: bytes | None
-    ) -> None:
+    ) -> ReplayMismatch:
         mismatch = ReplayMismatch(
             connection=conn,
             episode=episode.conn if episode else None,
             expected=_show(expected),
-            received=_show(received),
+            received=_show(received and _redacted_line(self.header.protocol, received)),
         )
         self.mismatches.append(mismatch)
         self.on_mismatch(mismatch)
+        return mismatch
 
-    def _choose(self, first: bytes | None) -> Episode | None:
-        if not self.unplayed:
-            return None
+    def _choose(self, first: bytes | None) -> Episode:
         if first is not None:
             key = frame_key(self.header.protocol, first)
             for episode in self.unplayed:
@@ -176,14 +190,35 @@ class ReplayServer:
         conn = self._connections
         frames = FrameQueue(_LINES)
         first: bytes | None = None
-        speaks_first = bool(self.unplayed) and self.unplayed[0].first_client_line() is None
-        if not speaks_first:
+        if not self.unplayed:  # beyond the cassette: close at once, never wait for the client
+            self._mismatch(conn, None, None, None)
+            return
+        if self.unplayed[0].first_client_line() is not None:
             first = await _next_line(stream, frames)
         episode = self._choose(first)
-        if episode is None:
-            self._mismatch(conn, None, None, first)
-            return
         await self._play(conn, episode, stream, frames, first)
+
+    async def _refuse(
+        self,
+        conn: int,
+        episode: Episode,
+        stream: anyio.abc.SocketStream,
+        expected: bytes | None,
+        received: bytes | None,
+    ) -> None:
+        """Report a mismatch; answer ``received`` with the protocol's error (then the close)."""
+        mismatch = self._mismatch(conn, episode, expected, received)
+        if received is None:
+            return
+        header = self.header
+        message = (
+            f"replay: this request is not in the cassette (recorded connection {episode.conn} "
+            f"expected {mismatch.expected or 'nothing more'})"
+        )
+        answer = not_in_cassette_answer(header.protocol, header.dialect, received, message)
+        if answer is not None:
+            with contextlib.suppress(*_GONE):
+                await stream.send(answer)
 
     async def _play(
         self,
@@ -207,7 +242,7 @@ class ReplayServer:
                 if received is None or frame_key(protocol, received) != frame_key(
                     protocol, record.data
                 ):
-                    self._mismatch(conn, episode, record.data, received)
+                    await self._refuse(conn, episode, stream, record.data, received)
                     return
             elif record.ev == "eof" and record.dir == "s2c":
                 with contextlib.suppress(*_GONE):
@@ -215,7 +250,7 @@ class ReplayServer:
             elif record.ev == "eof" and record.dir == "c2s":
                 received = await _next_line(stream, frames)
                 if received is not None:
-                    self._mismatch(conn, episode, None, received)
+                    await self._refuse(conn, episode, stream, None, received)
                     return
 
 

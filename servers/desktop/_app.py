@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from shedproto.desktop import CATALOGUE, DesktopError, Dialect, LaunchPolicy, RequestReceived
+from shedproto.desktop import (
+    CATALOGUE,
+    DesktopError,
+    Dialect,
+    LaunchPolicy,
+    Release,
+    RequestReceived,
+)
 
 from ._model import DesktopModel
 from ._ops_approvals import ApprovalOps
@@ -43,6 +50,7 @@ class DesktopApp(UiOps, ShedOps, ApprovalOps, UiTruthOps):
         pid: int,
         mock_base_url: str | None = None,
         launch_policy: LaunchPolicy = LaunchPolicy.IGNORE_EXTRAS,
+        release: Release = Release.LATEST,
     ) -> None:
         super().__init__(
             model,
@@ -52,6 +60,7 @@ class DesktopApp(UiOps, ShedOps, ApprovalOps, UiTruthOps):
             pid=pid,
             mock_base_url=mock_base_url,
             launch_policy=launch_policy,
+            release=release,
         )
         self._handlers: dict[str, Handler] = {}
         self._async_handlers: dict[str, AsyncHandler] = {}

@@ -11,6 +11,7 @@ from shedproto.desktop import (
     HostId,
     HostIdError,
     LaunchPolicy,
+    Release,
     parse_host_id,
 )
 from shedproto.desktop import types as o
@@ -21,6 +22,8 @@ __all__ = ["AppBase", "msgspec_to_builtins", "serde_unknown_variant"]
 
 BAD = DesktopCode.BAD_REQUEST
 FAILED = DesktopCode.ACTION_FAILED
+TERMINAL_PRESET_IDS = ("ghostty", "roost", "custom")
+"""The Tauri app's ``TerminalPreset`` wire values (termctl.rs:42-59@5a762e8)."""
 
 
 class AppBase:
@@ -36,6 +39,7 @@ class AppBase:
         pid: int,
         mock_base_url: str | None = None,
         launch_policy: LaunchPolicy = LaunchPolicy.IGNORE_EXTRAS,
+        release: Release = Release.LATEST,
     ) -> None:
         self.model = model
         self.dialect = dialect
@@ -44,6 +48,9 @@ class AppBase:
         self.pid = pid
         self.mock_base_url = mock_base_url
         self.launch_policy = launch_policy
+        self.release = release
+        self.is_latest = release is Release.LATEST
+        """Whether this app answers like the newer release (not shed-desktop v0.0.14)."""
 
     @property
     def is_mac(self) -> bool:
@@ -65,21 +72,58 @@ class AppBase:
     def _host_failures(self) -> list[o.HostFailure]:
         return [o.HostFailure(**f) for f in self.model.host_errors()]
 
-    def _server(self, host: str | None) -> str:
+    def _server(self, host: str | None, *, tauri_code: DesktopCode = FAILED) -> str:
+        """Resolve ``host`` (``None``: the default, the first configured server) to a server name.
+
+        Raises:
+            DesktopError: no such configured server, worded as the apps' backends
+                word it: Tauri ``no configured host[: <h>]`` (shed-app
+                ``backend.rs:385-388@5a762e8``), carried as ``tauri_code``
+                (``action_failed`` for lifecycle/create/terminal, ``bad_request``
+                for the rc ops); mac ``not-found`` ``no configured host[ named <h>]``
+                (``AppModel.swift:422-427@5a762e8``).
+
+        """
         if host is None:
-            if not self.model.hosts:
-                raise self._fail("no shed server is configured")
-            return next(iter(self.model.hosts))
-        if host not in self.model.hosts:
-            raise (
-                DesktopError(BAD, f"unknown host '{host}'")
-                if not self.is_mac
-                else self._bad(f"unknown host: {host}")
-            )
-        return host
+            if self.model.hosts:
+                return next(iter(self.model.hosts))
+        elif host in self.model.hosts:
+            return host
+        if self.is_mac:
+            which = "" if host is None else f" named {host}"
+            raise DesktopError(DesktopCode.NOT_FOUND, f"no configured host{which}")
+        which = "" if host is None else f": {host}"
+        raise DesktopError(tauri_code, f"no configured host{which}")
+
+    def _shed_server_error(self, error: str) -> DesktopError:
+        """Return the shed-server failure the app passes through (``ShedError``).
+
+        Tauri: ``action_failed`` with the Rust ``Display`` (``shed-server returned
+        HTTP 404``, ``transport error: ...``; shed-core ``http.rs:28-39@5a762e8``).
+        mac: ``internal`` with Swift's string interpolation of the error (``IPCServer.swift:
+        163-165@5a762e8``): the Swift core's ``ShedClientError`` description
+        (``ShedServerClient.swift:16-30@5a762e8``), the same sentence; under the
+        default Rust core the UniFFI enum's case rendering (``BadStatus(status: 404)``).
+        ``error`` is ``"404"`` for a bad status, else the transport detail.
+        """
+        status = error.isdigit()
+        if not self.is_mac or self.model.core == "swift":
+            text = f"shed-server returned HTTP {error}" if status else f"transport error: {error}"
+            return DesktopError(FAILED if not self.is_mac else self.dialect.internal, text)
+        text = f"BadStatus(status: {error})" if status else f'Transport(message: "{error}")'
+        return DesktopError(self.dialect.internal, text)
+
+    def _shed_rows(self, host: str | None = None) -> list[Any]:
+        """Return the listable sheds as this dialect's rows (``MacShed`` or ``TauriShed``)."""
+        row = o.MacShed if self.is_mac else o.TauriShed
+        return [
+            row(**shed.fields())
+            for shed in self.model.listed_sheds()
+            if host is None or shed.server == host
+        ]
 
     def _empty_state(self) -> o.DashboardEmpty | None:
-        if self.model.shed_rows():
+        if self.model.listed_sheds():
             return None
         failures = self.model.host_errors()
         if failures:
@@ -150,6 +194,16 @@ class AppBase:
         )
         self.model.launched_tabs.append(tab)
         return tab
+
+    def _preset(self, preset: str | None) -> None:
+        """Refuse a terminal preset the app has no such variant for.
+
+        Raises:
+            DesktopError: ``bad_request`` ``unknown preset: X`` (termctl.rs:148-151@5a762e8).
+
+        """
+        if preset is not None and preset not in TERMINAL_PRESET_IDS:
+            raise DesktopError(BAD, f"unknown preset: {preset}")
 
     def _variant(self, key: str, value: str, variants: tuple[str, ...]) -> None:
         """Refuse an enum value: serde's wording on Tauri, our own on mac."""

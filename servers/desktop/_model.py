@@ -47,22 +47,41 @@ HOST_FAILURE_KINDS = ("agent_upgrade_required", "other")
 
 @dataclass
 class Shed:
-    """A shed on a shed server."""
+    """A shed on a shed server: shed-server's shed fields (``None``: the server sent none)."""
 
     name: str
     server: str
     status: str = "running"
     image: str | None = None
     backend: str | None = None
+    repo: str | None = None
+    image_digest: str | None = None
+    local_dir: str | None = None
+    ip_address: str | None = None
+    cpus: int | None = None
+    memory_mb: int | None = None
+    created_at: str | None = None
+    started_at: str | None = None
+    active_namespaces: list[str] = field(default_factory=list)
 
-    def row(self) -> dict[str, Any]:
-        """Return the shed's row as ``sheds.list`` answers it."""
-        row: dict[str, Any] = {"name": self.name, "server": self.server, "status": self.status}
-        if self.image is not None:
-            row["image"] = self.image
-        if self.backend is not None:
-            row["backend"] = self.backend
-        return row
+    def fields(self) -> dict[str, Any]:
+        """Return the row's fields as both apps name them (``host`` is the server name)."""
+        return {
+            "host": self.server,
+            "name": self.name,
+            "status": self.status,
+            "backend": self.backend,
+            "repo": self.repo,
+            "image": self.image,
+            "image_digest": self.image_digest,
+            "local_dir": self.local_dir,
+            "ip_address": self.ip_address,
+            "cpus": self.cpus,
+            "memory_mb": self.memory_mb,
+            "created_at": self.created_at,
+            "started_at": self.started_at,
+            "active_namespaces": list(self.active_namespaces),
+        }
 
 
 @dataclass
@@ -279,8 +298,10 @@ class DesktopModel:
         """The Preferences window: ``None`` (never opened), ``"visible"`` or
         ``"hidden"`` (``prefs.close`` only hides it)."""
         self.prefs: dict[str, Any] = {
-            "terminal": {"preset": "ghostty", "template": None},
-            "ssh": {"method": "ssh-agent", "policy": "ask", "ttl": None},
+            # TerminalPreset's #[default] is Custom (shed-core terminal.rs:79-88@5a762e8)
+            "terminal": {"preset": "custom", "template": None},
+            # shed-app's SshPrefs::default (coordinator.rs:69-78@5a762e8)
+            "ssh": {"method": "biometrics-or-password", "policy": "time-based-allow", "ttl": "2h"},
             "appearance": "light",
             "login_item": False,
             "broker_mode": "auto",
@@ -455,11 +476,8 @@ class DesktopModel:
         """Return the per-host failures, ``[]`` when every host is healthy."""
         return [dict(h.failure) for h in self.hosts.values() if h.failure is not None]
 
-    def shed_rows(self) -> list[dict[str, Any]]:
-        """Every listable shed row (unreachable servers list none)."""
+    def listed_sheds(self) -> list[Shed]:
+        """Every listable shed, in server order (unreachable servers list none)."""
         return [
-            shed.row()
-            for host in self.hosts.values()
-            if host.reachable
-            for shed in host.sheds.values()
+            shed for host in self.hosts.values() if host.reachable for shed in host.sheds.values()
         ]

@@ -14,6 +14,12 @@ from ._base import BAD, AppBase, serde_unknown_variant
 __all__ = ["ApprovalOps"]
 
 
+POLICY_SCOPES = ("default", "namespace", "shed", "session")
+POLICY_ACTIONS = ("approve", "deny", "prompt")
+POLICY_GATES = ("biometrics", "biometrics-or-password", "none")
+"""shed-core's ``PolicyScope``, ``PolicyAction``, ``PolicyGate`` (approval/models.rs@5a762e8)."""
+
+
 class ApprovalOps(AppBase):
     """Approval, activity, policy and notification ops."""
 
@@ -26,6 +32,8 @@ class ApprovalOps(AppBase):
             self._variant("scope", p.scope, ("per-request", "per-session", "per-shed"))
         approval = self.model.approvals.pop(p.id, None)
         if approval is None:
+            if not self.is_mac:  # the coordinator drops an unknown id: ok, nothing done
+                return o.Empty()  # (shed-app coordinator.rs:528-532@5a762e8)
             raise DesktopError(self.dialect.not_found, f"no pending approval {p.id}")
         decision = {
             "id": p.id,
@@ -36,20 +44,28 @@ class ApprovalOps(AppBase):
         }
         self.model.decisions.append(decision)
         self.model.activity.append({"kind": "approval", **decision})
-        if p.persist:
-            action = "always-allow" if p.decision == "approve" else "always-deny"
+        if p.persist:  # a per-shed rule with no gate (coordinator.rs:886-901@5a762e8)
             self.model.policy_rules = [
                 r
                 for r in self.model.policy_rules
-                if (r["server"], r["shed"]) != (approval.server, approval.shed)
+                if (r.get("scope"), r.get("server"), r.get("shed"))
+                != ("shed", approval.server, approval.shed)
             ]
             self.model.policy_rules.append(
-                {"server": approval.server, "shed": approval.shed, "action": action}
+                {
+                    "scope": "shed",
+                    "server": approval.server,
+                    "shed": approval.shed,
+                    "action": p.decision,
+                    "gate": "none",
+                }
             )
         return o.Empty()
 
     def op_activity_list(self, p: o.ActivityListParams, raw: Any) -> Any:
         limit = 200 if p.limit is None else max(p.limit, 0)
+        if not self.is_mac and p.limit is not None and p.limit < 0:
+            limit = 200  # as_u64 reads a negative limit as absent (ipc.rs:639@5a762e8)
         return o.ActivityEntries(entries=self.model.activity[-limit:] if limit else [])
 
     def op_activity_log_path(self, p: Any, raw: Any) -> Any:
@@ -61,14 +77,38 @@ class ApprovalOps(AppBase):
     def op_policy_set(self, p: o.PolicySetParams, raw: Any) -> Any:
         rules = []
         for rule in p.rules:
-            if not all(isinstance(rule.get(k), str) for k in ("server", "shed", "action")):
-                raise self._bad("each rule needs string server, shed and action")
-            rules.append({"server": rule["server"], "shed": rule["shed"], "action": rule["action"]})
+            for key in ("scope", "action"):
+                if not isinstance(rule.get(key), str):
+                    raise self._rule_error(f"missing field `{key}`")
+            self._variant("scope", rule["scope"], POLICY_SCOPES)
+            self._variant("action", rule["action"], POLICY_ACTIONS)
+            gate = rule.get("gate", "biometrics-or-password")
+            self._variant("gate", gate, POLICY_GATES)
+            kept = {k: rule[k] for k in ("server", "namespace", "shed") if rule.get(k) is not None}
+            rules.append({"scope": rule["scope"], **kept, "action": rule["action"], "gate": gate})
         self.model.policy_rules = rules
         return o.Empty()
 
+    def _rule_error(self, message: str) -> DesktopError:
+        return self._bad(message) if self.is_mac else DesktopError(BAD, message)
+
     def op_notifications_list(self, p: Any, raw: Any) -> Any:
         return o.NotificationsList(notifications=list(self.model.notifications))
+
+    def _test_presenter(self, op: str) -> None:
+        """mac: the notification doors drive the test presenter, installed in test mode only.
+
+        Raises:
+            DesktopError: ``not-enabled`` ``<op> requires the test presenter`` outside
+                test mode (AppModel.swift:1154-1155,1366-1379@5a762e8).
+
+        """
+        if self.is_mac and not self.test_mode:
+            raise DesktopError(self.dialect.not_enabled, f"{op} requires the test presenter")
+
+    def op_notification_open(self, p: Any, raw: Any) -> Any:
+        self._test_presenter("notification.open")
+        return o.Empty()
 
     def op_notification_invoke(self, p: o.NotificationInvokeParams, raw: Any) -> Any:
         if p.action not in ("approve", "deny"):
@@ -76,6 +116,7 @@ class ApprovalOps(AppBase):
                 raise self._bad(f"action: {p.action} is not one of approve, deny")
             variant = serde_unknown_variant(p.action, ("approve", "deny"))
             raise DesktopError(BAD, f"action: {variant}")
+        self._test_presenter("notification.invoke")  # after the params decode, as on mac
         for note in self.model.notifications:
             if note.get("id") == p.id:
                 self.model.notifications.remove(note)

@@ -97,7 +97,7 @@ class SessionOps(AppBase):
             )
             self.model.sessions.append(session)
             return o.SessionRow(**session.row())
-        server = self._server(p.host)
+        server = self._server(p.host, tauri_code=BAD)
         return self._launch(HostId(kind="shed", name=p.shed, server=server), p.kind, raw)
 
     def _kill(self, origin: str, slug: str) -> Any:
@@ -108,11 +108,11 @@ class SessionOps(AppBase):
         raise DesktopError(self.dialect.internal, f"{origin} lists no agent session {slug}")
 
     def op_rc_kill(self, p: o.RcKillParams, raw: Any) -> Any:
-        server = self._server(p.host)
+        server = self._server(p.host, tauri_code=BAD)
         return self._kill(f"roost:{server}/{p.shed}", p.slug)
 
     def op_rc_inject_test(self, p: Any, raw: Any) -> Any:
-        server = self._server(p.host)
+        server = self._server(p.host, tauri_code=BAD)
         if not self.is_mac and not p.slug.isdigit():
             raise DesktopError(BAD, f'slug "{p.slug}" is not a roost tab id')
         kind = p.kind or "claude"

@@ -10,17 +10,18 @@ from shedproto.desktop import (
 )
 from shedproto.desktop import types as o
 
-from ._base import AppBase
+from ._base import AppBase, msgspec_to_builtins
 
 __all__ = ["ShedOps"]
 
 
 TERMINAL_PRESETS = (
-    ("ghostty", "Ghostty", "opens a Ghostty window"),
-    ("roost", "roost", "opens a roost tab"),
-    ("custom", "Custom", "runs your command template"),
+    ("ghostty", "Ghostty", "Opens the ssh command in Ghostty."),
+    ("roost", "Roost", "Opens a new Roost tab in a project named after the shed."),
+    ("custom", "Custom", ""),
 )
-"""The presets the stand-in offers (``terminal.presets``); the first is ``prefs.get``'s default."""
+"""``terminal.presets``: shed-core ``TerminalPreset`` ids, labels and details
+(terminal.rs:79-115@5a762e8); ``custom`` is the default."""
 
 
 class ShedOps(AppBase):
@@ -28,11 +29,11 @@ class ShedOps(AppBase):
 
     def _shed_action(self, p: o.ShedActionParams, status: str | None) -> Any:
         server = self.model.hosts[self._server(p.host)]
-        shed = server.sheds.get(p.name)
-        if shed is None:
-            raise self._fail(f"no shed {p.name} on {server.name}")
         if not server.reachable:
-            raise self._fail(f"{server.name}: {server.last_error or 'unreachable'}")
+            raise self._shed_server_error(server.last_error or "connection refused")
+        shed = server.sheds.get(p.name)
+        if shed is None:  # shed-server answers 404 for a name it does not hold
+            raise self._shed_server_error("404")
         if status is None:
             del server.sheds[p.name]
         else:
@@ -54,8 +55,25 @@ class ShedOps(AppBase):
     def op_create_start(self, p: o.CreateStartParams, raw: Any) -> Any:
         server = self._server(p.host)
         create_id = f"create-{len(self.model.creates) + 1}"
-        self.model.add_shed(server, p.name, status="running", image=p.image, backend=p.backend)
-        self.model.creates[create_id] = {"state": "done", "name": p.name, "create_id": create_id}
+        shed = self.model.add_shed(
+            server,
+            p.name,
+            status="running",
+            image=p.image,
+            backend=p.backend,
+            repo=p.repo,
+            local_dir=p.local_dir,
+            cpus=p.cpus,
+            memory_mb=p.memory_mb,
+        )
+        row = (o.MacShed if self.is_mac else o.TauriShed)(**shed.fields())
+        # the stand-in's create completes at once: the store's final snapshot
+        self.model.creates[create_id] = {
+            "id": create_id,
+            "state": "complete",
+            "messages": [],
+            "shed": msgspec_to_builtins(row),
+        }
         return o.CreateStarted(create_id=create_id)
 
     def op_create_status(self, p: o.CreateIdParams, raw: Any) -> Any:
@@ -64,12 +82,14 @@ class ShedOps(AppBase):
             if self.is_mac:
                 raise DesktopError(DesktopCode.NOT_FOUND, f"no create with id {p.create_id}")
             return o.CreateProgress(state="unknown")
-        return o.CreateProgress(**found)
+        if self.is_mac:  # nil optionals omitted
+            return o.CreateProgress(**{k: v for k, v in found.items() if v is not None})
+        return o.CreateProgress(**{"shed": None, "error": None, **found})
 
     def op_create_cancel(self, p: o.CreateIdParams, raw: Any) -> Any:
-        found = self.model.creates.get(p.create_id)
-        if found is not None and found["state"] == "running":
-            found["state"] = "cancelled"
+        # both stores drop the entry (idempotent): a later status is unknown / not-found
+        # (tauri backend.rs:237-239, mac AppModel.swift:905-909@5a762e8)
+        self.model.creates.pop(p.create_id, None)
         return o.Empty()
 
     def _terminal(self, p: Any) -> o.TerminalCommand:
@@ -78,8 +98,8 @@ class ShedOps(AppBase):
                 DesktopCode.NOT_ENABLED_T, "terminal unavailable: attach is native-remote"
             )
         server = self.model.hosts[self._server(p.host)]
-        if p.shed not in server.sheds:
-            raise self._fail(f"no shed {p.shed} on {server.name}")
+        # neither app checks the shed exists: the command is built from config
+        self._preset(getattr(p, "preset", None))
         preset = getattr(p, "preset", None) or self.model.prefs["terminal"]["preset"]
         argv = ["ssh", "-t", "-p", str(server.ssh_port), f"{p.shed}@{server.host}"]
         if p.session:

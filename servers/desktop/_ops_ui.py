@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from shedproto.desktop import (
     DesktopError,
     rust_debug,
@@ -16,6 +18,27 @@ __all__ = ["UiOps"]
 
 MAC_PANES = ("sheds", "approvals", "agents", "activity", "egress", "system")
 TAURI_PANES = ("sheds", "machines", "approvals", "agents", "activity", "egress", "system")
+V0_0_14_TAURI_PANES = ("sheds", "approvals", "agents", "activity", "system")
+"""The panes v0.0.14's Tauri ``ui.navigate`` accepts (``ipc.rs:303-309@5a762e8``)."""
+SSH_METHODS = ("biometrics-or-password", "biometrics", "prompt")
+"""``ApprovalMethod`` wire values (shed-core approval/models.rs:174-184@5a762e8)."""
+SSH_POLICIES = (
+    "always-allow",
+    "per-shed-allow",
+    "time-based-allow",
+    "always-ask",
+    "always-deny",
+)
+"""``SshApprovalPolicy`` wire values (shed-core approval/models.rs:235-243@5a762e8)."""
+MAC_APP_LABEL = "ShedDesktop"
+"""mac ``identify.app_label``: ``BundleProfile.mac`` (BundleProfile.swift:44-48@5a762e8)."""
+MAC_APP_ID = "ai.stridelabs.ShedDesktop"
+"""mac ``identify.app_id`` (BundleProfile.swift:48@5a762e8)."""
+MAC_UI_VERSION = "0.0.14"
+"""mac ``identify.ui_version``: ``CFBundleShortVersionString``, the release's ``VERSION``
+(Resources/Info.plist.template:42-43, VERSION@5a762e8; the last tagged mac release)."""
+MAC_PROTOCOL_VERSION = 1
+"""mac ``identify.protocol_version``: ``ipcProtocolVersion`` (IPCMessages.swift:209@5a762e8)."""
 PREFERENCES_TITLE = "shed desktop \u2014 Preferences"
 """The Preferences window's title (``prefs.dump``)."""
 
@@ -28,13 +51,20 @@ class UiOps(AppBase):
             return o.MacIdentify(
                 socket_path=self.socket_path,
                 pid=self.pid,
-                app_label="Shed Desktop",
-                app_id="dev.shed.desktop",
-                ui_version="reference",
-                protocol_version=1,
+                app_label=MAC_APP_LABEL,
+                app_id=MAC_APP_ID,
+                ui_version=MAC_UI_VERSION,
+                protocol_version=MAC_PROTOCOL_VERSION,
                 test_mode=self.test_mode,
                 mock_base_url=self.mock_base_url,
                 core=self.model.core,
+            )
+        if not self.is_latest:
+            return o.TauriIdentify(
+                socket_path=self.socket_path,
+                pid=self.pid,
+                test_mode=self.test_mode,
+                mock_base_url=self.mock_base_url,
             )
         return o.TauriIdentify(
             socket_path=self.socket_path,
@@ -50,10 +80,12 @@ class UiOps(AppBase):
         return o.UiState(
             pane=self.model.ui["pane"],
             hosts=hosts,
-            sheds=self.model.shed_rows(),
+            sheds=self._shed_rows(),
             host_agent_connected=True,
             last_error=self.model.ui.get("last_error"),
-            sheds_empty_state="" if empty is None else empty.body,
+            sheds_empty_state=(
+                msgspec.UNSET if not self.is_latest else "" if empty is None else empty.body
+            ),
         )
 
     def op_ui_navigate(self, p: Any, raw: Any) -> Any:
@@ -61,10 +93,12 @@ class UiOps(AppBase):
         if self.is_mac:
             if pane not in MAC_PANES:
                 raise self._bad(f"unknown pane: {pane} (want {'|'.join(MAC_PANES)})")
-        elif pane not in TAURI_PANES:
+        elif pane not in (TAURI_PANES if self.is_latest else V0_0_14_TAURI_PANES):
             raise DesktopError(BAD, f"unknown pane: {rust_debug(pane)}")
         self._frontend_ready()
         self.model.ui["pane"] = pane
+        if not self.is_mac and not self.is_latest:
+            return o.Empty()  # v0.0.14 acks with {}
         return o.PaneResult(pane=pane)
 
     def op_ui_current_pane(self, p: Any, raw: Any) -> Any:
@@ -73,6 +107,11 @@ class UiOps(AppBase):
         )
 
     def op_ui_set_ssh_approval(self, p: o.UiSetSshApprovalParams, raw: Any) -> Any:
+        # the params are enums in both apps (shed-core approval/models.rs:174-243@5a762e8)
+        if p.method is not None:
+            self._variant("method", p.method, SSH_METHODS)
+        if p.policy is not None:
+            self._variant("policy", p.policy, SSH_POLICIES)
         ssh = self.model.prefs["ssh"]
         for key in ("method", "policy", "ttl"):
             value = getattr(p, key)
@@ -128,7 +167,12 @@ class UiOps(AppBase):
                 backend=h.backend,
                 version=h.version,
                 last_error=h.last_error,
-                failure=None if h.failure is None else o.HostFailure(**h.failure),
+                # v0.0.14's ShedHost has no failure (Models.swift:26-43@5a762e8)
+                failure=(
+                    None
+                    if h.failure is None or not self.is_latest
+                    else o.HostFailure(**h.failure)
+                ),
             )
             for h in self.model.hosts.values()
         ]
@@ -143,22 +187,49 @@ class UiOps(AppBase):
         )
 
     def op_sheds_list(self, p: o.ShedsListParams, raw: Any) -> Any:
-        rows = self.model.shed_rows()
-        if self.is_mac:
-            if p.host is not None:
-                rows = [r for r in rows if r["server"] == p.host]
-            return o.MacShedsList(sheds=rows)
-        return o.TauriShedsList(sheds=rows, host_errors=self._host_failures())
+        if self.is_mac:  # the mac app filters by host; Tauri ignores it
+            return o.MacShedsList(sheds=self._shed_rows(p.host))
+        if not self.is_latest:
+            return o.TauriShedsList(sheds=self._shed_rows())
+        return o.TauriShedsList(sheds=self._shed_rows(), host_errors=self._host_failures())
 
     def op_sheds_refresh(self, p: Any, raw: Any) -> Any:
-        if self.is_mac:
+        if self.is_mac or not self.is_latest:
             return o.Empty()
-        return o.TauriShedsList(sheds=self.model.shed_rows(), host_errors=self._host_failures())
+        return o.TauriShedsList(sheds=self._shed_rows(), host_errors=self._host_failures())
 
     def op_system_df(self, p: Any, raw: Any) -> Any:
-        return o.UsageList(
-            usage=[{"server": h.name, "sheds": len(h.sheds)} for h in self.model.hosts.values()]
-        )
+        """One row per server: ``{host, usage, error}``, an unreachable host an error row.
+
+        Tauri rows are shed-app's ``HostDiskUsage`` through serde (absent halves
+        ``null``; backend.rs:269-293,410-417@5a762e8); mac rows omit them
+        (Models.swift:548-558, AppModel.swift:535-544@5a762e8). The usage object
+        is shed-server's ``SystemDiskUsage`` (sizes 0 in the stand-in).
+        """
+        rows: list[dict[str, Any]] = []
+        for host in self.model.hosts.values():
+            if not host.reachable:
+                error = self._shed_server_error(host.last_error or "connection refused").message
+                row: dict[str, Any] = {"host": host.name, "usage": None, "error": error}
+            else:
+                row = {"host": host.name, "usage": self._disk_usage(host), "error": None}
+            rows.append({k: v for k, v in row.items() if v is not None} if self.is_mac else row)
+        return o.UsageList(usage=rows)
+
+    def _disk_usage(self, host: Any) -> dict[str, Any]:
+        zero = {"logical_bytes": 0, "physical_bytes": 0}
+        entry: dict[str, Any] = {"docker_ref": None} if not self.is_mac else {}
+        usage: dict[str, Any] = {
+            "server_name": host.name,
+            "backend": host.backend,
+            "images": [],
+            "sheds": [{"name": name, **entry, "size": dict(zero)} for name in host.sheds],
+            "orphans": [],
+            "totals": {k: dict(zero) for k in ("images", "sheds", "snapshots", "orphans", "all")},
+        }
+        if self.is_mac and usage["backend"] is None:
+            del usage["backend"]
+        return usage
 
     def op_images_list(self, p: Any, raw: Any) -> Any:
         return o.ImagesList(images=self.model.dumps.get("images.list", []))
@@ -194,7 +265,7 @@ class UiOps(AppBase):
     def op_tray_dump(self, p: Any, raw: Any) -> Any:
         return o.TrayDump(
             present=True,
-            items=["Open Shed", "Quit"],
+            items=["open", "approvals", "preferences", "quit"],  # tray.rs:40-48@5a762e8
             popover=None,
             popover_visible=self.model.ui.get("tray_visible", False),
             popover_height=None,
@@ -243,6 +314,7 @@ class UiOps(AppBase):
         return o.Empty()
 
     def op_prefs_set_terminal(self, p: o.PrefsSetTerminalParams, raw: Any) -> Any:
+        self._preset(p.preset)
         self.model.prefs["terminal"] = {"preset": p.preset, "template": p.template}
         return o.Empty()
 
@@ -257,7 +329,7 @@ class UiOps(AppBase):
         self.model.policy_rules = [
             r
             for r in self.model.policy_rules
-            if (r.get("server"), r.get("shed")) != (p.server, p.shed)
+            if (r.get("scope"), r.get("server"), r.get("shed")) != ("shed", p.server, p.shed)
         ]
         return o.Empty()
 

@@ -23,12 +23,13 @@ class UiTruthOps(SessionOps, CrazeOps, LaneOps):
     def op_dashboard_dump(self, p: Any, raw: Any) -> Any:
         if "dashboard.dump" in self.model.dumps:
             return self.model.dumps["dashboard.dump"]
-        if self.model.ui["pane"] != "sheds":
-            return o.DashboardDump(rows=[], host_errors=self._host_failures(), empty=None)
+        rows = self._shed_rows() if self.model.ui["pane"] == "sheds" else []
+        if not self.is_latest:  # v0.0.14: {rows} alone
+            return o.DashboardDump(rows=[msgspec_to_builtins(r) for r in rows])
         return o.DashboardDump(
-            rows=self.model.shed_rows(),
+            rows=[msgspec_to_builtins(r) for r in rows],
             host_errors=self._host_failures(),
-            empty=self._empty_state(),
+            empty=self._empty_state() if self.model.ui["pane"] == "sheds" else None,
         )
 
     def op_sidebar_dump(self, p: Any, raw: Any) -> Any:
@@ -61,7 +62,13 @@ class UiTruthOps(SessionOps, CrazeOps, LaneOps):
         return {key: self.model.dumps.get(op)}
 
     def op_agents_dump(self, p: Any, raw: Any) -> Any:
-        return self.model.dumps.get("agents.dump", {"sessions": None, "empty": None})
+        found = self.model.dumps.get("agents.dump", {"sessions": None, "empty": None})
+        if self.is_latest:
+            return found
+        # v0.0.14: {sessions} alone, [] off the Agents pane (ipc.rs:584-599@5a762e8)
+        on_agents = self.model.ui["pane"] == "agents"
+        sessions = found.get("sessions") if on_agents else None
+        return {"sessions": [] if sessions is None else sessions}
 
     def op_egress_profiles(self, p: Any, raw: Any) -> Any:
         return self._keyed_dump("egress.profiles", "egress")

@@ -18,6 +18,7 @@ from shedproto.desktop import (
     Dialect,
     Failure,
     LaunchPolicy,
+    Release,
     RequestReceived,
     RequestRejected,
     ServerConnection,
@@ -65,7 +66,11 @@ class DesktopServer:
     ``mock_base_url`` likewise; in test mode only, ``SHED_*_MOCK_UNREACHABLE_HOSTS``
     (comma-separated server names) makes those hosts unreachable; mac's
     ``SHED_DESKTOP_RUST_CORE=0`` makes
-    ``identify`` report ``core: "swift"``. Start with ``await tg.start(server.serve)``
+    ``identify`` report ``core: "swift"``. ``release`` picks which app
+    release it answers like: :attr:`Release.LATEST` (the newer app, the
+    default) or :attr:`Release.V0_0_14` (shed-desktop v0.0.14: fewer ops,
+    the older result shapes; see the release table in the desktop docs).
+    Start with ``await tg.start(server.serve)``
     (returns the bound path); stop with :meth:`shutdown`.
     """
 
@@ -79,11 +84,13 @@ class DesktopServer:
         mock_base_url: str | None = None,
         env: Mapping[str, str] | None = None,
         launch_policy: LaunchPolicy = LaunchPolicy.IGNORE_EXTRAS,
+        release: Release | str = Release.LATEST,
         idle_timeout: float = IDLE_TIMEOUT,
         send_timeout: float = SEND_TIMEOUT,
         grace: float = 1.0,
     ) -> None:
         self.dialect = Dialect(dialect)
+        self.release = Release(release)
         environ = os.environ if env is None else env
         self.model = DesktopModel() if model is None else model
         if self.dialect is Dialect.MAC and environ.get("SHED_DESKTOP_RUST_CORE") == "0":
@@ -103,6 +110,7 @@ class DesktopServer:
             pid=os.getpid(),
             mock_base_url=mock_base_url,
             launch_policy=launch_policy,
+            release=self.release,
         )
         self.idle_timeout = idle_timeout
         self.send_timeout = send_timeout
@@ -147,7 +155,7 @@ class DesktopServer:
         (:func:`~shedproto.servers._idle.loop_clock`), not ``anyio.current_time``,
         which costs more per call than the request's protocol work.
         """
-        conn = ServerConnection(self.dialect, test_mode=self.test_mode)
+        conn = ServerConnection(self.dialect, test_mode=self.test_mode, release=self.release)
         pump = SocketPump(stream)
         clock = loop_clock()
         idle_timeout = self.idle_timeout

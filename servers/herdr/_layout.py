@@ -319,13 +319,18 @@ class LayoutHandlers(ServerState):
             self._check_env(node.env)
 
     def _layout_build(
-        self, node: t.LayoutNode, tab: Tab, spawned: list[tuple[Pane, list[str] | None]]
+        self,
+        node: t.LayoutNode,
+        tab: Tab,
+        spawned: list[tuple[Pane, list[str] | None]],
+        follow: str | None = None,
     ) -> Split | Pane:
+        """Build ``node``; a new pane without ``cwd`` starts in ``follow`` (herdr's rule)."""
         if isinstance(node, t.SplitLayoutNode):
             return Split(
                 id=f"s{next(tab.split_ids)}", direction=node.direction, ratio=node.ratio,
-                first=self._layout_build(node.first, tab, spawned),
-                second=self._layout_build(node.second, tab, spawned),
+                first=self._layout_build(node.first, tab, spawned, follow),
+                second=self._layout_build(node.second, tab, spawned, follow),
             )  # fmt: skip
         ws = tab.workspace
         if node.pane_id is not None:
@@ -336,7 +341,7 @@ class LayoutHandlers(ServerState):
             pane.workspace, pane.tab = ws, tab
             return pane
         try:
-            pane = self._spawn(ws, tab, node.cwd, node.env)
+            pane = self._spawn(ws, tab, node.cwd or follow, node.env)
         except AnswerError as failure:
             raise AnswerError(E.LAYOUT_APPLY_FAILED, failure.message) from None
         pane.label = node.label
@@ -355,9 +360,11 @@ class LayoutHandlers(ServerState):
         self._layout_panes(params.root, moving)
         if len({p.id for p in moving}) != len(moving):
             raise AnswerError(E.INVALID_LAYOUT, "a pane appears twice in the layout")
+        # herdr: panes without cwd follow the workspace's focused pane (src/app/api/layouts.rs:355)
+        follow = self._follow_cwd(ws.active_tab.focused_pane if ws.active_tab else None)
         tab = ws.new_tab(params.tab_label)
         spawned: list[tuple[Pane, list[str] | None]] = []
-        tab.root = self._layout_build(params.root, tab, spawned)
+        tab.root = self._layout_build(params.root, tab, spawned, follow)
         tab.focused_pane = tab.panes()[0]
         self._resize(tab)
         self.hub.emit(t.TabCreatedEventData(tab=self._tab_info(tab)))

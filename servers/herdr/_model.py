@@ -150,9 +150,9 @@ class Pane:
         )
 
     def scroll(self) -> t.PaneScrollInfo:
-        """Return the pane's scroll metrics: always at the bottom (no viewport scrolling)."""
+        """Return the pane's scroll metrics (a terminal stream's scroll moves the viewport)."""
         return t.PaneScrollInfo(
-            offset_from_bottom=0,
+            offset_from_bottom=self.screen.scroll_offset,
             max_offset_from_bottom=self.screen.scrollback_rows,
             viewport_rows=self.screen.rows,
         )

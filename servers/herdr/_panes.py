@@ -45,7 +45,8 @@ class PaneHandlers(ServerState):
         else:
             target = self._focused_pane()
         tab, ws = target.tab, target.workspace
-        pane = self._spawn(ws, tab, params.cwd or target.cwd, params.env)
+        # herdr: the new pane follows the pane it splits (src/app/api/panes.rs:54@1c76079f)
+        pane = self._spawn(ws, tab, params.cwd or self._follow_cwd(target), params.env)
         split = Split(
             id=f"s{next(tab.split_ids)}",
             direction=params.direction,

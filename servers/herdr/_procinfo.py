@@ -19,7 +19,7 @@ from pathlib import Path
 
 from shedproto.herdr import types as t
 
-__all__ = ["foreground_job", "process_info"]
+__all__ = ["follow_cwd", "foreground_job", "process_info"]
 
 PROC = Path("/proc")
 
@@ -133,3 +133,13 @@ def process_info(pane_id: str, shell_pid: int | None, master_fd: int | None) -> 
         foreground_process_group_id=group,
         foreground_processes=processes,
     )
+
+
+def follow_cwd(shell_pid: int, master_fd: int | None) -> str | None:
+    """Return the directory a new terminal follows from this pane, as herdr's ``follow_cwd``.
+
+    The cwd of the PTY's foreground process group leader, else the shell's
+    (herdrdev/herdr ``src/pane.rs:2972@1c76079f``); ``None`` when neither can be read.
+    """
+    group = _foreground_group(shell_pid, master_fd)
+    return (_cwd(group) if group is not None else None) or _cwd(shell_pid)

@@ -355,6 +355,10 @@ class PaneScreen:
         self._in_string = False
         self.revision = 0
         """Incremented on every :meth:`feed` with data."""
+        self._scroll = 0
+        self._viewport: tuple[tuple[int, ...], tuple[list[str], tuple[int, int], bool]] | None = (
+            None
+        )
 
     @property
     def cols(self) -> int:
@@ -439,6 +443,58 @@ class PaneScreen:
                 position = escape + 2
         return bytes(out)
 
+    # -- the viewport (what a terminal stream shows)
+    @property
+    def scroll_offset(self) -> int:
+        """Rows the viewport is scrolled up from the bottom (0 on the alternate screen)."""
+        return min(self._scroll, self.scrollback_rows)
+
+    def scroll(self, lines: int) -> bool:
+        """Scroll the viewport ``lines`` rows up (negative: down), within the scrollback.
+
+        Returns whether the viewport moved.
+        """
+        before = self.scroll_offset
+        self._scroll = max(0, min(before + lines, self.scrollback_rows))
+        return self._scroll != before
+
+    def scroll_reset(self) -> bool:
+        """Return the viewport to the bottom (herdr does on input); whether it moved."""
+        moved = self.scroll_offset != 0
+        self._scroll = 0
+        return moved
+
+    @property
+    def mouse_reporting(self) -> bool:
+        """Whether the program asked for mouse reports (DECSET 1000, 1002 or 1003)."""
+        mode = self._terminal.mode
+        return any(code << 5 in mode for code in (1000, 1002, 1003))
+
+    @property
+    def application_cursor_keys(self) -> bool:
+        """Whether the program set application cursor keys (DECCKM)."""
+        return 1 << 5 in self._terminal.mode
+
+    def viewport(self, width: int) -> tuple[list[str], tuple[int, int], bool]:
+        """Return the viewport: rows as ANSI cut to ``width`` cells, the cursor, its visibility.
+
+        The viewport is the screen, or the rows :attr:`scroll_offset` above it
+        (then the cursor is hidden).
+        """
+        offset = self.scroll_offset
+        cursor = self._terminal.cursor
+        key = (self.revision, offset, width, self.cols, self.rows, cursor.x, cursor.y)
+        cached = self._viewport
+        if cached is not None and cached[0] == key:  # another stream on this pane just asked
+            return cached[1]
+        rows = self._all_rows()
+        bottom = len(rows) - offset
+        shown = rows[max(0, bottom - self.rows) : bottom]
+        visible = offset == 0 and not cursor.hidden
+        view = [_row_ansi_cut(row, width) for row in shown], (cursor.x, cursor.y), visible
+        self._viewport = (key, view)
+        return view
+
     def take_replies(self) -> bytes:
         """Return (and forget) what the terminal answered to the program's queries."""
         replies = bytes(self._terminal.replies)
@@ -511,6 +567,17 @@ class PaneScreen:
         if pending:
             logical.append("".join(pending).rstrip() if not ansi else "".join(pending))
         return ReadOutcome(join_rows(trim_trailing_blank_rows(logical)), truncated)
+
+
+def _row_ansi_cut(row: Row | None, width: int) -> str:
+    """Return the row's first ``width`` cells with SGR (a wide glyph cut in half is dropped)."""
+    if row and max(row) >= width:
+        cut = _Row(row.default)
+        for x, cell in row.items():
+            if x < width and not (x == width - 1 and wcwidth(cell.data) == 2):
+                cut[x] = cell
+        row = cut
+    return _row_ansi(row)
 
 
 def _row_full(row: Row | None) -> str:

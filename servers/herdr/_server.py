@@ -44,6 +44,7 @@ from shedproto.herdr import (
     ReplayRule,
     ServerConnection,
     SuccessResponse,
+    derive_client_socket_path,
     replay_rule,
 )
 from shedproto.herdr import config_dir as herdr_config_dir
@@ -65,6 +66,7 @@ from . import (
     _plugins,
     _session,
     _tabs,
+    _terminal_host,
     _workspaces,
     _worktrees,
 )
@@ -82,6 +84,8 @@ from ._pty import PtyProcess
 from ._session import SessionHandlers
 from ._state import CLIENT_GONE, AnswerError, Area, ClientLeftError, E
 from ._tabs import TabHandlers
+from ._terminal import TerminalStreams
+from ._terminal_host import TerminalHostHandlers
 from ._workspaces import WorkspaceHandlers
 from ._worktrees import WorktreeHandlers
 
@@ -123,6 +127,7 @@ _HANDLERS: dict[str, str] = _assemble(
     _integrations.HANDLERS,
     _worktrees.HANDLERS,
     _plugins.HANDLERS,
+    _terminal_host.HANDLERS,
 )
 """Method -> the name of the ``HerdrServer`` coroutine that answers it (every domain's table)."""
 
@@ -158,6 +163,7 @@ class HerdrServer(
     EventHandlers,
     IntegrationHandlers,
     PluginHandlers,
+    TerminalHostHandlers,
 ):
     """A herdr stand-in serving the JSON API on ``path``; start it with ``serve``.
 
@@ -183,6 +189,10 @@ class HerdrServer(
     herdr's). ``home`` is the home directory ``integration.install`` may
     edit agent configuration under (default None: it refuses).
 
+    ``client_socket`` is where the live terminal streams are served
+    (``terminal session control|observe``, ``terminal attach``); by default
+    herdr's client socket beside ``path`` (``<stem>-client.sock``).
+
     Use ``await task_group.start(server.serve)``; ``shutdown()`` (or
     ``server.stop``) stops it and terminates every pane process.
     """
@@ -203,6 +213,7 @@ class HerdrServer(
         input_timeout: float = 5.0,
         worktrees_dir: str | None = None,
         agent_settle_delay: float = AGENT_START_SETTLE_SECONDS,
+        client_socket: str | os.PathLike[str] | None = None,
         detect_interval: float | None = DETECTION_TICK_SECONDS,
         config_dir: str | None = None,
         state_dir: str | None = None,
@@ -235,15 +246,7 @@ class HerdrServer(
         self.agent_view: t.AgentViewSetParams | None = None
         self.graphics: dict[str, dict[str, t.PaneGraphicsSetParams]] = {}
         """Pane id -> layer id -> the image last set there (no terminal draws them)."""
-        self.plugins: dict[str, t.InstalledPluginInfo] = {}
-        self.config_dir = config_dir or herdr_config_dir(base_env)
-        self.state_dir = state_dir or _herdr_state_dir(base_env, self.config_dir, config_dir)
-        self.plugin_logs: list[t.PluginCommandLogInfo] = []
-        self.plugin_panes: dict[str, tuple[str, str]] = {}
-        self.home = home
-        self.detect_interval = detect_interval
-        self.manifests = ManifestSet(self.config_dir)
-        self.detectors: dict[Pane, PaneDetector] = {}
+        self._init_sandbox(base_env, config_dir, state_dir, home, detect_interval)
         self.worktrees_dir = worktrees_dir or os.path.join(
             base_env.get("HOME") or self.cwd, ".herdr", "worktrees"
         )
@@ -255,9 +258,31 @@ class HerdrServer(
         self._tasks: anyio.abc.TaskGroup | None = None
         self._live: set[PtyProcess] = set()
         self._unix = UnixServer(self.path, self._handle, grace=1.0)
+        streams_path = client_socket or derive_client_socket_path(str(self.path))
+        self.streams = TerminalStreams(streams_path, self)
+        """The live terminal streams, on the client socket."""
         self._clock: Callable[[], float] = anyio.current_time
         """The running loop's clock while serving (:func:`loop_clock`: found once, not per read)."""
         self._handlers: dict[str, Handler] = self._handler_table()
+
+    def _init_sandbox(
+        self,
+        env: Mapping[str, str],
+        config_dir: str | None,
+        state_dir: str | None,
+        home: str | None,
+        detect_interval: float | None,
+    ) -> None:
+        """Set the config, state and home directories, the plugin records and detection."""
+        self.plugins: dict[str, t.InstalledPluginInfo] = {}
+        self.config_dir = config_dir or herdr_config_dir(env)
+        self.state_dir = state_dir or _herdr_state_dir(env, self.config_dir, config_dir)
+        self.plugin_logs: list[t.PluginCommandLogInfo] = []
+        self.plugin_panes: dict[str, tuple[str, str]] = {}
+        self.home = home
+        self.detect_interval = detect_interval
+        self.manifests = ManifestSet(self.config_dir)
+        self.detectors: dict[Pane, PaneDetector] = {}
 
     async def serve(
         self, *, task_status: anyio.abc.TaskStatus[Path] = anyio.TASK_STATUS_IGNORED
@@ -287,6 +312,7 @@ class HerdrServer(
     ) -> None:
         self._clock = loop_clock()
         path = await self._tasks.start(self._unix.serve)  # type: ignore[union-attr]
+        await self._tasks.start(self.streams.serve)  # type: ignore[union-attr]
         if self.detect_interval is not None:
             self._tasks.start_soon(self._detect_loop, self.detect_interval)  # type: ignore[union-attr]
         task_status.started()
@@ -295,6 +321,7 @@ class HerdrServer(
 
     def shutdown(self) -> None:
         """Stop accepting, end open streams and terminate every pane; safe to call twice."""
+        self.streams.shutdown()
         self._unix.shutdown()
         if self._tasks is not None:
             self._tasks.cancel_scope.cancel()

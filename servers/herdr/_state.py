@@ -35,8 +35,10 @@ from shedproto.herdr._screen import split_lines
 
 from ._detection import ManifestSet, PaneDetector
 from ._model import EventHub, Pane, Split, Tab, Workspace, aggregate_status
+from ._procinfo import follow_cwd
 from ._pty import PtyProcess
 from ._screen import PaneScreen
+from ._terminal import TerminalStreams
 from ._tree import divide, remove_leaf
 
 FEED_SLICE = 4096
@@ -118,6 +120,7 @@ class ServerState:
     _terminal_numbers: itertools.count[int]
     _tasks: anyio.abc.TaskGroup | None
     _live: set[PtyProcess]
+    streams: TerminalStreams
 
     def _ws_info(self, ws: Workspace) -> t.WorkspaceInfo:
         panes = ws.panes()
@@ -352,9 +355,22 @@ class ServerState:
         pane.notify_output()
         await self._close_pane(pane)
 
+    def _follow_cwd(self, pane: Pane | None) -> str | None:
+        """Return where a new terminal started from ``pane`` begins (herdr's follow rule).
+
+        The directory of the pane's foreground program, else its shell's,
+        else the directory it started in; ``None`` without a live pane. See
+        ``docs/protocols/herdr.md`` (*New terminals follow the focused pane*).
+        """
+        if pane is None or pane.closed:
+            return None
+        found = follow_cwd(pane.process.pid, None if pane.process.closed else pane.process.master)
+        return found or pane.cwd
+
     def _resize(self, tab: Tab) -> None:
+        """Give each pane its layout size, except one a terminal controller holds at its own."""
         for pane in tab.panes():
-            cols, rows = self._pane_rect(pane)
+            cols, rows = self.streams.locked_size(pane) or self._pane_rect(pane)
             pane.screen.resize(cols, rows)
             pane.process.resize(cols, rows)
 

@@ -29,9 +29,11 @@ class TabHandlers(ServerState):
             ws = self.active
         else:
             raise AnswerError(E.WORKSPACE_NOT_FOUND, "no active workspace")
+        # herdr: the new tab follows the workspace's focused pane (src/app/api/tabs.rs:65@1c76079f)
+        cwd = params.cwd or self._follow_cwd(ws.active_tab.focused_pane if ws.active_tab else None)
         tab = ws.new_tab(params.label)
         try:
-            pane = self._spawn(ws, tab, params.cwd, params.env)
+            pane = self._spawn(ws, tab, cwd, params.env)
         except AnswerError as failure:
             ws.tabs.remove(tab)
             raise AnswerError(E.TAB_CREATE_FAILED, failure.message) from None

@@ -27,12 +27,29 @@ HANDLERS: dict[str, str] = {
 class WorkspaceHandlers(ServerState):
     """The ``workspace.*`` handlers: create, list, get, focus, rename, close, move, metadata."""
 
+    def _creation_follow_cwd(self, params: t.WorkspaceCreateParams) -> str | None:
+        """Return the directory a new workspace follows (herdr's ``handle_workspace_create``).
+
+        The source workspace (``source_workspace_id``, else the active one):
+        its focused pane's directory, else its first pane's
+        (herdrdev/herdr ``src/app/api/workspaces.rs:46@1c76079f``).
+        """
+        source_id = getattr(params, "source_workspace_id", None)
+        source = self.active
+        if source_id is not None:
+            source = next((ws for ws in self.workspaces if ws.id == source_id), None)
+        if source is None:
+            return None
+        focused = source.active_tab.focused_pane if source.active_tab else None
+        panes = source.panes()
+        return self._follow_cwd(focused) or (self._follow_cwd(panes[0]) if panes else None)
+
     async def _workspace_create(
         self, id: str, params: t.WorkspaceCreateParams
     ) -> t.WorkspaceCreatedReply:
         self._check_env(params.env)
         number = next(self._workspace_numbers)
-        cwd = params.cwd or self.cwd
+        cwd = params.cwd or self._creation_follow_cwd(params) or self.cwd
         label = params.label or (os.path.basename(cwd.rstrip("/")) or cwd)
         ws = Workspace(number=number, id=new_workspace_id(number), label=label)
         tab = ws.new_tab(None)

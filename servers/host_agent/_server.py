@@ -72,10 +72,11 @@ import anyio.abc
 import anyio.from_thread
 import anyio.lowlevel
 
-from shedproto import __version__
+from shedproto import LocalProtocolError, __version__
 from shedproto.host_agent import (
     GATED_NAMESPACES,
     HELLO_TIMEOUT,
+    MAX_LINE_BYTES,
     NS_AWS,
     NS_SSH,
     PING_INTERVAL,
@@ -110,8 +111,10 @@ from shedproto.host_agent import (
     denial_audit,
     effective_policy,
     encode_audit_line,
+    encode_frame,
     encode_live_status,
     format_timestamp,
+    frame_too_large,
     gate_namespaces,
     no_minter_error,
     status_socket_path,
@@ -150,6 +153,11 @@ SUPERSEDE_FLUSH = 6.0
 """Seconds a superseded consumer gets to receive its notice before it is closed."""
 _ACTIVE = AgentState.ACTIVE
 """Bound once for the fan-out path: an enum member read through its class costs ~0.1 µs."""
+
+
+_TOO_LARGE = f"the credential reply would exceed the consumers' {MAX_LINE_BYTES}-byte line cap"
+"""The ``error`` of a reply whose credential made it too long for the consumers (ours, not the
+real agent's: it writes the long line)."""
 
 
 class MintError(Exception):
@@ -328,6 +336,7 @@ class HostAgentServer:
         audit_log: str | os.PathLike[str] | None = None,
         minter: CredentialMinter | None = None,
         grace: float = 1.0,
+        ack_null_when_empty: bool = False,
     ) -> None:
         config = config or AgentConfig()
         self.socket_dir = Path(socket_dir)
@@ -340,6 +349,9 @@ class HostAgentServer:
         self.write_timeout = write_timeout
         self.audit_log = Path(audit_log) if audit_log is not None else None
         self.minter = minter
+        self.ack_null_when_empty = ack_null_when_empty
+        """Write an empty ``gate_namespaces`` as the real agent's ``null`` (default ``[]``,
+        which the real consumers can decode; see :meth:`HelloAck.accepted_ack`)."""
         self.policies: dict[str, str] = {ns: config.policies.get(ns, "") for ns in GATED_NAMESPACES}
         self.registry = ApprovalRegistry(timeout=config.approval_timeout)
         self.ring = EventRing()
@@ -529,15 +541,21 @@ class HostAgentServer:
         agent).
 
         Raises:
+            LocalProtocolError: ``FRAME_TOO_LARGE``, the event line would exceed
+                the consumers' 1 MiB cap (the real agent sends it, and the real
+                consumer then disconnects, reconnects and gets it again in the
+                replay); nothing is recorded, logged, ringed or sent.
             OSError: the audit log (``audit_log``) could not be written; the
                 event is then neither ringed nor sent.
 
         """
+        line = self._lines.line(record)
+        if len(line) > MAX_LINE_BYTES:
+            raise frame_too_large("event", len(line))
         self.audit_records.append(record)
         if self.audit_log is not None:
             with self.audit_log.open("ab") as handle:
                 handle.write(encode_audit_line(record))
-        line = self._lines.line(record)
         self.ring.append(line)
         burst = self._burst
         if burst is not None and 0 < len(burst) < CORK_FRAMES - 1:
@@ -638,6 +656,9 @@ class HostAgentServer:
 
         Raises:
             ValueError: ``namespace`` has no approval policy (``egress``, a typo).
+            LocalProtocolError: ``FRAME_TOO_LARGE``, the ``approval_request`` would
+                exceed the consumers' 1 MiB line cap (a huge ``shed`` or ``server``);
+                nothing is left pending.
             OSError: the audit log (``audit_log``) could not be written.
 
         """
@@ -807,6 +828,7 @@ class HostAgentServer:
             version=self.version,
             gate_namespaces=gate_namespaces(self.policies),
             request_timeout_ms=self.registry.request_timeout_ms,
+            null_when_empty=self.ack_null_when_empty,
         )
         try:
             with anyio.fail_after(self.write_timeout):
@@ -913,6 +935,24 @@ class HostAgentServer:
     async def _answer_credential(
         self, consumer: _Consumer, request: TokenGet | CredentialGet
     ) -> None:
+        """Mint for ``request`` and answer it; never writes a reply over the consumers' cap.
+
+        A request whose reply cannot fit even without a credential (an ``id``
+        or ``server`` near the 1 MiB inbound cap, echoed back) is not minted
+        for and not answered: the consumer's own request timeout fails it
+        closed (the real agent writes the oversized reply, and the real
+        consumer disconnects). A credential that makes the reply too long is
+        replaced by an error reply.
+        """
+        refusal = credential_reply(request, None, _TOO_LARGE, id=_new_id(), ts=_now_ts())
+        if len(encode_frame(refusal)) > MAX_LINE_BYTES:
+            log.warning(
+                "not answering %s %r...: the reply would exceed the %d-byte line cap",
+                type(request).__name__,
+                request.id[:40],
+                MAX_LINE_BYTES,
+            )
+            return
         minted: MintedCredential | None = None
         error = ""
         if self.minter is None:
@@ -929,4 +969,9 @@ class HostAgentServer:
         reply = credential_reply(request, minted, error, id=_new_id(), ts=_now_ts())
         # delivered only if this connection is still the active consumer
         if self.registry.consumer == consumer.key and consumer.conn.state is AgentState.ACTIVE:
-            consumer.enqueue(consumer.conn.send(reply))
+            try:
+                data = consumer.conn.send(reply)
+            except LocalProtocolError:  # FRAME_TOO_LARGE: the minted credential made it too long
+                refusal = credential_reply(request, None, _TOO_LARGE, id=_new_id(), ts=_now_ts())
+                data = consumer.conn.send(refusal)  # as long as the one measured above: it fits
+            consumer.enqueue(data)

@@ -83,6 +83,7 @@ from ._paths import (
     server_socket_path,
     tauri_socket_path,
 )
+from ._release import V0_0_14_OPS, Release, release_has_op
 from ._rules import (
     DEFAULT_MAC_KIND,
     HostId,
@@ -146,6 +147,10 @@ __all__ = [
     "check_gate",
     "decode_params",
     "validate_request",
+    # releases
+    "Release",
+    "V0_0_14_OPS",
+    "release_has_op",
     # rules
     "HostId",
     "HostIdError",

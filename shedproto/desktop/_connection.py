@@ -54,6 +54,7 @@ from ._envelope import (
 from ._errors import DesktopError
 from ._fast import fast_decoder
 from ._params import validate_request
+from ._release import Release
 from ._state import (
     CLIENT_TABLE,
     SERVER_TABLE,
@@ -150,15 +151,20 @@ class Failure(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 class ServerConnection(Contract[ConnState]):
     """The server side of one control-socket connection in ``dialect``.
 
-    ``test_mode`` drives the test-mode gates. Not thread-safe; one per connection.
+    ``test_mode`` drives the test-mode gates; ``release`` which ops exist
+    (an op the release lacks is ``unknown_op``/``unknown-op``). Not
+    thread-safe; one per connection.
     """
 
-    def __init__(self, dialect: Dialect, *, test_mode: bool = False) -> None:
+    def __init__(
+        self, dialect: Dialect, *, test_mode: bool = False, release: Release = Release.LATEST
+    ) -> None:
         super().__init__(SERVER_TABLE, ConnState.OPEN)
         self.dialect = dialect
         self.test_mode = test_mode
+        self.release = release
         self._lines = LineBuffer(dialect.policy)
-        self._fast = fast_decoder(dialect)
+        self._fast = fast_decoder(dialect, release)
         self._settle = self.outbox.settle
         self._mac = dialect is Dialect.MAC
 
@@ -221,7 +227,11 @@ class ServerConnection(Contract[ConnState]):
             return RequestRejected(code=parsed.code, message=parsed.message, reply=parsed.reply)
         try:
             shape, params = validate_request(
-                self.dialect, parsed.op, parsed.params, test_mode=self.test_mode
+                self.dialect,
+                parsed.op,
+                parsed.params,
+                test_mode=self.test_mode,
+                release=self.release,
             )
         except DesktopError as exc:
             reply = render_error(self.dialect, parsed.id, exc.code, exc.message)

@@ -25,6 +25,7 @@ import msgspec
 
 from ._catalogue import Gate, OpShape, lookup, ops_for
 from ._dialect import Dialect
+from ._release import Release, release_has_op
 
 __all__ = ["FastDecoder", "fast_decoder"]
 
@@ -32,13 +33,14 @@ __all__ = ["FastDecoder", "fast_decoder"]
 class FastDecoder:
     """Decode one request line in one pass, or return ``None`` for the general path."""
 
-    def __init__(self, dialect: Dialect) -> None:
+    def __init__(self, dialect: Dialect, release: Release = Release.LATEST) -> None:
         self.dialect = dialect
         members: list[type[msgspec.Struct]] = []
         self._ops: dict[type[msgspec.Struct], tuple[str, OpShape]] = {}
         self._empty: dict[type[msgspec.Struct], Any] = {}
         mac = dialect is Dialect.MAC
-        for index, op in enumerate(ops_for(dialect)):
+        ops = [op for op in ops_for(dialect) if release_has_op(release, dialect, op)]
+        for index, op in enumerate(ops):
             shape = lookup(op, dialect)
             assert shape is not None
             if shape.gate is not Gate.NONE or shape.reads_raw:
@@ -94,12 +96,13 @@ def _empty_params(shape: OpShape) -> Any:
         return None
 
 
-_DECODERS: dict[Dialect, FastDecoder] = {}
+_DECODERS: dict[tuple[Dialect, Release], FastDecoder] = {}
 
 
-def fast_decoder(dialect: Dialect) -> FastDecoder:
-    """Return the (cached) one-pass decoder of ``dialect``."""
-    found = _DECODERS.get(dialect)
+def fast_decoder(dialect: Dialect, release: Release = Release.LATEST) -> FastDecoder:
+    """Return the (cached) one-pass decoder of ``dialect`` with the ops of ``release``."""
+    key = (dialect, release)
+    found = _DECODERS.get(key)
     if found is None:
-        found = _DECODERS[dialect] = FastDecoder(dialect)
+        found = _DECODERS[key] = FastDecoder(dialect, release)
     return found

@@ -27,6 +27,7 @@ from ._catalogue import Gate, OpShape, TauriTyping, lookup
 from ._codes import DesktopCode
 from ._dialect import Dialect
 from ._errors import DesktopError
+from ._release import Release, release_has_op
 from ._swift import swift_mismatch, swift_missing, swift_null, swift_type
 from .types import Params
 
@@ -52,16 +53,16 @@ def _allowed(params: type[Params]) -> frozenset[str]:
     return found
 
 
-def resolve_op(dialect: Dialect, op: str) -> OpShape:
-    """Return ``op``'s shape in ``dialect``.
+def resolve_op(dialect: Dialect, op: str, release: Release = Release.LATEST) -> OpShape:
+    """Return ``op``'s shape in ``dialect`` as ``release`` has it.
 
     Raises:
         DesktopError: ``unknown-op`` ``no such op: X`` (mac) or ``unknown_op``
-            ``unknown op: X`` (Tauri).
+            ``unknown op: X`` (Tauri), also for an op ``release`` lacks.
 
     """
     shape = lookup(op, dialect)
-    if shape is None:
+    if shape is None or not release_has_op(release, dialect, op):
         message = f"no such op: {op}" if dialect is Dialect.MAC else f"unknown op: {op}"
         raise DesktopError(dialect.unknown_op, message)
     return shape
@@ -218,15 +219,20 @@ def decode_params(dialect: Dialect, op: str, shape: OpShape, params: Any) -> Par
 
 
 def validate_request(
-    dialect: Dialect, op: str, params: Any, *, test_mode: bool
+    dialect: Dialect,
+    op: str,
+    params: Any,
+    *,
+    test_mode: bool,
+    release: Release = Release.LATEST,
 ) -> tuple[OpShape, Params]:
-    """Resolve ``op``, apply the gate, then decode ``params``: the servers' order.
+    """Resolve ``op`` (in ``release``), apply the gate, then decode ``params``: the servers' order.
 
     Raises:
         DesktopError: the first refusal, coded for ``dialect``.
 
     """
-    shape = resolve_op(dialect, op)
+    shape = resolve_op(dialect, op, release)
     check_gate(dialect, op, shape, params, test_mode=test_mode)
     return shape, decode_params(dialect, op, shape, params)
 

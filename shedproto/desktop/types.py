@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from shedproto import LenientFrame, StrictFrame
 
 __all__ = [
@@ -41,7 +43,9 @@ __all__ = [
     "HostAuth",
     "HostsAuth",
     "ShedsListParams",
+    "MacShed",
     "MacShedsList",
+    "TauriShed",
     "TauriShedsList",
     "UsageList",
     "ImagesList",
@@ -196,7 +200,12 @@ class MacIdentify(Result, omit_defaults=True, frozen=True, kw_only=True):
 
 
 class TauriIdentify(Result, frozen=True, kw_only=True):
-    """Tauri ``identify``: ``mock_base_url`` is ``null`` when unset; ``broker_mode`` optional."""
+    """Tauri ``identify``: ``mock_base_url`` is ``null`` when unset.
+
+    v0.0.14 sends exactly ``socket_path, pid, core, platform, test_mode,
+    mock_base_url`` (charliek/shed-desktop ``tauri/src-tauri/src/ipc.rs:116-125@5a762e8``);
+    the newer app adds ``broker_mode`` (absent here means v0.0.14).
+    """
 
     socket_path: str
     pid: int
@@ -204,7 +213,7 @@ class TauriIdentify(Result, frozen=True, kw_only=True):
     platform: str = "tauri"
     test_mode: bool
     mock_base_url: str | None = None
-    broker_mode: str | None = None
+    broker_mode: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class UiNavigateParams(Params, frozen=True, kw_only=True):
@@ -324,15 +333,16 @@ class UiState(Result, omit_defaults=True, frozen=True, kw_only=True):
 
     ``sheds`` are ``sheds.list`` rows; ``last_error`` is omitted when nil
     (Swift's ``encodeIfPresent``); ``sheds_empty_state`` is the sentence the
-    Sheds pane's empty state renders (``""`` when there are sheds).
+    Sheds pane's empty state renders (``""`` when there are sheds); v0.0.14's
+    ``UIState`` has no such field (``Models.swift:342-353@5a762e8``).
     """
 
     pane: str
     hosts: list[MacHost]
-    sheds: list[Row]
+    sheds: list[MacShed]
     host_agent_connected: bool
     last_error: str | None = None
-    sheds_empty_state: str
+    sheds_empty_state: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class HostAuth(Result, frozen=True, kw_only=True):
@@ -355,17 +365,72 @@ class ShedsListParams(Params, frozen=True, kw_only=True):
     host: str | None = None
 
 
-class MacShedsList(Result, frozen=True, kw_only=True):
-    """mac ``sheds.list``."""
+class TauriShed(Result, frozen=True, kw_only=True):
+    """A shed row as the Tauri app sends it: shed-core's ``Shed`` through serde.
 
-    sheds: list[Row]
+    Every field is always present; an unknown optional is ``null`` (no
+    ``skip_serializing_if``: charliek/shed-desktop
+    ``core/shed-core/src/models.rs:63-84@5a762e8``). ``host`` is the config
+    server name the client stamped on the row; ``status`` is
+    ``running|stopped|starting|error|unknown``.
+    """
+
+    host: str
+    name: str
+    status: str
+    backend: str | None = None
+    repo: str | None = None
+    image: str | None = None
+    image_digest: str | None = None
+    local_dir: str | None = None
+    ip_address: str | None = None
+    cpus: int | None = None
+    memory_mb: int | None = None
+    created_at: str | None = None
+    started_at: str | None = None
+    active_namespaces: list[str] = msgspec.field(default_factory=list)
+
+
+class MacShed(Result, omit_defaults=True, frozen=True, kw_only=True):
+    """A shed row as the mac app sends it: ``Models.swift``'s ``Shed``, synthesized Encodable.
+
+    ``nil`` optionals are omitted (``encodeIfPresent``); ``active_namespaces``
+    is not optional and always present, ``[]`` when empty (charliek/shed-desktop
+    ``Sources/ShedKit/Models/Models.swift:82-110@5a762e8``).
+    """
+
+    host: str
+    name: str
+    status: str
+    backend: str | None = None
+    repo: str | None = None
+    image: str | None = None
+    image_digest: str | None = None
+    local_dir: str | None = None
+    ip_address: str | None = None
+    cpus: int | None = None
+    memory_mb: int | None = None
+    created_at: str | None = None
+    started_at: str | None = None
+    active_namespaces: list[str]
+
+
+class MacShedsList(Result, frozen=True, kw_only=True):
+    """mac ``sheds.list`` (filtered by ``host`` when given)."""
+
+    sheds: list[MacShed]
 
 
 class TauriShedsList(Result, frozen=True, kw_only=True):
-    """Tauri ``sheds.list`` / ``sheds.refresh``: ``host_errors`` is always present."""
+    """Tauri ``sheds.list`` / ``sheds.refresh``.
 
-    sheds: list[Row]
-    host_errors: list[HostFailure]
+    ``host_errors`` is always present in the newer app and absent in
+    v0.0.14, whose ``sheds.list`` is ``{sheds}`` alone (charliek/shed-desktop
+    ``tauri/src-tauri/src/ipc.rs:210@5a762e8``).
+    """
+
+    sheds: list[TauriShed]
+    host_errors: list[HostFailure] | msgspec.UnsetType = msgspec.UNSET
 
 
 class UsageList(Result, frozen=True, kw_only=True):
@@ -549,14 +614,23 @@ class CreateIdParams(Params, frozen=True, kw_only=True):
     create_id: str
 
 
-class CreateProgress(Result, omit_defaults=True, frozen=True, kw_only=True):
-    """``create.status``: Tauri answers ``{state: "unknown"}`` for an unknown id."""
+class CreateProgress(Result, frozen=True, kw_only=True):
+    """``create.status``: a create's progress, ``state`` ``progress|complete|error``.
 
+    Both apps send the create store's snapshot ``{id, state, messages, shed,
+    error}``: Tauri through serde (``shed``/``error`` ``null`` when absent;
+    charliek/shed-desktop ``core/shed-core/src/create.rs:22-39@5a762e8``), mac
+    omitting them (``Sources/ShedKit/Models/Models.swift:661-675@5a762e8``).
+    ``shed`` is the created shed's row once complete. For an id it does not
+    hold, Tauri answers ``{state: "unknown"}`` alone (``ipc.rs:386-392@5a762e8``);
+    mac answers ``not-found``.
+    """
+
+    id: str | msgspec.UnsetType = msgspec.UNSET
     state: str
-    create_id: str | None = None
-    name: str | None = None
-    step: str | None = None
-    error: str | None = None
+    messages: list[str] | msgspec.UnsetType = msgspec.UNSET
+    shed: Row | msgspec.UnsetType | None = msgspec.UNSET
+    error: str | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class MacTerminalParams(Params, frozen=True, kw_only=True):
@@ -996,11 +1070,20 @@ class LogPath(Result, frozen=True, kw_only=True):
 
 
 class PolicyRule(Result, frozen=True, kw_only=True):
-    """One saved per-(server, shed) rule: ``action`` always-allow or always-deny."""
+    """One policy rule: shed-core's ``PolicyRule`` (approval/models.rs:292-333@5a762e8).
 
-    server: str
-    shed: str
+    ``scope`` ``default|namespace|shed|session``; ``action`` ``approve|deny|prompt``;
+    ``gate`` ``biometrics|biometrics-or-password|none`` (always sent); ``server``,
+    ``namespace`` and ``shed`` are omitted when unset. A persisted approval adds
+    ``{scope: "shed", server, shed, action, gate: "none"}`` (coordinator.rs:893-900).
+    """
+
+    scope: str
+    server: str | msgspec.UnsetType = msgspec.UNSET
+    namespace: str | msgspec.UnsetType = msgspec.UNSET
+    shed: str | msgspec.UnsetType = msgspec.UNSET
     action: str
+    gate: str = "biometrics-or-password"
 
 
 class PolicyList(Result, frozen=True, kw_only=True):
@@ -1039,11 +1122,16 @@ class DashboardEmpty(Result, frozen=True, kw_only=True):
 
 
 class DashboardDump(Result, frozen=True, kw_only=True):
-    """``dashboard.dump``: rendered rows, held failures, empty state (null when rows render)."""
+    """``dashboard.dump``: rendered rows, held failures, empty state (null when rows render).
+
+    v0.0.14 answers ``{rows}`` alone (charliek/shed-desktop
+    ``tauri/src-tauri/src/ipc.rs:212-214@5a762e8``): ``host_errors`` and
+    ``empty`` are then absent.
+    """
 
     rows: list[Row]
-    host_errors: list[HostFailure]
-    empty: DashboardEmpty | None = None
+    host_errors: list[HostFailure] | msgspec.UnsetType = msgspec.UNSET
+    empty: DashboardEmpty | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class AgentsDump(Result, frozen=True, kw_only=True):

@@ -15,6 +15,9 @@ writes anything.
   paths exactly as herdr does, from an environment mapping you pass in.
 * :func:`check_exact` is herdr's exact-equality version rule and
   :func:`check_methods` the looser per-method check.
+* :class:`TerminalFrame`, :class:`TerminalClosed` and the ``Terminal*`` commands are
+  the JSON lines of ``herdr terminal session control|observe``; :class:`FrameEncoder`
+  paints screens into frames.
 
 The decisions taken where the digest leaves room or the versions differ are
 in the documentation: ``docs/architecture/decisions/herdr.rst``.
@@ -106,6 +109,20 @@ from ._subscriptions import (
     replay_rule,
     subscription_type,
 )
+from ._terminal import (
+    CloseReason,
+    FrameEncoder,
+    InvalidCommandError,
+    TerminalClosed,
+    TerminalCommand,
+    TerminalFrame,
+    TerminalInput,
+    TerminalOpen,
+    TerminalRecord,
+    TerminalRelease,
+    TerminalResize,
+    TerminalScroll,
+)
 from ._versions import (
     DEFAULT_PROTOCOL,
     HERDR_VERSIONS,
@@ -135,6 +152,19 @@ from ._worktrees import (
 
 __all__ = [
     "types",
+    # terminal streams (herdr terminal session control|observe)
+    "CloseReason",
+    "FrameEncoder",
+    "InvalidCommandError",
+    "TerminalClosed",
+    "TerminalCommand",
+    "TerminalFrame",
+    "TerminalInput",
+    "TerminalOpen",
+    "TerminalRecord",
+    "TerminalRelease",
+    "TerminalResize",
+    "TerminalScroll",
     # connections
     "ClientConnection",
     "ServerConnection",

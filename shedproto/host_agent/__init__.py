@@ -45,6 +45,7 @@ from ._connection import (
     ConsumerConnectionEvent,
     LineSkipped,
     PingDue,
+    frame_too_large,
     validate_csr,
 )
 from ._constants import (
@@ -227,6 +228,7 @@ __all__ = [
     "PingDue",
     "MAX_CSR_BYTES",
     "validate_csr",
+    "frame_too_large",
     "AgentState",
     "AgentInput",
     "ConsumerState",

@@ -77,6 +77,7 @@ __all__ = [
     "LineSkipped",
     "MAX_CSR_BYTES",
     "PingDue",
+    "frame_too_large",
     "validate_csr",
 ]
 
@@ -280,11 +281,17 @@ class AgentConnection(Contract[AgentState]):
         Raises:
             LocalProtocolError: the connection is not active (before the ack,
                 superseded or closed: the real agent never writes there), or
-                ``frame`` is a ``hello_ack`` (use :meth:`accept`/:meth:`supersede`).
+                ``frame`` is a ``hello_ack`` (use :meth:`accept`/:meth:`supersede`);
+                ``FRAME_TOO_LARGE`` when the line would exceed the consumers' cap
+                (:data:`MAX_LINE_BYTES` with its newline: the real Rust consumer
+                disconnects on a longer one). The state is unchanged.
 
         """
         if self.state is _ACTIVE and type(frame) in _ACTIVE_SENDS:
-            return encode_frame(frame)  # (ACTIVE, frame) stays ACTIVE: skip the checks below
+            data = encode_frame(frame)  # (ACTIVE, frame) stays ACTIVE: skip the checks below
+            if len(data) > MAX_LINE_BYTES:
+                raise frame_too_large(type(frame).__name__, len(data))
+            return data
         if isinstance(frame, HelloAck):
             raise LocalProtocolError(
                 ErrorCode.INVALID_ARGUMENT, "send hello_ack with accept() or supersede()"
@@ -293,8 +300,11 @@ class AgentConnection(Contract[AgentState]):
             raise LocalProtocolError(
                 ErrorCode.INVALID_ARGUMENT, f"the agent does not send {type(frame).__name__}"
             )
+        data = encode_frame(frame)
+        if len(data) > MAX_LINE_BYTES:
+            raise frame_too_large(type(frame).__name__, len(data))
         self._local(type(frame))
-        return encode_frame(frame)
+        return data
 
     def forward(self, lines: Sequence[bytes]) -> bytes:
         """Pass already-encoded ``event`` lines (the replay ring, fan-out) to the active consumer.
@@ -357,6 +367,14 @@ _FORBIDDEN_CSR_MARKERS = (
     "mhccaqee",
     "bgkqhkig9w0baqefaasc",
 )
+
+
+def frame_too_large(kind: str, size: int) -> LocalProtocolError:
+    """Return the error for an agent frame of ``size`` bytes (newline included) over the cap."""
+    return LocalProtocolError(
+        ErrorCode.FRAME_TOO_LARGE,
+        f"{kind} frame of {size} bytes exceeds the consumers' {MAX_LINE_BYTES}-byte line cap",
+    )
 
 
 def validate_csr(csr: str) -> None:

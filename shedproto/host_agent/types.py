@@ -9,8 +9,9 @@ encode time (``omit_defaults=True``):
   when empty) yet zero-filled when a peer leaves it out, so decoding stays as
   lenient as the real agent's;
 * ``hello_ack``'s ``namespaces`` / ``gate_namespaces`` are **nullable lists**:
-  always written, as ``null`` when empty (an empty tuple is normalised to
-  ``None`` on construction).
+  always written; ``None`` is ``null`` (the superseded notice), a tuple is a
+  list, ``[]`` when empty (see :meth:`HelloAck.accepted_ack` for why an
+  accepted ack never carries ``null``).
 
 ``v`` is not a field: :func:`encode_frame` stamps ``"v":2`` in front of the
 tag, which gives the real key order ``v, type, id, ts, ...``; inbound ``v``
@@ -155,9 +156,9 @@ class HelloAck(_Frame, frozen=True, kw_only=True, tag="hello_ack"):
     """The agent's answer to ``hello``, or the notice sent to a superseded consumer.
 
     Build one with :meth:`accepted_ack` or :meth:`superseded_ack`.
-    ``namespaces``/``gate_namespaces`` are written as ``null`` when empty;
-    ``agent_capabilities`` is omitted when empty (an old agent); ``reason`` is
-    omitted on an accepted ack.
+    ``namespaces``/``gate_namespaces`` are written as ``null`` when ``None``
+    and as a list (``[]`` when empty) otherwise; ``agent_capabilities`` is
+    omitted when empty (an old agent); ``reason`` is omitted on an accepted ack.
     """
 
     id: str = _always("")
@@ -170,12 +171,6 @@ class HelloAck(_Frame, frozen=True, kw_only=True, tag="hello_ack"):
     accepted: bool = _always(False)
     reason: str = ""
 
-    def __post_init__(self) -> None:
-        if self.namespaces == ():
-            msgspec.structs.force_setattr(self, "namespaces", None)
-        if self.gate_namespaces == ():
-            msgspec.structs.force_setattr(self, "gate_namespaces", None)
-
     @classmethod
     def accepted_ack(
         cls,
@@ -187,14 +182,24 @@ class HelloAck(_Frame, frozen=True, kw_only=True, tag="hello_ack"):
         request_timeout_ms: int,
         namespaces: tuple[str, ...] = NAMESPACES,
         agent_capabilities: tuple[str, ...] = AGENT_CAPABILITIES,
+        null_when_empty: bool = False,
     ) -> HelloAck:
-        """Build the accepted ack a current agent writes (``approval_method`` ``shed-desktop``)."""
+        """Build the accepted ack a current agent writes (``approval_method`` ``shed-desktop``).
+
+        An empty ``gate_namespaces`` (nothing delegated to the app) is written
+        as ``[]``. The real agent writes ``null`` there, which neither real
+        consumer can decode: the line is skipped and the app never sees itself
+        connected (docs/protocols/host-agent.md, "Real consumers").
+        ``null_when_empty=True`` writes the real agent's ``null`` instead (for
+        testing a consumer against it); it applies to ``namespaces`` too.
+        """
+        empty = None if null_when_empty else ()
         return cls(
             id=id,
             ts=ts,
             agent=AgentInfo(version=version, approval_method=APPROVAL_METHOD),
-            namespaces=namespaces,
-            gate_namespaces=gate_namespaces,
+            namespaces=namespaces or empty,
+            gate_namespaces=gate_namespaces or empty,
             agent_capabilities=agent_capabilities,
             request_timeout_ms=request_timeout_ms,
             accepted=True,
@@ -202,8 +207,15 @@ class HelloAck(_Frame, frozen=True, kw_only=True, tag="hello_ack"):
 
     @classmethod
     def superseded_ack(cls, *, id: str, ts: str) -> HelloAck:
-        """Build the ack sent to a consumer that a new one supersedes (zero agent, null lists)."""
-        return cls(id=id, ts=ts, reason="superseded")
+        """Build the notice sent to a consumer that a new one supersedes, as the real agent does.
+
+        Zero agent, ``null`` lists, timeout 0, ``accepted`` false, ``reason``
+        ``superseded``, no capabilities. The real consumers cannot decode it
+        (``null`` lists) and so only see the connection close; were it
+        decodable, they would take it for a connect, as they never read
+        ``accepted``.
+        """
+        return cls(id=id, ts=ts, namespaces=None, gate_namespaces=None, reason="superseded")
 
     @property
     def supersedes(self) -> bool:

@@ -19,17 +19,16 @@ Example::
 from __future__ import annotations
 
 from ._agents_host import AgentsHostObserver
+from ._answers import REPLAY_ERROR_CODES, not_in_cassette_answer
 from ._base import Observer
 from ._cassette import (
     CASSETTE_FORMAT,
-    REDACTED,
     CassetteError,
     CassetteHeader,
     CassetteRecord,
     decode_cassette,
     encode_header,
     encode_record,
-    redact,
 )
 from ._desktop import DesktopObserver
 from ._diagnostic import Diagnostic, DiagnosticKind, Direction, kind_of
@@ -37,11 +36,14 @@ from ._factory import PROTOCOLS, ObserverFactory, observer_factory, resolve_opti
 from ._herdr import HerdrObserver
 from ._host_agent import ApprovalObserver, StatusObserver
 from ._probe import Outcome, ProbeCase, judge, outcome_of, probe_cases
+from ._redact import REDACTED, REDACTION_TABLE, Redaction, redact
 
 __all__ = [
     "CASSETTE_FORMAT",
     "PROTOCOLS",
     "REDACTED",
+    "REDACTION_TABLE",
+    "REPLAY_ERROR_CODES",
     "CassetteError",
     "CassetteHeader",
     "CassetteRecord",
@@ -49,6 +51,7 @@ __all__ = [
     "encode_header",
     "encode_record",
     "judge",
+    "not_in_cassette_answer",
     "outcome_of",
     "probe_cases",
     "redact",
@@ -64,6 +67,7 @@ __all__ = [
     "ObserverFactory",
     "Outcome",
     "ProbeCase",
+    "Redaction",
     "StatusObserver",
     "kind_of",
     "observer_factory",

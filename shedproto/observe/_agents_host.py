@@ -6,7 +6,8 @@ is converted into its op's result type, so a wrong field is reported with its
 JSON path. The host answers a ``submit`` with ``wait`` when the command ends,
 so replies may legitimately overtake each other: only an answer to an id
 never sent (or already answered) is a deviation, never the order. Events are
-legal only after a successful ``subscribe`` reply.
+legal only after a successful ``subscribe`` reply. The host closing while
+replies are owed is ``truncated``.
 """
 
 from __future__ import annotations
@@ -105,6 +106,9 @@ class AgentsHostObserver(Observer):
             self._line(line, self._frame("s2c"))
         if error is not None:
             self.report_error("s2c", error, frame=self._frame("s2c"))
+        owed = len(self.pending) + self._unread_requests
+        if not data and owed and "s2c" not in self._dead:
+            self.report("truncated", "s2c", f"the host closed with {owed} reply(s) owed")
 
     def _line(self, line: bytes, index: int) -> None:
         try:

@@ -1,4 +1,4 @@
-r"""Cassettes: the versioned NDJSON recording of relayed connections, and secret redaction.
+r"""Cassettes: the versioned NDJSON recording of relayed connections.
 
 Format version 1. The first line is the header, every further line one record::
 
@@ -15,42 +15,35 @@ Format version 1. The first line is the header, every further line one record::
 ``text`` when they are valid UTF-8, else ``b64``. Data records hold whole
 lines (a trailing partial line only at end of stream), so that redaction
 works on complete frames. ``redacted`` lists the JSON paths whose values were
-replaced by ``"REDACTED"``; a redacted frame stays decodable by the core.
-
-Redaction rules: host-agent ``token.response`` / ``credential.response``
-(``token``, ``client_cert``); agents-host ``submit`` requests (every value of
-an ``env`` object anywhere in ``command``).
+replaced by ``"REDACTED"`` (the rules are in :mod:`shedproto.observe._redact`);
+a line that could not be searched for secrets is replaced whole: its
+``redacted`` is ``["$"]`` and ``withheld`` says why.
 """
 
 from __future__ import annotations
 
 import base64
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
 from shedproto._errors import ErrorCode, RemoteProtocolError
-from shedproto.host_agent import CredentialResponse, TokenResponse, decode_agent_frame, encode_frame
 
 from ._diagnostic import Direction
 from ._factory import PROTOCOLS
 
 __all__ = [
     "CASSETTE_FORMAT",
-    "REDACTED",
     "CassetteError",
     "CassetteHeader",
     "CassetteRecord",
     "decode_cassette",
     "encode_header",
     "encode_record",
-    "redact",
 ]
 
 CASSETTE_FORMAT = 1
 """The format version this library writes and reads."""
-REDACTED = "REDACTED"
-"""The value that replaces a secret."""
 
 RecordEvent = Literal["open", "data", "eof", "close"]
 
@@ -77,7 +70,11 @@ class CassetteHeader(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class CassetteRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """One event of one connection; ``data`` is the exact bytes of a ``data`` record."""
+    """One event of one connection; ``data`` is the exact bytes of a ``data`` record.
+
+    ``redacted`` lists the JSON paths replaced by ``"REDACTED"``; ``withheld``
+    (with ``redacted`` ``("$",)``) says why the whole line was replaced.
+    """
 
     t: float
     conn: int
@@ -85,6 +82,7 @@ class CassetteRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tr
     dir: Direction | None = None
     data: bytes = b""
     redacted: tuple[str, ...] = ()
+    withheld: str | None = None
 
 
 class _WireRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -95,6 +93,7 @@ class _WireRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     text: str | None = None
     b64: str | None = None
     redacted: tuple[str, ...] = ()
+    withheld: str | None = None
 
 
 _ENCODER = msgspec.json.Encoder()
@@ -124,6 +123,7 @@ def encode_record(record: CassetteRecord) -> bytes:
         text=text,
         b64=b64,
         redacted=record.redacted,
+        withheld=record.withheld,
     )
     return _ENCODER.encode(wire) + b"\n"
 
@@ -175,76 +175,7 @@ def decode_cassette(data: bytes) -> tuple[CassetteHeader, list[CassetteRecord]]:
                 dir=wire.dir,
                 data=payload,
                 redacted=wire.redacted,
+                withheld=wire.withheld,
             )
         )
     return header, records
-
-
-def redact(protocol: str, direction: Direction, line: bytes) -> tuple[bytes, tuple[str, ...]]:
-    """Return ``line`` with its secrets replaced, and the JSON paths replaced.
-
-    ``line`` is one complete frame with or without its newline; a frame that
-    holds no secret (or does not decode) is returned unchanged with ``()``.
-    """
-    if protocol == "host-agent" and direction == "s2c":
-        return _redact_credentials(line)
-    if protocol == "agents-host" and direction == "c2s":
-        return _redact_env(line)
-    return line, ()
-
-
-def _redact_credentials(line: bytes) -> tuple[bytes, tuple[str, ...]]:
-    body = line.rstrip(b"\r\n")
-    try:
-        frame = decode_agent_frame(body)
-    except RemoteProtocolError:
-        return line, ()
-    paths: list[str] = []
-    if isinstance(frame, (TokenResponse, CredentialResponse)) and frame.token:
-        frame = msgspec.structs.replace(frame, token=REDACTED)
-        paths.append("$.token")
-    if isinstance(frame, CredentialResponse) and frame.client_cert:
-        frame = msgspec.structs.replace(frame, client_cert=REDACTED)
-        paths.append("$.client_cert")
-    if not paths:
-        return line, ()
-    encoded = encode_frame(frame)
-    return (encoded if line.endswith(b"\n") else encoded.rstrip(b"\n")), tuple(paths)
-
-
-def _redact_env(line: bytes) -> tuple[bytes, tuple[str, ...]]:
-    try:
-        value = msgspec.json.decode(line)
-    except msgspec.DecodeError:
-        return line, ()
-    if not isinstance(value, dict) or value.get("op") != "submit":
-        return line, ()
-    paths: list[str] = []
-    command = value.get("command")
-    if isinstance(command, str):  # a command may travel as a JSON string
-        try:
-            inner = msgspec.json.decode(command)
-        except msgspec.DecodeError:
-            return line, ()
-        _scrub(inner, "$.command", paths)
-        value["command"] = _ENCODER.encode(inner).decode("utf-8")
-    else:
-        _scrub(command, "$.command", paths)
-    if not paths:
-        return line, ()
-    encoded = _ENCODER.encode(value)
-    return (encoded + b"\n" if line.endswith(b"\n") else encoded), tuple(paths)
-
-
-def _scrub(value: Any, path: str, paths: list[str]) -> None:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key == "env" and isinstance(item, dict):
-                for name in item:
-                    item[name] = REDACTED
-                    paths.append(f"{path}.env.{name}")
-            else:
-                _scrub(item, f"{path}.{key}", paths)
-    elif isinstance(value, list):
-        for position, item in enumerate(value):
-            _scrub(item, f"{path}[{position}]", paths)

@@ -5,7 +5,9 @@ protocol version; its decoded request is mirrored into a
 :class:`ClientConnection`, which then decodes the server's answer (the
 result typed for that method and version) and any stream events. A request
 line herdr cannot parse is mirrored as a request with id ``""``, the id of
-herdr's ``invalid_request`` answer.
+herdr's ``invalid_request`` answer. A ``pong`` whose ``protocol`` is not the
+observed version is a ``version_mismatch`` (``--version 22`` in front of a
+herdr that speaks 20).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class HerdrObserver(Observer):
 
     def __init__(self, connection: int, *, version: int) -> None:
         super().__init__(connection)
+        self.version = version
         self.server = ServerConnection(protocol=version, request_timeout=float("inf"))
         self.client = ClientConnection(protocol=version)
         self._request_id: str | None = None
@@ -87,6 +90,22 @@ class HerdrObserver(Observer):
             except (RemoteProtocolError, LocalProtocolError) as exc:
                 self._server_error(exc)
 
+    def _check_version(self, result: object, index: int) -> None:
+        """Report a ``pong`` naming another protocol than the observed one."""
+        config = getattr(type(result), "__struct_config__", None)
+        protocol = getattr(result, "protocol", None)
+        if config is None or config.tag != "pong" or not isinstance(protocol, int):
+            return
+        if protocol != self.version:
+            self.report(
+                "version_mismatch",
+                "s2c",
+                f"the server speaks herdr protocol {protocol}; observing protocol "
+                f"{self.version} (--version)",
+                path="$.result.protocol",
+                frame=index,
+            )
+
     def _server_error(self, exc: RemoteProtocolError | LocalProtocolError) -> None:
         self._s2c_dead = True
         index = self._frame("s2c")
@@ -96,6 +115,8 @@ class HerdrObserver(Observer):
             self.report_error("s2c", exc, frame=index)
 
     def _answer(self, answer: SuccessResponse[object] | ErrorResponse, index: int) -> None:
+        if isinstance(answer, SuccessResponse):
+            self._check_version(answer.result, index)
         if answer.id != self._request_id:
             self.report(
                 "unsolicited_answer",

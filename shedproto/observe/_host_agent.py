@@ -5,12 +5,16 @@ agent's view) and the agent's bytes to a :class:`ConsumerConnection` (the
 app's view); each frame one side decodes is mirrored into the other side's
 connection (``send``/``accept``/``supersede``), so the core's state tables
 decide what is legal when. ``approval_response`` and ``token``/``credential``
-answers are matched against the requests actually seen. The channel has no
+answers are matched against the requests actually seen; the agent closing
+while one is owed is ``truncated``. A ``credential.get`` to an agent whose
+``hello.ack`` does not advertise it is a ``version_mismatch`` (the channel's
+versioning is its capability list). The channel has no
 error-code registry (``token.response``/``credential.response`` carry free
 text in ``error``), so no ``unknown_error_code`` is ever reported for it.
 
 Status socket: the agent writes one LiveStatus document and closes; the
-client writes nothing. The document is checked at end of stream.
+client writes nothing. The document is checked at end of stream (none at
+all is ``truncated``; another ``schema`` is a ``version_mismatch``).
 """
 
 from __future__ import annotations
@@ -126,6 +130,9 @@ class ApprovalObserver(Observer):
             self.report("illegal_state", "s2c", exc.message, frame=index)
 
     def _closed(self, side: Direction, event: ConnectionClosed) -> None:
+        if side == "s2c" and event.reason is CloseReason.EOF and self._asked:
+            owed = ", ".join(sorted(self._asked))
+            self.report("truncated", "s2c", f"the agent closed with answers owed to {owed}")
         if event.reason is CloseReason.EOF or event.error is None:
             return
         if event.reason is CloseReason.NOT_HELLO:
@@ -159,6 +166,9 @@ class StatusObserver(Observer):
                 self.report("over_cap", "s2c", f"status report exceeds {MAX_STATUS_BYTES} bytes")
             return
         index = self._frame("s2c")
+        if not self._document.strip():
+            self.report("truncated", "s2c", "the agent closed without a status report", frame=index)
+            return
         try:
             decode_live_status(bytes(self._document))
         except RemoteProtocolError as exc:

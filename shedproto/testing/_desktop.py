@@ -42,11 +42,13 @@ def running_desktop_server(
     model: DesktopModel | None = None,
     mock_base_url: str | None = None,
     launch_policy: LaunchPolicy | None = None,
+    release: str = "latest",
 ) -> Iterator[RunningDesktopServer]:
     """Run a reference server on ``path`` for the ``with`` block, then shut it down.
 
     The environment is not read: ``test_mode`` and ``mock_base_url`` are
-    taken as given. ``launch_policy`` defaults to ``LaunchPolicy.IGNORE_EXTRAS``.
+    taken as given. ``launch_policy`` defaults to ``LaunchPolicy.IGNORE_EXTRAS``;
+    ``release`` is ``"latest"`` (the newer app) or ``"0.0.14"``.
 
     Raises:
         BindError: the socket path was refused (too long, in use, not a socket).
@@ -66,6 +68,7 @@ def running_desktop_server(
         mock_base_url=mock_base_url,
         env={},
         launch_policy=LaunchPolicy.IGNORE_EXTRAS if launch_policy is None else launch_policy,
+        release=release,
         grace=0.5,
     )
     with start_blocking_portal("asyncio", loop_options()) as portal:
@@ -80,4 +83,5 @@ def running_desktop_server(
 
 
 DesktopServerFactory = Callable[..., RunningDesktopServer]
-"""``start(dialect="tauri", test_mode=True, model=None, mock_base_url=None, launch_policy=...)``."""
+"""``start(dialect="tauri", test_mode=True, model=None, mock_base_url=None, launch_policy=...,
+release="latest")``."""

@@ -91,6 +91,7 @@ def desktop_server_factory(short_socket_dir: Path) -> Iterator[DesktopServerFact
             model: DesktopModel | None = None,
             mock_base_url: str | None = None,
             launch_policy: LaunchPolicy | None = None,
+            release: str = "latest",
         ) -> RunningDesktopServer:
             from shedproto.desktop import Dialect
 
@@ -105,6 +106,7 @@ def desktop_server_factory(short_socket_dir: Path) -> Iterator[DesktopServerFact
                     model=model,
                     mock_base_url=mock_base_url,
                     launch_policy=launch_policy,
+                    release=release,
                 )
             )
 

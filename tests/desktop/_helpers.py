@@ -45,3 +45,38 @@ def serve_bytes(
                     out += event.reply
                 return bytes(out)
     return bytes(out)
+
+
+def answer(
+    dialect: Dialect,
+    model: Any,
+    op: str,
+    params: Any = None,
+    *,
+    release: Any = None,
+    test_mode: bool = True,
+) -> dict[str, Any]:
+    """Send one request (as ``shedctl`` does: id ``"1"``, a params object) through a core
+    connection and the stand-in app over ``model``; return the decoded response line.
+    """
+    import msgspec
+
+    from shedproto.desktop import DesktopError, Failure, Release, request_line
+    from shedproto.servers.desktop import DesktopApp
+
+    chosen = Release.LATEST if release is None else Release(release)
+    app = DesktopApp(
+        model, dialect, test_mode=test_mode, socket_path="/run/s.sock", pid=7, release=chosen
+    )
+    conn = ServerConnection(dialect, test_mode=test_mode, release=chosen)
+    line = b""
+    for event in conn.receive_data(request_line("1", op, {} if params is None else params)):
+        if isinstance(event, RequestReceived):
+            try:
+                line = conn.send(Answer(id=event.id, result=app.handle(event)))
+            except DesktopError as exc:
+                line = conn.send(Failure.from_error(event.id, exc))
+        elif isinstance(event, RequestRejected):
+            line = event.reply
+    decoded: dict[str, Any] = msgspec.json.decode(line)
+    return decoded

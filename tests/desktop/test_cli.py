@@ -54,10 +54,10 @@ def test_call_prints_sorted_result(
     code = main(["desktop", "call", "sheds.list", "--socket", str(handle.path)])
     out = capsys.readouterr().out
     assert code == 0
-    assert json.loads(out) == {
-        "host_errors": [],
-        "sheds": [{"name": "web", "server": "prod", "status": "running"}],
-    }
+    row = json.loads(out)["sheds"][0]
+    assert (row["host"], row["name"], row["status"]) == ("prod", "web", "running")
+    assert row["repo"] is None
+    assert json.loads(out)["host_errors"] == []
     assert out.index('"host_errors"') < out.index('"sheds"')
 
 
@@ -163,3 +163,48 @@ def test_ops_lists_the_core_catalogue(capsys: pytest.CaptureFixture[str]) -> Non
     craze = next(line for line in lines if line.startswith("craze.create "))
     assert "machine, cwd?" in craze
     assert any(line.startswith("policy.set ") and "[test_only]" in line for line in lines)
+
+
+def test_serve_release_flag_answers_like_v0_0_14(short_socket_dir: Path) -> None:
+    """``serve --release 0.0.14``: identify without ``broker_mode`` (ipc.rs:116-125@5a762e8)."""
+    path = short_socket_dir / "old.sock"
+    command = [sys.executable, "-m", "shedproto.clients.cli", "desktop"]
+    serve = [*command, "serve", "--dialect", "tauri", "--test-mode", "--release", "0.0.14"]
+    with subprocess.Popen(
+        [*serve, "--socket", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        try:
+            assert proc.stdout is not None
+            ready = proc.stdout.readline()
+            assert ready.startswith(f"serving the tauri dialect on {path} (test mode on)")
+            assert "; release 0.0.14;" in ready
+            done = subprocess.run(
+                [*command, "call", "identify", "--socket", str(path)],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
+            assert done.returncode == 0
+            assert "broker_mode" not in json.loads(done.stdout)
+        finally:
+            proc.terminate()
+            proc.communicate(timeout=10)
+    assert proc.returncode == 0
+
+
+def test_serve_release_flag_refuses_unknown_release() -> None:
+    """An unknown ``--release`` is a usage error (exit 2), one line on stderr."""
+    done = subprocess.run(
+        [sys.executable, "-m", "shedproto.clients.cli", "desktop", "serve", "--dialect", "mac",
+         "--release", "9.9"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "--release" in done.stderr

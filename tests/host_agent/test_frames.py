@@ -49,9 +49,27 @@ EXACT = [
         b'"namespaces":null,"gate_namespaces":null,"request_timeout_ms":0,"accepted":false,'
         b'"reason":"superseded"}\n',
     ),
+    # Nothing delegated: [] (the real consumers cannot decode the real agent's null; see
+    # tests/host_agent/test_real_consumers.py for the sources).
     (
         HelloAck.accepted_ack(
             id="i", ts="t", version="v", gate_namespaces=(), request_timeout_ms=1000
+        ),
+        b'{"v":2,"type":"hello_ack","id":"i","ts":"t","agent":{"version":"v",'
+        b'"approval_method":"shed-desktop"},"namespaces":["ssh-agent","aws-credentials",'
+        b'"docker-credentials","egress"],"gate_namespaces":[],'
+        b'"agent_capabilities":["credential.get"],"request_timeout_ms":1000,"accepted":true}\n',
+    ),
+    # ...and the real agent's null on request
+    # (charliek/shed crates/shed-host-agent/src/desktop_protocol.rs:223@861fedae).
+    (
+        HelloAck.accepted_ack(
+            id="i",
+            ts="t",
+            version="v",
+            gate_namespaces=(),
+            request_timeout_ms=1000,
+            null_when_empty=True,
         ),
         b'{"v":2,"type":"hello_ack","id":"i","ts":"t","agent":{"version":"v",'
         b'"approval_method":"shed-desktop"},"namespaces":["ssh-agent","aws-credentials",'
@@ -227,10 +245,11 @@ def test_schema_error_keeps_the_path() -> None:
     assert info.value.path == "$.client.pid"
 
 
-def test_hello_ack_empty_lists_become_null() -> None:
+def test_hello_ack_none_is_null_and_an_empty_tuple_is_a_list() -> None:
+    assert b'"namespaces":null,"gate_namespaces":null' in encode_frame(HelloAck())
     ack = HelloAck(namespaces=(), gate_namespaces=())
-    assert ack.namespaces is None
-    assert b'"namespaces":null,"gate_namespaces":null' in encode_frame(ack)
+    assert ack.namespaces == ()
+    assert b'"namespaces":[],"gate_namespaces":[]' in encode_frame(ack)
 
 
 @requires_shared

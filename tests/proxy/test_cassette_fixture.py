@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from shedproto.clients import UnreachableSocketError
 from shedproto.clients.herdr import AsyncHerdrClient
+from shedproto.herdr import HerdrApiError
 from shedproto.observe import (
     CassetteError,
     CassetteHeader,
@@ -57,8 +57,8 @@ async def test_replay_mismatch_fails_naming_expected_and_received(
 
     async def other_request() -> None:
         async with replay("herdr") as path:
-            # the replay hangs up on the stranger: to the client, no herdr server is there
-            with pytest.raises(UnreachableSocketError):
+            # the replay answers the stranger with herdr's own error, then closes
+            with pytest.raises(HerdrApiError, match="not in the cassette"):
                 await AsyncHerdrClient.for_socket(path).request("workspace.list")
 
     with pytest.raises(pytest.fail.Exception, match=r"expected .*ping.*received .*workspace\.list"):
@@ -121,14 +121,14 @@ def test_redaction_keeps_the_frame_decodable_and_marks_it() -> None:
     line = encode_frame(
         CredentialResponse(in_reply_to="c1", server="web", token="t0k", client_cert="PEM")
     )
-    redacted, paths = redact("host-agent", "s2c", line)
+    redacted, paths, _ = redact("host-agent", "s2c", line)
     assert paths == ("$.token", "$.client_cert")
     frame = decode_agent_frame(redacted.rstrip(b"\n"))
     assert isinstance(frame, CredentialResponse)
     assert (frame.token, frame.client_cert, frame.in_reply_to) == ("REDACTED", "REDACTED", "c1")
-    assert redact("host-agent", "c2s", line) == (line, ())
+    assert redact("host-agent", "c2s", line) == (line, (), None)
     submit = b'{"id":1,"op":"submit","command":"{\\"payload\\":{\\"env\\":{\\"K\\":\\"v\\"}}}"}\n'
-    redacted, paths = redact("agents-host", "c2s", submit)
+    redacted, paths, _ = redact("agents-host", "c2s", submit)
     assert paths == ("$.command.payload.env.K",)
     assert b"REDACTED" in redacted
     assert redacted.endswith(b"\n")

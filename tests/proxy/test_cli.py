@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -117,3 +118,40 @@ def test_refused_listen_path_is_the_central_bind_failed_line(
     assert report["code"] == "bind_failed"
     assert report["message"].count(str(occupied)) == 1
     assert occupied.read_text() == "mine\n"
+
+
+def _default_sigint() -> None:
+    # A test runner started in the background ignores SIGINT; the CLI's user does not.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.mark.parametrize(
+    ("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 0)], ids=["ctrl-c", "sigterm"]
+)
+@pytest.mark.parametrize("command", ["proxy", "replay"])
+def test_proxy_and_replay_exit_130_on_ctrl_c_and_0_on_sigterm(
+    command: str, sig: int, code: int, tmp_path: Path
+) -> None:
+    """Regression (issue 27): both exited 0 on Ctrl-C; the CLI convention is 130."""
+    listen = tmp_path / "l.sock"
+    if command == "proxy":
+        argv = ["proxy", "--protocol", "herdr", "--upstream", str(tmp_path / "u.sock")]
+    else:
+        argv = ["replay", "--cassette", str(CASSETTE)]
+    process = subprocess.Popen(
+        [*CLI, *argv, "--listen", str(listen)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_default_sigint,  # noqa: PLW1509 - resets one signal, nothing else
+    )
+    try:
+        assert process.stdout is not None
+        assert "Ctrl-C stops it" in process.stdout.readline()
+        process.send_signal(sig)
+        _out, err = process.communicate(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert (process.returncode, err) == (code, "")
+    assert not listen.exists()

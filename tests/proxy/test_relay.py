@@ -99,6 +99,11 @@ class Recording(Observer):
 SEEN: list[Recording] = []
 
 
+def served() -> list[Recording]:
+    """The observers of real connections (connection 0 is the proxy's warm-up observer)."""
+    return [observer for observer in SEEN if observer.connection > 0]
+
+
 async def test_bytes_arrive_unchanged_even_when_not_protocol(short_socket_dir: Path) -> None:
     """Arbitrary bytes (not JSON, no newline, NULs) pass both ways exactly; EOF is relayed."""
     payload = bytes(range(256)) * 300
@@ -128,7 +133,7 @@ async def test_bytes_arrive_unchanged_even_when_not_protocol(short_socket_dir: P
         proxy.shutdown()
         upstream.shutdown()
     assert received == payload
-    assert SEEN[0].seen == {"c2s": payload, "s2c": payload}
+    assert served()[0].seen == {"c2s": payload, "s2c": payload}
 
 
 async def test_host_agent_long_lived_consumer_with_pings(short_socket_dir: Path) -> None:
@@ -184,3 +189,85 @@ async def test_a_recording_failure_never_stops_the_relay(
         first, second = await client.request("ping"), await client.request("ping")
     assert first == second
     assert errors == [f"recording to {recorder.path} stopped: No space left on device"]
+
+
+async def _echo(stream: anyio.abc.SocketStream) -> None:
+    while True:
+        try:
+            await stream.send(await stream.receive())
+        except (anyio.EndOfStream, anyio.BrokenResourceError):
+            return
+
+
+async def _send_and_read_all(path: Path, payload: bytes) -> bytes:
+    received = bytearray()
+    async with await anyio.connect_unix(path) as stream:
+
+        async def read() -> None:
+            while True:
+                try:
+                    received.extend(await stream.receive())
+                except anyio.EndOfStream:
+                    return
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(read)
+            await stream.send(payload)
+            await stream.send_eof()
+    return bytes(received)
+
+
+async def test_observers_falling_behind_drop_observation_never_bytes(
+    short_socket_dir: Path,
+) -> None:
+    """Past ``max_queued_bytes`` waiting, the connection goes unobserved, reported once."""
+    payload = bytes(range(256)) * 4096  # 1 MiB, in chunks far past the 1000 bytes allowed
+    SEEN.clear()
+    errors: list[str] = []
+    async with anyio.create_task_group() as tasks:
+        upstream = UnixServer(short_socket_dir / "echo.sock", _echo)
+        echo_path = await tasks.start(upstream.serve)
+        proxy = Proxy(
+            short_socket_dir / "p.sock",
+            echo_path,
+            Recording,
+            on_diagnostic=print,
+            on_error=errors.append,
+            max_queued_bytes=1000,
+        )
+        path = await tasks.start(proxy.serve)
+        received = await _send_and_read_all(path, payload)
+        proxy.shutdown()
+        upstream.shutdown()
+    assert received == payload
+    assert proxy.dropped == 1
+    assert len(errors) == 1
+    assert "observers fell behind" in errors[0]
+    assert len(served()[0].seen["c2s"]) < len(payload)  # observed up to the drop only
+
+
+async def test_a_large_transfer_with_back_pressure_arrives_whole(short_socket_dir: Path) -> None:
+    """8 MiB each way: more than the sockets hold, so the relay waits for room both ways."""
+    payload = bytes(range(256)) * (8 << 12)
+    async with anyio.create_task_group() as tasks:
+        upstream = UnixServer(short_socket_dir / "echo.sock", _echo)
+        echo_path = await tasks.start(upstream.serve)
+        cassette = short_socket_dir / "c.ndjson"
+        recorder = Recorder(cassette, CassetteHeader(protocol="herdr"), overwrite=False)
+        listen = short_socket_dir / "p.sock"
+        proxy = Proxy(listen, echo_path, Recording, on_diagnostic=print, recorder=recorder)
+        path = await tasks.start(proxy.serve)
+        received = await _send_and_read_all(path, payload)
+        proxy.shutdown()
+        upstream.shutdown()
+    assert received == payload
+    assert recorder.bytes_written > len(payload)  # all of it recorded (as base64)
+
+
+async def test_observers_are_warmed_up_before_readiness(short_socket_dir: Path) -> None:
+    """herdr's decoder takes ~0.25 s to build: built lazily it stalled the first relay batch."""
+    SEEN.clear()
+    listen, nobody = short_socket_dir / "p.sock", short_socket_dir / "none"
+    proxy = Proxy(listen, nobody, Recording, on_diagnostic=print)
+    async with serving(proxy):
+        assert [(o.connection, o.seen) for o in SEEN] == [(0, {"c2s": b"{}\n", "s2c": b"{}\n"})]

@@ -21,6 +21,7 @@ from shedproto.clients.herdr import AsyncHerdrClient
 from shedproto.clients.host_agent import AsyncApprovalConsumer, read_status_async
 from shedproto.clients.proxy import ReplayServer
 from shedproto.desktop import DesktopError
+from shedproto.herdr import DEFAULT_PROTOCOL
 from shedproto.host_agent import NS_SSH, POLICY_SHED_DESKTOP, ApprovalRequest, TokenGet
 from shedproto.observe import REDACTED, decode_cassette
 from shedproto.servers.herdr import HerdrServer
@@ -83,7 +84,7 @@ async def test_herdr_session_records_and_replays(
         return out
 
     recorded, replay, _ = await record_and_replay(
-        herdr_server.path, short_socket_dir, "herdr", session, version=21
+        herdr_server.path, short_socket_dir, "herdr", session, version=DEFAULT_PROTOCOL
     )
     assert replay == recorded
     assert len(recorded) == 4

@@ -1,0 +1,699 @@
+"""What the real apps answer, op by op and dialect by dialect, for the real ``shedctl``'s commands.
+
+Each test names the upstream source it was checked against (``repo path:line@commit``).
+``5a762e8`` is charliek/shed-desktop tag v0.0.14 (``git rev-parse v0.0.14``); facts of
+the newer app come from charliek/shed ``desktop/tauri`` and ``crates/`` (see the
+fidelity table in ``docs/protocols/desktop.md``). ``shedctl`` (charliek/shed-desktop
+``core/shedctl/src/main.rs:122-179@5a762e8``) sends id ``"1"`` and a params object:
+``identify {}``, ``sheds.list {}``, ``dashboard.dump {}``, ``app.screenshot {scale}``,
+``shed.<action> {name, host?}`` and ``raw <op> {k: v...}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from shedproto.desktop import Dialect, Release
+from shedproto.servers.desktop import DesktopModel
+
+from ._helpers import answer
+
+MAC, TAURI = Dialect.MAC, Dialect.TAURI
+OLD = Release.V0_0_14
+
+TAURI_SHED_KEYS = {
+    "host",
+    "name",
+    "status",
+    "backend",
+    "repo",
+    "image",
+    "image_digest",
+    "local_dir",
+    "ip_address",
+    "cpus",
+    "memory_mb",
+    "created_at",
+    "started_at",
+    "active_namespaces",
+}
+
+
+def _model(**shed: Any) -> DesktopModel:
+    model = DesktopModel()
+    model.add_shed("prod", "web", **shed)
+    model.add_shed("lab", "gpu", status="stopped", active_namespaces=["git"])
+    return model
+
+
+def _error(reply: dict[str, Any]) -> tuple[str, str]:
+    assert reply["ok"] is False, reply
+    return reply["error"]["code"], reply["error"]["message"]
+
+
+# --- identify -------------------------------------------------------------------------
+
+
+def test_identify_tauri_v0_0_14_sends_six_keys_mock_null() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:116-125@5a762e8."""
+    result = answer(TAURI, DesktopModel(), "identify", release=OLD)["result"]
+    assert result == {
+        "socket_path": "/run/s.sock",
+        "pid": 7,
+        "core": "rust",
+        "platform": "tauri",
+        "test_mode": True,
+        "mock_base_url": None,
+    }
+
+
+def test_identify_tauri_latest_adds_broker_mode() -> None:
+    """charliek/shed desktop/tauri/src-tauri/src/ipc.rs identify_payload@2cd01ef (digest §7.6)."""
+    result = answer(TAURI, DesktopModel(), "identify")["result"]
+    assert result["broker_mode"] == "auto"
+    assert result["mock_base_url"] is None  # null, never omitted
+    assert set(result) == {
+        "socket_path",
+        "pid",
+        "core",
+        "platform",
+        "test_mode",
+        "mock_base_url",
+        "broker_mode",
+    }
+
+
+@pytest.mark.parametrize("release", list(Release))
+def test_identify_mac_fields_mock_omitted_when_nil(release: Release) -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/IPCHandlerImpl.swift:180-191,529-550@5a762e8."""
+    result = answer(MAC, DesktopModel(), "identify", release=release)["result"]
+    assert "mock_base_url" not in result  # Swift encodeIfPresent
+    assert set(result) == {
+        "socket_path",
+        "pid",
+        "app_label",
+        "app_id",
+        "ui_version",
+        "protocol_version",
+        "test_mode",
+        "core",
+    }
+    assert result["core"] == "rust"
+
+
+def test_identify_mac_refuses_unknown_params() -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/IPCHandlerImpl.swift:28,559-569@5a762e8."""
+    reply = answer(MAC, DesktopModel(), "identify", {"client_name": "x", "verbose": True})
+    assert _error(reply) == ("unknown-field", "unknown params: verbose")
+
+
+# --- sheds list -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("release", list(Release))
+def test_sheds_list_tauri_rows_carry_every_model_field_null_when_unknown(
+    release: Release,
+) -> None:
+    """charliek/shed-desktop core/shed-core/src/models.rs:63-84@5a762e8 (serde, no skip)."""
+    sheds = answer(TAURI, _model(repo="git@x:y"), "sheds.list", release=release)["result"]["sheds"]
+    assert [set(row) for row in sheds] == [TAURI_SHED_KEYS, TAURI_SHED_KEYS]
+    web, gpu = sheds
+    assert (web["host"], web["name"], web["status"], web["repo"]) == (
+        "prod",
+        "web",
+        "running",
+        "git@x:y",
+    )
+    assert web["ip_address"] is None
+    assert web["cpus"] is None
+    assert web["active_namespaces"] == []
+    assert (gpu["host"], gpu["status"], gpu["active_namespaces"]) == ("lab", "stopped", ["git"])
+
+
+def test_sheds_list_tauri_v0_0_14_has_no_host_errors() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:210@5a762e8: ``{sheds}`` alone."""
+    model = _model()
+    model.make_host_unreachable("lab")
+    result = answer(TAURI, model, "sheds.list", release=OLD)["result"]
+    assert set(result) == {"sheds"}
+    assert [row["name"] for row in result["sheds"]] == ["web"]  # a failed host is dropped
+
+
+def test_sheds_list_tauri_latest_carries_host_errors() -> None:
+    """charliek/shed desktop/tauri/src-tauri/src/ipc.rs sheds_payload@2cd01ef."""
+    model = _model()
+    model.make_host_unreachable("lab")
+    result = answer(TAURI, model, "sheds.list")["result"]
+    assert [e["server"] for e in result["host_errors"]] == ["lab"]
+    assert answer(TAURI, _model(), "sheds.list")["result"]["host_errors"] == []
+
+
+def test_sheds_list_tauri_ignores_host() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:210@5a762e8: params are not read."""
+    sheds = answer(TAURI, _model(), "sheds.list", {"host": "lab"})["result"]["sheds"]
+    assert [row["name"] for row in sheds] == ["web", "gpu"]
+
+
+def test_sheds_list_mac_rows_omit_nil_optionals_keep_namespaces() -> None:
+    """charliek/shed-desktop Sources/ShedKit/Models/Models.swift:82-110@5a762e8."""
+    sheds = answer(MAC, _model(cpus=2), "sheds.list")["result"]["sheds"]
+    assert sheds == [
+        {"host": "prod", "name": "web", "status": "running", "cpus": 2, "active_namespaces": []},
+        {"host": "lab", "name": "gpu", "status": "stopped", "active_namespaces": ["git"]},
+    ]
+
+
+def test_sheds_list_mac_filters_by_host_unknown_host_is_empty() -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/IPCHandlerImpl.swift:329-334@5a762e8."""
+    assert [r["name"] for r in answer(MAC, _model(), "sheds.list", {"host": "lab"})["result"][
+        "sheds"
+    ]] == ["gpu"]
+    assert answer(MAC, _model(), "sheds.list", {"host": "nowhere"})["result"] == {"sheds": []}
+
+
+def test_sheds_list_mac_unknown_param_refused() -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/IPCHandlerImpl.swift:76,564-567@5a762e8."""
+    reply = answer(MAC, _model(), "sheds.list", {"server": "prod"})
+    assert _error(reply) == ("unknown-field", "unknown params: server")
+
+
+# --- dashboard dump -------------------------------------------------------------------
+
+
+def test_dashboard_dump_tauri_v0_0_14_is_rows_alone() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:212-214@5a762e8."""
+    result = answer(TAURI, _model(), "dashboard.dump", release=OLD)["result"]
+    assert set(result) == {"rows"}
+    assert [row["name"] for row in result["rows"]] == ["web", "gpu"]
+
+
+def test_dashboard_dump_tauri_latest_rows_host_errors_empty() -> None:
+    """charliek/shed desktop/tauri/src-tauri/src/ipc.rs dashboard.dump arm@2cd01ef."""
+    result = answer(TAURI, _model(), "dashboard.dump")["result"]
+    assert set(result) == {"rows", "host_errors", "empty"}
+    assert result["empty"] is None  # rows render: no empty state
+    assert set(result["rows"][0]) == TAURI_SHED_KEYS
+
+
+@pytest.mark.parametrize("release", list(Release))
+def test_dashboard_dump_mac_is_unknown_op(release: Release) -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/IPCHandlerImpl.swift:164-166@5a762e8."""
+    reply = answer(MAC, _model(), "dashboard.dump", release=release)
+    assert _error(reply) == ("unknown-op", "no such op: dashboard.dump")
+
+
+# --- screenshot -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("release", list(Release))
+def test_screenshot_tauri_ignores_scale(release: Release) -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:209,743-755@5a762e8: params unread."""
+    result = answer(TAURI, DesktopModel(), "app.screenshot", {"scale": 3}, release=release)
+    assert set(result["result"]) == {"png", "width", "height"}
+
+
+def test_screenshot_mac_echoes_scale_and_surface() -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/IPCHandlerImpl.swift:336-358@5a762e8."""
+    result = answer(MAC, DesktopModel(), "app.screenshot", {"scale": 2})["result"]
+    assert (result["scale"], result["surface"]) == (2, "window")
+    assert set(result) == {"png", "width", "height", "scale", "surface"}
+
+
+@pytest.mark.parametrize("scale", [0, 3, 100])
+def test_screenshot_mac_scale_out_of_range(scale: int) -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/IPCHandlerImpl.swift:339-341@5a762e8."""
+    reply = answer(MAC, DesktopModel(), "app.screenshot", {"scale": scale})
+    assert _error(reply) == ("invalid-param", f"scale must be 1 or 2, got {scale}")
+
+
+def test_screenshot_mac_menu_surface_closed() -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/IPCHandlerImpl.swift:342-345@5a762e8."""
+    reply = answer(MAC, DesktopModel(), "app.screenshot", {"surface": "menu"})
+    assert _error(reply) == ("internal", "menu is not open; call ui.open_menu {open:true} first")
+
+
+# --- shed start|stop|reset|delete -----------------------------------------------------
+
+ACTIONS = ["shed.start", "shed.stop", "shed.reset", "shed.delete"]
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+@pytest.mark.parametrize("op", ACTIONS)
+def test_shed_action_ok_is_empty_object(dialect: Dialect, op: str) -> None:
+    """tauri ipc.rs:350-358@5a762e8; mac IPCHandlerImpl.swift:88-94@5a762e8: ``{}``."""
+    assert answer(dialect, _model(), op, {"name": "web", "host": "prod"})["result"] == {}
+
+
+@pytest.mark.parametrize("op", ACTIONS)
+def test_shed_action_tauri_unknown_host_is_action_failed(op: str) -> None:
+    """tauri ipc.rs:357@5a762e8 wraps core/shed-app/src/backend.rs:158-161,385-388@5a762e8."""
+    reply = answer(TAURI, _model(), op, {"name": "web", "host": "nowhere"})
+    assert _error(reply) == ("action_failed", "no configured host: nowhere")
+
+
+@pytest.mark.parametrize("op", ACTIONS)
+def test_shed_action_mac_unknown_host_is_not_found(op: str) -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/AppModel.swift:422-431,848-849@5a762e8."""
+    reply = answer(MAC, _model(), op, {"name": "web", "host": "nowhere"})
+    assert _error(reply) == ("not-found", "no configured host named nowhere")
+
+
+@pytest.mark.parametrize(
+    ("dialect", "expected"),
+    [
+        (TAURI, ("action_failed", "no configured host")),  # backend.rs:385-388@5a762e8
+        (MAC, ("not-found", "no configured host")),  # AppModel.swift:422-425@5a762e8
+    ],
+)
+def test_shed_action_no_configured_host(dialect: Dialect, expected: tuple[str, str]) -> None:
+    """No server configured and no ``--host``: the backend has nothing to resolve."""
+    assert _error(answer(dialect, DesktopModel(), "shed.stop", {"name": "web"})) == expected
+
+
+@pytest.mark.parametrize(
+    ("dialect", "core", "expected"),
+    [
+        # shed-core http.rs:28-31@5a762e8 through ipc.rs:357@5a762e8
+        (TAURI, "rust", ("action_failed", "shed-server returned HTTP 404")),
+        # mac: IPCServer.swift:163-165@5a762e8, "\(error)" of the UniFFI ShedError
+        # (core/shed-core-ffi/src/lib.rs:46-58@5a762e8) under the default Rust core
+        (MAC, "rust", ("internal", "BadStatus(status: 404)")),
+        # ... and of ShedClientError under the Swift core (ShedServerClient.swift:16-30@5a762e8)
+        (MAC, "swift", ("internal", "shed-server returned HTTP 404")),
+    ],
+)
+def test_shed_action_unknown_shed_passes_the_server_404_through(
+    dialect: Dialect, core: str, expected: tuple[str, str]
+) -> None:
+    """An unknown shed name is shed-server's 404, passed through by the app."""
+    model = _model()
+    model.core = core
+    reply = answer(dialect, model, "shed.start", {"name": "nope", "host": "prod"})
+    assert _error(reply) == expected
+
+
+def test_shed_action_default_host_is_first_server() -> None:
+    """backend.rs:364-374@5a762e8: a host-less op takes the default (else the first) server."""
+    model = _model()
+    assert answer(TAURI, model, "shed.stop", {"name": "web"})["result"] == {}
+    assert model.hosts["prod"].sheds["web"].status == "stopped"
+    assert _error(answer(TAURI, model, "shed.stop", {"name": "gpu"})) == (
+        "action_failed",
+        "shed-server returned HTTP 404",  # gpu is on lab, not on the default server
+    )
+
+
+@pytest.mark.parametrize("params", [{}, {"name": 7}, {"name": None}])
+def test_shed_action_tauri_missing_name(params: dict[str, Any]) -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:56-61,351@5a762e8 (req_str)."""
+    reply = answer(TAURI, _model(), "shed.start", params)
+    assert _error(reply) == ("bad_request", "missing 'name'")
+
+
+def test_shed_action_mac_missing_name_is_invalid_param() -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/IPCHandlerImpl.swift:92,570-575@5a762e8."""
+    code, message = _error(answer(MAC, _model(), "shed.start", {}))
+    assert code == "invalid-param"
+    assert "keyNotFound" in message
+    assert '"name"' in message
+
+
+def test_shed_action_mac_unknown_param() -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/IPCHandlerImpl.swift:92,564-567@5a762e8."""
+    reply = answer(MAC, _model(), "shed.start", {"name": "web", "server": "prod"})
+    assert _error(reply) == ("unknown-field", "unknown params: server")
+
+
+def test_shed_action_unreachable_server_is_transport_error() -> None:
+    """shed-core http.rs:31,126@5a762e8: a refused connection is ``transport error: ...``."""
+    model = _model()
+    model.make_host_unreachable("prod", detail="connection refused")
+    code, message = _error(answer(TAURI, model, "shed.start", {"name": "web", "host": "prod"}))
+    assert (code, message) == ("action_failed", "transport error: connection refused")
+
+
+# --- the other ops a shed name or host reaches ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("dialect", "expected"),
+    [
+        (TAURI, ("action_failed", "no configured host: nowhere")),  # ipc.rs:377-380@5a762e8
+        (MAC, ("not-found", "no configured host named nowhere")),  # AppModel.swift:859-860@5a762e8
+    ],
+)
+def test_create_start_unknown_host(dialect: Dialect, expected: tuple[str, str]) -> None:
+    """create.start resolves its host through the same backend lookup."""
+    assert _error(answer(dialect, _model(), "create.start", {"name": "n", "host": "nowhere"})) == (
+        expected
+    )
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_terminal_preview_unknown_shed_still_builds_the_command(dialect: Dialect) -> None:
+    """Neither app checks the shed exists: tauri termctl.rs:77-98, backend.rs:301-315@5a762e8;
+    mac AppModel.swift:900-903,958-963@5a762e8."""
+    result = answer(dialect, _model(), "terminal.preview", {"shed": "nope"})["result"]
+    assert "nope@" in result["command"]
+
+
+def test_rc_kill_tauri_unknown_host_is_bad_request() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:510-513@5a762e8."""
+    reply = answer(TAURI, _model(), "rc.kill", {"shed": "web", "slug": "1", "host": "nowhere"})
+    assert _error(reply) == ("bad_request", "no configured host: nowhere")
+
+
+# --- raw ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("dialect", "expected"),
+    [
+        (TAURI, ("unknown_op", "unknown op: no.such")),  # ipc.rs:265@5a762e8
+        (MAC, ("unknown-op", "no such op: no.such")),  # IPCServer.swift:188-190@5a762e8
+    ],
+)
+def test_raw_unknown_op(dialect: Dialect, expected: tuple[str, str]) -> None:
+    """``shedctl raw no.such``."""
+    assert _error(answer(dialect, DesktopModel(), "no.such", {"k": 1})) == expected
+
+
+@pytest.mark.parametrize("op", ["machines.list", "craze.create", "ui.show_launch", "hosts.auth"])
+def test_raw_newer_ops_are_unknown_in_v0_0_14_tauri(op: str) -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:188-266@5a762e8 has no such arm."""
+    reply = answer(TAURI, DesktopModel(), op, {"machine": 7}, release=OLD)
+    assert _error(reply) == ("unknown_op", f"unknown op: {op}")
+    latest = answer(TAURI, DesktopModel(), op, {}, release=Release.LATEST)
+    assert latest.get("error", {}).get("code") != "unknown_op"
+
+
+def test_raw_ui_open_preferences_is_v0_0_14_unknown_but_show_preferences_works() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:199-203@5a762e8: show, not open."""
+    assert _error(answer(TAURI, DesktopModel(), "ui.open_preferences", release=OLD))[0] == (
+        "unknown_op"
+    )
+    assert answer(TAURI, DesktopModel(), "ui.show_preferences", release=OLD)["result"] == {}
+
+
+# --- ui.navigate and sheds.refresh across releases --------------------------------------
+
+
+def test_ui_navigate_tauri_v0_0_14_acks_empty_five_panes() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:302-321@5a762e8."""
+    assert answer(TAURI, DesktopModel(), "ui.navigate", {"pane": "agents"}, release=OLD)[
+        "result"
+    ] == {}
+    reply = answer(TAURI, DesktopModel(), "ui.navigate", {"pane": "egress"}, release=OLD)
+    assert _error(reply) == ("bad_request", 'unknown pane: "egress"')
+
+
+def test_ui_navigate_tauri_latest_echoes_pane() -> None:
+    """charliek/shed desktop/tauri/src-tauri/src/ipc.rs navigate@2cd01ef: ``{pane}`` echoed."""
+    result = answer(TAURI, DesktopModel(), "ui.navigate", {"pane": "egress"})["result"]
+    assert result == {"pane": "egress"}
+
+
+def test_ui_navigate_mac_echoes_pane_unknown_lists_six() -> None:
+    """charliek/shed-desktop IPCHandlerImpl.swift:320-327, Models.swift:453-460@5a762e8."""
+    assert answer(MAC, DesktopModel(), "ui.navigate", {"pane": "egress"})["result"] == {
+        "pane": "egress"
+    }
+    reply = answer(MAC, DesktopModel(), "ui.navigate", {"pane": "machines"})
+    assert _error(reply) == (
+        "invalid-param",
+        "unknown pane: machines (want sheds|approvals|agents|activity|egress|system)",
+    )
+
+
+def test_sheds_refresh_tauri_v0_0_14_is_empty_latest_is_listing() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:329-346@5a762e8 answers ``{}``; the newer
+    app answers the committed ``{sheds, host_errors}`` (ipc.rs sheds_refresh@2cd01ef)."""
+    assert answer(TAURI, _model(), "sheds.refresh", release=OLD)["result"] == {}
+    assert set(answer(TAURI, _model(), "sheds.refresh")["result"]) == {"sheds", "host_errors"}
+
+
+def test_host_list_mac_v0_0_14_has_no_failure() -> None:
+    """charliek/shed-desktop Sources/ShedKit/Models/Models.swift:26-43@5a762e8."""
+    model = _model()
+    model.make_host_unreachable("lab")
+    hosts = answer(MAC, model, "host.list", release=OLD)["result"]["hosts"]
+    assert all("failure" not in h for h in hosts)
+    assert hosts[1]["last_error"] == "connection refused"
+    latest = answer(MAC, model, "host.list")["result"]["hosts"]
+    assert latest[1]["failure"]["server"] == "lab"
+
+
+# --- approvals and notifications ------------------------------------------------------
+
+
+def test_approval_decide_tauri_unknown_id_is_ok_nothing_done() -> None:
+    """charliek/shed-desktop core/shed-app/src/coordinator.rs:528-532@5a762e8 through
+    tauri/src-tauri/src/ipc.rs:623-634@5a762e8: an unknown id is dropped, ``{}``."""
+    model = DesktopModel()
+    reply = answer(TAURI, model, "approval.decide", {"id": "nope", "decision": "approve"})
+    assert reply["result"] == {}
+    assert model.decisions == []
+
+
+def test_approval_decide_mac_unknown_id_is_not_found() -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/AppModel.swift:1222-1223@5a762e8."""
+    reply = answer(MAC, DesktopModel(), "approval.decide", {"id": "nope", "decision": "deny"})
+    assert _error(reply) == ("not-found", "no pending approval nope")
+
+
+@pytest.mark.parametrize(
+    ("op", "params"),
+    [("notification.invoke", {"id": "n1", "action": "approve"}), ("notification.open", {})],
+)
+def test_notification_doors_mac_need_the_test_presenter(op: str, params: dict[str, Any]) -> None:
+    """charliek/shed-desktop Sources/ShedDesktopApp/AppModel.swift:1154-1155,1366-1379@5a762e8."""
+    reply = answer(MAC, DesktopModel(), op, params, test_mode=False)
+    assert _error(reply) == ("not-enabled", f"{op} requires the test presenter")
+
+
+def test_notification_invoke_unknown_id_both_dialects() -> None:
+    """tauri ipc.rs:677-691@5a762e8; mac AppModel.swift:1370-1372@5a762e8."""
+    params = {"id": "n9", "action": "deny"}
+    assert _error(answer(TAURI, DesktopModel(), "notification.invoke", params)) == (
+        "not_found",
+        "no posted notification n9",
+    )
+    assert _error(answer(MAC, DesktopModel(), "notification.invoke", params)) == (
+        "not-found",
+        "no posted notification n9",
+    )
+    # the Tauri door has no presenter gate: a non-test presenter simply lists none
+    reply = answer(TAURI, DesktopModel(), "notification.invoke", params, test_mode=False)
+    assert _error(reply)[0] == "not_found"
+
+
+# --- system.df and agents.dump ----------------------------------------------------------
+
+
+def test_system_df_tauri_rows_host_usage_error_null() -> None:
+    """charliek/shed-desktop core/shed-app/src/backend.rs:272-293,410-417@5a762e8."""
+    model = _model()
+    model.make_host_unreachable("lab", detail="connection refused")
+    usage = answer(TAURI, model, "system.df")["result"]["usage"]
+    ok, bad = usage
+    assert (ok["host"], ok["error"]) == ("prod", None)
+    assert ok["usage"]["server_name"] == "prod"
+    assert [s["name"] for s in ok["usage"]["sheds"]] == ["web"]
+    assert ok["usage"]["sheds"][0]["docker_ref"] is None
+    assert set(ok["usage"]["totals"]) == {"images", "sheds", "snapshots", "orphans", "all"}
+    assert bad == {"host": "lab", "usage": None, "error": "transport error: connection refused"}
+
+
+def test_system_df_mac_rows_omit_nil() -> None:
+    """charliek/shed-desktop Sources/ShedKit/Models/Models.swift:548-558@5a762e8, AppModel.swift:
+    535-544@5a762e8 (an unreachable host is an error row, never a failure)."""
+    model = _model()
+    model.make_host_unreachable("lab", detail="connection refused")
+    ok, bad = answer(MAC, model, "system.df")["result"]["usage"]
+    assert set(ok) == {"host", "usage"}
+    assert "docker_ref" not in ok["usage"]["sheds"][0]
+    assert set(bad) == {"host", "error"}
+
+
+def test_agents_dump_tauri_v0_0_14_sessions_alone() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:584-599@5a762e8: ``[]`` off the pane."""
+    model = DesktopModel()
+    model.set_dump("agents.dump", {"sessions": [{"slug": "a"}], "empty": None})
+    assert answer(TAURI, model, "agents.dump", release=OLD)["result"] == {"sessions": []}
+    model.ui["pane"] = "agents"
+    assert answer(TAURI, model, "agents.dump", release=OLD)["result"] == {
+        "sessions": [{"slug": "a"}]
+    }
+    assert "empty" in answer(TAURI, model, "agents.dump")["result"]  # the newer app adds it
+
+
+# --- create.status / create.cancel ------------------------------------------------------
+
+
+def test_create_status_tauri_is_the_store_snapshot_nulls_kept() -> None:
+    """charliek/shed-desktop core/shed-core/src/create.rs:22-39, ipc.rs:386-392@5a762e8."""
+    model = _model()
+    started = answer(TAURI, model, "create.start", {"name": "new", "host": "prod"})["result"]
+    status = answer(TAURI, model, "create.status", {"create_id": started["create_id"]})["result"]
+    assert set(status) == {"id", "state", "messages", "shed", "error"}
+    assert (status["id"], status["state"], status["error"]) == (
+        started["create_id"],
+        "complete",
+        None,
+    )
+    assert set(status["shed"]) == TAURI_SHED_KEYS
+    assert status["shed"]["host"] == "prod"
+
+
+def test_create_status_mac_omits_nil_error() -> None:
+    """charliek/shed-desktop Sources/ShedKit/Models/Models.swift:661-675@5a762e8."""
+    model = _model()
+    started = answer(MAC, model, "create.start", {"name": "new"})["result"]
+    status = answer(MAC, model, "create.status", {"create_id": started["create_id"]})["result"]
+    assert set(status) == {"id", "state", "messages", "shed"}
+    assert status["shed"]["active_namespaces"] == []
+
+
+@pytest.mark.parametrize(
+    ("dialect", "expected"),
+    [
+        (TAURI, {"ok": True, "result": {"state": "unknown"}}),  # ipc.rs:386-392@5a762e8
+        (
+            MAC,  # IPCHandlerImpl.swift:228-233@5a762e8
+            {"ok": False, "error": {"code": "not-found", "message": "no create with id c-1"}},
+        ),
+    ],
+)
+def test_create_status_unknown_and_after_cancel(dialect: Dialect, expected: dict[str, Any]) -> None:
+    """An id the store does not hold, and one cancelled (the store drops it: tauri
+    backend.rs:237-239, mac AppModel.swift:905-909@5a762e8)."""
+    model = _model()
+    reply = answer(dialect, model, "create.status", {"create_id": "c-1"})
+    assert {k: v for k, v in reply.items() if k != "id"} == expected
+    started = answer(dialect, model, "create.start", {"name": "new"})["result"]
+    assert answer(dialect, model, "create.cancel", {"create_id": started["create_id"]})[
+        "result"
+    ] == {}
+    after = answer(dialect, model, "create.status", {"create_id": started["create_id"]})
+    assert after["ok"] is (dialect is TAURI)
+    # cancel is idempotent
+    assert answer(dialect, model, "create.cancel", {"create_id": "c-1"})["result"] == {}
+
+
+def test_create_status_tauri_missing_id() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:387@5a762e8 (req_str)."""
+    assert _error(answer(TAURI, _model(), "create.status", {})) == (
+        "bad_request",
+        "missing 'create_id'",
+    )
+
+
+def test_activity_list_tauri_negative_limit_is_the_default() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:638-641@5a762e8: ``as_u64`` or 200."""
+    model = DesktopModel()
+    model.activity.extend({"kind": "approval", "n": n} for n in range(3))
+    assert len(answer(TAURI, model, "activity.list", {"limit": -1})["result"]["entries"]) == 3
+    assert len(answer(TAURI, model, "activity.list", {"limit": "x"})["result"]["entries"]) == 3
+    assert len(answer(TAURI, model, "activity.list", {"limit": 1})["result"]["entries"]) == 1
+
+
+def test_ui_state_mac_v0_0_14_has_no_empty_state_sentence() -> None:
+    """charliek/shed-desktop Sources/ShedKit/Models/Models.swift:342-353@5a762e8."""
+    state = answer(MAC, _model(), "ui.state", release=OLD)["result"]
+    assert set(state) == {"pane", "hosts", "sheds", "host_agent_connected"}
+    assert answer(MAC, _model(), "ui.state")["result"]["sheds_empty_state"] == ""
+
+
+def test_identify_mac_constants() -> None:
+    """charliek/shed-desktop Sources/ShedKit/Backend/BundleProfile.swift:44-48,
+    Sources/ShedKit/IPC/IPCMessages.swift:209, VERSION@5a762e8."""
+    result = answer(MAC, DesktopModel(), "identify")["result"]
+    assert (result["app_label"], result["app_id"]) == ("ShedDesktop", "ai.stridelabs.ShedDesktop")
+    assert (result["ui_version"], result["protocol_version"]) == ("0.0.14", 1)
+
+
+@pytest.mark.parametrize(
+    ("op", "params"),
+    [
+        ("prefs.set_terminal", {"preset": "kitty"}),
+        ("terminal.preview", {"shed": "web", "preset": "kitty"}),
+    ],
+)
+def test_tauri_unknown_terminal_preset(op: str, params: dict[str, Any]) -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/termctl.rs:132-151@5a762e8."""
+    assert _error(answer(TAURI, _model(), op, params)) == ("bad_request", "unknown preset: kitty")
+    assert answer(TAURI, _model(), op, {**params, "preset": "roost"})["ok"] is True
+
+
+def test_ssh_prefs_tauri_defaults_are_shed_apps() -> None:
+    """charliek/shed-desktop core/shed-app/src/coordinator.rs:63-78@5a762e8."""
+    assert answer(TAURI, DesktopModel(), "ui.ssh_prefs")["result"] == {
+        "method": "biometrics-or-password",
+        "policy": "time-based-allow",
+        "ttl": "2h",
+    }
+
+
+def test_set_ssh_approval_refuses_unknown_variants() -> None:
+    """Enums in both apps: tauri ipc.rs:703-711 (serde), mac IPCHandlerImpl.swift:469-480@5a762e8;
+    shed-core approval/models.rs:174-243@5a762e8 names the variants."""
+    code, message = _error(answer(TAURI, DesktopModel(), "ui.set_ssh_approval", {"method": "pin"}))
+    assert code == "bad_request"
+    assert message.startswith("unknown variant `pin`, expected one of `biometrics-or-password`")
+    assert _error(answer(MAC, DesktopModel(), "ui.set_ssh_approval", {"policy": "ask"}))[0] == (
+        "invalid-param"
+    )
+    model = DesktopModel()
+    ok = answer(TAURI, model, "ui.set_ssh_approval", {"policy": "always-ask", "ttl": "1h"})
+    assert ok["result"] == {}
+    assert answer(TAURI, model, "ui.ssh_prefs")["result"]["policy"] == "always-ask"
+
+
+def test_policy_rules_are_shed_cores_rule_shape() -> None:
+    """charliek/shed-desktop core/shed-core/src/approval/models.rs:292-333@5a762e8:
+    ``{scope, server?, namespace?, shed?, action, gate}``, ``gate`` defaulting."""
+    model = DesktopModel()
+    rules = [{"scope": "namespace", "namespace": "ssh-agent", "action": "prompt"}]
+    assert answer(TAURI, model, "policy.set", {"rules": rules})["result"] == {}
+    assert answer(TAURI, model, "policy.list")["result"] == {
+        "rules": [
+            {
+                "scope": "namespace",
+                "namespace": "ssh-agent",
+                "action": "prompt",
+                "gate": "biometrics-or-password",
+            }
+        ]
+    }
+    code, message = _error(answer(TAURI, model, "policy.set", {"rules": [{"action": "deny"}]}))
+    assert (code, message) == ("bad_request", "missing field `scope`")
+    code, message = _error(
+        answer(TAURI, model, "policy.set", {"rules": [{"scope": "shed", "action": "always-allow"}]})
+    )
+    assert code == "bad_request"
+    assert message.startswith("unknown variant `always-allow`")
+
+
+def test_terminal_presets_and_default_preset() -> None:
+    """charliek/shed-desktop core/shed-core/src/terminal.rs:79-115 (``#[default] Custom``),
+    tauri/src-tauri/src/termctl.rs:42-68@5a762e8."""
+    presets = answer(TAURI, DesktopModel(), "terminal.presets")["result"]["presets"]
+    assert [(p["id"], p["label"]) for p in presets] == [
+        ("ghostty", "Ghostty"),
+        ("roost", "Roost"),
+        ("custom", "Custom"),
+    ]
+    assert presets[2]["detail"] == ""
+    assert answer(TAURI, DesktopModel(), "prefs.get")["result"] == {
+        "terminal_preset": "custom",
+        "terminal_template": "",
+    }
+
+
+def test_tray_dump_items_are_the_menu_ids() -> None:
+    """charliek/shed-desktop tauri/src-tauri/src/tray.rs:40-48, ipc.rs:276-297@5a762e8."""
+    result = answer(TAURI, DesktopModel(), "tray.dump")["result"]
+    assert result["items"] == ["open", "approvals", "preferences", "quit"]
+    assert set(result) == {"present", "items", "popover", "popover_visible", "popover_height"}
