@@ -14,7 +14,10 @@
    (b) the reference :class:`~shedproto.servers.herdr.HerdrServer`. The
    ratio is the server's own overhead per connection; target 0.95 (issue
    16). Timed in CPU seconds of this process, as ``benchmarks.servers``.
-3. Decoding a large ``session.snapshot`` answer (200 workspaces, 400 tabs,
+3. ``pane.read`` round trips against a server with four shell panes, agent
+   detection on (herdr's 0.3 s tick) against off (``detect_interval=None``):
+   detection must not slow screen reads; target 0.95.
+4. Decoding a large ``session.snapshot`` answer (200 workspaces, 400 tabs,
    800 panes, their layouts and 200 agents) into typed Structs with
    :func:`shedproto.herdr.decode_response` at the default protocol, against ``json.loads`` of the
    same bytes into plain dicts. Target 1.0.
@@ -83,6 +86,26 @@ async def _herdr_run(path: str, count: int) -> float:
         start = time.perf_counter()
         for _ in range(count):
             await client.ping()
+        elapsed = time.perf_counter() - start
+        server.shutdown()
+    return elapsed
+
+
+async def _read_run(path: str, count: int, detect: float | None) -> float:
+    """Time ``count`` ``pane.read`` answers on a server with four shell panes."""
+    async with anyio.create_task_group() as tg:
+        server = HerdrServer(
+            path, shell=["/bin/sh"], detect_interval=detect, config_dir=str(Path(path).parent)
+        )
+        await tg.start(server.serve)
+        client = AsyncHerdrClient.for_socket(path)
+        pane = (await client.workspace_create(focus=True)).root_pane.pane_id
+        for _ in range(3):
+            await client.pane_split("right", target_pane_id=pane)
+        await anyio.sleep(0.7)  # a few detection ticks first
+        start = time.perf_counter()
+        for _ in range(count):
+            await client.pane_read(pane, "visible")
         elapsed = time.perf_counter() - start
         server.shutdown()
     return elapsed
@@ -209,6 +232,14 @@ def cases(quick: bool) -> list[Case]:
     def herdr_server() -> float:
         return anyio.run(_herdr_server_run, fresh("h"), count)
 
+    reads = 300 if quick else 1500
+
+    def reads_undetected() -> float:
+        return anyio.run(_read_run, fresh("u"), reads, None)
+
+    def reads_detected() -> float:
+        return anyio.run(_read_run, fresh("d"), reads, 0.3)
+
     line = _snapshot_line()
     decodes = 20 if quick else 100
     assert herdr.decode_response(line, herdr.DEFAULT_PROTOCOL) is not None
@@ -238,6 +269,15 @@ def cases(quick: bool) -> list[Case]:
             target=0.95,
             units=count,
             unit="connection",
+            repeat=3 if quick else 5,
+        ),
+        Case(
+            name=f"herdr: pane.read, 4 panes, agent detection on vs off ({reads} reads)",
+            baseline=reads_undetected,
+            candidate=reads_detected,
+            target=0.95,
+            units=reads,
+            unit="read",
             repeat=3 if quick else 5,
         ),
         Case(

@@ -112,7 +112,8 @@ def _add_serve(subparsers: Any) -> None:
         "the socket file is removed either way.",
         epilog="examples:\n  shedproto herdr serve --socket /tmp/herdr-demo/api.sock\n"
         "  shedproto herdr serve --protocol 20 --shell /bin/sh --json\n"
-        "  shedproto herdr serve --herdr-version 0.9.1",
+        "  shedproto herdr serve --herdr-version 0.9.1\n"
+        "  shedproto herdr serve --config-dir /tmp/h/config --home /tmp/h/home",
     )
     serve.add_argument("--socket", help="socket path (default: resolved as herdr does)")
     serve.add_argument(
@@ -128,6 +129,17 @@ def _add_serve(subparsers: Any) -> None:
         "--server-version", default=None, help="version to report (default: the release's)"
     )
     serve.add_argument("--shell", default=None, help="program each pane runs (default $SHELL)")
+    serve.add_argument(
+        "--config-dir",
+        default=None,
+        help="herdr config directory: agent-detection/ manifests, plugin folders "
+        "(default: herdr's own)",
+    )
+    serve.add_argument(
+        "--home",
+        default=None,
+        help="home directory integration.install may edit (default: none, so it refuses)",
+    )
     serve.set_defaults(func=_serve)
     _register_compat(subparsers)
 
@@ -325,6 +337,8 @@ def _serve(args: argparse.Namespace) -> int:
             version=args.server_version,
             herdr_version=args.herdr_version,
             shell=shell,
+            config_dir=args.config_dir,
+            home=args.home,
         )
     except VersionMismatchError as exc:
         usage_error(args, exc.message)

@@ -20,7 +20,10 @@ from shedproto.herdr import (
     reconcile_launch,
 )
 from shedproto.herdr import types as t
+from shedproto.herdr._detect_state import IDLE_RECHECK_SECONDS
+from shedproto.herdr._manifests import detect
 
+from ._detection import Detected, PaneDetector
 from ._model import Pane
 from ._state import AnswerError, E, ServerState, paste, probe_client
 
@@ -137,6 +140,64 @@ class AgentHandlers(ServerState):
                 )
             )
 
+    # -- detection (herdr's "every agent at a glance", without hooks) -------------------
+    async def _detect_loop(self, interval: float) -> None:
+        """Look at every pane every ``interval`` seconds (sooner while an idle is confirmed)."""
+        while True:
+            holding = any(d.tracker.holding for d in self.detectors.values())
+            await anyio.sleep(min(interval, IDLE_RECHECK_SECONDS) if holding else interval)
+            self._detect_once(anyio.current_time())
+
+    def _detect_once(self, now: float) -> None:
+        live = [p for ws in self.workspaces for p in ws.panes()]
+        for gone in set(self.detectors) - set(live):
+            del self.detectors[gone]
+        for pane in live:
+            detector = self.detectors.setdefault(pane, PaneDetector())
+            detected = detector.tick(pane, self.manifests, now)
+            if detected is not None:
+                self._apply_detection(pane, detected)
+
+    def _apply_detection(self, pane: Pane, detected: Detected) -> None:
+        """Publish what detection saw: the agent arriving or leaving, a new screen state.
+
+        A hook's report (``pane.report_agent``) keeps authority over the state
+        while the agent it named is in front; it ends when that agent leaves
+        or another is found (herdr's hook-authority rule, simplified).
+        """
+        if detected.agent_changed:
+            if pane.agent_source is not None and detected.agent != pane.agent:
+                pane.agent_source = None
+            if detected.agent is None:
+                if pane.agent is not None:  # herdr: the agent's process exited
+                    pane.launch = None
+                    self._release_detected(pane)
+            elif pane.agent != detected.agent:
+                pane.agent = detected.agent
+                self.hub.emit(
+                    t.PaneAgentDetectedEventData(
+                        pane_id=pane.id, workspace_id=pane.workspace.id, agent=pane.agent
+                    )
+                )
+        if detected.state is not None and pane.agent_source is None and pane.agent is not None:
+            status: t.AgentStatus = detected.state
+            if status == "idle" and pane.agent_status == "done":
+                status = "done"  # idle and not yet seen stays done
+            elif status == "idle" and pane.agent_status == "working":
+                status = "idle" if self._pane_focused(pane) else "done"
+            self._set_agent_status(pane, status)
+        self._reconcile_launch(pane)
+        pane.wake()
+
+    def _release_detected(self, pane: Pane) -> None:
+        pane.agent, pane.agent_name = None, None
+        self.hub.emit(t.PaneAgentDetectedEventData(pane_id=pane.id, workspace_id=pane.workspace.id))
+        self._set_agent_status(pane, "unknown")
+
+    def _detected_agent(self, pane: Pane) -> str | None:
+        detector = self.detectors.get(pane)
+        return None if detector is None else detector.agent
+
     def _agent_panes(self) -> list[Pane]:
         panes = [p for ws in self.workspaces for p in ws.panes()]
         for pane in panes:
@@ -146,20 +207,26 @@ class AgentHandlers(ServerState):
     def _reconcile_launch(self, pane: Pane) -> None:
         """Bring a started agent's readiness up to date (herdr's managed-agent rule).
 
-        Without herdr's screen detection, an agent no hook reported on
-        (``pane.report_agent``) counts as detected, and idle, while the program
-        ``agent.start`` typed holds the terminal's foreground; when it is gone
-        again it counts as exited. When the rule releases the name, such an
-        agent leaves the pane too.
+        The agent detection found in front, with its screen state, decides.
+        Where detection identifies nothing (``agent_commands`` mapped a kind
+        to a program that is no agent, such as ``cat``), an agent no hook
+        reported on counts as detected, and idle, while that program holds
+        the terminal's foreground, and as exited when it is gone. When the
+        rule releases the name, such an agent leaves the pane too.
         """
         launch = pane.launch
         if launch is None:
             return
         hooked = pane.agent_source is not None
-        running = not pane.closed and not pane.process.foreground_is_shell()
-        known, status = detected_without_screen(
-            launch, pane.agent, pane.agent_status, hooked=hooked, running=running
-        )
+        detected = self._detected_agent(pane)
+        known: str | None
+        if detected is not None and not hooked:
+            known, status = detected, pane.agent_status
+        else:
+            running = not pane.closed and not pane.process.foreground_is_shell()
+            known, status = detected_without_screen(
+                launch, pane.agent, pane.agent_status, hooked=hooked, running=running
+            )
         self._set_agent_status(pane, status)
         exited = pane.closed or pane.exited
         now = anyio.current_time()
@@ -291,7 +358,10 @@ class AgentHandlers(ServerState):
                     await pane.output.wait()
             if pane.state_change_seq == seq and not pane.closed:
                 raise AnswerError(
-                    E.AGENT_PROMPT_STALLED, f"agent {params.target} did not react to the prompt"
+                    E.AGENT_PROMPT_STALLED,
+                    "agent prompt produced no observed state change within "
+                    f"{int(PROMPT_STALL_SECONDS * 1000)} ms; status is {pane.agent_status} "
+                    f"and state_change_seq remained {seq}",
                 )
             await self._wait_status(pane, params.wait.until, deadline, after_seq=seq)
         return t.AgentPromptedReply(agent=self._agent_reply(pane))
@@ -332,26 +402,31 @@ class AgentHandlers(ServerState):
             "agent": pane.agent,
             "agent_status": pane.agent_status,
             "status_source": pane.agent_source or "none",
-            "screen_detection": "not modelled: status comes only from pane.report_agent",
+            "detected_agent": self._detected_agent(pane),
+            "screen_detection": self._explain_screen(pane),
         }
         return t.AgentExplainReply(explain=explain)
 
-    def _manifests(self) -> list[t.AgentManifestInfo]:
-        return [
-            t.AgentManifestInfo(
-                agent=kind,
-                source="builtin",
-                source_kind="builtin",
-                local_override_shadowing_remote=False,
-            )
-            for kind in sorted(self.agent_commands)
-        ]
+    def _explain_screen(self, pane: Pane) -> dict[str, Any] | None:
+        manifest = None if pane.agent is None else self.manifests.get(pane.agent)
+        if manifest is None:
+            return None
+        found = detect(manifest, pane.screen.read("detection").text, pane.screen.title or "")
+        return {
+            "state": found.state,
+            "matched_rule": found.matched_rule,
+            "fallback_reason": found.fallback_reason,
+            "skip_state_update": found.skip_state_update,
+            "visible_idle": found.visible_idle,
+            "visible_blocker": found.visible_blocker,
+            "visible_working": found.visible_working,
+        }
 
     async def _agent_manifests(self, id: str, params: Any) -> t.AgentManifestStatusReply:
-        return t.AgentManifestStatusReply(manifests=self._manifests())
+        return t.AgentManifestStatusReply(manifests=self.manifests.infos())
 
     async def _reload_agent_manifests(self, id: str, params: Any) -> t.AgentManifestReloadReply:
-        return t.AgentManifestReloadReply(manifests=self._manifests())
+        return t.AgentManifestReloadReply(manifests=self.manifests.reload())
 
     async def _agent_view_set(self, id: str, params: t.AgentViewSetParams) -> t.AgentViewReply:
         self.agent_view = params

@@ -121,6 +121,11 @@ class Pane:
         self.output.set()
         self.output = anyio.Event()
 
+    def wake(self) -> None:
+        """Wake everything waiting on this pane without counting it as output (a new status)."""
+        self.output.set()
+        self.output = anyio.Event()
+
     def info(self, focused: bool) -> t.PaneInfo:
         """Return herdr's ``PaneInfo`` for this pane."""
         return t.PaneInfo(

@@ -52,7 +52,9 @@ from shedproto.herdr import (
     release_for,
     replay_rule,
 )
+from shedproto.herdr import config_dir as herdr_config_dir
 from shedproto.herdr import types as t
+from shedproto.herdr._detect_state import DETECTION_TICK_SECONDS
 from shedproto.herdr._versions import require_supported
 from shedproto.servers._idle import loop_clock
 from shedproto.servers._receive import SocketPump, raw_socket_of, receive_or_eof
@@ -74,11 +76,12 @@ from . import (
     _worktrees,
 )
 from ._agents import DEFAULT_AGENT_KINDS, AgentHandlers
+from ._detection import ManifestSet, PaneDetector
 from ._events import Entry, EventHandlers, EventsLostError
 from ._graphics import GraphicsHandlers
 from ._integrations import IntegrationHandlers
 from ._layout import LayoutHandlers
-from ._model import EventHub, Workspace
+from ._model import EventHub, Pane, Workspace
 from ._pane_io import PaneIOHandlers
 from ._panes import PaneHandlers
 from ._plugins import PluginHandlers
@@ -141,6 +144,19 @@ MODELLED_METHODS: frozenset[str] = frozenset(
 Handler = Callable[[str, Any], Awaitable[Any]]
 
 
+def _herdr_state_dir(env: Mapping[str, str], config: str, given: str | None) -> str:
+    """Return herdr's state directory: ``$XDG_STATE_HOME/herdr`` or ``~/.local/state/herdr``.
+
+    With a configured ``config_dir`` it is ``<config_dir>/state``, so a
+    sandboxed server never writes beside the user's real herdr.
+    """
+    if given is not None:
+        return os.path.join(config, "state")
+    if env.get("XDG_STATE_HOME"):
+        return os.path.join(env["XDG_STATE_HOME"], "herdr")
+    return os.path.join(env.get("HOME") or "/tmp", ".local", "state", "herdr")
+
+
 class HerdrServer(
     SessionHandlers,
     WorktreeHandlers,
@@ -171,6 +187,14 @@ class HerdrServer(
     where ``worktree.create`` puts new checkouts (herdr's ``~/.herdr/worktrees``).
     ``agent_settle_delay`` is how long a started agent must exist before it
     can be ``interactive_ready`` (herdr's 3 s; tests may shorten it).
+    ``detect_interval`` is how often each pane is looked at for the agent in
+    front and its screen state (herdr's 0.3 s; None: no detection).
+    ``config_dir`` is herdr's config directory, where user agent manifests
+    (``agent-detection/<agent>.toml``) are read (default: herdr's, from
+    ``environ``); ``state_dir`` is herdr's state directory (plugin state
+    folders; default ``<config_dir>/state`` when ``config_dir`` is given, else
+    herdr's). ``home`` is the home directory ``integration.install`` may
+    edit agent configuration under (default None: it refuses).
 
     ``client_socket`` is where the live terminal streams are served
     (``terminal session control|observe``, ``terminal attach``); by default
@@ -198,6 +222,10 @@ class HerdrServer(
         worktrees_dir: str | None = None,
         agent_settle_delay: float = AGENT_START_SETTLE_SECONDS,
         client_socket: str | os.PathLike[str] | None = None,
+        detect_interval: float | None = DETECTION_TICK_SECONDS,
+        config_dir: str | None = None,
+        state_dir: str | None = None,
+        home: str | None = None,
     ) -> None:
         require_supported(protocol)
         self.path = Path(path)
@@ -232,7 +260,7 @@ class HerdrServer(
         """Pane id -> layer id -> the image last set there (no terminal draws them)."""
         self.graphics_streams: set[tuple[str, str]] = set()
         """(pane id, layer id) of every open ``pane.graphics.stream``."""
-        self.plugins: dict[str, t.InstalledPluginInfo] = {}
+        self._init_sandbox(base_env, config_dir, state_dir, home, detect_interval)
         self.worktrees_dir = worktrees_dir or os.path.join(
             base_env.get("HOME") or self.cwd, ".herdr", "worktrees"
         )
@@ -250,6 +278,25 @@ class HerdrServer(
         self._clock: Callable[[], float] = anyio.current_time
         """The running loop's clock while serving (:func:`loop_clock`: found once, not per read)."""
         self._handlers: dict[str, Handler] = self._handler_table()
+
+    def _init_sandbox(
+        self,
+        env: Mapping[str, str],
+        config_dir: str | None,
+        state_dir: str | None,
+        home: str | None,
+        detect_interval: float | None,
+    ) -> None:
+        """Set the config, state and home directories, the plugin records and detection."""
+        self.plugins: dict[str, t.InstalledPluginInfo] = {}
+        self.config_dir = config_dir or herdr_config_dir(env)
+        self.state_dir = state_dir or _herdr_state_dir(env, self.config_dir, config_dir)
+        self.plugin_logs: list[t.PluginCommandLogInfo] = []
+        self.plugin_panes: dict[str, tuple[str, str]] = {}
+        self.home = home
+        self.detect_interval = detect_interval
+        self.manifests = ManifestSet(self.config_dir)
+        self.detectors: dict[Pane, PaneDetector] = {}
 
     async def serve(
         self, *, task_status: anyio.abc.TaskStatus[Path] = anyio.TASK_STATUS_IGNORED
@@ -280,6 +327,8 @@ class HerdrServer(
         self._clock = loop_clock()
         path = await self._tasks.start(self._unix.serve)  # type: ignore[union-attr]
         await self._tasks.start(self.streams.serve)  # type: ignore[union-attr]
+        if self.detect_interval is not None:
+            self._tasks.start_soon(self._detect_loop, self.detect_interval)  # type: ignore[union-attr]
         task_status.started()
         outer.started(path)
         await anyio.sleep_forever()

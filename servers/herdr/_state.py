@@ -34,6 +34,7 @@ from shedproto.herdr import (
 from shedproto.herdr import types as t
 from shedproto.herdr._screen import split_lines
 
+from ._detection import ManifestSet, PaneDetector
 from ._model import EventHub, Pane, Split, Tab, Workspace, aggregate_status
 from ._procinfo import follow_cwd
 from ._pty import PtyProcess
@@ -107,6 +108,14 @@ class ServerState:
     release: HerdrRelease
     ssh_agents: list[str]
     plugins: dict[str, t.InstalledPluginInfo]
+    plugin_logs: list[t.PluginCommandLogInfo]
+    plugin_panes: dict[str, tuple[str, str]]
+    state_dir: str
+    config_dir: str
+    home: str | None
+    detect_interval: float | None
+    manifests: ManifestSet
+    detectors: dict[Pane, PaneDetector]
     worktrees_dir: str
     _worktree_seeds: itertools.count[int]
     workspaces: list[Workspace]
@@ -276,7 +285,14 @@ class ServerState:
         if not source.strip():
             raise AnswerError(E.INVALID_METADATA_SOURCE, "metadata source must not be empty")
 
-    def _spawn(self, ws: Workspace, tab: Tab, cwd: str | None, env: Mapping[str, str]) -> Pane:
+    def _spawn(
+        self,
+        ws: Workspace,
+        tab: Tab,
+        cwd: str | None,
+        env: Mapping[str, str],
+        argv: Sequence[str] | None = None,
+    ) -> Pane:
         number, public_id = ws.next_pane_ids()
         environment = dict(self.environ)
         environment.update(env)
@@ -292,11 +308,12 @@ class ServerState:
         )
         directory = cwd or self.cwd
         try:
+            program = list(argv) if argv else self.shell
             process = PtyProcess.spawn(
-                self.shell, env=environment, cwd=directory, cols=self.area.cols, rows=self.area.rows
+                program, env=environment, cwd=directory, cols=self.area.cols, rows=self.area.rows
             )
         except OSError as exc:
-            raise AnswerError(E.PANE_SPLIT_FAILED, f"cannot start {self.shell[0]}: {exc}") from exc
+            raise AnswerError(E.PANE_SPLIT_FAILED, f"cannot start {program[0]}: {exc}") from exc
         self._live.add(process)
         pane = Pane(
             number=number,

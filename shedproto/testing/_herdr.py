@@ -22,7 +22,10 @@ async def running_herdr_server() -> AsyncIterator[HerdrServer]:
     Panes run ``/bin/sh`` in their PTYs. Point a client at ``server.path``
     (``AsyncHerdrClient.for_socket(server.path)``) or set
     ``HERDR_SOCKET_PATH`` to it. On exit the server stops, every pane
-    process is hung up and reaped, and the directory is removed.
+    process is hung up and reaped, and the directory is removed. herdr's
+    config directory (agent manifests, plugin folders) is ``config/`` and the
+    home ``integration.install`` edits is ``home/`` inside that directory,
+    never the user's own.
     """
     import anyio
 
@@ -31,7 +34,13 @@ async def running_herdr_server() -> AsyncIterator[HerdrServer]:
     directory = Path(tempfile.mkdtemp(prefix="hd-", dir="/tmp"))
     try:
         async with anyio.create_task_group() as tg:
-            server = HerdrServer(directory / "herdr.sock", shell=["/bin/sh"], cwd=str(directory))
+            server = HerdrServer(
+                directory / "herdr.sock",
+                shell=["/bin/sh"],
+                cwd=str(directory),
+                config_dir=str(directory / "config"),
+                home=str(directory / "home"),
+            )
             await tg.start(server.serve)
             try:
                 yield server
