@@ -122,6 +122,9 @@ RESTART_WAIT = 30.0
 
 STDERR_TAIL = 64 * 1024
 
+EXIT_STATUS_WAIT = 1.0
+"""Seconds a request whose agent closed its output waits for the exit status (its message)."""
+
 
 class AcpDriverError(Exception):
     """The agent process failed: it exited, broke the protocol, or never answered."""
@@ -255,7 +258,18 @@ class AcpProcess:
                 await self._stop.wait()  # a stop never waits for a slow initialize
                 watch.cancel_scope.cancel()
 
+            async def exited() -> None:
+                # an agent that exits while something else holds its output open
+                # (a child it left behind) never sends the EOF that ends the wait
+                nonlocal failure
+                process = self._process
+                assert process is not None
+                await process.wait()
+                failure = AcpAgentExitedError(self._exit_message(process.returncode))
+                watch.cancel_scope.cancel()
+
             watch.start_soon(stop_requested)
+            watch.start_soon(exited)
             try:
                 with anyio.fail_after(self.handshake_timeout):
                     await self.request(self.connection.initialize(), "initialize")
@@ -357,9 +371,7 @@ class AcpProcess:
         if isinstance(outcome, RequestSucceeded):
             return outcome.result
         if outcome is None or outcome.closed:
-            with anyio.move_on_after(3 * self.stop_grace):
-                await self._exited.wait()  # the exit status makes the message
-            raise AcpAgentExitedError(self.failure or "the agent process ended")
+            raise AcpAgentExitedError(self.failure or await self._ended_message())
         raise AcpRequestError(method, outcome.code, outcome.message, outcome.data)
 
     def prompt(
@@ -450,6 +462,20 @@ class AcpProcess:
             if not data:
                 self._closed.set()  # _reap fails what is left, with the exit status
                 return
+
+    async def _ended_message(self) -> str:
+        """Say how the agent ended: its exit status, awaited briefly, else its closed output.
+
+        Waits on the process itself (not on :meth:`_reap`, which may be
+        waiting for this very request to end, as during ``initialize``).
+        """
+        process = self._process
+        if process is None:
+            return "the agent process ended"
+        if process.returncode is None:
+            with anyio.move_on_after(EXIT_STATUS_WAIT):
+                await process.wait()
+        return self._exit_message(process.returncode)
 
     def _exit_message(self, returncode: int | None = None) -> str:
         tail = bytes(self.stderr_tail).decode("utf-8", "replace").strip().splitlines()
