@@ -201,6 +201,7 @@ class AgentsHost:
         self.availability = TargetAvailability(target_wait)
         self._health_unpublished = False
         self._unpublished_refreshes: dict[tuple[str, str], None] = {}
+        self._collection_unpublished = False
         self._backlog_wake = anyio.Event()
         self._refreshes: GroupCommit[tuple[str, str], None] = GroupCommit(
             self._refresh_batch, passes=BATCH_PASSES
@@ -508,7 +509,7 @@ class AgentsHost:
         return bool(
             self._health_unpublished
             or self._unpublished_refreshes
-            or self._publication_failed
+            or self._collection_unpublished
             or (self.worker is not None and self.ledger.pending_publication_count())
         )
 
@@ -568,7 +569,7 @@ class AgentsHost:
                 )
             self._unpublished_refreshes.pop(request, None)  # a command may have refreshed it
         self._restore_target_degraded()
-        if self._publication_failed and not self._collections_closed:
+        if self._collection_unpublished and not self._collections_closed:
             try:
                 await self.synchronize("target-reconnected")
             except Exception as exc:
@@ -756,8 +757,12 @@ class AgentsHost:
                 self.status = "failed"
             self._publication_failed = True
             self.record("sync-failed", f"Collection failed: {exc}", details={"reason": reason})
+            self._collection_unpublished = isinstance(exc, TargetUnavailableError)
+            if self._health_owned and self._collection_unpublished:
+                self._wake_publication()  # after startup: the publication loop collects again
             raise
         self._publication_failed = False
+        self._collection_unpublished = False
         count = sum(1 for row in rows.values() if row.syncStatus != "deleted")
         self.sync = SyncHealth(
             reason=reason,
