@@ -19,14 +19,18 @@ commands, flush pending receipts, stop drivers, publish ``stopped``.
 It returns the failures it met (the CLI exits 1 when there are any).
 
 A remote target (PostgreSQL) reports its connection as ``("target", state)``
-changes: ``disconnected`` makes the host ``degraded`` and is recorded in
-activity (``target-disconnected``); ``reconnected`` records
-``target-reconnected``, re-reads every command queue from the start (the
-ledger drops what it already holds, so a command whose admission failed
-during the outage is admitted now) and publishes the receipts the ledger
-still holds; ``lock-lost`` (another host took the key) makes the host
-``failed``. A queue read that fails waits for the next change instead of
-ending the host.
+changes, kept in :attr:`AgentsHost.availability`: ``disconnected`` makes the
+host ``degraded`` and is recorded in activity (``target-disconnected``);
+``reconnected`` records ``target-reconnected`` and re-reads every command
+queue from the start (the ledger drops what it already holds, so a command
+whose admission failed during the outage is admitted now); ``lock-lost``
+(another host took the key) makes the host ``failed``. A queue read that
+fails waits for the next change instead of ending the host. While the
+target is down commands wait to be claimed (the worker, bounded by
+``target_wait``), and everything left unpublished (receipts, refreshed
+rows, a collection, health) belongs to the one publication loop
+(:meth:`AgentsHost._publication_loop`), which retries it until it is
+published or the host stops.
 """
 
 from __future__ import annotations

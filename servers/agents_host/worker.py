@@ -16,13 +16,17 @@ whole array, re-delivered) and, for each element in order:
    (or when the command finishes). A ``cancel`` does not join the queue: it
    waits only for the first pending admission's ``ready``, then runs.
 
-Execution: durable claim (``ledger.put`` of the ``in-flight`` receipt),
-publish it (failure: ``failed`` / ``claim-publish-failed``, provider never
-called), driver call (no driver: ``unsupported`` / ``source-unavailable``;
-raised: ``failed`` / ``provider-call-failed``), terminal receipt (ledger,
+Execution: wait while the target is known unreachable (at most the
+availability's ``wait``), durable claim (``ledger.put`` of the ``in-flight``
+receipt), publish it, retried within the same bound (failure: ``failed`` /
+``claim-publish-failed``, provider never called), driver call (no driver:
+``unsupported`` / ``source-unavailable``; raised: ``failed`` /
+``provider-call-failed``), terminal receipt (ledger,
 publish, mark published), refresh of the affected session (also when the
 terminal publication failed), then a task failure if that publication failed
-(the ledger keeps the receipt pending for the next start).
+for any reason but an unreachable target (the ledger keeps the receipt
+pending; with an unreachable target ``on_unpublished`` hands it to the
+host's publication loop).
 """
 
 from __future__ import annotations
