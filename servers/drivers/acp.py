@@ -191,6 +191,7 @@ class AcpProcess:
         self._stop = anyio.Event()
         self._exited = anyio.Event()
         self._running = False
+        self._handshaking = False
         self._deadlines_changed = anyio.Event()
         self._overdue: set[int | str] = set()
 
@@ -231,7 +232,11 @@ class AcpProcess:
                 tasks.start_soon(self._read_stderr)
                 tasks.start_soon(self._run_deadlines)
                 try:
-                    features = await self._handshake()
+                    self._handshaking = True
+                    try:
+                        features = await self._handshake()
+                    finally:
+                        self._handshaking = False
                 except AcpDriverError as exc:
                     failure = exc
                     tasks.cancel_scope.cancel()
@@ -466,8 +471,10 @@ class AcpProcess:
     async def _ended_message(self) -> str:
         """Say how the agent ended: its exit status, awaited briefly, else its closed output.
 
-        Waits on the process itself (not on :meth:`_reap`, which may be
-        waiting for this very request to end, as during ``initialize``).
+        During ``initialize`` it waits on the process itself: :meth:`_reap`
+        runs only after the handshake, i.e. after this very request. Later it
+        also waits for :meth:`_reap` (bounded), so whoever sees the failure
+        sees the process reaped (a supervisor already restarting it).
         """
         process = self._process
         if process is None:
@@ -475,7 +482,10 @@ class AcpProcess:
         if process.returncode is None:
             with anyio.move_on_after(EXIT_STATUS_WAIT):
                 await process.wait()
-        return self._exit_message(process.returncode)
+        if not self._handshaking:
+            with anyio.move_on_after(3 * self.stop_grace):
+                await self._exited.wait()
+        return self.failure or self._exit_message(process.returncode)
 
     def _exit_message(self, returncode: int | None = None) -> str:
         tail = bytes(self.stderr_tail).decode("utf-8", "replace").strip().splitlines()
