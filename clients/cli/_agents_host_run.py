@@ -51,6 +51,11 @@ shedproto additions (the real host has none of these):
                       ~/.local/state/commonfabric/agents-host)
   --target <target>   sqlite (default) or a postgresql:// fleet database URL
                       (default: $SHEDPROTO_AGENTS_HOST_TARGET)
+  --target-wait <s>   seconds a command (or a socket submit) waits for an unreachable
+                      PostgreSQL target before failing with claim-publish-failed
+                      (default: 30)
+  --heartbeat <s>     seconds between the host's heartbeats in a PostgreSQL fleet
+                      database; fleet calls a host stale after 3 missed (default: 5)
   --lock-dir <dir>    the lock directory (default: $CF_AGENTS_HOST_LOCK_DIR, else
                       $XDG_RUNTIME_DIR/commonfabric/agents-host, else
                       /tmp/commonfabric-agents-host-<uid>)
@@ -69,7 +74,7 @@ def run_help() -> str:
     return f"{head}\n{real}\n\n{RUN_EXTRAS}\n{RUN_EXAMPLES}"
 
 
-_RUN_STRINGS = ("socket", "state-dir", "lock-dir", "target")
+_RUN_STRINGS = ("socket", "state-dir", "lock-dir", "target", "target-wait", "heartbeat")
 
 
 def _socket_flag() -> argparse.ArgumentParser:
@@ -207,6 +212,7 @@ def _run(args: argparse.Namespace) -> int:
             return EXIT_OK
         flag = extras.get("target")
         target = resolve_target(None if flag is None else str(flag), os.environ)
+        seconds = {name: _seconds_flag(extras, name) for name in ("target-wait", "heartbeat")}
     except CliOptionsError as exc:
         return _host_failed(exc.message)
     options = msgspec.structs.replace(options, target=target)
@@ -229,6 +235,10 @@ def _run(args: argparse.Namespace) -> int:
     state_dir = os.path.join(cwd, str(extras["state-dir"])) if "state-dir" in extras else None
     socket_path = os.path.join(cwd, str(extras["socket"])) if "socket" in extras else None
     run = HostRun(cli=options, config=config, env=env, socket_path=socket_path, state_dir=state_dir)
+    if seconds["target-wait"] is not None:
+        run.target_wait = seconds["target-wait"]
+    if seconds["heartbeat"] is not None:
+        run.heartbeat_interval = seconds["heartbeat"]
     report = None
     if extras.get("json"):
         report = _JsonReport(socket_path or default_socket_path(env))
@@ -238,6 +248,27 @@ def _run(args: argparse.Namespace) -> int:
     if report is not None:
         report.finish()
     return status
+
+
+def _seconds_flag(extras: dict[str, Any], name: str) -> float | None:
+    """Return ``--<name>`` as seconds (``None`` when absent).
+
+    Raises:
+        CliOptionsError: ``--<name> must be a positive number of seconds``.
+
+    """
+    from shedproto.connector import CliOptionsError
+
+    raw = extras.get(name)
+    if raw is None:
+        return None
+    try:
+        value = float(str(raw))
+    except ValueError:
+        value = -1.0
+    if not (0 < value < float("inf")):
+        raise CliOptionsError(f"--{name} must be a positive number of seconds")
+    return value
 
 
 def _client(args: argparse.Namespace) -> Any:

@@ -1,8 +1,10 @@
 """``shedproto agents-host fleet``, and the client commands acting through a fleet database.
 
-* ``fleet --target URL [--json]`` -- every host registered in the PostgreSQL
-  database: key, space, health status, sources and session counts in one
-  table, then each host's sessions.
+* ``fleet --target URL [--stale-after S] [--json]`` -- every host registered
+  in the PostgreSQL database: key, space, liveness (``live`` / ``stale`` /
+  ``gone``, from the host's heartbeat and whether the database sees its
+  advisory lock held), the heartbeat's age, health status, sources and
+  session counts in one table, then each host's sessions.
 * ``submit`` / ``receipt`` / ``sessions`` / ``health`` with ``--target URL
   --host KEY`` act on that host through the database instead of its socket
   (``KEY``: a unique prefix of the target key ``fleet`` lists). A submitted
@@ -37,12 +39,30 @@ def register_fleet(commands: Any) -> None:
         "sources and sessions in one table.",
         epilog="examples:\n"
         "  shedproto agents-host fleet --target 'postgresql://agents@db.example/fleet'\n"
-        "  shedproto agents-host fleet --target 'postgresql:///fleet?host=/run/pg' --json\n",
+        "  shedproto agents-host fleet --target 'postgresql:///fleet?host=/run/pg' --json\n"
+        "  shedproto agents-host fleet --target 'postgresql:///fleet' --stale-after 60\n",
     )
     fleet.add_argument(
         "--target", required=True, metavar="URL", help="the fleet's postgresql:// URL"
     )
+    fleet.add_argument(
+        "--stale-after",
+        type=_positive_seconds,
+        metavar="SECONDS",
+        help="seconds without a heartbeat after which a host is stale "
+        "(default: 3 of the host's own heartbeat intervals)",
+    )
     fleet.set_defaults(func=_fleet)
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not (0 < value < float("inf")):
+        raise argparse.ArgumentTypeError("must be a positive number of seconds")
+    return value
 
 
 def add_target_flags(parser: argparse.ArgumentParser) -> None:
@@ -202,7 +222,7 @@ def _fleet(args: argparse.Namespace) -> int:
         return fail(args, "unavailable", "fleet needs psycopg: pip install 'shedproto[postgres]'")
     _, store_error = _errors()
     try:
-        hosts = list_fleet(args.target)
+        hosts = list_fleet(args.target, stale_after=args.stale_after)
         report = []
         for host in hosts:
             target = PostgresTarget.attach(args.target, host.key)
@@ -214,7 +234,10 @@ def _fleet(args: argparse.Namespace) -> int:
             report.append((host, health, index))
     except store_error as exc:
         return fail(args, "connection_failed", str(exc))
-    lines = [f"{'HOST':<12} {'SPACE':<24} {'STATUS':<10} {'PENDING':>7} {'SESSIONS':>8}  SOURCES"]
+    lines = [
+        f"{'HOST':<12} {'SPACE':<24} {'LIVENESS':<8} {'BEAT':>6} {'STATUS':<10} {'PENDING':>7}"
+        f" {'SESSIONS':>8}  SOURCES"
+    ]
     data = []
     for host, health, index in report:
         rows = [] if index is None else [r for r in index.sessions if r.syncStatus != "deleted"]
@@ -223,9 +246,10 @@ def _fleet(args: argparse.Namespace) -> int:
             "-" if health is None else str(health.commandProcessing.pendingReceiptPublications)
         )
         sources = "-" if health is None else " ".join(f"{s.id}:{s.status}" for s in health.sources)
+        beat = "-" if host.heartbeat_age is None else f"{host.heartbeat_age:.0f}s"
         lines.append(
-            f"{host.key[:12]:<12} {host.space[:24]:<24} {status:<10} {pending:>7} "
-            f"{len(rows):>8}  {sources}"
+            f"{host.key[:12]:<12} {host.space[:24]:<24} {host.liveness:<8} {beat:>6} "
+            f"{status:<10} {pending:>7} {len(rows):>8}  {sources}"
         )
         data.append(
             {
@@ -233,6 +257,11 @@ def _fleet(args: argparse.Namespace) -> int:
                 "ownerDid": host.owner_did,
                 "space": host.space,
                 "startedAt": host.started_at,
+                "liveness": host.liveness,
+                "lockHeld": host.lock_held,
+                "heartbeatAt": host.heartbeat_at,
+                "heartbeatAgeSeconds": host.heartbeat_age,
+                "heartbeatIntervalSeconds": host.heartbeat_interval,
                 "health": health,
                 "sessions": rows,
             }

@@ -27,6 +27,7 @@ from .target import (
     ChangeListener,
     SqliteTarget,
     TargetStoreError,
+    TargetUnavailableError,
     receipt_link,
     target_file_name,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "CommandWorkerError",
     "SqliteTarget",
     "TargetStoreError",
+    "TargetUnavailableError",
     "WorkerHooks",
     "receipt_link",
     "target_file_name",

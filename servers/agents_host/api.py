@@ -177,6 +177,14 @@ async def _answer(
         conn.detach()  # answered by its own task, when the receipt is terminal
         tasks.start_soon(_answer_submit_and_wait, connection, request)
         return
+    if isinstance(request, SubmitRequest):
+        try:
+            queued = await _queue_when_reachable(connection.host, request)
+        except Exception as exc:
+            queued = encode_error(request.id, "unavailable", str(exc) or type(exc).__name__)
+        reply = queued if isinstance(queued, bytes) else encode_result(request.id, queued)
+        await connection.write(conn.send(reply))
+        return
     await connection.write(conn.send(_dispatch(connection, request, tasks)))
 
 
@@ -184,11 +192,6 @@ def _dispatch(connection: _Connection, request: ApiRequest, tasks: anyio.abc.Tas
     host = connection.host
     target = host.target
     try:
-        if isinstance(request, SubmitRequest):
-            queued = _queue(host, request)
-            if isinstance(queued, bytes):
-                return queued
-            return encode_result(request.id, queued)
         if isinstance(request, ReceiptRequest):
             receipt = target.read_receipt(request.commandId.strip(), request.producer)
             return encode_result(request.id, ReceiptResult(receipt=receipt))
@@ -215,6 +218,8 @@ def _dispatch(connection: _Connection, request: ApiRequest, tasks: anyio.abc.Tas
         if isinstance(request, CollectRequest):
             outcome = host.request_collection("socket")
             return encode_result(request.id, CollectResult(outcome=outcome))
+        if isinstance(request, SubmitRequest):  # answered by _answer
+            raise AssertionError("submit is not dispatched")  # pragma: no cover
         return _subscribe(connection, request, tasks)
     except Exception as exc:
         return encode_error(request.id, "unavailable", str(exc) or type(exc).__name__)
@@ -266,6 +271,19 @@ def _queue(host: AgentsHost, request: SubmitRequest) -> SubmitResult | bytes:
     )
 
 
+async def _queue_when_reachable(host: AgentsHost, request: SubmitRequest) -> SubmitResult | bytes:
+    """Queue the command, waiting up to the host's target wait while the target is down.
+
+    Appending again after a cut-off append is safe: the worker admits each
+    command identity once.
+    """
+
+    async def queue() -> SubmitResult | bytes:
+        return _queue(host, request)
+
+    return await host.availability.retry(queue)
+
+
 async def _answer_submit_and_wait(connection: _Connection, request: SubmitRequest) -> None:
     host = connection.host
     done = anyio.Event()
@@ -297,7 +315,7 @@ async def _answer_submit_and_wait(connection: _Connection, request: SubmitReques
     remove_failure_watch = host.on_task_failure(watch_failures)
     try:
         try:
-            queued = _queue(host, request)
+            queued = await _queue_when_reachable(host, request)
         except Exception as exc:
             queued = encode_error(request.id, "unavailable", str(exc) or type(exc).__name__)
         if isinstance(queued, bytes) or not isinstance(command, Command):

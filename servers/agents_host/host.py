@@ -19,14 +19,18 @@ commands, flush pending receipts, stop drivers, publish ``stopped``.
 It returns the failures it met (the CLI exits 1 when there are any).
 
 A remote target (PostgreSQL) reports its connection as ``("target", state)``
-changes: ``disconnected`` makes the host ``degraded`` and is recorded in
-activity (``target-disconnected``); ``reconnected`` records
-``target-reconnected``, re-reads every command queue from the start (the
-ledger drops what it already holds, so a command whose admission failed
-during the outage is admitted now) and publishes the receipts the ledger
-still holds; ``lock-lost`` (another host took the key) makes the host
-``failed``. A queue read that fails waits for the next change instead of
-ending the host.
+changes, kept in :attr:`AgentsHost.availability`: ``disconnected`` makes the
+host ``degraded`` and is recorded in activity (``target-disconnected``);
+``reconnected`` records ``target-reconnected`` and re-reads every command
+queue from the start (the ledger drops what it already holds, so a command
+whose admission failed during the outage is admitted now); ``lock-lost``
+(another host took the key) makes the host ``failed``. A queue read that
+fails waits for the next change instead of ending the host. While the
+target is down commands wait to be claimed (the worker, bounded by
+``target_wait``), and everything left unpublished (receipts, refreshed
+rows, a collection, health) belongs to the one publication loop
+(:meth:`AgentsHost._publication_loop`), which retries it until it is
+published or the host stops.
 """
 
 from __future__ import annotations
@@ -84,9 +88,10 @@ from shedproto.connector import (
 )
 from shedproto.servers.connector import CommandLedger
 
+from .availability import DEFAULT_TARGET_WAIT, RETRY_BACKOFF, TargetAvailability
 from .batching import GroupCommit
 from .driver import AgentDriver, DriverFactory, SupervisedDriver
-from .target import AgentsHostTarget
+from .target import AgentsHostTarget, TargetUnavailableError
 from .worker import (
     BATCH_PASSES,
     CommandTaskError,
@@ -119,6 +124,8 @@ class _Source:
     started_at: str | None = None
     completed_at: str | None = None
     read: set[str] = field(default_factory=set)
+    target_degraded: bool = False
+    """Degraded only because a refresh could not be published (cleared on reconnect)."""
 
     def health(self) -> SourceHealth:
         return source_health(
@@ -152,6 +159,7 @@ class AgentsHost:
         activity_limit: int = 200,
         find_checkouts: CheckoutFinder | None = None,
         health_interval: float = 0.0,
+        target_wait: float = DEFAULT_TARGET_WAIT,
     ) -> None:
         self.config = config
         self.target = target
@@ -194,6 +202,11 @@ class AgentsHost:
         self._checkouts: list[Checkout] = []
         self.on_collection_done: Callable[[], None] | None = None
         self.target_state: str = "connected"
+        self.availability = TargetAvailability(target_wait)
+        self._health_unpublished = False
+        self._unpublished_refreshes: dict[tuple[str, str], None] = {}
+        self._collection_unpublished = False
+        self._backlog_wake = anyio.Event()
         self._refreshes: GroupCommit[tuple[str, str], None] = GroupCommit(
             self._refresh_batch, passes=BATCH_PASSES
         )
@@ -262,6 +275,7 @@ class AgentsHost:
         if not self._health_owned:
             return
         self.target.publish_health(self.health())
+        self._health_unpublished = False
 
     async def _health_publisher(self) -> None:
         """Publish health after changes, coalesced.
@@ -285,9 +299,14 @@ class AgentsHost:
             try:
                 self.publish_health_now()
             except Exception as exc:
-                self.activity.record(
-                    "health-publication-failed", f"Health publication failed: {exc}", at=self.now()
-                )
+                if not self._health_unpublished:
+                    self.activity.record(
+                        "health-publication-failed",
+                        f"Health publication failed: {exc}",
+                        at=self.now(),
+                    )
+                self._health_unpublished = True
+                self._wake_publication()
             if self._health_interval > 0:
                 await anyio.sleep(self._health_interval)
 
@@ -321,6 +340,7 @@ class AgentsHost:
         self.target.subscribe(self._on_target_change)
         self.record("host-starting", "Host startup began")
         task_group.start_soon(self._health_publisher)
+        task_group.start_soon(self._publication_loop)
         for source in self.sources.values():
             if source.config.enabled:
                 await self._start_source(source, task_group)
@@ -342,7 +362,9 @@ class AgentsHost:
                 on_task_failure=self._on_task_failure,
                 on_refresh=self._on_refresh,
                 refresh=self.refresh_session,
+                on_unpublished=self._wake_publication,
             ),
+            availability=self.availability,
         )
         try:
             await self.worker.recover_unpublished_receipts()
@@ -359,6 +381,7 @@ class AgentsHost:
         self.record("host-started", "Host startup completed", details={"status": self.status})
         self._health_owned = True
         self.publish_health_now()
+        self._wake_publication()  # receipts recovery could not publish, if any
 
     async def _start_source(self, source: _Source, task_group: anyio.abc.TaskGroup) -> None:
         source.status = "starting"
@@ -394,6 +417,7 @@ class AgentsHost:
         if source.status in ("stopped", "failed") or self._stopped:
             return
         source.status = "ready" if up else "degraded"
+        source.target_degraded = False
         if not up:
             source.last_error = message
         self.record(kind, message, source_id=source.config.id)
@@ -461,6 +485,7 @@ class AgentsHost:
         if kind != "target":
             return
         self.target_state = "connected" if value.state == "reconnected" else value.state
+        self.availability.set_state(self.target_state)
         if value.state == "disconnected":
             self.record("target-disconnected", f"Target connection lost: {value.error}")
         elif value.state == "lock-lost":
@@ -475,19 +500,106 @@ class AgentsHost:
                 "Target connection restored",
                 details={"attempts": value.attempts},
             )
-            if self.worker is not None and self._tg is not None and not self._stopped:
-                self._tg.start_soon(self._republish_after_reconnect)
+            self._health_unpublished = True  # what happened during the outage
+            self._wake_publication()
         self._settle_status()
 
-    async def _republish_after_reconnect(self) -> None:
-        assert self.worker is not None
-        try:
-            await self.worker.republish_pending()
-        except CommandWorkerError as exc:
-            self.last_command_error = f"{exc}: {exc.errors[0]}"
-            self.record("receipt-publication-failed", self.last_command_error)
+    # -- the publication loop --------------------------------------------------------------
+
+    def _wake_publication(self) -> None:
+        self._backlog_wake.set()
+
+    def _has_backlog(self) -> bool:
+        return bool(
+            self._health_unpublished
+            or self._unpublished_refreshes
+            or self._collection_unpublished
+            or (self.worker is not None and self.ledger.pending_publication_count())
+        )
+
+    async def _publication_loop(self) -> None:
+        """Publish what is not yet published until it is or the host stops (the one retry loop).
+
+        Woken by every publication left undone (a receipt, a refresh's index
+        rows, a collection, health) and by the target's reconnection. While
+        the target is known down it waits for it; while it is up but writes
+        still fail it retries with :data:`~.availability.RETRY_BACKOFF`.
+        Health counts the pending receipts all along (``pendingReceiptPublications``).
+        """
+        delay = RETRY_BACKOFF[0]
+        failing = False
+        while True:
+            await self._backlog_wake.wait()
+            self._backlog_wake = anyio.Event()
+            while not self._stopped and self._has_backlog():
+                if self.availability.state == "lock-lost":
+                    return
+                if not self.availability.up:
+                    await self.availability.until_up(float("inf"))
+                    continue
+                error = await self._publish_backlog()
+                if error is None:
+                    if failing:
+                        self.record("publication-caught-up", "Pending publications published")
+                    failing, delay = False, RETRY_BACKOFF[0]
+                    break
+                if not failing:
+                    self.last_command_error = error
+                    self.record("publication-retrying", f"Publication will be retried: {error}")
+                failing = True
+                await self.availability.changed(delay)
+                delay = min(delay * 2, RETRY_BACKOFF[1])
+
+    async def _publish_backlog(self) -> str | None:
+        """Publish every pending item once; return the first failure (``None``: all done)."""
+        errors: list[str] = []
+        if self.worker is not None and self.ledger.pending_publication_count():
+            try:
+                await self.worker.republish_pending()
+            except CommandWorkerError as exc:
+                errors.append(f"{exc}: {exc.errors[0]}")
+        for request in list(self._unpublished_refreshes):
+            try:
+                await self.refresh_session(*request)
+            except TargetUnavailableError as exc:
+                errors.append(f"session refresh failed: {exc}")
+                continue
+            except Exception as exc:  # the provider's read, not the target: not ours to retry
+                self.record(
+                    "session-refresh-failed",
+                    str(exc),
+                    source_id=request[0],
+                    details={"nativeSessionId": request[1]},
+                )
+            self._unpublished_refreshes.pop(request, None)  # a command may have refreshed it
+        self._restore_target_degraded()
+        if self._collection_unpublished and not self._collections_closed:
+            try:
+                await self.synchronize("target-reconnected")
+            except Exception as exc:
+                errors.append(f"collection failed: {exc}")
         self._settle_status()
-        self._health_dirty.set()
+        try:
+            self.publish_health_now()
+        except Exception as exc:
+            self._health_unpublished = True
+            errors.append(f"health publication failed: {exc}")
+        return errors[0] if errors else None
+
+    def _restore_target_degraded(self) -> None:
+        """Make sources degraded only by the target's outage ``ready`` again once republished."""
+        waiting = {source_id for source_id, _ in self._unpublished_refreshes}
+        for source_id, source in self.sources.items():
+            if source.target_degraded and source_id not in waiting:
+                source.target_degraded = False
+                if source.status == "degraded":
+                    source.status = "ready"
+                    source.last_error = None
+                    self.record(
+                        "source-recovered",
+                        "Source republished after the target came back",
+                        source_id=source_id,
+                    )
 
     def _on_receipt(self, receipt: Receipt) -> None:
         identity = command_identity(receipt.commandId, receipt.producer)
@@ -542,7 +654,17 @@ class AgentsHost:
                 source_id=source_id,
                 details={"nativeSessionId": session},
             )
+            if self._unpublished_refreshes.pop((source_id, session), 0) is None:
+                self._restore_target_degraded()
+                self._settle_status()
             return
+        if isinstance(error, TargetUnavailableError):
+            self._unpublished_refreshes[(source_id, session)] = None
+            self._wake_publication()
+            if source is not None and source.status == "ready":
+                source.target_degraded = True
+        elif source is not None:
+            source.target_degraded = False
         if source is not None and source.status == "ready":
             source.status = "degraded"
             source.last_error = str(error)
@@ -639,8 +761,12 @@ class AgentsHost:
                 self.status = "failed"
             self._publication_failed = True
             self.record("sync-failed", f"Collection failed: {exc}", details={"reason": reason})
+            self._collection_unpublished = isinstance(exc, TargetUnavailableError)
+            if self._health_owned and self._collection_unpublished:
+                self._wake_publication()  # after startup: the publication loop collects again
             raise
         self._publication_failed = False
+        self._collection_unpublished = False
         count = sum(1 for row in rows.values() if row.syncStatus != "deleted")
         self.sync = SyncHealth(
             reason=reason,
@@ -712,6 +838,7 @@ class AgentsHost:
         source.errors = result.errors
         source.session_count = len(result.rows)
         source.status = "ready" if result.complete else "degraded"
+        source.target_degraded = False
         if previous_status == "degraded" and result.complete:
             source.last_error = None
         self.record(

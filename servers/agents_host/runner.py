@@ -27,6 +27,7 @@ clean signal shutdown (also during startup), 1 for any failure
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -52,6 +53,7 @@ from shedproto.connector import (
 from shedproto.servers.connector import CommandLedger, acquire_host_locks
 
 from .api import SOCKET_NAME, api_server
+from .availability import DEFAULT_TARGET_WAIT
 from .driver import AgentDriver, DriverFactory
 from .git import make_checkout_finder
 from .host import AgentsHost, HostStartError
@@ -103,6 +105,10 @@ class HostRun:
     handle_signals: bool = True
     health_interval: float = 0.05
     """Seconds between coalesced health publications (see ``AgentsHost._health_publisher``)."""
+    target_wait: float = DEFAULT_TARGET_WAIT
+    heartbeat_interval: float = 5.0
+    """Seconds between heartbeats in a PostgreSQL fleet database (``run --heartbeat``)."""
+    """Seconds a command waits for an unreachable target before ``claim-publish-failed``."""
     host: AgentsHost | None = None
     ready: anyio.Event = field(default_factory=anyio.Event)
     stop_requested: anyio.Event = field(default_factory=anyio.Event)
@@ -148,7 +154,7 @@ async def _run(run: HostRun) -> int:
         target_lock_path(lock_dir, identity.key), ledger_lock_path(ledger_file)
     )
     try:
-        target = _open_target(cli, state_dir, identity.key, config.ownerDid)
+        target = _open_target(cli, state_dir, identity.key, config.ownerDid, run.heartbeat_interval)
         try:
             ledger = CommandLedger.open(ledger_file)
             return await _serve(run, target, ledger, ledger_file, lock_dir)
@@ -159,7 +165,7 @@ async def _run(run: HostRun) -> int:
 
 
 def _open_target(
-    cli: AgentsHostCliOptions, state_dir: str, key: str, owner_did: str
+    cli: AgentsHostCliOptions, state_dir: str, key: str, owner_did: str, heartbeat: float
 ) -> AgentsHostTarget:
     """Open the SQLite target, or the PostgreSQL one ``--target`` names.
 
@@ -176,7 +182,9 @@ def _open_target(
         raise RuntimeError(
             "the PostgreSQL target needs psycopg: pip install 'shedproto[postgres]'"
         ) from exc
-    return PostgresTarget.open(cli.target, key, owner_did=owner_did, space=cli.space)
+    return PostgresTarget.open(
+        cli.target, key, owner_did=owner_did, space=cli.space, heartbeat_interval=heartbeat
+    )
 
 
 async def _serve(
@@ -200,6 +208,7 @@ async def _serve(
         accept_commands=not cli.once,
         defer_health_until_ready=True,
         health_interval=run.health_interval,
+        target_wait=run.target_wait,
     )
     host.find_checkouts = make_checkout_finder(host.now)
     run.host = host
@@ -241,6 +250,9 @@ async def _serve(
                 tg.start_soon(_periodic, host, interval)
             else:
                 run.out("Ready; send SIGHUP to collect again, or SIGINT/SIGTERM to stop")
+            beat = getattr(target, "heartbeat", None)
+            if beat is not None:
+                tg.start_soon(_heartbeat, beat, run.heartbeat_interval)
             run.ready.set()
             await run.stop_requested.wait()
             server.shutdown()
@@ -263,6 +275,17 @@ def _print_startup(run: HostRun, host: AgentsHost, ledger_file: str, lock_dir: s
         run.out(f"Target database: {describe_database(run.cli.target)}")
     for producer in run.config.commandProducers or ():
         run.out(f"Command producer {producer.id} queue: commands/{producer.id}")
+
+
+async def _heartbeat(beat: Callable[[], None], interval: float) -> None:
+    """Beat every ``interval`` seconds from the event loop (so a hung loop stops beating).
+
+    A failed beat is left to the next one (the host's health reports the outage).
+    """
+    while True:
+        with contextlib.suppress(Exception):
+            beat()
+        await anyio.sleep(interval)
 
 
 async def _periodic(host: AgentsHost, interval_ms: int) -> None:

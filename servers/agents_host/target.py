@@ -46,6 +46,7 @@ __all__ = [
     "AgentsHostTarget",
     "StoredDocuments",
     "TargetStoreError",
+    "TargetUnavailableError",
     "ChangeListener",
     "SqliteTarget",
     "StoredReceipt",
@@ -60,6 +61,16 @@ class TargetStoreError(Exception):
     Raised for a receipt of another owner, a malformed stored receipt or
     receipt index (left untouched), an unusable database file or a closed
     target.
+    """
+
+
+class TargetUnavailableError(TargetStoreError):
+    """A remote target could not be reached; retrying later can succeed.
+
+    Raised by :class:`~.target_postgres.PostgresTarget` while its database is
+    down or its connection dropped mid-call (a write may or may not have
+    committed; every write the host retries is idempotent). Never raised
+    for a refused write (another owner, the key's lock held elsewhere).
     """
 
 

@@ -61,7 +61,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -88,23 +88,36 @@ from .target import (
     StoredDocuments,
     StoredReceipt,
     TargetStoreError,
+    TargetUnavailableError,
 )
 
 __all__ = [
     "BACKOFF",
+    "DEFAULT_HEARTBEAT",
     "MIGRATIONS",
+    "STALE_HEARTBEATS",
+    "Liveness",
     "FleetHost",
     "PostgresTarget",
     "TargetState",
     "describe_database",
     "is_postgres_url",
     "list_fleet",
+    "liveness",
 ]
 
 T = TypeVar("T")
 
 BACKOFF = (0.05, 2.0)
 """First and largest delay (seconds) between reconnection attempts; doubles in between."""
+
+DEFAULT_HEARTBEAT = 5.0
+"""Seconds between an owning host's heartbeats (``run --heartbeat``)."""
+
+STALE_HEARTBEATS = 3
+"""Missed heartbeats after which ``fleet`` calls a host stale (``fleet --stale-after``)."""
+
+Liveness = Literal["live", "stale", "gone"]
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -150,6 +163,10 @@ MIGRATIONS: tuple[str, ...] = (
     -- about 3x cheaper than the default pglz compression (measured, 34 KB index)
     ALTER TABLE agents_host_documents ALTER COLUMN body SET STORAGE EXTERNAL;
     ALTER TABLE agents_host_manifests ALTER COLUMN body SET STORAGE EXTERNAL;
+    """,
+    """
+    ALTER TABLE agents_host_hosts ADD COLUMN heartbeat_at TIMESTAMPTZ;
+    ALTER TABLE agents_host_hosts ADD COLUMN heartbeat_interval_ms INTEGER;
     """,
 )
 """Schema versions 1..n, applied in order at open; never edit one, append a new one."""
@@ -209,12 +226,37 @@ class TargetState:
 
 @dataclass(frozen=True)
 class FleetHost:
-    """One host registered in a fleet database: its key, owner, space, and start time."""
+    """One host registered in a fleet database: key, owner, space, start, and liveness.
+
+    ``heartbeat_age`` is measured by the database's clock (no skew between
+    machines); ``lock_held`` is whether some session holds the key's
+    advisory lock now (``pg_locks``), which ends with the host's process.
+    """
 
     key: str
     owner_did: str
     space: str
     started_at: str
+    heartbeat_at: str | None = None
+    heartbeat_age: float | None = None
+    heartbeat_interval: float | None = None
+    lock_held: bool = False
+    liveness: Liveness = "gone"
+
+
+def liveness(lock_held: bool, heartbeat_age: float | None, stale_after: float) -> Liveness:
+    """Classify a host: ``live`` (lock held, fresh heartbeat), ``gone`` (neither), else ``stale``.
+
+    A held lock with an old heartbeat is a hung host; a fresh heartbeat
+    without the lock is a host that just died, or one reconnecting after a
+    database restart (it takes the lock again on its next heartbeat).
+    """
+    fresh = heartbeat_age is not None and heartbeat_age <= stale_after
+    if lock_held and fresh:
+        return "live"
+    if not lock_held and not fresh:
+        return "gone"
+    return "stale"
 
 
 def _migrate(conn: psycopg.Connection[Any]) -> None:
@@ -244,8 +286,28 @@ def _connect(dsn: str) -> psycopg.Connection[Any]:
     return psycopg.connect(dsn, autocommit=True, connect_timeout=5)
 
 
-def list_fleet(dsn: str) -> list[FleetHost]:
-    """Return every host registered in the database at ``dsn``, by key.
+_ISO = "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'"
+
+
+def _held_locks(conn: psycopg.Connection[Any]) -> set[int]:
+    """Return the 64-bit advisory lock ids some session of this database holds now."""
+    rows = conn.execute(
+        "SELECT classid::bigint, objid::bigint FROM pg_locks WHERE locktype = 'advisory'"
+        " AND granted AND objsubid = 1"
+        " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+    ).fetchall()
+    held = set()
+    for high, low in rows:
+        value = (int(high) << 32) | int(low)
+        held.add(value - (1 << 64) if value >= 1 << 63 else value)
+    return held
+
+
+def list_fleet(dsn: str, *, stale_after: float | None = None) -> list[FleetHost]:
+    """Return every host registered in the database at ``dsn``, by key, with its liveness.
+
+    ``stale_after``: seconds without a heartbeat after which a host is stale
+    (default: :data:`STALE_HEARTBEATS` of the host's own interval).
 
     Raises:
         TargetStoreError: the database cannot be reached or holds no fleet.
@@ -253,18 +315,56 @@ def list_fleet(dsn: str) -> list[FleetHost]:
     """
     try:
         with _connect(dsn) as conn:
+            columns = {
+                str(row[0])
+                for row in conn.execute(
+                    "SELECT column_name FROM information_schema.columns"
+                    " WHERE table_name = 'agents_host_hosts' AND table_schema = current_schema()"
+                ).fetchall()
+            }
+            if not columns:
+                raise TargetStoreError(f"no agents-host fleet in {describe_database(dsn)}")
+            beats = "heartbeat_at" in columns  # a fleet not yet migrated to version 2
             rows = conn.execute(
                 "SELECT target_key, owner_did, space,"
-                " to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
-                " FROM agents_host_hosts ORDER BY target_key"
+                f" to_char(started_at AT TIME ZONE 'UTC', {_ISO}),"
+                + (
+                    f" to_char(heartbeat_at AT TIME ZONE 'UTC', {_ISO}),"
+                    " EXTRACT(EPOCH FROM (now() - heartbeat_at))::float8, heartbeat_interval_ms"
+                    if beats
+                    else " NULL, NULL::float8, NULL::integer"
+                )
+                + " FROM agents_host_hosts ORDER BY target_key"
             ).fetchall()
+            held = _held_locks(conn)
     except psycopg.errors.UndefinedTable as exc:
         raise TargetStoreError(f"no agents-host fleet in {describe_database(dsn)}") from exc
     except psycopg.Error as exc:
         raise TargetStoreError(
             f"target database unavailable: {describe_database(dsn)}: {_one_line(exc)}"
         ) from exc
-    return [FleetHost(str(k), str(o), str(s), str(t)) for k, o, s, t in rows]
+    hosts = []
+    for key, owner, space, started, beat_at, age, interval_ms in rows:
+        interval = None if interval_ms is None else int(interval_ms) / 1000
+        threshold = stale_after
+        if threshold is None:
+            threshold = STALE_HEARTBEATS * (interval or DEFAULT_HEARTBEAT)
+        lock_held = _lock_id(str(key)) in held
+        heartbeat_age = None if age is None else max(0.0, float(age))
+        hosts.append(
+            FleetHost(
+                str(key),
+                str(owner),
+                str(space),
+                str(started),
+                heartbeat_at=None if beat_at is None else str(beat_at),
+                heartbeat_age=heartbeat_age,
+                heartbeat_interval=interval,
+                lock_held=lock_held,
+                liveness=liveness(lock_held, heartbeat_age, threshold),
+            )
+        )
+    return hosts
 
 
 class PostgresTarget(StoredDocuments):
@@ -299,7 +399,15 @@ class PostgresTarget(StoredDocuments):
     # -- opening ---------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, dsn: str, key: str, *, owner_did: str, space: str) -> Self:
+    def open(
+        cls,
+        dsn: str,
+        key: str,
+        *,
+        owner_did: str,
+        space: str,
+        heartbeat_interval: float = DEFAULT_HEARTBEAT,
+    ) -> Self:
         """Own ``key`` in the database at ``dsn``: migrate, take the advisory lock, listen.
 
         Raises:
@@ -319,10 +427,12 @@ class PostgresTarget(StoredDocuments):
             _migrate(conn)
             target._take_lock(conn)
             conn.execute(
-                "INSERT INTO agents_host_hosts (target_key, owner_did, space) VALUES (%s, %s, %s)"
+                "INSERT INTO agents_host_hosts (target_key, owner_did, space, heartbeat_at,"
+                " heartbeat_interval_ms) VALUES (%s, %s, %s, now(), %s)"
                 " ON CONFLICT (target_key) DO UPDATE SET owner_did = excluded.owner_did,"
-                " space = excluded.space, started_at = now()",
-                (key, owner_did, space),
+                " space = excluded.space, started_at = now(), heartbeat_at = now(),"
+                " heartbeat_interval_ms = excluded.heartbeat_interval_ms",
+                (key, owner_did, space, round(heartbeat_interval * 1000)),
             )
         except BaseException:
             conn.close()
@@ -374,7 +484,7 @@ class PostgresTarget(StoredDocuments):
             return conn
         self._drop()
         if time.monotonic() < self._retry_at:
-            raise TargetStoreError(
+            raise TargetUnavailableError(
                 f"target database unavailable: {describe_database(self.dsn)} (reconnecting)"
             )
         try:
@@ -382,7 +492,7 @@ class PostgresTarget(StoredDocuments):
         except psycopg.Error as exc:
             self._retry_at = time.monotonic() + self._delay
             self._delay = min(self._delay * 2, BACKOFF[1])
-            raise TargetStoreError(
+            raise TargetUnavailableError(
                 f"target database unavailable: {describe_database(self.dsn)}: {_one_line(exc)}"
             ) from exc
         try:
@@ -394,7 +504,7 @@ class PostgresTarget(StoredDocuments):
             raise
         except psycopg.Error as exc:
             conn.close()
-            raise TargetStoreError(f"target database unavailable: {_one_line(exc)}") from exc
+            raise TargetUnavailableError(f"target database unavailable: {_one_line(exc)}") from exc
         self._delay = BACKOFF[0]
         self._retry_at = 0.0
         self._conn = conn
@@ -416,7 +526,7 @@ class PostgresTarget(StoredDocuments):
                 self._documents.clear()  # a cut-off commit may or may not have landed
                 self._drop()
                 if not retry or attempt:
-                    raise TargetStoreError(
+                    raise TargetUnavailableError(
                         f"target database unavailable: {_one_line(exc)}"
                     ) from exc
             except psycopg.Error as exc:
@@ -488,6 +598,10 @@ class PostgresTarget(StoredDocuments):
                     if not connected:
                         connected = True
                         self.connected = True
+                        # the database is back: the working connection may try at
+                        # once instead of waiting out its own backoff step
+                        self._retry_at = 0.0
+                        self._delay = BACKOFF[0]
                         self._notify_from_thread(
                             "target", TargetState("reconnected", attempts=attempts)
                         )
@@ -509,10 +623,41 @@ class PostgresTarget(StoredDocuments):
                 self._notify_from_thread("target", TargetState("disconnected", _one_line(exc)))
                 self._stop.wait(delay)
 
+    def heartbeat(self) -> None:
+        """Record that this owner is alive (``heartbeat_at = now()``); retakes a lost lock.
+
+        Raises:
+            TargetStoreError: the database failed or another host holds the key.
+
+        """
+        self._call(
+            lambda conn: conn.execute(
+                "UPDATE agents_host_hosts SET heartbeat_at = now() WHERE target_key = %s",
+                (self.key,),
+            )
+        )
+
     def close(self) -> None:
-        """Release the lock, stop the listener and close the connections; idempotent."""
+        """Clear the heartbeat, release the lock, stop the listener, close; idempotent.
+
+        A clean stop clears ``heartbeat_at`` (``fleet`` shows the host
+        ``gone`` at once); where the database is unreachable it is left.
+        """
         if self._closed:
             return
+        conn = self._conn
+        if (
+            self._owner
+            and not self._lock_lost
+            and conn is not None
+            and not conn.closed
+            and not conn.broken
+        ):
+            with contextlib.suppress(psycopg.Error):
+                conn.execute(
+                    "UPDATE agents_host_hosts SET heartbeat_at = NULL WHERE target_key = %s",
+                    (self.key,),
+                )
         self._closed = True
         self._stop.set()
         self._listeners.clear()

@@ -16,13 +16,17 @@ whole array, re-delivered) and, for each element in order:
    (or when the command finishes). A ``cancel`` does not join the queue: it
    waits only for the first pending admission's ``ready``, then runs.
 
-Execution: durable claim (``ledger.put`` of the ``in-flight`` receipt),
-publish it (failure: ``failed`` / ``claim-publish-failed``, provider never
-called), driver call (no driver: ``unsupported`` / ``source-unavailable``;
-raised: ``failed`` / ``provider-call-failed``), terminal receipt (ledger,
+Execution: wait while the target is known unreachable (at most the
+availability's ``wait``), durable claim (``ledger.put`` of the ``in-flight``
+receipt), publish it, retried within the same bound (failure: ``failed`` /
+``claim-publish-failed``, provider never called), driver call (no driver:
+``unsupported`` / ``source-unavailable``; raised: ``failed`` /
+``provider-call-failed``), terminal receipt (ledger,
 publish, mark published), refresh of the affected session (also when the
 terminal publication failed), then a task failure if that publication failed
-(the ledger keeps the receipt pending for the next start).
+for any reason but an unreachable target (the ledger keeps the receipt
+pending; with an unreachable target ``on_unpublished`` hands it to the
+host's publication loop).
 """
 
 from __future__ import annotations
@@ -58,9 +62,10 @@ from shedproto.connector import (
 )
 from shedproto.servers.connector import CommandLedger
 
+from .availability import TargetAvailability
 from .batching import GroupCommit
 from .driver import AgentDriver, OperationOptions
-from .target import AgentsHostTarget
+from .target import AgentsHostTarget, TargetUnavailableError
 
 __all__ = ["BATCH_PASSES", "CommandTaskError", "CommandWorker", "CommandWorkerError", "WorkerHooks"]
 
@@ -92,6 +97,8 @@ class WorkerHooks:
 
     ``refresh(source_id, native_session_id)`` refreshes one session on the
     target and raises on failure; the rest are synchronous observers.
+    ``on_unpublished`` is called when a receipt stays pending because the
+    target is unreachable (the host's publication loop takes it over).
     """
 
     on_receipt: Callable[[Receipt], None] | None = None
@@ -99,6 +106,7 @@ class WorkerHooks:
     on_task_failure: Callable[[CommandTaskError], None] | None = None
     on_refresh: Callable[[str, str, BaseException | None], None] | None = None
     refresh: Callable[[str, str], Awaitable[None]] | None = None
+    on_unpublished: Callable[[], None] | None = None
 
 
 @dataclass
@@ -127,8 +135,10 @@ class CommandWorker:
         clock: Callable[[], str],
         task_group: anyio.abc.TaskGroup,
         hooks: WorkerHooks | None = None,
+        availability: TargetAvailability | None = None,
     ) -> None:
         self.owner_did = owner_did
+        self.availability = availability or TargetAvailability()
         self.ledger = ledger
         self.target = target
         self.drivers = drivers
@@ -188,8 +198,12 @@ class CommandWorker:
         identity = command_identity(command.id, producer)
         if identity in self._scheduled or self.ledger.get(command.id, producer) is not None:
             return False
+
+        async def read_shared() -> Receipt | None:
+            return self.target.read_receipt(command.id, producer)
+
         try:
-            shared = self.target.read_receipt(command.id, producer)
+            shared = await self.availability.retry(read_shared)
         except Exception as exc:
             self._task_failure(
                 CommandTaskError(
@@ -368,20 +382,21 @@ class CommandWorker:
             claimed_at=self.clock(),
             producer=producer,
         )
-        await anyio.to_thread.run_sync(self.ledger.put, claim)
-        try:
-            await self._publish(claim)
-        except Exception as exc:
-            failed = claim_publish_failed(claim, message=str(exc), completed_at=self.clock())
+        claim_error = await self._claim(claim)
+        if claim_error is not None:
+            failed = claim_publish_failed(claim, message=claim_error, completed_at=self.clock())
             await anyio.to_thread.run_sync(self.ledger.put, failed)
             try:
                 await self._publish(failed)
+            except TargetUnavailableError:
+                self._left_pending()
             except Exception as again:
                 raise CommandTaskError(
                     identity,
                     command.id,
                     producer,
-                    f"claim publication failed: {exc}; failure receipt publication failed: {again}",
+                    f"claim publication failed: {claim_error};"
+                    f" failure receipt publication failed: {again}",
                 ) from again
             return
         driver = self.drivers.get(command.sourceId)
@@ -406,6 +421,8 @@ class CommandWorker:
         publish_error: BaseException | None = None
         try:
             await self._publish(terminal)
+        except TargetUnavailableError:
+            self._left_pending()  # published by the host's loop once the target is back
         except Exception as exc:
             publish_error = exc
         if driver is not None and (
@@ -423,6 +440,29 @@ class CommandWorker:
                 producer,
                 f"terminal receipt publication failed: {publish_error}",
             )
+
+    async def _claim(self, claim: Receipt) -> str | None:
+        """Store and publish the ``in-flight`` claim; return why it failed, or ``None``.
+
+        While the target is known unreachable nothing is claimed: the command
+        waits (its session's later commands behind it) up to the target wait,
+        and a claim whose publication meets a blip is retried within that
+        bound; only then does the command fail (``claim-publish-failed``).
+        """
+        availability = self.availability
+        deadline = availability.deadline()
+        if not await availability.until_up(deadline):
+            return f"target database unreachable for {availability.wait:g}s"
+        await anyio.to_thread.run_sync(self.ledger.put, claim)
+        try:
+            await availability.retry(lambda: self._publish(claim), deadline=deadline)
+        except Exception as exc:
+            return str(exc)
+        return None
+
+    def _left_pending(self) -> None:
+        if self.hooks.on_unpublished is not None:
+            self.hooks.on_unpublished()
 
     async def _refresh(self, source_id: str, session_id: str) -> None:
         if self.hooks.refresh is None:

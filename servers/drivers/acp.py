@@ -122,6 +122,9 @@ RESTART_WAIT = 30.0
 
 STDERR_TAIL = 64 * 1024
 
+EXIT_STATUS_WAIT = 1.0
+"""Seconds a request whose agent closed its output waits for the exit status (its message)."""
+
 
 class AcpDriverError(Exception):
     """The agent process failed: it exited, broke the protocol, or never answered."""
@@ -188,6 +191,7 @@ class AcpProcess:
         self._stop = anyio.Event()
         self._exited = anyio.Event()
         self._running = False
+        self._handshaking = False
         self._deadlines_changed = anyio.Event()
         self._overdue: set[int | str] = set()
 
@@ -228,7 +232,11 @@ class AcpProcess:
                 tasks.start_soon(self._read_stderr)
                 tasks.start_soon(self._run_deadlines)
                 try:
-                    features = await self._handshake()
+                    self._handshaking = True
+                    try:
+                        features = await self._handshake()
+                    finally:
+                        self._handshaking = False
                 except AcpDriverError as exc:
                     failure = exc
                     tasks.cancel_scope.cancel()
@@ -255,7 +263,18 @@ class AcpProcess:
                 await self._stop.wait()  # a stop never waits for a slow initialize
                 watch.cancel_scope.cancel()
 
+            async def exited() -> None:
+                # an agent that exits while something else holds its output open
+                # (a child it left behind) never sends the EOF that ends the wait
+                nonlocal failure
+                process = self._process
+                assert process is not None
+                await process.wait()
+                failure = AcpAgentExitedError(self._exit_message(process.returncode))
+                watch.cancel_scope.cancel()
+
             watch.start_soon(stop_requested)
+            watch.start_soon(exited)
             try:
                 with anyio.fail_after(self.handshake_timeout):
                     await self.request(self.connection.initialize(), "initialize")
@@ -357,9 +376,7 @@ class AcpProcess:
         if isinstance(outcome, RequestSucceeded):
             return outcome.result
         if outcome is None or outcome.closed:
-            with anyio.move_on_after(3 * self.stop_grace):
-                await self._exited.wait()  # the exit status makes the message
-            raise AcpAgentExitedError(self.failure or "the agent process ended")
+            raise AcpAgentExitedError(self.failure or await self._ended_message())
         raise AcpRequestError(method, outcome.code, outcome.message, outcome.data)
 
     def prompt(
@@ -450,6 +467,25 @@ class AcpProcess:
             if not data:
                 self._closed.set()  # _reap fails what is left, with the exit status
                 return
+
+    async def _ended_message(self) -> str:
+        """Say how the agent ended: its exit status, awaited briefly, else its closed output.
+
+        During ``initialize`` it waits on the process itself: :meth:`_reap`
+        runs only after the handshake, i.e. after this very request. Later it
+        also waits for :meth:`_reap` (bounded), so whoever sees the failure
+        sees the process reaped (a supervisor already restarting it).
+        """
+        process = self._process
+        if process is None:
+            return "the agent process ended"
+        if process.returncode is None:
+            with anyio.move_on_after(EXIT_STATUS_WAIT):
+                await process.wait()
+        if not self._handshaking:
+            with anyio.move_on_after(3 * self.stop_grace):
+                await self._exited.wait()
+        return self.failure or self._exit_message(process.returncode)
 
     def _exit_message(self, returncode: int | None = None) -> str:
         tail = bytes(self.stderr_tail).decode("utf-8", "replace").strip().splitlines()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -89,3 +90,33 @@ async def test_stop_during_a_silent_initialize_does_not_wait_for_the_handshake()
             await anyio.sleep(0.2)  # the agent is spawned and silent
             await driver.stop()
     assert failures == ["the agent was stopped before it answered initialize"]
+
+
+@pytest.mark.parametrize(
+    ("program", "expected"),
+    [
+        ("raise SystemExit(3)", "the agent process exited with status 3"),
+        (
+            "import os, time; os.close(1); time.sleep(300)",  # EOF, the process lives on
+            "the agent process closed its output",
+        ),
+    ],
+)
+async def test_acp_agent_that_exits_during_startup_fails_at_once(
+    program: str, expected: str
+) -> None:
+    """Issue 28 item 5: an agent exiting before ``initialize`` waited out the handshake timeout.
+
+    The initialize request was written before the process died, and only the
+    timeout ended the wait; now its output's end (or its exit) ends it.
+    """
+    config = AgentSourceConfig(
+        id="a", driver="acp", enabled=True, command=(sys.executable, "-c", program)
+    )
+    driver = AcpDriver(config, handshake_timeout=3600, stop_grace=0.2)
+    with anyio.fail_after(30):  # far below the handshake timeout: not a timed assertion
+        async with anyio.create_task_group() as tg:
+            with pytest.raises(AcpDriverError) as caught:
+                await driver.start(tg)
+            await driver.stop()
+    assert str(caught.value).startswith(expected)

@@ -9,6 +9,7 @@ import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,7 @@ from shedproto.testing._agents_host import make_command
 from shedproto.testing._connector import AgentsHostDirs
 
 from .conftest import OWNER
-from .test_cli_process import host_process, read_until_ready
+from .test_cli_process import host_process, read_until_ready, wait_for
 
 pytest.importorskip("psycopg", reason="psycopg is not installed (the postgres extra)")
 
@@ -78,8 +79,9 @@ def test_fleet_and_client_commands_through_the_database(
         code, out, _ = cli(capsys, "agents-host", "fleet", "--target", url)
         assert code == 0
         header, row = out.splitlines()[:2]
-        assert header.split()[:3] == ["HOST", "SPACE", "STATUS"]
-        assert row.split()[:3] == [KEY[:12], "did:key:space", "ready"]
+        assert header.split()[:5] == ["HOST", "SPACE", "LIVENESS", "BEAT", "STATUS"]
+        assert row.split()[:3] == [KEY[:12], "did:key:space", "live"]
+        assert row.split()[4] == "ready"
         assert row.endswith("echo:ready")
 
         code, out, _ = cli(capsys, "agents-host", "fleet", "--target", url, "--json")
@@ -87,6 +89,7 @@ def test_fleet_and_client_commands_through_the_database(
         hosts = json.loads(out)["hosts"]
         assert [h["key"] for h in hosts] == [KEY]
         assert hosts[0]["health"]["status"] == "ready"
+        assert (hosts[0]["liveness"], hosts[0]["lockHeld"]) == ("live", True)
 
         code, out, _ = cli(
             capsys, "agents-host", "sessions", "--all", "--target", url, "--host", KEY[:8]
@@ -101,6 +104,54 @@ def test_fleet_and_client_commands_through_the_database(
 
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=20) == 0
+
+
+def fleet_json(capsys: pytest.CaptureFixture[str], url: str, *extra: str) -> dict[str, Any]:
+    code, out, _ = cli(capsys, "agents-host", "fleet", "--target", url, "--json", *extra)
+    assert code == 0
+    hosts: list[dict[str, Any]] = json.loads(out)["hosts"]
+    assert len(hosts) == 1
+    return hosts[0]
+
+
+def test_fleet_tells_live_stale_and_gone_hosts_apart(
+    fleet_dirs: AgentsHostDirs, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 28 item 3: a kill -9'd host was listed ``ready`` from its last health.
+
+    Liveness comes from the database: whether the key's advisory lock is
+    held (``pg_locks``) and the heartbeat's age by the database's clock.
+    """
+    url = fleet_dirs.target
+    assert url is not None
+    socket = fleet_dirs.root / "h.sock"
+    with host_process(fleet_dirs, socket, "--heartbeat", "0.2") as process:
+        read_until_ready(process)
+        live = fleet_json(capsys, url, "--stale-after", "3600")  # a loaded machine beats late
+        assert (live["liveness"], live["lockHeld"], live["heartbeatIntervalSeconds"]) == (
+            "live",
+            True,
+            0.2,
+        )
+        process.kill()  # kill -9: no shutdown, the last health still says ready
+        process.wait(timeout=20)
+    dead = wait_for(lambda: (h := fleet_json(capsys, url))["liveness"] == "gone" and h)
+    assert dead["health"]["status"] == "ready"  # what it last published, not what it is
+    assert dead["lockHeld"] is False
+    code, out, _ = cli(capsys, "agents-host", "fleet", "--target", url)
+    assert code == 0
+    assert out.splitlines()[1].split()[2] == "gone"
+    # a fresh heartbeat without the lock: just died (or reconnecting): stale, not live
+    just_died = fleet_json(capsys, url, "--stale-after", "3600")
+    assert just_died["liveness"] == "stale"
+    with host_process(fleet_dirs, socket) as process:  # restarted: live again
+        read_until_ready(process)
+        assert fleet_json(capsys, url, "--stale-after", "3600")["liveness"] == "live"
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=20) == 0
+    stopped = fleet_json(capsys, url, "--stale-after", "3600")
+    assert (stopped["liveness"], stopped["heartbeatAt"]) == ("gone", None)  # a clean stop
+    assert stopped["health"]["status"] == "stopped"
 
 
 def test_fleet_errors_are_one_line(

@@ -68,10 +68,15 @@ def key_of(name: str) -> str:
 
 
 @asynccontextmanager
-async def fleet(url: str, names: list[str]) -> AsyncIterator[list[HostRun]]:
-    """Run one host per name on ``url``; stop them all at exit."""
+async def fleet(
+    url: str, names: list[str], configure: Callable[[HostRun], None] | None = None
+) -> AsyncIterator[list[HostRun]]:
+    """Run one host per name on ``url`` (``configure`` adjusts each run); stop them all at exit."""
     root = Path(tempfile.mkdtemp(prefix="sp-fl-", dir="/tmp"))
     runs = [fleet_run(root, url, name) for name in names]
+    for run in runs:
+        if configure is not None:
+            configure(run)
     status: list[int] = []
     try:
         async with anyio.create_task_group() as tg:
@@ -218,12 +223,9 @@ async def test_database_restart_mid_run_loses_and_duplicates_nothing(
         sent = {name: first[name] + second[name] for name in names}
         await wait_for_receipts(url, names, half * 2, limit=max(110, COMMANDS / 4))
         receipts = check_fleet(runs, url, names, sent)
-        # a command claimed during the outage ends as the spec's retryable claim failure
-        assert all(
-            r.status == "succeeded"
-            or (r.error is not None and r.error.code == "claim-publish-failed")
-            for r in receipts
-        )
+        # the outage is far shorter than the target wait: a command whose turn came up
+        # during it waited instead of failing (issue 28: 77 of ~240 failed before)
+        assert {r.status for r in receipts} == {"succeeded"}
         for run in runs:
             host = run.host
             assert host is not None
