@@ -46,10 +46,8 @@ thread reconnects with exponential backoff (:data:`BACKOFF`) and reports
 ``lock-lost``); the host records them in health and, on reconnect, wakes its
 queues and publishes the receipts the ledger still holds.
 
-Why the sync API and not psycopg's async one: psycopg's async connections
-need asyncio, and the host runs on asyncio and trio; the target interface is
-synchronous (each call one short transaction, as with SQLite), and the only
-blocking wait, ``LISTEN``, lives in its own thread.
+Why the synchronous psycopg API, and the fleet's other decisions:
+``docs/architecture/decisions/agents-host.rst`` (*PostgreSQL fleet target*).
 """
 
 from __future__ import annotations
