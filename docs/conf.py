@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+import inspect
 import os
 import re
+import sys
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, cast
 
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
+from sphinx.errors import PycodeError
+from sphinx.ext.autodoc.mock import mock
+from sphinx.pycode import ModuleAnalyzer
 from sphinx.util.docutils import SphinxDirective
 
 import shedproto
@@ -141,12 +149,84 @@ def _resolve_module_alias(
         target = f"{MODULE_ALIASES[head]}.{rest}"
     elif last in SHARED_NAMES:
         target = SHARED_NAMES[last]
+    elif node["reftype"] in {"meth", "attr"} and not dot and node.get("py:class"):
+        return _resolve_inherited(app, env, node, contnode, reftarget)
     else:
         return None
     domain = env.get_domain("py")
     return domain.resolve_xref(
         env, node["refdoc"], app.builder, node["reftype"], target, node, contnode
     )
+
+
+def _reexported_data_docs(app: Sphinx) -> None:
+    """Give a package the docstrings of the constants its ``__all__`` re-exports.
+
+    A public package re-exports constants and type aliases (``CATALOGUE``,
+    ``SUPPORTED_PROTOCOLS``, ...) from its private modules, where their docstrings are.
+    autodoc documents a module-level value only when the documented module's own source has
+    a docstring for it, so each package's source analysis is given the docstring of the
+    private module that defines the value (the same object under the same name).
+    """
+    documented = sorted(
+        {
+            line.split("::", 1)[1].strip()
+            for page in Path(app.srcdir).rglob("*.md")
+            for line in page.read_text(encoding="utf-8").splitlines()
+            if line.startswith(".. automodule::")
+        }
+    )
+    for package_name in documented:
+        with mock(app.config.autodoc_mock_imports):  # as autodoc imports it
+            package = importlib.import_module(package_name)
+        analyzer = ModuleAnalyzer.for_module(package_name)
+        attr_docs = analyzer.find_attr_docs()
+        for name in getattr(package, "__all__", ()):
+            value = package.__dict__.get(name)
+            if ("", name) in attr_docs or value is None or inspect.isclass(value):
+                continue
+            if inspect.isroutine(value) or inspect.ismodule(value):
+                continue
+            for module_name, module in list(sys.modules.items()):
+                if not module_name.startswith(package_name + ".") or module is None:
+                    continue
+                if module.__dict__.get(name) is not value:
+                    continue
+                try:
+                    source_docs = ModuleAnalyzer.for_module(module_name).find_attr_docs()
+                except PycodeError:
+                    continue
+                if ("", name) in source_docs:
+                    attr_docs["", name] = source_docs["", name]
+                    break
+
+
+def _resolve_inherited(
+    app: Sphinx,
+    env: BuildEnvironment,
+    node: addnodes.pending_xref,
+    contnode: nodes.Element,
+    name: str,
+) -> nodes.Element | None:
+    """Resolve ``:meth:`data_to_send``` in a class's docstring as the base class's method."""
+    module = sys.modules.get(str(node.get("py:module")))
+    owner: Any = module
+    for part in str(node["py:class"]).split("."):
+        owner = getattr(owner, part, None)
+    if not inspect.isclass(owner):
+        return None
+    domain: Any = env.get_domain("py")
+    for base in owner.__mro__[1:]:
+        if name not in vars(base):
+            continue
+        suffix = f".{base.__qualname__}.{name}"
+        for target in sorted(t for t in domain.objects if t.endswith(suffix)):
+            found = domain.resolve_xref(
+                env, node["refdoc"], app.builder, node["reftype"], target, node, contnode
+            )
+            if found is not None:
+                return cast("nodes.Element", found)
+    return None
 
 
 class CliHelp(SphinxDirective):
@@ -177,3 +257,4 @@ def setup(app: Sphinx) -> None:
     # Before napoleon (priority 500) turns the docstring into reST.
     app.connect("autodoc-process-docstring", _no_inline_attribute_type, priority=400)
     app.connect("missing-reference", _resolve_module_alias)
+    app.connect("builder-inited", _reexported_data_docs)

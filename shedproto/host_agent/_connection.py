@@ -541,7 +541,7 @@ class ConsumerConnection(Contract[ConsumerState]):
         The per-approval fast path (issue 16): while the connection is active
         and ``request_id`` is outstanding (``(ACTIVE, ApprovalResponse)`` stays
         ``ACTIVE``) it forgets the request and encodes the line with
-        :func:`~shedproto.host_agent.types.encode_approval_response`, no Struct
+        ``shedproto.host_agent.types.encode_approval_response()``, no Struct
         built; otherwise it builds the frame and lets :meth:`send` refuse it.
 
         Raises:
