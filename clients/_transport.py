@@ -232,7 +232,7 @@ class AsyncLineTransport(AsyncClosing):
       :attr:`deadline`, and one timer per event loop, shared by every
       waiting receive, re-arms itself at the earliest deadline still
       waiting when it fires early, and fails a receive whose deadline has
-      passed with ``TimeoutError`` (:class:`LoopDeadlines`). No cancel
+      passed with ``TimeoutError`` (:class:`~shedproto.clients._waits.LoopDeadlines`). No cancel
       scope, no checkpoint, no timer per call or per connection;
     * the socket is read directly (no anyio stream, no event-loop round)
       right after a receive that got data, at most once in a row, so a peer
@@ -246,7 +246,7 @@ class AsyncLineTransport(AsyncClosing):
     little else either, which matters most on uvloop, where the socket
     work is about twice as fast as on asyncio (issue 16): the socket is
     non-blocking from birth (no extra syscall), :attr:`frames` is made on
-    first use, the loop's :class:`LoopDeadlines` are found through a
+    first use, the loop's :class:`~shedproto.clients._waits.LoopDeadlines` are found through a
     one-entry cache, and the wait runs in :meth:`receive_some`'s own frame.
     """
 

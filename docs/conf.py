@@ -166,7 +166,8 @@ def _reexported_data_docs(app: Sphinx) -> None:
     ``SUPPORTED_PROTOCOLS``, ...) from its private modules, where their docstrings are.
     autodoc documents a module-level value only when the documented module's own source has
     a docstring for it, so each package's source analysis is given the docstring of the
-    private module that defines the value (the same object under the same name).
+    private module that defines the value (the same object under the same name), or an
+    empty one where it has none.
     """
     documented = sorted(
         {
@@ -199,6 +200,8 @@ def _reexported_data_docs(app: Sphinx) -> None:
                 if ("", name) in source_docs:
                     attr_docs["", name] = source_docs["", name]
                     break
+            else:  # documented like any other member without a docstring (undoc-members)
+                attr_docs["", name] = [""]
 
 
 def _resolve_inherited(
