@@ -37,9 +37,9 @@ def main() -> None:
         # Connection-holding clients: connect(), then `with` closes them.
         consumer = BlockingApprovalConsumer.connect(socket_dir, client_name="my-app")
         with consumer:
-            print(consumer.ack.accepted)  # True: the hello was acknowledged
+            print(consumer.ack is not None)  # True: the agent accepted the hello
         with BlockingDesktopClient.connect(desktop.path) as shed_desktop:
-            print(shed_desktop.identify().platform)  # tauri
+            print(shed_desktop.detect_dialect().value)  # tauri
         with BlockingAgentsHostClient.connect(host.server.socket) as agents:
             print(agents.health().health is not None)  # True
 
