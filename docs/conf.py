@@ -1,4 +1,4 @@
-"""Sphinx configuration for the shedproto documentation (build: ``sphinx-build -n -W docs build``)."""
+"""Sphinx configuration for the shedproto docs (build: ``sphinx-build -n -W docs build``)."""
 
 from __future__ import annotations
 
