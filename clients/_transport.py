@@ -16,7 +16,7 @@ cap and report errors identically:
 * ``receive_frame`` returns one frame without its newline and raises
   :class:`~shedproto.RemoteProtocolError` (``CONNECTION_CLOSED``) when the
   peer closes first, or :class:`~shedproto.FramingError` for an over-cap frame;
-* :func:`first_reply` wraps where a client receives and decodes a reply: until
+* ``first_reply()`` wraps where a client receives and decodes a reply: until
   one reply of its protocol has arrived on the connection, a reply that is not
   one (or a close without any) raises ``UnreachableSocketError`` with reason
   ``other-protocol``, once, instead of a decoding error.
@@ -111,7 +111,7 @@ def first_reply(
 
 
 class _FirstReply:
-    """The context manager :func:`first_reply` returns (a plain class: no generator per call)."""
+    """The context manager ``first_reply()`` returns (a plain class: no generator per call)."""
 
     __slots__ = ("silent_close", "transport")
 
@@ -142,7 +142,7 @@ def not_a_reply(
     *,
     silent_close: bool = False,
 ) -> None:
-    """Apply :func:`first_reply`'s rule to ``exc``, raised getting the first reply; else return.
+    """Apply ``first_reply()``'s rule to ``exc``, raised getting the first reply; else return.
 
     For a client that catches the error itself, so its success path runs no
     context manager (the herdr client: a connection per call, issue 16).
@@ -232,7 +232,7 @@ class AsyncLineTransport(AsyncClosing):
       :attr:`deadline`, and one timer per event loop, shared by every
       waiting receive, re-arms itself at the earliest deadline still
       waiting when it fires early, and fails a receive whose deadline has
-      passed with ``TimeoutError`` (:class:`LoopDeadlines`). No cancel
+      passed with ``TimeoutError`` (:class:`~shedproto.clients._waits.LoopDeadlines`). No cancel
       scope, no checkpoint, no timer per call or per connection;
     * the socket is read directly (no anyio stream, no event-loop round)
       right after a receive that got data, at most once in a row, so a peer
@@ -246,7 +246,7 @@ class AsyncLineTransport(AsyncClosing):
     little else either, which matters most on uvloop, where the socket
     work is about twice as fast as on asyncio (issue 16): the socket is
     non-blocking from birth (no extra syscall), :attr:`frames` is made on
-    first use, the loop's :class:`LoopDeadlines` are found through a
+    first use, the loop's :class:`~shedproto.clients._waits.LoopDeadlines` are found through a
     one-entry cache, and the wait runs in :meth:`receive_some`'s own frame.
     """
 
@@ -272,7 +272,7 @@ class AsyncLineTransport(AsyncClosing):
         self.path = path
         """The socket path :meth:`connect` used (``None`` for a stream from elsewhere)."""
         self.answered = False
-        """Whether a reply of the protocol arrived (set by :func:`first_reply`)."""
+        """Whether a reply of the protocol arrived (set by ``first_reply()``)."""
         self.deadline = math.inf
         """When the current call's waits end (``anyio.current_time()`` clock; inf: never)."""
         if sock is None:
@@ -609,7 +609,7 @@ class BlockingLineTransport(BlockingClosing):
         self.path = path
         """The socket path :meth:`connect` used (``None`` for a socket from elsewhere)."""
         self.answered = False
-        """Whether a reply of the protocol arrived (set by :func:`first_reply`)."""
+        """Whether a reply of the protocol arrived (set by ``first_reply()``)."""
         self.deadline = math.inf
         """When the current call's waits end (``time.monotonic()`` clock; inf: never)."""
 

@@ -58,7 +58,7 @@ class IdleDeadline:
         self.timeout = timeout
         self.slack = timeout / 10 if slack is None else slack
         self.clock = loop_clock()
-        """The loop's clock (:func:`loop_clock`), read on every :meth:`touch`."""
+        """The loop's clock (``loop_clock()``), read on every :meth:`touch`."""
         self.scope = anyio.CancelScope(deadline=self.clock() + timeout + self.slack)
 
     def touch(self) -> None:

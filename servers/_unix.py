@@ -348,7 +348,7 @@ class UnixServer:
     Use ``await task_group.start(server.serve)`` for readiness (it returns the
     bound path), then :meth:`shutdown` (or cancel the scope) to stop. A handler
     that raises is logged with its traceback and its connection closed; the
-    server stays up. A hang-up (:func:`is_hangup`) is logged at debug level only.
+    server stays up. A hang-up (``is_hangup()``) is logged at debug level only.
     """
 
     def __init__(

@@ -56,5 +56,5 @@ async def serve_echo_connection(
 
 
 def echo_server(path: str | os.PathLike[str], *, grace: float = 1.0) -> UnixServer:
-    """Return a :class:`UnixServer` that echoes frames on ``path``; start it with ``serve``."""
+    """Return a :class:`~shedproto.servers.UnixServer` echoing frames on ``path``; run ``serve``."""
     return UnixServer(path, serve_echo_connection, grace=grace)

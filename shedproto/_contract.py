@@ -281,8 +281,8 @@ class Outbox:
 class Contract(Generic[S]):
     """Base class of every protocol connection: state, table, sticky error, outbox, deadlines.
 
-    Subclasses move through :meth:`_local` / :meth:`_remote`, report fatal
-    peer errors with :meth:`_fail`, and queue automatic replies with
+    Subclasses move through ``_local()`` / ``_remote()``, report fatal
+    peer errors with ``_fail()``, and queue automatic replies with
     ``self.outbox.put``. The state is :attr:`state`; :attr:`error` is the
     fatal error once there is one.
     """

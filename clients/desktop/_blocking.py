@@ -99,7 +99,7 @@ class BlockingDesktopClient(BlockingClosing):
 
         Raises:
             DesktopError: the server answered ``ok: false`` (``code``, ``message``).
-            TimeoutError: no answer within ``timeout`` (default :attr:`timeout`);
+            TimeoutError: no answer within ``timeout`` (default: the client's ``timeout``);
                 the connection is dropped and the next call reconnects.
                 ``math.inf`` sets no deadline: for callers that bound a
                 batch of calls themselves.

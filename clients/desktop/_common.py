@@ -46,7 +46,7 @@ T = TypeVar("T")
 def default_socket_path(
     dialect: Dialect | None = None, env: Mapping[str, str] | None = None
 ) -> str:
-    """Return the socket a client uses by default (see :func:`resolve_client_socket`)."""
+    """Return the socket a client uses by default (see ``resolve_client_socket()``)."""
     return resolve_client_socket(
         os.environ if env is None else env,
         uid=os.getuid(),

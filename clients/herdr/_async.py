@@ -69,7 +69,7 @@ class AsyncHerdrClient(ClientBase, AsyncMethods):
 
     ``await client.request("workspace.list")`` returns the typed result;
     ``await client.workspace_create(cwd="/tmp")`` is the generated typed form.
-    Errors: :class:`HerdrApiError` for an error answer, ``ConnectError`` when
+    Errors: :class:`~shedproto.herdr.HerdrApiError` for an error answer, ``ConnectError`` when
     the socket cannot be reached, ``TimeoutError`` past the deadline,
     :class:`~shedproto.RemoteProtocolError` for a malformed answer or a close
     without one.

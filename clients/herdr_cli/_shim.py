@@ -32,7 +32,7 @@ def write_shim(directory: str | os.PathLike[str], *, python: str | None = None) 
     """Write the executable ``herdr`` shim into ``directory`` and return its path.
 
     The directory is created (0700) when missing. An existing ``herdr`` is
-    replaced only when it carries :data:`SHIM_MARKER`; the new file is written
+    replaced only when it carries ``SHIM_MARKER``; the new file is written
     beside it and renamed into place, so a failure leaves the old one intact.
 
     Raises:

@@ -67,8 +67,8 @@ async def read_status_async(
         UnreachableSocketError: ``other-protocol`` when the bytes are not a
             LiveStatus (or there are none): another server listens there. A
             server that waits for a request is recognised after
-            :data:`PROBE_AFTER` seconds of silence: it answers
-            :data:`STATUS_PROBE`, which the real agent ignores.
+            ``PROBE_AFTER`` seconds of silence: it answers
+            ``STATUS_PROBE``, which the real agent ignores.
         RemoteProtocolError: the report exceeds 16 MiB.
         StatusSchemaError: the agent speaks another status schema.
 

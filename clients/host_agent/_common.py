@@ -49,13 +49,13 @@ MAX_STATUS_BYTES = 16 << 20
 """A status report larger than this is refused (a hostile or broken peer)."""
 
 STATUS_PROBE = b"{}\n"
-"""Sent once to a status socket that stays silent for :data:`PROBE_AFTER` seconds. The
+"""Sent once to a status socket that stays silent for ``PROBE_AFTER`` seconds. The
 real agent writes its report on accept and reads nothing (the request bytes are
 irrelevant), so it never sees this in practice; a request-driven server of another
 protocol (herdr, desktop, agents-host) answers it, and is named without a read timeout."""
 
 PROBE_AFTER = 0.5
-"""Seconds of silence on a status connection before :data:`STATUS_PROBE` is sent."""
+"""Seconds of silence on a status connection before ``STATUS_PROBE`` is sent."""
 
 ConsumerItem = ApprovalRequest | Event | TokenResponse | CredentialResponse
 """What iterating an approval consumer yields."""
@@ -155,7 +155,7 @@ def not_a_status_report(path: str, data: bytes, exc: StatusSchemaError) -> Excep
 
     A report without ``schema`` is an older or skewed agent only if it carries
     some LiveStatus field; an object with none of them (a herdr or desktop
-    error answer to :data:`STATUS_PROBE`) comes from a server of another protocol.
+    error answer to ``STATUS_PROBE``) comes from a server of another protocol.
     """
     if exc.schema != 0:
         return exc

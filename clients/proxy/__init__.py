@@ -1,4 +1,4 @@
-"""The validating proxy, the cassette recorder and the replay server (issue 15 shells).
+"""The validating proxy, the cassette recorder, the replay server and the conformance probe.
 
 * :class:`Proxy`: relays one protocol's connections from a listen socket to
   an upstream socket byte for byte and reports every deviation the core's

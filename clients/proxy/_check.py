@@ -54,7 +54,7 @@ async def run_check(
     """Run every case of ``protocol`` against the server at ``socket``.
 
     Raises:
-        ValueError: bad protocol options (see :func:`resolve_options`).
+        ValueError: bad protocol options (see ``resolve_options()``).
         OSError: the socket cannot be reached at all (the first case's connect).
 
     """

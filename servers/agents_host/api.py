@@ -382,7 +382,7 @@ def _subscribe(
 
 
 def api_server(path: str | os.PathLike[str], host: AgentsHost, *, grace: float = 2.0) -> UnixServer:
-    """Return the :class:`UnixServer` serving the API of ``host`` on ``path``."""
+    """Return the :class:`~shedproto.servers.UnixServer` serving the API of ``host`` on ``path``."""
 
     async def handler(stream: anyio.abc.SocketStream) -> None:
         await serve_api_connection(stream, host)

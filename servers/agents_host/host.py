@@ -940,7 +940,7 @@ class AgentsHost:
         """Read one session and publish its row (targeted refresh; other rows untouched).
 
         Refreshes that concurrent commands ask for at the same moment share
-        one publication (:class:`~.batching.GroupCommit`): every session is
+        one publication (``batching.GroupCommit``): every session is
         read, then the rows are merged onto the published index in request
         order and both indexes are written once, instead of once per
         session. Each caller still gets its own session's outcome.

@@ -1,12 +1,14 @@
 """The PostgreSQL target: one database shared by a fleet of agents-hosts.
 
-:class:`PostgresTarget` implements :class:`AgentsHostTarget` like
-:class:`SqliteTarget`, with every row keyed by the host's target key, so any
-number of hosts with distinct keys share one database. Documents are the
-same byte-exact msgspec encodings (``bytea``); each receipt and its index row
-commit in one transaction; the observation, receipt and queue sequences are
-per-key counter rows (``INSERT ... ON CONFLICT ... RETURNING``, so two writers
-serialise on the row lock and sequences commit in order).
+:class:`PostgresTarget` implements
+:class:`~shedproto.servers.agents_host.AgentsHostTarget` like
+:class:`~shedproto.servers.agents_host.SqliteTarget`, with every row keyed by
+the host's target key, so any number of hosts with distinct keys share one
+database. Documents are the same byte-exact msgspec encodings (``bytea``);
+each receipt and its index row commit in one transaction; the observation,
+receipt and queue sequences are per-key counter rows
+(``INSERT ... ON CONFLICT ... RETURNING``, so two writers serialise on the row
+lock and sequences commit in order).
 
 Schema: versioned migrations (:data:`MIGRATIONS`) are applied at open under a
 transaction-level advisory lock, each recorded in
@@ -20,12 +22,12 @@ with the same key fails fast with ``another agent host holds the process lock:
 again on reconnect before anything is written; when another host took it
 meanwhile, every later call fails with that message.
 
-Command delivery (no polling): :meth:`append_command` inserts the row and
+Command delivery (no polling): :meth:`PostgresTarget.append_command` inserts the row and
 ``NOTIFY``-s the key's channel in the same transaction; a listener thread
 holding a dedicated ``LISTEN`` connection (sync psycopg, ``notifies()``)
 turns each notification into a ``("command", (producer, seq))`` change,
 delivered in the event loop that subscribed (through its anyio token), or
-directly when there is none. :meth:`read_commands` claims the rows it returns
+directly when there is none. :meth:`PostgresTarget.read_commands` claims the rows it returns
 (``claimed_at``) with ``FOR UPDATE SKIP LOCKED`` and stops at the first gap,
 so a row some other session holds is read on the next wake-up, never
 skipped. Claims in the database are informational: the command ledger stays
@@ -37,7 +39,8 @@ write's transaction is sent as one pipeline. Every dropped connection
 forgets what was remembered.
 
 Connection loss: calls run on the caller's thread (the host's event loop,
-as with SQLite) and fail with :class:`TargetStoreError` while the database is
+as with SQLite) and fail with
+:class:`~shedproto.servers.agents_host.TargetStoreError` while the database is
 unreachable (reconnection is attempted at most once per backoff step, so a
 down database costs no waiting). Idempotent calls are retried once on a
 fresh connection, so the first call after a restart succeeds. The listener
@@ -46,10 +49,8 @@ thread reconnects with exponential backoff (:data:`BACKOFF`) and reports
 ``lock-lost``); the host records them in health and, on reconnect, wakes its
 queues and publishes the receipts the ledger still holds.
 
-Why the sync API and not psycopg's async one: psycopg's async connections
-need asyncio, and the host runs on asyncio and trio; the target interface is
-synchronous (each call one short transaction, as with SQLite), and the only
-blocking wait, ``LISTEN``, lives in its own thread.
+Why the synchronous psycopg API, and the fleet's other decisions:
+``docs/architecture/decisions/agents-host.rst`` (*PostgreSQL fleet target*).
 """
 
 from __future__ import annotations

@@ -150,9 +150,9 @@ class DesktopServer:
         its last request, or since the answer to a slow op);
         otherwise a new epoch starts (a cancelled read consumes nothing, and
         the partial line stays buffered in the core). Bytes move through a
-        :class:`~shedproto.servers._receive.SocketPump`: one event-loop pass per
+        ``shedproto.servers._receive.SocketPump``: one event-loop pass per
         request instead of three. Time is read from the loop's own clock
-        (:func:`~shedproto.servers._idle.loop_clock`), not ``anyio.current_time``,
+        (``shedproto.servers._idle.loop_clock()``), not ``anyio.current_time``,
         which costs more per call than the request's protocol work.
         """
         conn = ServerConnection(self.dialect, test_mode=self.test_mode, release=self.release)

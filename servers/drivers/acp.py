@@ -157,9 +157,9 @@ class _Waiter:
 
 
 class AcpProcess:
-    """One spawned agent and its :class:`AcpConnection`; start with ``task_group.start(run)``.
+    """One spawned agent and its :class:`~shedproto.drivers.acp.AcpConnection`.
 
-    ``env`` is added to this process's environment, or with
+    Start it with ``task_group.start(run)``. ``env`` is added to this process's environment, or with
     ``inherit_env=False`` is the agent's whole environment.
     """
 
@@ -388,7 +388,7 @@ class AcpProcess:
         abandoned (its :meth:`request` raises :class:`AcpTurnAbandonedError`).
 
         Raises:
-            LocalProtocolError: as :meth:`AcpConnection.prompt`.
+            LocalProtocolError: as :meth:`~shedproto.drivers.acp.AcpConnection.prompt`.
 
         """
         sent = self.connection.prompt(
@@ -814,7 +814,8 @@ class AcpDriver:
         """One ``session/list`` page, or this driver's own sessions when not advertised.
 
         Raises:
-            AcpRequestError / AcpDriverError: the agent failed the listing or is down.
+            AcpRequestError: the agent failed the listing.
+            AcpDriverError: the agent is down, or its page is malformed.
 
         """
         await self._require_up()
@@ -839,8 +840,8 @@ class AcpDriver:
         """Read a session: its transcript here, else ``session/load`` (loads serialised).
 
         Raises:
-            AcpRequestError / AcpDriverError: the agent failed the load, is
-            down, or does not support ``session/load``.
+            AcpRequestError: the agent failed the load.
+            AcpDriverError: the agent is down or does not support ``session/load``.
 
         """
         await self._require_up()

@@ -7,7 +7,8 @@ Start it inside a task group; it returns the socket path when it is ready::
     ...
     server.shutdown()
 
-See :mod:`shedproto.servers.herdr._server` for the modelled methods.
+What each method does here, and where this server knowingly differs from
+herdr: ``docs/architecture/decisions/herdr.rst`` (*The reference server*).
 """
 
 from __future__ import annotations

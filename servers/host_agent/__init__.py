@@ -8,16 +8,8 @@ Embed it in another tool's tests as a stand-in for the real agent::
         decision = await agent.request_approval("ssh-agent", "sign", "web")
         agent.shutdown()
 
-Decisions (see also :mod:`shedproto.host_agent`):
-
-* a refused bind (live agent, non-socket file) raises from ``serve`` instead
-  of running without that socket as the real daemon does: a test harness
-  wants to know;
-* ``request_approval`` audits denials itself (the operation never runs), and
-  leaves the audit of an approved operation to the caller, who knows its
-  result (``audit(..., decision=...)``);
-* ``token.get``/``credential.get`` are answered with the real "minting is not
-  available" errors unless a ``minter`` is given.
+Where it knowingly differs from the real agent, and why:
+``docs/architecture/decisions/host-agent.rst`` (*The reference agent*).
 """
 
 from __future__ import annotations

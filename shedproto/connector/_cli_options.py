@@ -61,7 +61,7 @@ _ENV = {
     "space": "CF_SPACE",
 }
 TARGET_ENV = "SHEDPROTO_AGENTS_HOST_TARGET"
-"""The environment fallback of the reference host's ``--target`` (see :func:`resolve_target`)."""
+"""The environment fallback of the reference host's ``--target`` (see ``resolve_target()``)."""
 
 
 class AgentsHostCliOptions(msgspec.Struct, frozen=True, kw_only=True):
@@ -75,7 +75,7 @@ class AgentsHostCliOptions(msgspec.Struct, frozen=True, kw_only=True):
     debug_view: bool = True
     target: str | None = None
     """The reference host's addition: ``None`` for SQLite, else a ``postgresql://`` URL
-    (set by :func:`resolve_target`, never by the spec-exact parser)."""
+    (set by ``resolve_target()``, never by the spec-exact parser)."""
 
 
 class HelpRequested(msgspec.Struct, frozen=True):

@@ -295,7 +295,7 @@ def terminal_receipt(
 
     Raises:
         ValueError: ``status`` is not terminal, or ``result`` nests deeper
-            than :data:`MAX_RESULT_DEPTH`.
+            than ``MAX_RESULT_DEPTH``.
 
     """
     if status not in TERMINAL_STATUSES:

@@ -167,7 +167,7 @@ class CrazeAttempt:
     """The app's side of one create: send, resend once under the same id, then give up.
 
     Feed it what the hub did with :meth:`on_session`, :meth:`on_refusal` and
-    :meth:`on_lost`; :attr:`state` says what to do next (``RETRY``: send again
+    :meth:`on_lost`; its ``state`` says what to do next (``RETRY``: send again
     with the same id; ``OUTCOME_UNKNOWN``: answer ``outcome_unknown``).
     """
 

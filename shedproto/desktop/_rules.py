@@ -191,7 +191,7 @@ def launch_fields(
     ``raw`` is the request's params as received (to see non-string extras).
     mac: ``kind`` defaults to :data:`DEFAULT_MAC_KIND`; ``initial_prompt`` is
     trimmed and refused (``invalid-param``) with a control character, over
-    :data:`INITIAL_PROMPT_MAX_BYTES`, or for a promptless kind. Tauri: ``kind``
+    ``INITIAL_PROMPT_MAX_BYTES``, or for a promptless kind. Tauri: ``kind``
     must be known (``unknown rc kind '<x>'``); extras per ``policy``.
 
     Raises:

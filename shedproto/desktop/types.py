@@ -1,7 +1,7 @@
 """Params and result Structs of every op in the catalogue (digest §3).
 
 Params Structs are strict (the mac server rejects unknown keys; the Tauri
-reader drops them before conversion, see :mod:`._params`). A field with no
+reader drops them before conversion, see ``shedproto.desktop._params``). A field with no
 default is required. Result Structs are lenient so that a client reading a
 newer server's answer ignores fields it does not know. Where the two servers
 answer different shapes the Struct names carry ``Mac``/``Tauri``.
@@ -801,7 +801,7 @@ class RoostLaunchParams(Params, frozen=True, kw_only=True):
 
 
 class RoostRunParams(Params, frozen=True, kw_only=True):
-    """``roost.run``: ``command`` is split on ASCII whitespace (:func:`split_argv`)."""
+    """``roost.run``: ``command`` is split on ASCII whitespace (``split_argv()``)."""
 
     target: str | None = None
     machine: str | None = None

@@ -177,7 +177,7 @@ class ClientConnection(Contract[State]):
     After an ``events.subscribe`` request whose answer is the
     ``subscription_started`` acknowledgement, further lines are decoded as
     :class:`LifecycleEvent` / :class:`SubscriptionEvent`. A violation raises
-    :class:`RemoteProtocolError` and leaves the connection in ``State.ERROR``
+    :class:`~shedproto.RemoteProtocolError` and leaves the connection in ``State.ERROR``
     (sticky); events decoded before the bad line are returned first and the
     error is raised by the next call.
     """
@@ -281,7 +281,7 @@ class ServerConnection(Contract[State]):
     """The server side: feed the request bytes, :meth:`send` the answer (and events).
 
     ``receive_data`` returns the decoded request once its line is complete.
-    The silent closes of herdr raise :class:`RemoteProtocolError` with no
+    The silent closes of herdr raise :class:`~shedproto.RemoteProtocolError` with no
     ``reply_hint`` (over-long line, invalid UTF-8, blank line); a line that
     is not a valid request raises with ``reply_hint`` set to herdr's
     ``invalid_request`` answer, which also waits in the outbox

@@ -450,7 +450,7 @@ class EventLines(IdBlocks):
 
     ``lines.line(record)`` returns the bytes ``record.event_line(IdSource(entropy)())``
     returns (``entropy`` and ``block`` as for :class:`IdSource`, ids in the same
-    order). The ids stay the ASCII bytes :func:`uuid_block` makes and are spliced
+    order). The ids stay the ASCII bytes ``uuid_block()`` makes and are spliced
     in as they are (a uuid needs no JSON escaping): no ``str`` per id and no encode
     of it, one call per event instead of two. The record is encoded into a
     buffer kept for the next one (``encode_into``: no output allocation, which

@@ -458,7 +458,7 @@ class ConsumerConnection(Contract[ConsumerState]):
     ) -> None:
         """Turn ``lines`` into events.
 
-        Fast path (issue 16): a line that decodes to a frame in
+        Fast path: a line that decodes to a frame in
         ``_CONSUMER_FAST`` while the connection is active keeps it active, so
         the table lookup is skipped; only a request is remembered. Anything
         else (a bad line, a ping, an ack, another state) goes through
@@ -556,10 +556,10 @@ class ConsumerConnection(Contract[ConsumerState]):
     ) -> bytes:
         """Return what ``send(ApprovalResponse(...))`` returns for these fields, with its checks.
 
-        The per-approval fast path (issue 16): while the connection is active
+        The per-approval fast path: while the connection is active
         and ``request_id`` is outstanding (``(ACTIVE, ApprovalResponse)`` stays
         ``ACTIVE``) it forgets the request and encodes the line with
-        :func:`~shedproto.host_agent.types.encode_approval_response`, no Struct
+        ``shedproto.host_agent.types.encode_approval_response()``, no Struct
         built; otherwise it builds the frame and lets :meth:`send` refuse it.
 
         Raises:

@@ -61,7 +61,7 @@ and ``serve_in_thread(running_...)`` runs one in a thread.
 
 * ``cassette_server`` and ``--record-mode=none|once|new_episodes|all``:
   record a protocol session through the validating proxy once, replay the
-  cassette afterwards (see :mod:`shedproto.testing._cassette`).
+  cassette afterwards (see ``docs/proxy.md``, *In a pytest suite*).
 """
 
 from __future__ import annotations

@@ -38,7 +38,9 @@ class RunningAgentsHost:
 
 @asynccontextmanager
 async def running_agents_host(target: str | None = None) -> AsyncIterator[RunningAgentsHost]:
-    """Run an agents-host with one ``echo`` source (:class:`EchoDriver`) for the block.
+    """Run an agents-host with one ``echo`` source for the block.
+
+    The source is served by :class:`~shedproto.testing.EchoDriver`.
 
     ``target`` is ``None`` for the SQLite target or a ``postgresql://`` URL.
     Connect with ``AsyncAgentsHostClient.connect(host.socket)``; commands need

@@ -16,7 +16,7 @@ __all__ = ["ClaudeProjects", "claude_projects"]
 class ClaudeProjects:
     """A private Claude config directory; :meth:`write` adds transcripts where Claude keeps them.
 
-    Point a ``claude-agent-sdk`` source's ``configDir`` at :attr:`config_dir`.
+    Point a ``claude-agent-sdk`` source's ``configDir`` at ``config_dir``.
     """
 
     def __init__(self, config_dir: Path) -> None:

@@ -17,9 +17,10 @@ __all__ = ["running_herdr_server"]
 
 @asynccontextmanager
 async def running_herdr_server() -> AsyncIterator[HerdrServer]:
-    """Run a :class:`HerdrServer` (protocol 22, herdr 0.9.5) on a fresh short socket path.
+    """Run a herdr reference server (protocol 22, herdr 0.9.5) on a fresh short socket path.
 
-    Panes run ``/bin/sh`` in their PTYs. Point a client at ``server.path``
+    It is a :class:`~shedproto.servers.herdr.HerdrServer`; panes run
+    ``/bin/sh`` in their PTYs. Point a client at ``server.path``
     (``AsyncHerdrClient.for_socket(server.path)``) or set
     ``HERDR_SOCKET_PATH`` to it. On exit the server stops, every pane
     process is hung up and reaped, and the directory is removed. herdr's

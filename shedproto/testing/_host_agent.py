@@ -17,7 +17,9 @@ __all__ = ["running_host_agent"]
 
 @asynccontextmanager
 async def running_host_agent() -> AsyncIterator[HostAgentServer]:
-    """Run a :class:`HostAgentServer` on a fresh short directory for the ``async with`` block.
+    """Run a reference host agent on a fresh short directory for the ``async with`` block.
+
+    It is a :class:`~shedproto.servers.host_agent.HostAgentServer`.
 
     Policies start as deny-all for every namespace (an empty config), the
     approval timeout is 25 s; change them through the server's API. Point

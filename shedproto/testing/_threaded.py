@@ -67,7 +67,7 @@ def serve_in_thread(
 ) -> Iterator[ServerThread[ServerT]]:
     """Enter ``running()`` on a new event loop in a background thread for the ``with`` block.
 
-    On asyncio the loop is uvloop when it is installed (:mod:`shedproto.servers._loop`).
+    On asyncio the loop is uvloop when it is installed (``shedproto.servers._loop``).
 
     The context manager is exited (the server stopped) on that loop when the
     block ends, then the thread stops. An error while starting is raised here.

@@ -648,7 +648,7 @@ class AcpConnection(Contract[AcpState]):
                 over-cap line. The events completed before the bad line are
                 returned first and the error is raised by the next call (at
                 once when none preceded it). From the bad line on the
-                connection is ``CLOSED`` with the error in :attr:`error`;
+                connection is ``CLOSED`` with the error in ``error``;
                 ``receive_data(b"")`` then fails every pending request and
                 returns :class:`ConnectionClosed` carrying the error.
 

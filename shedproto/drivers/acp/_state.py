@@ -63,4 +63,4 @@ TRANSITIONS: dict[tuple[AcpState, AcpInput], AcpState] = {
 """Every allowed (state, input) pair and the state it leads to."""
 
 TABLE = TransitionTable("acp client", TRANSITIONS, error=_S.CLOSED)
-"""The contract table of :class:`~shedproto.agents_host.AcpConnection`."""
+"""The contract table of :class:`~shedproto.drivers.acp.AcpConnection`."""
