@@ -41,6 +41,7 @@ __all__ = [
     "raw_socket_of",
     "receive_or_eof",
     "wait_readable",
+    "wait_writable",
 ]
 
 T = TypeVar("T")
@@ -185,8 +186,18 @@ class SocketPump:
 
         """
         rest = self.send_now(data)
-        if rest:
+        if not rest:
+            return
+        raw = self.raw
+        if raw is None or running_asyncio_loop() is None:
             await self.stream.send(rest)
+            return
+        # Not ``stream.send``: anyio's asyncio socket stream resolves its writability
+        # future from an unguarded loop callback, which raises InvalidStateError when a
+        # cancellation (a peer gone mid-burst) lands in the same loop pass.
+        while rest:
+            await wait_writable(raw)
+            rest = self.send_now(rest)
 
 
 class _LoopWatch(Generic[T]):
@@ -368,6 +379,26 @@ async def wait_readable(raw: socket.socket) -> None:
         await readable
     finally:
         loop.remove_reader(fd)
+
+
+async def wait_writable(raw: socket.socket) -> None:
+    """Wait until ``raw`` is writable (asyncio and uvloop: a reader-style writer callback).
+
+    Like :func:`wait_readable`: the loop's callback resolves the future only if it is
+    not done yet, so a cancelled wait never makes the loop report an error.
+    Cancellation propagates, with the writer removed.
+    """
+    loop = running_asyncio_loop()
+    if loop is None:
+        await anyio.wait_writable(raw)
+        return
+    writable = loop.create_future()
+    fd = raw.fileno()
+    loop.add_writer(fd, _wake, writable)
+    try:
+        await writable
+    finally:
+        loop.remove_writer(fd)
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:

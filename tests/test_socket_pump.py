@@ -126,3 +126,60 @@ async def test_raw_socket_of_a_stream_that_is_no_socket_is_none() -> None:
     assert raw_socket_of(stapled) is None
     assert SocketPump(stapled).raw is None
     assert await SocketPump(stapled).receive() == b""
+
+
+def _fill(sock: socket.socket) -> None:
+    """Write into ``sock`` until its buffers are full."""
+    sock.setblocking(False)
+    try:
+        while True:
+            sock.send(b"x" * 65536)
+    except BlockingIOError:
+        pass
+
+
+def _drain(sock: socket.socket) -> None:
+    sock.setblocking(False)
+    try:
+        while sock.recv(1 << 20):
+            pass
+    except BlockingIOError:
+        pass
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_send_cancelled_as_the_socket_turns_writable_reports_no_loop_error() -> None:
+    # Regression (herdr subscription bursts to a client that hung up): anyio's asyncio
+    # socket stream resolves its writability future from an unguarded loop callback;
+    # a cancellation landing in the same loop pass as the writable report made the
+    # loop report InvalidStateError, failing whichever test ran then.
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    errors: list[dict[str, object]] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: errors.append(context))
+    stream, peer = await _pair()
+    raw = raw_socket_of(stream)
+    assert raw is not None
+    try:
+        _fill(raw)
+        pump = SocketPump(stream)
+        sender = asyncio.ensure_future(pump.send(b"y" * 65536))
+        await asyncio.sleep(0.05)  # the send now waits for the socket to be writable
+        assert not sender.done()
+
+        def turn_writable_then_cancel() -> None:
+            _drain(peer)  # the next select reports the socket writable ...
+            loop.call_soon(sender.cancel)  # ... in the pass that runs this cancel first
+
+        loop.call_soon(turn_writable_then_cancel)
+        with pytest.raises(asyncio.CancelledError):
+            await sender
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert errors == []
+    finally:
+        loop.set_exception_handler(previous)
+        await stream.aclose()
+        peer.close()

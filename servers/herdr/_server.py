@@ -538,7 +538,7 @@ class HerdrServer(
             data = conn.trailing or await pump.receive()  # b"" from the pump: the client left
             while not reader.finished:
                 try:
-                    frames = reader.receive_data(data)
+                    frames = reader.feed(data)
                 except RemoteProtocolError as refused:
                     if refused.reply_hint is not None:
                         await self._write_pumped(pump, refused.reply_hint)

@@ -124,7 +124,9 @@ def encode_frame(header: GraphicsFrameHeader, data: bytes = b"") -> bytes:
 class GraphicsStreamReader:
     """The server side of one stream: feed the client's bytes, get complete frames.
 
-    :meth:`receive_data` returns the frames completed so far. A frame herdr
+    A framer like :class:`~shedproto.LineBuffer` (``feed``), not a connection:
+    the stream has no states beyond "open" and "finished" and sends nothing.
+    :meth:`feed` returns the frames completed so far. A frame herdr
     refuses raises :class:`RemoteProtocolError` whose ``reply_hint`` is herdr's
     error line (``None``: herdr closes without a word); the reader is then
     finished and every later call returns ``[]``. ``b""`` ends the stream (a
@@ -138,7 +140,7 @@ class GraphicsStreamReader:
         self._buffer = bytearray()
         self._header: GraphicsFrameHeader | None = None
 
-    def receive_data(self, data: bytes) -> list[GraphicsFrame]:
+    def feed(self, data: bytes) -> list[GraphicsFrame]:
         """Feed ``data`` (``b""`` = the client closed); return the frames it completed.
 
         Raises:

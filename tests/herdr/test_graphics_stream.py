@@ -27,7 +27,7 @@ def test_inline_frames_split_anywhere_come_out_whole_with_herdr_answer_ids() -> 
         reader = herdr.GraphicsStreamReader("s1")
         frames = []
         for start in range(0, len(wire), size):
-            frames += reader.receive_data(wire[start : start + size])
+            frames += reader.feed(wire[start : start + size])
         assert [(f.data, f.answer_id) for f in frames] == [
             (b"\x00\n\x01\xff", "s1:frame:1"),
             (b"abcd", "s1:frame:2"),
@@ -45,7 +45,7 @@ def test_file_frames_carry_no_data_and_answer_by_sequence() -> None:
         revision=8,
     )
     reader = herdr.GraphicsStreamReader("s")
-    (frame,) = reader.receive_data(b"\n" + herdr.encode_frame(header))  # a blank line is skipped
+    (frame,) = reader.feed(b"\n" + herdr.encode_frame(header))  # a blank line is skipped
     assert (frame.data, frame.answer_id, frame.header.revision) == (b"", "s:file:7", 8)
 
 
@@ -66,24 +66,24 @@ def test_file_frames_carry_no_data_and_answer_by_sequence() -> None:
 def test_bad_headers_end_the_stream_with_herdrs_error(line: bytes, code: str, message: str) -> None:
     reader = herdr.GraphicsStreamReader("s9")
     with pytest.raises(RemoteProtocolError) as ended:
-        reader.receive_data(line + b"\n" + herdr.encode_frame(RGBA, b"more"))
+        reader.feed(line + b"\n" + herdr.encode_frame(RGBA, b"more"))
     assert _error_of(ended.value) == ("s9", code)
     assert json.loads(ended.value.reply_hint or b"")["error"]["message"].startswith(message)
     assert reader.finished
-    assert reader.receive_data(herdr.encode_frame(RGBA, b"late")) == []
+    assert reader.feed(herdr.encode_frame(RGBA, b"late")) == []
 
 
 def test_an_over_long_header_closes_without_an_answer() -> None:
     reader = herdr.GraphicsStreamReader("s")
     with pytest.raises(RemoteProtocolError) as ended:
-        reader.receive_data(b"x" * (herdr.MAX_FRAME_HEADER_BYTES + 1))
+        reader.feed(b"x" * (herdr.MAX_FRAME_HEADER_BYTES + 1))
     assert ended.value.reply_hint is None
 
 
 def test_eof_drops_a_partial_frame() -> None:
     reader = herdr.GraphicsStreamReader("s")
-    assert reader.receive_data(herdr.encode_frame(RGBA, b"abcd")[:-1]) == []
-    assert reader.receive_data(b"") == []
+    assert reader.feed(herdr.encode_frame(RGBA, b"abcd")[:-1]) == []
+    assert reader.feed(b"") == []
     assert reader.finished
 
 
