@@ -129,8 +129,12 @@ def _no_inline_attribute_type(  # noqa: PLR0917 (the signature of the Sphinx eve
 MODULE_ALIASES = {"t": "shedproto.herdr.types"}
 """Module aliases that annotations use (``from shedproto.herdr import types as t``)."""
 
-SHARED_NAMES = {"LineSkipped": "shedproto.LineSkipped"}
-"""Names a protocol package re-exports from the shared core: documented once, in the core."""
+SHARED_NAMES = {
+    "LineSkipped": "shedproto.LineSkipped",
+    "SessionMode": "shedproto.herdr.SessionMode",
+}
+"""Short names that annotations in other modules use, and where each is documented once
+(names a protocol package re-exports from the shared core; herdr's session modes)."""
 
 
 def _resolve_module_alias(

@@ -260,22 +260,25 @@ class _AsyncHeld(BlockingClosing):
 
 
 class BlockingSshAgentRegistration(_AsyncHeld):
-    """A held ``server.ssh_agent.register``: the registration lasts until :meth:`close`."""
+    """A held ``server.ssh_agent.register``: the registration lasts until it is closed."""
 
 
 class BlockingGraphicsStream(_AsyncHeld):
-    """An open ``pane.graphics.stream`` (context manager); see :mod:`shedproto.herdr._graphics`.
+    """An open ``pane.graphics.stream`` (a context manager).
+
+    Frames are built by :func:`~shedproto.herdr.encode_frame`.
 
     Inline frames are not acknowledged: a refused one makes herdr write its
     error and close, which the next :meth:`send_frame` or :meth:`send_file`
-    raises as :class:`HerdrApiError` (id ``<request id>:frame:<n>``).
+    raises as :class:`~shedproto.herdr.HerdrApiError` (id ``<request id>:frame:<n>``).
     """
 
     def send_frame(self, header: GraphicsFrameHeader, data: bytes) -> None:
         """Send one inline frame (``data_length`` is filled in from ``data``).
 
         Raises:
-            LocalProtocolError: a frame herdr would refuse (see :func:`encode_frame`).
+            LocalProtocolError: a frame herdr would refuse
+                (see :func:`~shedproto.herdr.encode_frame`).
             HerdrApiError: the server refused an earlier frame and closed.
 
         """

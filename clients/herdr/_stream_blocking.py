@@ -44,14 +44,14 @@ class BlockingTerminalSession(BlockingClosing):
 
     ``path`` is the API socket (the stream uses the client socket beside it)
     or, with ``client_socket=True``, the client socket itself. Iteration
-    yields :class:`TerminalFrame` records (the first is a full redraw) and
-    ends after the one :class:`TerminalClosed`, kept in :attr:`closed`. A
+    yields :class:`~shedproto.herdr.TerminalFrame` records (the first is a full redraw) and
+    ends after the one :class:`~shedproto.herdr.TerminalClosed`, kept in :attr:`closed`. A
     controller (``mode="control"`` or ``"attach"``) sends with
     :meth:`send_input`, :meth:`resize`, :meth:`scroll` and :meth:`release`.
 
     Errors: ``ConnectError`` when the socket cannot be reached, ``TimeoutError``
     when opening takes longer than ``timeout``; a refused target or a refused
-    second controller is not an error but a :class:`TerminalClosed` with
+    second controller is not an error but a :class:`~shedproto.herdr.TerminalClosed` with
     herdr's reason. Sending on a stream that ended raises ``OSError``-family
     errors of the socket.
     """

@@ -67,8 +67,8 @@ class DesktopServer:
     (comma-separated server names) makes those hosts unreachable; mac's
     ``SHED_DESKTOP_RUST_CORE=0`` makes
     ``identify`` report ``core: "swift"``. ``release`` picks which app
-    release it answers like: :attr:`Release.LATEST` (the newer app, the
-    default) or :attr:`Release.V0_0_14` (shed-desktop v0.0.14: fewer ops,
+    release it answers like: :attr:`~shedproto.desktop.Release.LATEST` (the newer app, the
+    default) or :attr:`~shedproto.desktop.Release.V0_0_14` (shed-desktop v0.0.14: fewer ops,
     the older result shapes; see the release table in the desktop docs).
     Start with ``await tg.start(server.serve)``
     (returns the bound path); stop with :meth:`shutdown`.

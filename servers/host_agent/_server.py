@@ -351,7 +351,8 @@ class HostAgentServer:
         self.minter = minter
         self.ack_null_when_empty = ack_null_when_empty
         """Write an empty ``gate_namespaces`` as the real agent's ``null`` (default ``[]``,
-        which the real consumers can decode; see :meth:`HelloAck.accepted_ack`)."""
+        which the real consumers can decode; see
+        :meth:`~shedproto.host_agent.HelloAck.accepted_ack`)."""
         self.policies: dict[str, str] = {ns: config.policies.get(ns, "") for ns in GATED_NAMESPACES}
         self.registry = ApprovalRegistry(timeout=config.approval_timeout)
         self.ring = EventRing()

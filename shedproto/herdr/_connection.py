@@ -74,7 +74,9 @@ HOLDING_METHODS: frozenset[str] = frozenset(
 """Methods whose answer may take long; any byte from the client meanwhile means it left."""
 
 RAW_STREAM_METHODS: frozenset[str] = frozenset({"pane.graphics.stream"})
-"""Methods after whose ``ok`` the client's bytes are a raw stream (see :mod:`._graphics`).
+"""Methods after whose ``ok`` the client's bytes are a raw stream.
+
+The frames are read by :class:`~shedproto.herdr.GraphicsStreamReader`.
 
 The server connection hands the bytes that followed the request line to the
 shell (:attr:`ServerConnection.trailing`) and reads nothing more itself.

@@ -127,7 +127,7 @@ class GraphicsStreamReader:
     A framer like :class:`~shedproto.LineBuffer` (``feed``), not a connection:
     the stream has no states beyond "open" and "finished" and sends nothing.
     :meth:`feed` returns the frames completed so far. A frame herdr
-    refuses raises :class:`RemoteProtocolError` whose ``reply_hint`` is herdr's
+    refuses raises :class:`~shedproto.RemoteProtocolError` whose ``reply_hint`` is herdr's
     error line (``None``: herdr closes without a word); the reader is then
     finished and every later call returns ``[]``. ``b""`` ends the stream (a
     partial frame is dropped, as herdr drops it).
