@@ -122,6 +122,16 @@ CASES = [
 ]
 
 
+def test_herdr_cli_help_ends_with_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    # Regression (issue 29 item 6): the herdr stand-in's help ended without examples.
+    assert main(["herdr", "cli", "--help"]) == 0
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    examples = text.rstrip("\n").rpartition("examples:\n")[2].splitlines()
+    assert examples
+    assert all(line.startswith(("  herdr ", "  HERDR_", "  shedproto ")) for line in examples)
+
+
 def test_check_options_help_ends_with_examples(capsys: pytest.CaptureFixture[str]) -> None:
     # Regression (issue 29 item 6): `check-options --help` printed the real host's
     # usage (the spec-exact parser's) and no examples.

@@ -166,7 +166,11 @@ def _dispatch(ctx: Context, args: Sequence[str]) -> int:
     if not args or args[0] in ("help", "--help", "-h"):
         raise Usage(
             "usage: herdr <" + "|".join(COMMANDS) + "> ...\n"
-            "(this herdr stand-in serves herdr's client subcommands only)",
+            "(this herdr stand-in serves herdr's client subcommands only)\n\n"
+            "examples:\n"
+            "  herdr workspace list\n"
+            "  HERDR_SOCKET_PATH=/tmp/h/herdr.sock herdr pane read w1:p1 --source recent\n"
+            "  shedproto herdr cli --session work agent list",
             0 if args else 2,
         )
     entry = COMMANDS.get(args[0])
