@@ -3,8 +3,9 @@
 A remote target (PostgreSQL) reports ``("target", TargetState)`` changes;
 :class:`TargetAvailability` keeps the last one and lets the host's tasks
 wait for the target to be back. :meth:`TargetAvailability.retry` runs an
-operation until it stops failing with :class:`TargetUnavailableError`,
-waiting while the target is known down and backing off
+operation until it stops failing with
+:class:`~shedproto.servers.agents_host.TargetUnavailableError`, waiting
+while the target is known down and backing off
 (:data:`RETRY_BACKOFF`) while it is believed up but still failing (a blip
 the listener has not seen yet); after ``wait`` seconds the last error is
 raised. A local target never reports a change, so nothing ever waits.
@@ -75,7 +76,7 @@ class TargetAvailability:
             await self._changed.wait()
 
     async def retry(self, op: Callable[[], Awaitable[T]], *, deadline: float | None = None) -> T:
-        """Run ``op`` until it does not raise :class:`TargetUnavailableError` (see the module).
+        """Run ``op`` until it stops raising ``TargetUnavailableError`` (see the module).
 
         Raises:
             TargetUnavailableError: still unreachable at ``deadline`` (default: ``wait``
