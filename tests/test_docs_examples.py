@@ -36,7 +36,8 @@ def test_the_examples_folder_has_programs() -> None:
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_example_runs(example: Path) -> None:
     if example.name.startswith("test_"):
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(example)]
+        pytest = [sys.executable, "-m", "pytest", "-q", "-n0", "-p", "no:cacheprovider"]
+        command = [*pytest, str(example)]
     else:
         command = [sys.executable, str(example)]
     result = subprocess.run(
