@@ -289,6 +289,11 @@ class DesktopModel:
         self.approvals: dict[str, Approval] = {}
         self.decisions: list[dict[str, Any]] = []
         self.policy_rules: list[dict[str, Any]] = []
+        """The persisted per-shed rules (the apps' ``extra_rules``), after the built-ins."""
+        self.engine_rules: list[dict[str, Any]] | None = None
+        """The rules ``policy.set`` installed in place of every other rule, until the
+        next rebuild (an SSH or provider pref change, a per-shed rule added or removed);
+        ``None``: the built-ins plus :attr:`policy_rules`."""
         self.activity: list[dict[str, Any]] = []
         self.notifications: list[dict[str, Any]] = []
         self.creates: dict[str, dict[str, Any]] = {}

@@ -60,6 +60,7 @@ class ApprovalOps(AppBase):
                     "gate": "none",
                 }
             )
+            self._rebuild_policy()
         return o.Empty()
 
     def op_activity_list(self, p: o.ActivityListParams, raw: Any) -> Any:
@@ -72,7 +73,9 @@ class ApprovalOps(AppBase):
         return o.LogPath(path=self.model.ui.get("audit_path", "/tmp/shed-desktop/audit.jsonl"))
 
     def op_policy_list(self, p: Any, raw: Any) -> Any:
-        return o.PolicyList(rules=[o.PolicyRule(**r) for r in self.model.policy_rules])
+        # the built-in namespace rules, then the per-shed ones; or what policy.set
+        # installed (coordinator.rs:384-396, AppModel.swift:1354-1358@5a762e8)
+        return o.PolicyList(rules=[o.PolicyRule(**r) for r in self._policy_rules()])
 
     def op_policy_set(self, p: o.PolicySetParams, raw: Any) -> Any:
         rules = []
@@ -86,7 +89,7 @@ class ApprovalOps(AppBase):
             self._variant("gate", gate, POLICY_GATES)
             kept = {k: rule[k] for k in ("server", "namespace", "shed") if rule.get(k) is not None}
             rules.append({"scope": rule["scope"], **kept, "action": rule["action"], "gate": gate})
-        self.model.policy_rules = rules
+        self.model.engine_rules = rules  # replaces every rule, built-ins too
         return o.Empty()
 
     def _rule_error(self, message: str) -> DesktopError:

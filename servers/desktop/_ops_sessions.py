@@ -11,6 +11,7 @@ from shedproto.desktop import (
     Dialect,
     HostId,
     LaunchPolicy,
+    classify_pane,
     launch_fields,
     launch_target,
     require_consent,
@@ -26,6 +27,11 @@ __all__ = ["SessionOps"]
 
 class SessionOps(AppBase):
     """Session ops: rc.*, machines, roost launch/run/probe/bootstrap."""
+
+    def op_rc_classify(self, p: o.RcClassifyParams, raw: Any) -> Any:
+        # v0.0.14 only: shed-core rc.rs:415-461, RemoteControl.swift:264-303@5a762e8
+        state, url = classify_pane(p.kind, p.pane)
+        return o.RcClassification(state=state, url=url)
 
     def op_rc_list(self, p: o.RcListParams, raw: Any) -> Any:
         rows = self.model.sessions

@@ -117,6 +117,7 @@ class UiOps(AppBase):
             value = getattr(p, key)
             if value is not None:
                 ssh[key] = value
+        self._rebuild_policy()
         return o.Empty()
 
     def op_ui_ssh_prefs(self, p: Any, raw: Any) -> Any:
@@ -323,6 +324,7 @@ class UiOps(AppBase):
 
     def op_prefs_set_provider(self, p: o.PrefsSetProviderParams, raw: Any) -> Any:
         self.model.prefs["provider_modes"][p.namespace] = p.decision
+        self._rebuild_policy()
         return o.Empty()
 
     def op_prefs_remove_shed_rule(self, p: o.PrefsRemoveShedRuleParams, raw: Any) -> Any:
@@ -331,6 +333,7 @@ class UiOps(AppBase):
             for r in self.model.policy_rules
             if (r.get("scope"), r.get("server"), r.get("shed")) != ("shed", p.server, p.shed)
         ]
+        self._rebuild_policy()
         return o.Empty()
 
     def op_broker_status(self, p: Any, raw: Any) -> Any:

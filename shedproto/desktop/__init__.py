@@ -83,7 +83,8 @@ from ._paths import (
     server_socket_path,
     tauri_socket_path,
 )
-from ._release import V0_0_14_OPS, Release, release_has_op
+from ._rc import RC_KINDS, RC_STATES, classify_pane
+from ._release import REMOVED_OPS, V0_0_14_OPS, Release, release_has_op
 from ._rules import (
     DEFAULT_MAC_KIND,
     HostId,
@@ -149,8 +150,13 @@ __all__ = [
     "validate_request",
     # releases
     "Release",
+    "REMOVED_OPS",
     "V0_0_14_OPS",
     "release_has_op",
+    # v0.0.14 RC sessions
+    "RC_KINDS",
+    "RC_STATES",
+    "classify_pane",
     # rules
     "HostId",
     "HostIdError",

@@ -28,7 +28,14 @@ from ._codes import DesktopCode
 from ._dialect import Dialect
 from ._errors import DesktopError
 from ._release import Release, release_has_op
-from ._swift import swift_mismatch, swift_missing, swift_null, swift_type
+from ._swift import (
+    swift_bad_enum,
+    swift_enum,
+    swift_mismatch,
+    swift_missing,
+    swift_null,
+    swift_type,
+)
 from .types import Params
 
 __all__ = ["check_gate", "decode_params", "params_dict", "resolve_op", "validate_request"]
@@ -144,7 +151,8 @@ def _swift_params_error(params_type: type[Params], params: Any) -> str | None:
         )
     for info in _fields(params_type):
         key = info.encode_name
-        names = swift_type(info.type)
+        enum = swift_enum(info.type)
+        names = ("Swift.String", "String") if enum is not None else swift_type(info.type)
         if names is None:
             return None  # a nested shape: fall back to msgspec's wording
         if key not in params:
@@ -159,6 +167,8 @@ def _swift_params_error(params_type: type[Params], params: Any) -> str | None:
         try:
             msgspec.convert(value, info.type, strict=True)
         except msgspec.ValidationError:
+            if enum is not None and isinstance(value, str):
+                return swift_bad_enum(enum[0], value, [key])
             return swift_mismatch(*names, value, [key])
     return None
 

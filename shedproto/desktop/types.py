@@ -9,11 +9,14 @@ answer different shapes the Struct names carry ``Mac``/``Tauri``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
 from shedproto import LenientFrame, StrictFrame
+
+from ._rc import RcKindName
+from ._swift import SwiftEnum
 
 __all__ = [
     "Params",
@@ -78,6 +81,8 @@ __all__ = [
     "TerminalCommand",
     "PresetsResult",
     # sessions
+    "RcClassification",
+    "RcClassifyParams",
     "RcListParams",
     "MacRcList",
     "TauriRcList",
@@ -668,6 +673,20 @@ class PresetsResult(Result, frozen=True, kw_only=True):
 
 
 # --- sessions -----------------------------------------------------------------
+
+
+class RcClassifyParams(Params, frozen=True, kw_only=True):
+    """``rc.classify`` (v0.0.14): ``kind`` is an ``RcKind``, read before ``pane``."""
+
+    kind: Annotated[RcKindName, SwiftEnum("RcKind")]
+    pane: str
+
+
+class RcClassification(Result, omit_defaults=True, frozen=True, kw_only=True):
+    """``rc.classify``: the pane's ``state``; ``url`` omitted when none (both apps)."""
+
+    state: str
+    url: str | None = None
 
 
 class RcListParams(Params, frozen=True, kw_only=True):

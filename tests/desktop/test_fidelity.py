@@ -697,3 +697,177 @@ def test_tray_dump_items_are_the_menu_ids() -> None:
     result = answer(TAURI, DesktopModel(), "tray.dump")["result"]
     assert result["items"] == ["open", "approvals", "preferences", "quit"]
     assert set(result) == {"present", "items", "popover", "popover_visible", "popover_height"}
+
+
+# --- rc.classify (v0.0.14 only) ---------------------------------------------------------
+
+BROKER_URL = "https://claude.ai/code?environment=env_abc-1"
+SESSION_URL = "https://claude.ai/code/session_x_9"
+CLASSIFY_CASES = [
+    # (kind, pane, expected result): core/shed-core/src/rc.rs:415-486@5a762e8,
+    # Sources/ShedKit/RC/RemoteControl.swift:264-321@5a762e8
+    ("claude-broker", f"Connected {BROKER_URL}", {"state": "ready", "url": BROKER_URL}),
+    (
+        "claude-broker",
+        f"·|· Reconnecting · {BROKER_URL}",
+        {"state": "reconnecting", "url": BROKER_URL},
+    ),
+    ("claude-broker", "·|· Reconnecting · retrying in 2.5s", {"state": "reconnecting"}),
+    ("claude-broker", "Reconnectings", {"state": "starting"}),
+    ("claude-broker", SESSION_URL, {"state": "starting"}),  # the other kind's URL form
+    ("claude-rc", "Remote Control connecting…", {"state": "starting"}),
+    ("claude-rc", f"Remote Control active {SESSION_URL}", {"state": "ready", "url": SESSION_URL}),
+    ("claude-rc", "Error: WORKSPACE NOT TRUSTED", {"state": "needs-trust"}),
+    (
+        "claude-rc",
+        f"Quick safety check {SESSION_URL}",
+        {"state": "needs-trust", "url": SESSION_URL},
+    ),
+    ("claude-broker", "  yes,   i trust this folder ", {"state": "needs-trust"}),
+    ("claude-rc", "Remote Control requires a claude.ai subscription.", {"state": "needs-auth"}),
+    ("claude-broker", "You are Not Logged In.", {"state": "needs-auth"}),
+    ("claude-rc", "run claude auth login", {"state": "needs-auth"}),
+    ("shell", "Workspace not trusted", {"state": "ready"}),  # no claude heuristics
+    ("shell", "charliek@shed:/workspace$ ", {"state": "ready"}),
+    ("shell", "   \n\t\u3000 \n", {"state": "starting"}),
+    ("shell", "\x1c", {"state": "ready"}),  # not Unicode White_Space: Rust's trim keeps it
+]
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+@pytest.mark.parametrize(("kind", "pane", "expected"), CLASSIFY_CASES)
+def test_rc_classify_v0_0_14_pane_states(
+    dialect: Dialect, kind: str, pane: str, expected: dict[str, Any]
+) -> None:
+    """ipc.rs:226,465-469 + rc.rs:65-71 (url skipped when none);
+    IPCHandlerImpl.swift:112-115,439 (nil url omitted)@5a762e8."""
+    params = {"kind": kind, "pane": pane}
+    reply = answer(dialect, DesktopModel(), "rc.classify", params, release=OLD)
+    assert reply["result"] == expected
+
+
+@pytest.mark.parametrize(
+    ("dialect", "expected"),
+    [
+        (TAURI, ("unknown_op", "unknown op: rc.classify")),
+        (MAC, ("unknown-op", "no such op: rc.classify")),
+    ],
+)
+def test_rc_classify_is_gone_in_the_newer_app(dialect: Dialect, expected: tuple[str, str]) -> None:
+    """The newer dispatch has no rc.classify arm (charliek/shed desktop/tauri ipc.rs@2cd01ef)."""
+    reply = answer(dialect, DesktopModel(), "rc.classify", {"kind": "shell", "pane": ""})
+    assert _error(reply) == expected
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"pane": ""},
+        {"kind": "agent", "pane": ""},  # v1's name, renamed in Convention v2
+        {"kind": 3, "pane": ""},
+        {"kind": None, "pane": ""},
+        {"kind": "bogus"},  # kind is read first
+    ],
+)
+def test_rc_classify_tauri_bad_kind(params: dict[str, Any]) -> None:
+    """tauri/src-tauri/src/ipc.rs:63-69,467@5a762e8."""
+    reply = answer(TAURI, DesktopModel(), "rc.classify", params, release=OLD)
+    assert _error(reply) == ("bad_request", "missing or invalid 'kind'")
+
+
+@pytest.mark.parametrize("params", [{"kind": "shell"}, {"kind": "shell", "pane": 1}])
+def test_rc_classify_tauri_missing_pane(params: dict[str, Any]) -> None:
+    """tauri/src-tauri/src/ipc.rs:56-61,468@5a762e8; unknown keys are ignored."""
+    reply = answer(TAURI, DesktopModel(), "rc.classify", {**params, "extra": 1}, release=OLD)
+    assert _error(reply) == ("bad_request", "missing 'pane'")
+
+
+def test_rc_classify_mac_decode_errors_in_declaration_order() -> None:
+    """Sources/ShedDesktopApp/IPCHandlerImpl.swift:112-115,409,559-576@5a762e8: extras
+    first, then JSONDecoder over `RcClassifyParams {kind: RcKind, pane}`."""
+    params = {"kind": "shell", "pane": "", "x": 1}
+    extra = answer(MAC, DesktopModel(), "rc.classify", params, release=OLD)
+    assert _error(extra) == ("unknown-field", "unknown params: x")
+    bad = answer(MAC, DesktopModel(), "rc.classify", {"kind": "agent"}, release=OLD)
+    code, message = _error(bad)
+    assert code == "invalid-param"
+    assert message.startswith("dataCorrupted(Swift.DecodingError.Context(codingPath: [")
+    assert 'debugDescription: "Cannot initialize RcKind from invalid String value agent"' in message
+    missing = answer(MAC, DesktopModel(), "rc.classify", {"kind": "shell"}, release=OLD)
+    code, message = _error(missing)
+    assert code == "invalid-param"
+    assert message.startswith('keyNotFound(CodingKeys(stringValue: "pane", intValue: nil)')
+    mistyped = answer(MAC, DesktopModel(), "rc.classify", {"kind": 2, "pane": ""}, release=OLD)
+    code, message = _error(mistyped)
+    assert code == "invalid-param"
+    assert message.startswith("typeMismatch(Swift.String,")
+
+
+# --- policy.list: the built-in rules ----------------------------------------------------
+
+
+def _builtins(
+    ssh_action: str, ssh_gate: str, aws: str = "deny", docker: str = "deny"
+) -> list[dict[str, str]]:
+    return [
+        {"scope": "namespace", "namespace": "ssh-agent", "action": ssh_action, "gate": ssh_gate},
+        {"scope": "namespace", "namespace": "aws-credentials", "action": aws, "gate": "none"},
+        {"scope": "namespace", "namespace": "docker-credentials", "action": docker, "gate": "none"},
+    ]
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_policy_list_starts_with_the_three_built_in_namespace_rules(dialect: Dialect) -> None:
+    """shed-app coordinator.rs:172,836-870 (default SshPrefs time-based-allow,
+    biometrics-or-password; a provider with no mode denies);
+    Sources/ShedDesktopApp/AppModel.swift:145-146,185-196@5a762e8."""
+    reply = answer(dialect, DesktopModel(), "policy.list", release=OLD)
+    assert reply["result"] == {"rules": _builtins("prompt", "biometrics-or-password")}
+
+
+@pytest.mark.parametrize(
+    ("ssh", "expected"),
+    [
+        ({"policy": "always-allow"}, ("approve", "none")),
+        ({"policy": "always-deny"}, ("deny", "none")),
+        ({"policy": "always-ask", "method": "biometrics"}, ("prompt", "biometrics")),
+        ({"policy": "per-shed-allow", "method": "prompt"}, ("prompt", "none")),
+    ],
+)
+def test_policy_list_ssh_rule_follows_the_ssh_prefs(
+    ssh: dict[str, str], expected: tuple[str, str]
+) -> None:
+    """shed-core approval/models.rs:187-193,264-278; coordinator.rs:836-847@5a762e8."""
+    model = DesktopModel()
+    assert answer(TAURI, model, "ui.set_ssh_approval", ssh)["result"] == {}
+    assert answer(TAURI, model, "policy.list")["result"]["rules"] == _builtins(*expected)
+
+
+def test_policy_set_replaces_every_rule_until_the_next_rebuild() -> None:
+    """coordinator.rs:384-387 (policy.set swaps the engine), 831 (a pref change
+    rebuilds: built-ins + per-shed rules); AppModel.swift:232-239,1354-1356@5a762e8."""
+    model = DesktopModel()
+    rules = [{"scope": "default", "action": "approve", "gate": "none"}]
+    assert answer(MAC, model, "policy.set", {"rules": rules})["result"] == {}
+    assert answer(MAC, model, "policy.list")["result"]["rules"] == rules
+    answer(MAC, model, "ui.set_ssh_approval", {"ttl": "1h"})
+    assert answer(MAC, model, "policy.list")["result"]["rules"] == _builtins(
+        "prompt", "biometrics-or-password"
+    )
+
+
+def test_policy_list_provider_mode_and_per_shed_rules_follow_the_built_ins() -> None:
+    """coordinator.rs:855-870,886-901 (add_shed_rule rebuilds)@5a762e8; the newer
+    prefs.set_provider drives the provider mode."""
+    model = DesktopModel()
+    answer(TAURI, model, "policy.set", {"rules": []})
+    aws = {"namespace": "aws-credentials", "decision": "approve"}
+    answer(TAURI, model, "prefs.set_provider", aws)
+    model.policy_rules.append(
+        {"scope": "shed", "server": "prod", "shed": "web", "action": "deny", "gate": "none"}
+    )
+    rules = answer(TAURI, model, "policy.list")["result"]["rules"]
+    assert rules[:3] == _builtins("prompt", "biometrics-or-password", aws="approve")
+    assert rules[3] == {
+        "scope": "shed", "server": "prod", "shed": "web", "action": "deny", "gate": "none"
+    }
