@@ -236,22 +236,36 @@ class LaunchedTab:
 
 @dataclass
 class Approval:
-    """A pending credential approval."""
+    """A pending credential approval: shed-core's ``ApprovalRequest`` and its gate.
+
+    The fields are the request the host agent delegated (``approval/models.rs:29-48@5a762e8``);
+    ``gate`` is what the policy decided for it (the default SSH rule's gate).
+    """
 
     id: str
     server: str
     shed: str
-    namespace: str = "git"
+    namespace: str = "ssh-agent"
     detail: str = ""
+    op: str = "sign"
+    ts: str = "2026-01-01T00:00:00Z"
+    expires_at: str = "2026-01-01T00:01:00Z"
+    gate: str = "biometrics-or-password"
 
-    def row(self) -> dict[str, Any]:
-        """Return the ``approvals.list`` row."""
+    def row(self, default_scope: str, default_ttl: str) -> dict[str, Any]:
+        """Return the ``approvals.list`` row: the request inline, the gate, the SSH defaults."""
         return {
             "id": self.id,
+            "ts": self.ts,
             "server": self.server,
-            "shed": self.shed,
             "namespace": self.namespace,
+            "op": self.op,
+            "shed": self.shed,
             "detail": self.detail,
+            "expires_at": self.expires_at,
+            "gate": self.gate,
+            "default_scope": default_scope,
+            "default_ttl": default_ttl,
         }
 
 
@@ -267,7 +281,8 @@ class DesktopModel:
     """Everything the reference server knows. Seed it, run ops, inspect it.
 
     ``clock`` (seconds, monotonic) drives the craze idempotency window;
-    ``entropy(n)`` mints request ids.
+    ``entropy(n)`` mints request ids and v0.0.14 RC slugs; ``wall_clock``
+    stamps v0.0.14 RC sessions.
     """
 
     def __init__(
@@ -276,9 +291,12 @@ class DesktopModel:
         clock: Callable[[], float] = time.monotonic,
         entropy: Callable[[int], bytes] = os.urandom,
         kinds: frozenset[str] = DEFAULT_KINDS,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.clock = clock
         self.entropy = entropy
+        self.wall_clock = wall_clock
+        """Seconds since the epoch: v0.0.14 ``rc.launch``'s ``created_at``."""
         self.kinds = kinds
         self.core = "rust"
         """mac ``identify``'s ``core``: ``swift`` under ``SHED_DESKTOP_RUST_CORE=0``."""
@@ -288,6 +306,8 @@ class DesktopModel:
         self.launched_tabs: list[LaunchedTab] = []
         self.approvals: dict[str, Approval] = {}
         self.decisions: list[dict[str, Any]] = []
+        self.rc_sessions: dict[str, Any] = {}
+        """v0.0.14's RC table: ``host/shed/slug`` -> :class:`~shedproto.desktop.types.RcSession`."""
         self.policy_rules: list[dict[str, Any]] = []
         """The persisted per-shed rules (the apps' ``extra_rules``), after the built-ins."""
         self.engine_rules: list[dict[str, Any]] | None = None

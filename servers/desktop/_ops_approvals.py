@@ -18,13 +18,24 @@ POLICY_SCOPES = ("default", "namespace", "shed", "session")
 POLICY_ACTIONS = ("approve", "deny", "prompt")
 POLICY_GATES = ("biometrics", "biometrics-or-password", "none")
 """shed-core's ``PolicyScope``, ``PolicyAction``, ``PolicyGate`` (approval/models.rs@5a762e8)."""
+SSH_DEFAULT_SCOPES = {
+    "per-shed-allow": "per-shed",
+    "time-based-allow": "per-session",
+    "always-ask": "per-request",
+}
+"""``SshApprovalPolicy::default_scope`` (approval/models.rs:280-289@5a762e8); else per-request."""
 
 
 class ApprovalOps(AppBase):
     """Approval, activity, policy and notification ops."""
 
     def op_approvals_list(self, p: Any, raw: Any) -> Any:
-        return o.ApprovalsList(approvals=[a.row() for a in self.model.approvals.values()])
+        # soonest to expire first, the SSH prefs' scope and TTL on every card
+        # (shed-app coordinator.rs:934-947, AppModel.swift:1328-1334@5a762e8)
+        ssh = self.model.prefs["ssh"]
+        scope = SSH_DEFAULT_SCOPES.get(ssh["policy"], "per-request")
+        pending = sorted(self.model.approvals.values(), key=lambda a: a.expires_at)
+        return o.ApprovalsList(approvals=[a.row(scope, ssh["ttl"]) for a in pending])
 
     def op_approval_decide(self, p: o.ApprovalDecideParams, raw: Any) -> Any:
         self._variant("decision", p.decision, ("approve", "deny"))

@@ -83,7 +83,7 @@ from ._paths import (
     server_socket_path,
     tauri_socket_path,
 )
-from ._rc import RC_KINDS, RC_STATES, classify_pane
+from ._rc import RC_KINDS, RC_STATES, classify_pane, is_safe_rc_value, normalize_rc_prompt
 from ._release import REMOVED_OPS, V0_0_14_OPS, Release, release_has_op
 from ._rules import (
     DEFAULT_MAC_KIND,
@@ -157,6 +157,8 @@ __all__ = [
     "RC_KINDS",
     "RC_STATES",
     "classify_pane",
+    "is_safe_rc_value",
+    "normalize_rc_prompt",
     # rules
     "HostId",
     "HostIdError",

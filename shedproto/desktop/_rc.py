@@ -13,7 +13,15 @@ from __future__ import annotations
 import re
 from typing import Literal, get_args
 
-__all__ = ["RC_KINDS", "RC_STATES", "RcKindName", "RcStateName", "classify_pane"]
+__all__ = [
+    "RC_KINDS",
+    "RC_STATES",
+    "RcKindName",
+    "RcStateName",
+    "classify_pane",
+    "is_safe_rc_value",
+    "normalize_rc_prompt",
+]
 
 RcKindName = Literal["claude-rc", "claude-broker", "shell"]
 """An RC session kind's wire value (``RcKind``, kebab-case; ``rc.rs:26-34@5a762e8``)."""
@@ -70,3 +78,31 @@ def classify_pane(kind: str, pane: str) -> tuple[str, str | None]:
     if kind == "claude-broker" and _RECONNECTING.search(pane):
         return "reconnecting", url
     return ("ready", url) if url is not None else ("starting", None)
+
+
+PROMPT_CAP = 2000
+"""The kickoff line's cap in UTF-8 bytes (shed-core ``rc.rs:233-239@5a762e8``)."""
+
+
+def is_safe_rc_value(text: str) -> bool:
+    """Whether ``text`` has no Unicode ``Cc`` control character (C0, DEL, C1)."""
+    return not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in text)
+
+
+def normalize_rc_prompt(raw: str | None, kind: str) -> str | None:
+    """Trim a launch's ``initial_prompt``; blank means none (shed-core ``rc.rs:210-241@5a762e8``).
+
+    Raises ``ValueError`` with the apps' reason (without the Tauri ``invalid rc
+    request:`` prefix) for a prompt on ``claude-broker``, a control character,
+    or more than 2000 UTF-8 bytes.
+    """
+    prompt = "" if raw is None else raw.strip(_WHITE_SPACE)
+    if not prompt:
+        return None
+    if kind == "claude-broker":
+        raise ValueError(f"kind {kind} does not accept an initial prompt")
+    if not is_safe_rc_value(prompt):
+        raise ValueError("initial prompt must not contain control characters")
+    if len(prompt.encode()) > PROMPT_CAP:
+        raise ValueError(f"initial prompt exceeds {PROMPT_CAP} bytes")
+    return prompt

@@ -82,6 +82,8 @@ __all__ = [
     "PresetsResult",
     # sessions
     "RcClassification",
+    "RcSession",
+    "RcSessionList",
     "RcClassifyParams",
     "RcListParams",
     "MacRcList",
@@ -687,6 +689,35 @@ class RcClassification(Result, omit_defaults=True, frozen=True, kw_only=True):
 
     state: str
     url: str | None = None
+
+
+class RcSession(Result, omit_defaults=True, frozen=True, kw_only=True):
+    """A v0.0.14 RC session (shed-core ``RcSession``, ``rc.rs:121-147@5a762e8``).
+
+    ``rc.launch`` answers one, ``rc.list`` lists them. Unset optionals are
+    omitted in both apps; ``managed`` is always sent.
+    """
+
+    host: str
+    shed: str
+    slug: str
+    tmux_session: str
+    display_name: str
+    workdir: str
+    kind: str
+    state: str
+    url: str | None = None
+    rc_id: str | None = None
+    created_by: str | None = None
+    created_at: str | None = None
+    target_label: str | None = None
+    managed: bool
+
+
+class RcSessionList(Result, frozen=True, kw_only=True):
+    """v0.0.14 ``rc.list`` (both apps): ``{sessions}`` sorted by ``host/shed/slug``."""
+
+    sessions: list[RcSession]
 
 
 class RcListParams(Params, frozen=True, kw_only=True):

@@ -871,3 +871,176 @@ def test_policy_list_provider_mode_and_per_shed_rules_follow_the_built_ins() -> 
     assert rules[3] == {
         "scope": "shed", "server": "prod", "shed": "web", "action": "deny", "gate": "none"
     }
+
+
+# --- v0.0.14 rc.*: the RcSession table ----------------------------------------------------
+
+RC_SESSION_KEYS = {
+    "host", "shed", "slug", "tmux_session", "display_name", "workdir", "kind", "state",
+    "url", "rc_id", "created_by", "created_at", "target_label", "managed",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_rc_launch_v0_0_14_test_mode_synthesizes_a_ready_managed_session(
+    dialect: Dialect,
+) -> None:
+    """core/shed-app/src/rc.rs:195-253,396-404 (6-char slug), shed-core rc.rs:121-147,
+    186-199 (tmux name, synthetic URL); Sources/ShedDesktopApp/AppModel.swift:998-1036@5a762e8."""
+    model = _model()
+    params = {"shed": "web", "kind": "claude-broker", "host": "prod"}
+    session = answer(dialect, model, "rc.launch", params, release=OLD)["result"]
+    assert set(session) == RC_SESSION_KEYS
+    slug = session["slug"]
+    assert len(slug) == 6
+    assert set(slug) <= set("abcdefghjkmnpqrstuvwxyz23456789")
+    assert session["tmux_session"] == f"rc-{slug}"
+    assert session["display_name"] == f"web/{slug}"
+    assert session["url"] == f"https://claude.ai/code?environment=env_{slug}"
+    assert session["created_by"] == "shed-desktop/0.0.14"
+    assert session["target_label"] == "shed:web@prod"
+    assert (session["workdir"], session["state"], session["managed"]) == (
+        "/workspace",
+        "ready",
+        True,
+    )
+    listed = answer(dialect, model, "rc.list", {"host": "prod"}, release=OLD)["result"]
+    assert listed == {"sessions": [session]}
+    assert answer(dialect, model, "rc.list", {"shed": "gpu"}, release=OLD)["result"] == {
+        "sessions": []
+    }
+    kill = {"shed": "web", "slug": slug}
+    assert answer(dialect, model, "rc.kill", kill, release=OLD)["result"] == {}
+    assert answer(dialect, model, "rc.kill", kill, release=OLD)["result"] == {}  # idempotent
+    assert answer(dialect, model, "rc.list", release=OLD)["result"] == {"sessions": []}
+
+
+def test_rc_launch_v0_0_14_shell_has_no_url_and_mac_kind_defaults_to_claude_rc() -> None:
+    """shed-core rc.rs:193-199; IPCHandlerImpl.swift:431 (`kind ?? .default`),
+    RemoteControl.swift:18@5a762e8."""
+    shell = answer(TAURI, _model(), "rc.launch", {"shed": "web", "kind": "shell"}, release=OLD)
+    assert "url" not in shell["result"]
+    mac = answer(MAC, _model(), "rc.launch", {"shed": "web"}, release=OLD)["result"]
+    assert mac["kind"] == "claude-rc"
+    assert mac["url"].startswith("https://claude.ai/code/session_")
+
+
+@pytest.mark.parametrize(
+    ("dialect", "params", "expected"),
+    [
+        (TAURI, {"shed": "web"}, ("bad_request", "missing or invalid 'kind'")),
+        (TAURI, {"shed": "web", "kind": "claude"}, ("bad_request", "missing or invalid 'kind'")),
+        (TAURI, {"kind": "shell"}, ("bad_request", "missing 'shed'")),
+        (
+            TAURI,
+            {"shed": "web", "kind": "shell", "host": "nope"},
+            ("bad_request", "no configured host: nope"),
+        ),
+        (MAC, {"shed": "web", "host": "nope"}, ("not-found", "no configured host named nope")),
+        (
+            TAURI,
+            {"shed": "web", "kind": "claude-broker", "initial_prompt": "hi"},
+            (
+                "invalid-param",
+                "invalid rc request: kind claude-broker does not accept an initial prompt",
+            ),
+        ),
+        (
+            MAC,
+            {"shed": "web", "kind": "claude-broker", "initial_prompt": "hi"},
+            ("invalid-param", "kind claude-broker does not accept an initial prompt"),
+        ),
+        (
+            TAURI,
+            {"shed": "web", "kind": "shell", "initial_prompt": "a\x07b"},
+            (
+                "invalid-param",
+                "invalid rc request: initial prompt must not contain control characters",
+            ),
+        ),
+        (
+            MAC,
+            {"shed": "web", "kind": "shell", "initial_prompt": "x" * 2001},
+            ("invalid-param", "initial prompt exceeds 2000 bytes"),
+        ),
+        (
+            TAURI,
+            {"shed": "web", "kind": "shell", "display_name": "a\nb"},
+            (
+                "invalid-param",
+                "invalid rc request: display name and workdir must not contain newlines "
+                "or control characters",
+            ),
+        ),
+    ],
+)
+def test_rc_launch_v0_0_14_refusals(
+    dialect: Dialect, params: dict[str, Any], expected: tuple[str, str]
+) -> None:
+    """tauri/src-tauri/src/ipc.rs:63-79,483-504, core/shed-app/src/rc.rs:206-220,
+    core/shed-core/src/rc.rs:76-88,210-241; AppModel.swift:998-1014@5a762e8."""
+    assert _error(answer(dialect, _model(), "rc.launch", params, release=OLD)) == expected
+
+
+def test_rc_launch_v0_0_14_blank_prompt_is_none() -> None:
+    """shed-core rc.rs:214-221@5a762e8: a blank prompt is dropped, even for a broker."""
+    params = {"shed": "web", "kind": "claude-broker", "initial_prompt": " \n\u3000"}
+    assert answer(TAURI, _model(), "rc.launch", params, release=OLD)["ok"] is True
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_rc_inject_test_v0_0_14_fills_the_defaults(dialect: Dialect) -> None:
+    """tauri/src-tauri/src/ipc.rs:530-579; IPCHandlerImpl.swift:260-271@5a762e8: tmux
+    name, `<shed>/<slug>` (legacy) or the bare slug (managed), `/workspace`, kind
+    claude-rc, state ready; a missing host is the default server (Tauri) or "" (mac)."""
+    model = _model()
+    assert answer(dialect, model, "rc.inject_test", {"shed": "web", "slug": "abc"}, release=OLD)[
+        "result"
+    ] == {}
+    managed = {"shed": "web", "slug": "m1", "managed": True, "host": "lab", "state": "dead"}
+    answer(dialect, model, "rc.inject_test", managed, release=OLD)
+    sessions = answer(dialect, model, "rc.list", release=OLD)["result"]["sessions"]
+    host = "" if dialect is MAC else "prod"
+    assert sessions == sorted(
+        [
+            {
+                "host": host,
+                "shed": "web",
+                "slug": "abc",
+                "tmux_session": "rc-abc",
+                "display_name": "web/abc",
+                "workdir": "/workspace",
+                "kind": "claude-rc",
+                "state": "ready",
+                "managed": False,
+            },
+            {
+                "host": "lab",
+                "shed": "web",
+                "slug": "m1",
+                "tmux_session": "rc-m1",
+                "display_name": "m1",
+                "workdir": "/workspace",
+                "kind": "claude-rc",
+                "state": "dead",
+                "managed": True,
+            },
+        ],
+        key=lambda s: f"{s['host']}/{s['shed']}/{s['slug']}",
+    )
+
+
+def test_rc_inject_test_v0_0_14_kind_and_state_tauri_lenient_mac_strict() -> None:
+    """ipc.rs:564-571 (an unknown kind/state is the default); IPCHandlerImpl.swift:448-449
+    (RcKind?/RcState? decoded), AppModel.swift:1074-1077 (test mode after the decode)@5a762e8."""
+    model = _model()
+    bad = {"shed": "web", "slug": "z", "kind": "agent", "state": "gone"}
+    assert answer(TAURI, model, "rc.inject_test", bad, release=OLD)["result"] == {}
+    row = answer(TAURI, model, "rc.list", release=OLD)["result"]["sessions"][0]
+    assert (row["kind"], row["state"]) == ("claude-rc", "ready")
+    code, message = _error(answer(MAC, _model(), "rc.inject_test", bad, release=OLD))
+    assert code == "invalid-param"
+    assert "Cannot initialize RcKind from invalid String value agent" in message
+    params = {"shed": "w", "slug": "z"}
+    off = answer(MAC, _model(), "rc.inject_test", params, release=OLD, test_mode=False)
+    assert _error(off) == ("not-enabled", "rc.inject_test requires test mode")
