@@ -6,6 +6,7 @@ from typing import Any
 
 from shedproto.desktop import (
     DesktopError,
+    audit_log_path,
 )
 from shedproto.desktop import types as o
 
@@ -81,7 +82,10 @@ class ApprovalOps(AppBase):
         return o.ActivityEntries(entries=self.model.activity[-limit:] if limit else [])
 
     def op_activity_log_path(self, p: Any, raw: Any) -> Any:
-        return o.LogPath(path=self.model.ui.get("audit_path", "/tmp/shed-desktop/audit.jsonl"))
+        # the app's own audit file (set model.ui["audit_path"] to place it); the
+        # stand-in has no HOME of its own, so it answers the home-less path
+        path = self.model.ui.get("audit_path") or audit_log_path(self.dialect, {})
+        return o.LogPath(path=path)
 
     def op_policy_list(self, p: Any, raw: Any) -> Any:
         # the built-in namespace rules, then the per-shed ones; or what policy.set

@@ -75,6 +75,7 @@ from ._lanes import (
 from ._params import check_gate, decode_params, resolve_op, validate_request
 from ._paths import (
     MOCK_UNREACHABLE_URL,
+    audit_log_path,
     env_test_mode,
     mac_socket_path,
     mock_base_url_from_env,
@@ -196,6 +197,7 @@ __all__ = [
     "MOCK_UNREACHABLE_URL",
     "mock_unreachable_hosts",
     "mac_socket_path",
+    "audit_log_path",
     "tauri_socket_path",
     "server_socket_path",
     "resolve_client_socket",

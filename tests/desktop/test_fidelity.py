@@ -1044,3 +1044,71 @@ def test_rc_inject_test_v0_0_14_kind_and_state_tauri_lenient_mac_strict() -> Non
     params = {"shed": "w", "slug": "z"}
     off = answer(MAC, _model(), "rc.inject_test", params, release=OLD, test_mode=False)
     assert _error(off) == ("not-enabled", "rc.inject_test requires test mode")
+
+
+# --- approvals.list, activity.log_path ---------------------------------------------------
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_approvals_list_rows_are_pending_items_soonest_first(dialect: Dialect) -> None:
+    """core/shed-core/src/approval/models.rs:29-48,337-346 (request flattened + gate,
+    default_scope, default_ttl), core/shed-app/src/coordinator.rs:934-947;
+    Sources/ShedKit/Approval/ApprovalModels.swift:273-310, AppModel.swift:1328-1334@5a762e8."""
+    model = DesktopModel()
+    model.add_approval("late", "prod", "web", expires_at="2026-01-01T00:09:00Z")
+    model.add_approval("soon", "prod", "api", expires_at="2026-01-01T00:02:00Z", gate="none")
+    rows = answer(dialect, model, "approvals.list")["result"]["approvals"]
+    assert [r["id"] for r in rows] == ["soon", "late"]
+    assert rows[0] == {
+        "id": "soon",
+        "ts": "2026-01-01T00:00:00Z",
+        "server": "prod",
+        "namespace": "ssh-agent",
+        "op": "sign",
+        "shed": "api",
+        "detail": "",
+        "expires_at": "2026-01-01T00:02:00Z",
+        "gate": "none",
+        "default_scope": "per-session",  # time-based-allow, the default SSH policy
+        "default_ttl": "2h",
+    }
+    answer(dialect, model, "ui.set_ssh_approval", {"policy": "always-ask", "ttl": "5m"})
+    row = answer(dialect, model, "approvals.list")["result"]["approvals"][0]
+    assert (row["default_scope"], row["default_ttl"]) == ("per-request", "5m")
+    answer(dialect, model, "ui.set_ssh_approval", {"policy": "always-deny"})
+    assert answer(dialect, model, "approvals.list")["result"]["approvals"][0][
+        "default_scope"
+    ] == "per-request"  # a non-prompting policy has no scope: per-request
+
+
+@pytest.mark.parametrize(
+    ("dialect", "env", "expected"),
+    [
+        (MAC, {"HOME": "/Users/a"}, "/Users/a/Library/Application Support/ShedDesktop/audit.jsonl"),
+        (MAC, {"HOME": "/Users/a", "SHED_DESKTOP_STATE_DIR": "/s"}, "/s/audit.jsonl"),
+        (MAC, {"HOME": "rel", "SHED_DESKTOP_STATE_DIR": "rel"}, "/tmp/ShedDesktop/audit.jsonl"),
+        (TAURI, {"HOME": "/h"}, "/h/.local/share/ai.stridelabs.shed-desktop/audit.jsonl"),
+        (TAURI, {"HOME": "/h", "XDG_DATA_HOME": "/d"}, "/d/ai.stridelabs.shed-desktop/audit.jsonl"),
+        (TAURI, {}, "./audit.jsonl"),
+    ],
+)
+def test_activity_log_path_is_the_apps_audit_file(
+    dialect: Dialect, env: dict[str, str], expected: str
+) -> None:
+    """Sources/ShedKit/Backend/BundleProfile.swift:50-87, AppModel.swift:1150,1352;
+    tauri/src-tauri/src/lib.rs:661-666, tauri.conf.json:5, ipc.rs:643-646@5a762e8."""
+    from shedproto.desktop import audit_log_path
+
+    assert audit_log_path(dialect, env) == expected
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_activity_log_path_answers_the_configured_or_home_less_path(dialect: Dialect) -> None:
+    """ipc.rs:643-646; IPCHandlerImpl.swift:285-287,515@5a762e8: `{path}`."""
+    from shedproto.desktop import audit_log_path
+
+    model = DesktopModel()
+    result = answer(dialect, model, "activity.log_path")["result"]
+    assert result == {"path": audit_log_path(dialect, {})}
+    model.ui["audit_path"] = "/var/a.jsonl"
+    assert answer(dialect, model, "activity.log_path")["result"] == {"path": "/var/a.jsonl"}
