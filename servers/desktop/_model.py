@@ -99,6 +99,8 @@ class Host:
     failure: dict[str, str] | None = None
     auth_mode: str = "token"
     sheds: dict[str, Shed] = field(default_factory=dict)
+    images: list[dict[str, Any]] = field(default_factory=list)
+    """The server's ``ShedImage`` rows (``images.list`` on mac)."""
 
 
 @dataclass
@@ -266,6 +268,19 @@ class Approval:
             "gate": self.gate,
             "default_scope": default_scope,
             "default_ttl": default_ttl,
+        }
+
+    def notification(self) -> dict[str, str]:
+        """Return the ``PostedNotification`` the test presenter records for it.
+
+        ``Approve <namespace>?`` / ``<op> · <server/shed or shed> · <detail>``
+        (shed-app traits.rs:79-94, ``NotificationPresenter.swift:13-43@5a762e8``).
+        """
+        where = f"{self.server}/{self.shed}" if self.server else self.shed
+        return {
+            "id": self.id,
+            "title": f"Approve {self.namespace}?",
+            "body": f"{self.op} · {where} · {self.detail}",
         }
 
 
@@ -445,9 +460,11 @@ class DesktopModel:
         ]
 
     def add_approval(self, approval_id: str, server: str, shed: str, **fields: Any) -> Approval:
-        """Add a pending credential approval."""
+        """Add a pending credential approval and post its notification (as a prompt does)."""
         approval = Approval(id=approval_id, server=server, shed=shed, **fields)
         self.approvals[approval_id] = approval
+        self.notifications = [n for n in self.notifications if n.get("id") != approval_id]
+        self.notifications.append(approval.notification())
         return approval
 
     def set_dump(self, op: str, value: Any) -> None:

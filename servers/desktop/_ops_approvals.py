@@ -43,6 +43,8 @@ class ApprovalOps(AppBase):
         if p.scope is not None:
             self._variant("scope", p.scope, ("per-request", "per-session", "per-shed"))
         approval = self.model.approvals.pop(p.id, None)
+        if approval is not None:  # a decided request's banner is withdrawn
+            self.model.notifications = [n for n in self.model.notifications if n.get("id") != p.id]
         if approval is None:
             if not self.is_mac:  # the coordinator drops an unknown id: ok, nothing done
                 return o.Empty()  # (shed-app coordinator.rs:528-532@5a762e8)
@@ -111,7 +113,10 @@ class ApprovalOps(AppBase):
         return self._bad(message) if self.is_mac else DesktopError(BAD, message)
 
     def op_notifications_list(self, p: Any, raw: Any) -> Any:
-        return o.NotificationsList(notifications=list(self.model.notifications))
+        # only the test presenter records posts; the native notifiers list none
+        # (tauri/src-tauri/src/lib.rs:650-660, ipc.rs:669-673, AppModel.swift:1362-1364@5a762e8)
+        notes = list(self.model.notifications) if self.test_mode else []
+        return o.NotificationsList(notifications=notes)
 
     def _test_presenter(self, op: str) -> None:
         """mac: the notification doors drive the test presenter, installed in test mode only.

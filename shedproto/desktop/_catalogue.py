@@ -192,13 +192,13 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "terminal.open": (
         OpShape(
             o.MacTerminalParams,
-            o.TerminalCommand,
+            o.MacTerminalOpened,
             gate=Gate.REFUSED_IN_TEST,
             refusal=("not-enabled", _TERMINAL_OPEN_REFUSAL),
         ),
         OpShape(
             o.TauriTerminalParams,
-            o.TerminalCommand,
+            o.TauriTerminalOpened,
             gate=Gate.REFUSED_IN_TEST,
             refusal=("not_enabled", _TERMINAL_OPEN_REFUSAL),
         ),

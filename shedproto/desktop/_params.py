@@ -75,7 +75,15 @@ def resolve_op(dialect: Dialect, op: str, release: Release = Release.LATEST) -> 
     return shape
 
 
-def check_gate(dialect: Dialect, op: str, shape: OpShape, params: Any, *, test_mode: bool) -> None:
+def check_gate(
+    dialect: Dialect,
+    op: str,
+    shape: OpShape,
+    params: Any,
+    *,
+    test_mode: bool,
+    release: Release = Release.LATEST,
+) -> None:
     """Apply the op's test-mode gate.
 
     Raises:
@@ -90,8 +98,8 @@ def check_gate(dialect: Dialect, op: str, shape: OpShape, params: Any, *, test_m
             message = f"{op} requires test mode"
         raise DesktopError(dialect.not_enabled, message)
     if shape.gate is Gate.REFUSED_IN_TEST and test_mode:
-        if op == "terminal.open" and dialect is Dialect.TAURI:
-            _tauri_machine_refusal(params)
+        if op == "terminal.open" and dialect is Dialect.TAURI and release is Release.LATEST:
+            _tauri_machine_refusal(params)  # v0.0.14 had no machines (ipc.rs:423-429@5a762e8)
         assert shape.refusal is not None
         code, message = shape.refusal
         raise DesktopError(code, message)
@@ -243,7 +251,7 @@ def validate_request(
 
     """
     shape = resolve_op(dialect, op, release)
-    check_gate(dialect, op, shape, params, test_mode=test_mode)
+    check_gate(dialect, op, shape, params, test_mode=test_mode, release=release)
     return shape, decode_params(dialect, op, shape, params)
 
 

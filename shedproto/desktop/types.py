@@ -81,9 +81,11 @@ __all__ = [
     "TerminalCommand",
     "PresetsResult",
     # sessions
+    "MacTerminalOpened",
     "RcClassification",
     "RcSession",
     "RcSessionList",
+    "TauriTerminalOpened",
     "RcClassifyParams",
     "RcListParams",
     "MacRcList",
@@ -666,6 +668,22 @@ class TerminalCommand(Result, frozen=True, kw_only=True):
     command: str
     preset: str
     invocation: str
+
+
+class MacTerminalOpened(Result, frozen=True, kw_only=True):
+    """mac ``terminal.open``: the ``TerminalCommand`` it launched.
+
+    (``Sources/ShedDesktopApp/AppModel.swift:916-925@5a762e8``)
+    """
+
+    argv: list[str]
+    command: str
+
+
+class TauriTerminalOpened(Result, frozen=True, kw_only=True):
+    """Tauri ``terminal.open``: ``{command}`` (``termctl.rs:102-126@5a762e8``)."""
+
+    command: str
 
 
 class PresetsResult(Result, frozen=True, kw_only=True):

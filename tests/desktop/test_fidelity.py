@@ -1112,3 +1112,156 @@ def test_activity_log_path_answers_the_configured_or_home_less_path(dialect: Dia
     assert result == {"path": audit_log_path(dialect, {})}
     model.ui["audit_path"] = "/var/a.jsonl"
     assert answer(dialect, model, "activity.log_path")["result"] == {"path": "/var/a.jsonl"}
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_notifications_list_is_the_test_presenters_posts(dialect: Dialect) -> None:
+    """shed-app traits.rs:79-94 (title/body), coordinator.rs:512,684 (post on prompt,
+    withdraw on decide), fakes.rs:37-53; NotificationPresenter.swift:13-43,
+    AppModel.swift:1217,1282,1362-1364@5a762e8."""
+    model = DesktopModel()
+    model.add_approval("a1", "prod", "web", detail="ed25519")
+    model.add_approval("a2", "", "api", op="get_credentials", namespace="aws-credentials")
+    notes = answer(dialect, model, "notifications.list")["result"]["notifications"]
+    assert notes == [
+        {"id": "a1", "title": "Approve ssh-agent?", "body": "sign · prod/web · ed25519"},
+        {"id": "a2", "title": "Approve aws-credentials?", "body": "get_credentials · api · "},
+    ]
+    assert answer(dialect, model, "approval.decide", {"id": "a1", "decision": "deny"})["ok"]
+    notes = answer(dialect, model, "notifications.list")["result"]["notifications"]
+    assert [n["id"] for n in notes] == ["a2"]
+    off = answer(dialect, model, "notifications.list", test_mode=False)["result"]
+    assert off == {"notifications": []}  # the native notifiers record nothing
+
+
+# --- terminal.open ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("dialect", "keys"),
+    [(TAURI, {"command"}), (MAC, {"argv", "command"})],
+)
+def test_terminal_open_outside_test_mode_reports_what_it_ran(
+    dialect: Dialect, keys: set[str]
+) -> None:
+    """tauri/src-tauri/src/termctl.rs:102-126 (`{command}`), ipc.rs:423-441;
+    Sources/ShedDesktopApp/AppModel.swift:916-925, IPCHandlerImpl.swift:312-318
+    (a `TerminalCommand`: `argv`, `command`)@5a762e8."""
+    params = {"shed": "web", "session": "main"}
+    result = answer(dialect, _model(), "terminal.open", params, test_mode=False)["result"]
+    assert set(result) == keys
+    preview = answer(dialect, _model(), "terminal.preview", params)["result"]
+    assert result["command"] == preview["command"]
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_terminal_open_in_test_mode_is_refused(dialect: Dialect) -> None:
+    """ipc.rs:424-429; IPCHandlerImpl.swift:314-316@5a762e8."""
+    code, message = _error(answer(dialect, _model(), "terminal.open", {"shed": "web"}))
+    assert code == dialect.not_enabled
+    assert message == "terminal.open is disabled in test mode (use terminal.preview)"
+
+
+def test_terminal_open_tauri_v0_0_14_has_no_machine_refusal() -> None:
+    """v0.0.14 checks test mode first and ignores `machine` (ipc.rs:423-441@5a762e8); the
+    newer app refuses a machine attach first."""
+    params = {"shed": "web", "machine": "mini"}
+    old = answer(TAURI, _model(), "terminal.open", params, release=OLD)
+    assert _error(old)[1] == "terminal.open is disabled in test mode (use terminal.preview)"
+    new = answer(TAURI, _model(), "terminal.open", params)
+    assert _error(new) == ("not_enabled", "terminal unavailable: attach is native-remote")
+    opened = answer(TAURI, _model(), "terminal.open", params, release=OLD, test_mode=False)
+    assert set(opened["result"]) == {"command"}
+
+
+# --- mac window ops, images.list ------------------------------------------------------------
+
+
+def test_window_state_mac_starts_accessory_and_the_harness_never_goes_regular() -> None:
+    """Sources/ShedDesktopApp/ShedDesktopApp.swift:26 (launch as .accessory),
+    AppModel.swift:738-753 (show: .regular unless test mode), 840-844, 1385-1395@5a762e8."""
+    model = DesktopModel()
+    state = answer(MAC, model, "ui.window_state")["result"]
+    assert state["activation_policy"] == "accessory"
+    answer(MAC, model, "ui.show_window")
+    assert answer(MAC, model, "ui.window_state")["result"] == {
+        "visible": True,
+        "activation_policy": "accessory",
+    }
+    answer(MAC, model, "ui.show_window", test_mode=False)
+    shown = answer(MAC, model, "ui.window_state", test_mode=False)["result"]
+    assert shown["activation_policy"] == "regular"
+    answer(MAC, model, "ui.hide_window", test_mode=False)
+    assert answer(MAC, model, "ui.window_state", test_mode=False)["result"] == {
+        "visible": False,
+        "activation_policy": "accessory",
+    }
+
+
+def test_window_metrics_mac_sidebar_is_the_themes_200() -> None:
+    """Sources/ShedDesktopApp/AppModel.swift:831-838, ShedDesktopUI/Theme.swift:51@5a762e8;
+    the window size is whatever the window is (left to the stand-in)."""
+    result = answer(MAC, DesktopModel(), "app.window_metrics")["result"]
+    assert result["sidebar_width"] == 200
+    assert result["visible_pane"] == "sheds"
+    assert set(result) == {"window_width", "window_height", "sidebar_width", "visible_pane"}
+
+
+def test_images_list_mac_one_row_per_host_sorted_error_rows() -> None:
+    """Sources/ShedDesktopApp/AppModel.swift:556-583 (an unreachable host is an error row,
+    rows sorted by host), Models.swift:565-638 (nil omitted)@5a762e8."""
+    model = DesktopModel()
+    model.add_shed("zeta", "a")
+    model.add_shed("alpha", "b")
+    image = {"name": "full", "is_default": True, "cached": True, "in_use": False, "size_bytes": 9}
+    model.hosts["zeta"].images.append(image)
+    model.hosts["alpha"].reachable = False
+    model.hosts["alpha"].last_error = "connection refused"
+    rows = answer(MAC, model, "images.list")["result"]["images"]
+    assert [r["host"] for r in rows] == ["alpha", "zeta"]
+    assert set(rows[0]) == {"host", "error"}
+    assert rows[1] == {"host": "zeta", "images": [image]}
+
+
+# --- Tauri loginitem.*, tray.show|toggle|hide ------------------------------------------------
+
+
+@pytest.mark.parametrize("params", [{}, {"enabled": "yes"}, {"enabled": 1}, {"enabled": None}])
+def test_loginitem_set_tauri_needs_a_bool(params: dict[str, Any]) -> None:
+    """tauri/src-tauri/src/ipc.rs:732-739@5a762e8: `as_bool` or `missing 'enabled' (bool)`."""
+    reply = answer(TAURI, DesktopModel(), "loginitem.set", params)
+    assert _error(reply) == ("bad_request", "missing 'enabled' (bool)")
+
+
+def test_loginitem_status_tauri_reads_back_the_cell_default_off() -> None:
+    """ipc.rs:246-249, lib.rs:408-431@5a762e8 (the harness's in-memory cell, false at start)."""
+    model = DesktopModel()
+    assert answer(TAURI, model, "loginitem.status")["result"] == {"enabled": False}
+    assert answer(TAURI, model, "loginitem.set", {"enabled": True})["result"] == {}
+    assert answer(TAURI, model, "loginitem.status")["result"] == {"enabled": True}
+
+
+def test_tray_show_toggle_hide_tauri_drive_the_popover() -> None:
+    """ipc.rs:252-263 (each `{}`), tray.rs:167-205 (toggle hides a visible popover, else
+    shows it), ipc.rs:276-297 (`popover_visible`)@5a762e8; modelled as on macOS (Linux
+    has no popover and reports false)."""
+    model = DesktopModel()
+
+    def visible() -> bool:
+        return bool(answer(TAURI, model, "tray.dump")["result"]["popover_visible"])
+
+    assert not visible()
+    assert answer(TAURI, model, "tray.show")["result"] == {}
+    assert visible()
+    assert answer(TAURI, model, "tray.toggle")["result"] == {}
+    assert not visible()
+    answer(TAURI, model, "tray.toggle")
+    assert visible()
+    assert answer(TAURI, model, "tray.hide")["result"] == {}
+    assert not visible()
+
+
+@pytest.mark.parametrize("op", ["loginitem.status", "tray.show", "tray.dump"])
+def test_loginitem_and_tray_are_tauri_only(op: str) -> None:
+    """Neither is in the mac dispatch (IPCHandlerImpl.swift:26-166@5a762e8)."""
+    assert _error(answer(MAC, DesktopModel(), op)) == ("unknown-op", f"no such op: {op}")
