@@ -18,7 +18,7 @@ from shedproto.desktop import types as o
 
 from ._model import DesktopModel, LaunchedTab, Machine
 
-__all__ = ["AppBase", "msgspec_to_builtins", "serde_unknown_variant"]
+__all__ = ["AppBase", "builtin_rules", "msgspec_to_builtins", "serde_unknown_variant"]
 
 BAD = DesktopCode.BAD_REQUEST
 FAILED = DesktopCode.ACTION_FAILED
@@ -205,6 +205,20 @@ class AppBase:
         if preset is not None and preset not in TERMINAL_PRESET_IDS:
             raise DesktopError(BAD, f"unknown preset: {preset}")
 
+    def _rebuild_policy(self) -> None:
+        """Drop the rules ``policy.set`` installed: the engine is the built-ins again.
+
+        Both apps rebuild on every pref change (shed-app coordinator.rs:831,901,
+        ``AppModel.swift:185-200,232-239@5a762e8``).
+        """
+        self.model.engine_rules = None
+
+    def _policy_rules(self) -> list[dict[str, Any]]:
+        """Return the engine's rules as ``policy.list`` answers them."""
+        if self.model.engine_rules is not None:
+            return self.model.engine_rules
+        return builtin_rules(self.model.prefs) + self.model.policy_rules
+
     def _variant(self, key: str, value: str, variants: tuple[str, ...]) -> None:
         """Refuse an enum value: serde's wording on Tauri, our own on mac."""
         if value in variants:
@@ -212,6 +226,30 @@ class AppBase:
         if self.is_mac:
             raise self._bad(f"{key}: {value} is not one of {', '.join(variants)}")
         raise DesktopError(BAD, serde_unknown_variant(value, variants))
+
+
+_METHOD_GATES = {"biometrics-or-password": "biometrics-or-password", "biometrics": "biometrics"}
+_SSH_ACTIONS = {"always-allow": "approve", "always-deny": "deny"}
+
+
+def builtin_rules(prefs: dict[str, Any]) -> list[dict[str, Any]]:
+    """Return the three namespace rules both apps rebuild from their prefs, in order.
+
+    ssh-agent: the SSH policy's action (``always-allow`` approve, ``always-deny``
+    deny, the rest prompt) gated by the method when it prompts (``prompt``: no
+    gate); aws- and docker-credentials: the provider mode, ``deny`` when unset,
+    never gated (shed-app coordinator.rs:836-877, shed-core approval/models.rs:187-193,
+    264-278, ``Sources/ShedDesktopApp/AppModel.swift:185-196@5a762e8``).
+    """
+    ssh = prefs["ssh"]
+    action = _SSH_ACTIONS.get(ssh["policy"], "prompt")
+    gate = _METHOD_GATES.get(ssh["method"], "none") if action == "prompt" else "none"
+    rules = [{"scope": "namespace", "namespace": "ssh-agent", "action": action, "gate": gate}]
+    modes = prefs["provider_modes"]
+    for namespace in ("aws-credentials", "docker-credentials"):
+        mode = modes.get(namespace, "deny")
+        rules.append({"scope": "namespace", "namespace": namespace, "action": mode, "gate": "none"})
+    return rules
 
 
 def serde_unknown_variant(value: str, variants: tuple[str, ...]) -> str:

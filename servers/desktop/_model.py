@@ -99,6 +99,8 @@ class Host:
     failure: dict[str, str] | None = None
     auth_mode: str = "token"
     sheds: dict[str, Shed] = field(default_factory=dict)
+    images: list[dict[str, Any]] = field(default_factory=list)
+    """The server's ``ShedImage`` rows (``images.list`` on mac)."""
 
 
 @dataclass
@@ -236,22 +238,49 @@ class LaunchedTab:
 
 @dataclass
 class Approval:
-    """A pending credential approval."""
+    """A pending credential approval: shed-core's ``ApprovalRequest`` and its gate.
+
+    The fields are the request the host agent delegated (``approval/models.rs:29-48@5a762e8``);
+    ``gate`` is what the policy decided for it (the default SSH rule's gate).
+    """
 
     id: str
     server: str
     shed: str
-    namespace: str = "git"
+    namespace: str = "ssh-agent"
     detail: str = ""
+    op: str = "sign"
+    ts: str = "2026-01-01T00:00:00Z"
+    expires_at: str = "2026-01-01T00:01:00Z"
+    gate: str = "biometrics-or-password"
 
-    def row(self) -> dict[str, Any]:
-        """Return the ``approvals.list`` row."""
+    def row(self, default_scope: str, default_ttl: str) -> dict[str, Any]:
+        """Return the ``approvals.list`` row: the request inline, the gate, the SSH defaults."""
         return {
             "id": self.id,
+            "ts": self.ts,
             "server": self.server,
-            "shed": self.shed,
             "namespace": self.namespace,
+            "op": self.op,
+            "shed": self.shed,
             "detail": self.detail,
+            "expires_at": self.expires_at,
+            "gate": self.gate,
+            "default_scope": default_scope,
+            "default_ttl": default_ttl,
+        }
+
+    def notification(self) -> dict[str, str]:
+        """Return the ``PostedNotification`` the test presenter records for it.
+
+        ``Approve <namespace>?`` / ``<op> · <server/shed or shed> · <detail>``
+        (shed-app traits.rs:79-94, ``NotificationPresenter.swift:13-43@5a762e8``).
+        """
+        where = f"{self.server}/{self.shed}" if self.server else self.shed
+        return {
+            "id": self.id,
+            "title": f"Approve {self.namespace}?",
+            "body": f"{self.op} · {where} · {self.detail}",
         }
 
 
@@ -267,7 +296,8 @@ class DesktopModel:
     """Everything the reference server knows. Seed it, run ops, inspect it.
 
     ``clock`` (seconds, monotonic) drives the craze idempotency window;
-    ``entropy(n)`` mints request ids.
+    ``entropy(n)`` mints request ids and v0.0.14 RC slugs; ``wall_clock``
+    stamps v0.0.14 RC sessions.
     """
 
     def __init__(
@@ -276,9 +306,12 @@ class DesktopModel:
         clock: Callable[[], float] = time.monotonic,
         entropy: Callable[[int], bytes] = os.urandom,
         kinds: frozenset[str] = DEFAULT_KINDS,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.clock = clock
         self.entropy = entropy
+        self.wall_clock = wall_clock
+        """Seconds since the epoch: v0.0.14 ``rc.launch``'s ``created_at``."""
         self.kinds = kinds
         self.core = "rust"
         """mac ``identify``'s ``core``: ``swift`` under ``SHED_DESKTOP_RUST_CORE=0``."""
@@ -288,7 +321,14 @@ class DesktopModel:
         self.launched_tabs: list[LaunchedTab] = []
         self.approvals: dict[str, Approval] = {}
         self.decisions: list[dict[str, Any]] = []
+        self.rc_sessions: dict[str, Any] = {}
+        """v0.0.14's RC table: ``host/shed/slug`` -> :class:`~shedproto.desktop.types.RcSession`."""
         self.policy_rules: list[dict[str, Any]] = []
+        """The persisted per-shed rules (the apps' ``extra_rules``), after the built-ins."""
+        self.engine_rules: list[dict[str, Any]] | None = None
+        """The rules ``policy.set`` installed in place of every other rule, until the
+        next rebuild (an SSH or provider pref change, a per-shed rule added or removed);
+        ``None``: the built-ins plus :attr:`policy_rules`."""
         self.activity: list[dict[str, Any]] = []
         self.notifications: list[dict[str, Any]] = []
         self.creates: dict[str, dict[str, Any]] = {}
@@ -420,9 +460,11 @@ class DesktopModel:
         ]
 
     def add_approval(self, approval_id: str, server: str, shed: str, **fields: Any) -> Approval:
-        """Add a pending credential approval."""
+        """Add a pending credential approval and post its notification (as a prompt does)."""
         approval = Approval(id=approval_id, server=server, shed=shed, **fields)
         self.approvals[approval_id] = approval
+        self.notifications = [n for n in self.notifications if n.get("id") != approval_id]
+        self.notifications.append(approval.notification())
         return approval
 
     def set_dump(self, op: str, value: Any) -> None:

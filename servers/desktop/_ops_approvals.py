@@ -6,6 +6,7 @@ from typing import Any
 
 from shedproto.desktop import (
     DesktopError,
+    audit_log_path,
 )
 from shedproto.desktop import types as o
 
@@ -18,19 +19,32 @@ POLICY_SCOPES = ("default", "namespace", "shed", "session")
 POLICY_ACTIONS = ("approve", "deny", "prompt")
 POLICY_GATES = ("biometrics", "biometrics-or-password", "none")
 """shed-core's ``PolicyScope``, ``PolicyAction``, ``PolicyGate`` (approval/models.rs@5a762e8)."""
+SSH_DEFAULT_SCOPES = {
+    "per-shed-allow": "per-shed",
+    "time-based-allow": "per-session",
+    "always-ask": "per-request",
+}
+"""``SshApprovalPolicy::default_scope`` (approval/models.rs:280-289@5a762e8); else per-request."""
 
 
 class ApprovalOps(AppBase):
     """Approval, activity, policy and notification ops."""
 
     def op_approvals_list(self, p: Any, raw: Any) -> Any:
-        return o.ApprovalsList(approvals=[a.row() for a in self.model.approvals.values()])
+        # soonest to expire first, the SSH prefs' scope and TTL on every card
+        # (shed-app coordinator.rs:934-947, AppModel.swift:1328-1334@5a762e8)
+        ssh = self.model.prefs["ssh"]
+        scope = SSH_DEFAULT_SCOPES.get(ssh["policy"], "per-request")
+        pending = sorted(self.model.approvals.values(), key=lambda a: a.expires_at)
+        return o.ApprovalsList(approvals=[a.row(scope, ssh["ttl"]) for a in pending])
 
     def op_approval_decide(self, p: o.ApprovalDecideParams, raw: Any) -> Any:
         self._variant("decision", p.decision, ("approve", "deny"))
         if p.scope is not None:
             self._variant("scope", p.scope, ("per-request", "per-session", "per-shed"))
         approval = self.model.approvals.pop(p.id, None)
+        if approval is not None:  # a decided request's banner is withdrawn
+            self.model.notifications = [n for n in self.model.notifications if n.get("id") != p.id]
         if approval is None:
             if not self.is_mac:  # the coordinator drops an unknown id: ok, nothing done
                 return o.Empty()  # (shed-app coordinator.rs:528-532@5a762e8)
@@ -60,6 +74,7 @@ class ApprovalOps(AppBase):
                     "gate": "none",
                 }
             )
+            self._rebuild_policy()
         return o.Empty()
 
     def op_activity_list(self, p: o.ActivityListParams, raw: Any) -> Any:
@@ -69,10 +84,15 @@ class ApprovalOps(AppBase):
         return o.ActivityEntries(entries=self.model.activity[-limit:] if limit else [])
 
     def op_activity_log_path(self, p: Any, raw: Any) -> Any:
-        return o.LogPath(path=self.model.ui.get("audit_path", "/tmp/shed-desktop/audit.jsonl"))
+        # the app's own audit file (set model.ui["audit_path"] to place it); the
+        # stand-in has no HOME of its own, so it answers the home-less path
+        path = self.model.ui.get("audit_path") or audit_log_path(self.dialect, {})
+        return o.LogPath(path=path)
 
     def op_policy_list(self, p: Any, raw: Any) -> Any:
-        return o.PolicyList(rules=[o.PolicyRule(**r) for r in self.model.policy_rules])
+        # the built-in namespace rules, then the per-shed ones; or what policy.set
+        # installed (coordinator.rs:384-396, AppModel.swift:1354-1358@5a762e8)
+        return o.PolicyList(rules=[o.PolicyRule(**r) for r in self._policy_rules()])
 
     def op_policy_set(self, p: o.PolicySetParams, raw: Any) -> Any:
         rules = []
@@ -86,14 +106,17 @@ class ApprovalOps(AppBase):
             self._variant("gate", gate, POLICY_GATES)
             kept = {k: rule[k] for k in ("server", "namespace", "shed") if rule.get(k) is not None}
             rules.append({"scope": rule["scope"], **kept, "action": rule["action"], "gate": gate})
-        self.model.policy_rules = rules
+        self.model.engine_rules = rules  # replaces every rule, built-ins too
         return o.Empty()
 
     def _rule_error(self, message: str) -> DesktopError:
         return self._bad(message) if self.is_mac else DesktopError(BAD, message)
 
     def op_notifications_list(self, p: Any, raw: Any) -> Any:
-        return o.NotificationsList(notifications=list(self.model.notifications))
+        # only the test presenter records posts; the native notifiers list none
+        # (tauri/src-tauri/src/lib.rs:650-660, ipc.rs:669-673, AppModel.swift:1362-1364@5a762e8)
+        notes = list(self.model.notifications) if self.test_mode else []
+        return o.NotificationsList(notifications=notes)
 
     def _test_presenter(self, op: str) -> None:
         """mac: the notification doors drive the test presenter, installed in test mode only.

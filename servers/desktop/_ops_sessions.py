@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import msgspec
 
 from shedproto.desktop import (
     DesktopError,
     Dialect,
     HostId,
     LaunchPolicy,
+    classify_pane,
     launch_fields,
     launch_target,
     require_consent,
@@ -18,16 +20,24 @@ from shedproto.desktop import (
 )
 from shedproto.desktop import types as o
 
-from ._base import BAD, FAILED, AppBase, msgspec_to_builtins
+from ._base import BAD, FAILED, msgspec_to_builtins
 from ._model import Session
+from ._ops_rc14 import Rc14Ops
 
 __all__ = ["SessionOps"]
 
 
-class SessionOps(AppBase):
+class SessionOps(Rc14Ops):
     """Session ops: rc.*, machines, roost launch/run/probe/bootstrap."""
 
+    def op_rc_classify(self, p: o.RcClassifyParams, raw: Any) -> Any:
+        # v0.0.14 only: shed-core rc.rs:415-461, RemoteControl.swift:264-303@5a762e8
+        state, url = classify_pane(p.kind, p.pane)
+        return o.RcClassification(state=state, url=url)
+
     def op_rc_list(self, p: o.RcListParams, raw: Any) -> Any:
+        if not self.is_latest:
+            return self._rc14_list(p.host, p.shed)
         rows = self.model.sessions
         if p.shed is not None:
             rows = [s for s in rows if s.shed == p.shed]
@@ -77,6 +87,8 @@ class SessionOps(AppBase):
         return o.SessionRow(**session.row())
 
     def op_rc_launch(self, p: Any, raw: Any) -> Any:
+        if not self.is_latest:
+            return self._rc14_launch(raw)
         if self.is_mac:
             fields = launch_fields(Dialect.MAC, kind=p.kind, raw=raw, known_kinds=self.model.kinds)
             server = self._server(p.host)
@@ -108,10 +120,15 @@ class SessionOps(AppBase):
         raise DesktopError(self.dialect.internal, f"{origin} lists no agent session {slug}")
 
     def op_rc_kill(self, p: o.RcKillParams, raw: Any) -> Any:
+        if not self.is_latest:
+            return self._rc14_kill(p.host, p.shed, p.slug)
         server = self._server(p.host, tauri_code=BAD)
         return self._kill(f"roost:{server}/{p.shed}", p.slug)
 
     def op_rc_inject_test(self, p: Any, raw: Any) -> Any:
+        if not self.is_latest:
+            typed = {k: v for k, v in msgspec.structs.asdict(p).items() if v is not None}
+            return self._rc14_inject(typed if raw is None else raw)
         server = self._server(p.host, tauri_code=BAD)
         if not self.is_mac and not p.slug.isdigit():
             raise DesktopError(BAD, f'slug "{p.slug}" is not a roost tab id')

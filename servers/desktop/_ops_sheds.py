@@ -93,7 +93,7 @@ class ShedOps(AppBase):
         return o.Empty()
 
     def _terminal(self, p: Any) -> o.TerminalCommand:
-        if not self.is_mac and p.machine is not None:
+        if not self.is_mac and self.is_latest and p.machine is not None:
             raise DesktopError(
                 DesktopCode.NOT_ENABLED_T, "terminal unavailable: attach is native-remote"
             )
@@ -112,7 +112,11 @@ class ShedOps(AppBase):
         return self._terminal(p)
 
     def op_terminal_open(self, p: Any, raw: Any) -> Any:
-        return self._terminal(p)
+        # the stand-in spawns nothing; it answers what the app reports having run
+        opened = self._terminal(p)
+        if self.is_mac:
+            return o.MacTerminalOpened(argv=opened.argv, command=opened.command)
+        return o.TauriTerminalOpened(command=opened.command)
 
     def op_terminal_presets(self, p: Any, raw: Any) -> Any:
         return o.PresetsResult(

@@ -117,6 +117,7 @@ class UiOps(AppBase):
             value = getattr(p, key)
             if value is not None:
                 ssh[key] = value
+        self._rebuild_policy()
         return o.Empty()
 
     def op_ui_ssh_prefs(self, p: Any, raw: Any) -> Any:
@@ -124,16 +125,22 @@ class UiOps(AppBase):
         return o.SshPrefs(method=ssh["method"], policy=ssh["policy"], ttl=ssh["ttl"])
 
     def op_ui_window_state(self, p: Any, raw: Any) -> Any:
+        # mac launches as a menu-bar accessory (ShedDesktopApp.swift:26@5a762e8)
         return o.WindowState(
-            visible=self.model.ui.get("visible", True), activation_policy="regular"
+            visible=self.model.ui.get("visible", True),
+            activation_policy=self.model.ui.get("activation_policy", "accessory"),
         )
 
     def op_ui_show_window(self, p: Any, raw: Any) -> Any:
         self.model.ui["visible"] = True
+        if not self.test_mode:  # a Dock icon while a window is open, never under the
+            self.model.ui["activation_policy"] = "regular"  # harness (AppModel.swift:745-753)
         return o.Empty()
 
     def op_ui_hide_window(self, p: Any, raw: Any) -> Any:
         self.model.ui["visible"] = False
+        # closing the last window reverts to accessory (AppModel.swift:738-743,1385-1395)
+        self.model.ui["activation_policy"] = "accessory"
         return o.Empty()
 
     def op_ui_open_menu(self, p: o.UiOpenMenuParams, raw: Any) -> Any:
@@ -232,13 +239,27 @@ class UiOps(AppBase):
         return usage
 
     def op_images_list(self, p: Any, raw: Any) -> Any:
-        return o.ImagesList(images=self.model.dumps.get("images.list", []))
+        """One ``HostImageList`` per server, by name: ``{host, images}``, or ``{host, error}``.
+
+        (``Sources/ShedDesktopApp/AppModel.swift:556-583``, ``Models.swift:565-638@5a762e8``;
+        ``nil`` omitted.) A seeded ``images.list`` dump wins, for a canned answer.
+        """
+        if "images.list" in self.model.dumps:
+            return o.ImagesList(images=self.model.dumps["images.list"])
+        rows: list[dict[str, Any]] = []
+        for host in sorted(self.model.hosts.values(), key=lambda h: h.name):
+            if host.reachable:
+                rows.append({"host": host.name, "images": list(host.images)})
+            else:
+                error = self._shed_server_error(host.last_error or "connection refused").message
+                rows.append({"host": host.name, "error": error})
+        return o.ImagesList(images=rows)
 
     def op_app_window_metrics(self, p: Any, raw: Any) -> Any:
         return o.WindowMetrics(
             window_width=1100,
             window_height=720,
-            sidebar_width=220,
+            sidebar_width=200,  # Theme.sidebarWidth (ShedDesktopUI/Theme.swift:51@5a762e8)
             visible_pane=self.model.ui["pane"],
         )
 
@@ -323,6 +344,7 @@ class UiOps(AppBase):
 
     def op_prefs_set_provider(self, p: o.PrefsSetProviderParams, raw: Any) -> Any:
         self.model.prefs["provider_modes"][p.namespace] = p.decision
+        self._rebuild_policy()
         return o.Empty()
 
     def op_prefs_remove_shed_rule(self, p: o.PrefsRemoveShedRuleParams, raw: Any) -> Any:
@@ -331,6 +353,7 @@ class UiOps(AppBase):
             for r in self.model.policy_rules
             if (r.get("scope"), r.get("server"), r.get("shed")) != ("shed", p.server, p.shed)
         ]
+        self._rebuild_policy()
         return o.Empty()
 
     def op_broker_status(self, p: Any, raw: Any) -> Any:

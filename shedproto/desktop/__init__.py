@@ -75,6 +75,7 @@ from ._lanes import (
 from ._params import check_gate, decode_params, resolve_op, validate_request
 from ._paths import (
     MOCK_UNREACHABLE_URL,
+    audit_log_path,
     env_test_mode,
     mac_socket_path,
     mock_base_url_from_env,
@@ -83,7 +84,8 @@ from ._paths import (
     server_socket_path,
     tauri_socket_path,
 )
-from ._release import V0_0_14_OPS, Release, release_has_op
+from ._rc import RC_KINDS, RC_STATES, classify_pane, is_safe_rc_value, normalize_rc_prompt
+from ._release import REMOVED_OPS, V0_0_14_OPS, Release, release_has_op
 from ._rules import (
     DEFAULT_MAC_KIND,
     HostId,
@@ -149,8 +151,15 @@ __all__ = [
     "validate_request",
     # releases
     "Release",
+    "REMOVED_OPS",
     "V0_0_14_OPS",
     "release_has_op",
+    # v0.0.14 RC sessions
+    "RC_KINDS",
+    "RC_STATES",
+    "classify_pane",
+    "is_safe_rc_value",
+    "normalize_rc_prompt",
     # rules
     "HostId",
     "HostIdError",
@@ -188,6 +197,7 @@ __all__ = [
     "MOCK_UNREACHABLE_URL",
     "mock_unreachable_hosts",
     "mac_socket_path",
+    "audit_log_path",
     "tauri_socket_path",
     "server_socket_path",
     "resolve_client_socket",

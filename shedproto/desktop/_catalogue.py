@@ -18,6 +18,7 @@ import msgspec
 
 from . import types as o
 from ._dialect import Dialect
+from ._release import Release, release_has_op
 
 __all__ = [
     "CATALOGUE",
@@ -191,19 +192,20 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "terminal.open": (
         OpShape(
             o.MacTerminalParams,
-            o.TerminalCommand,
+            o.MacTerminalOpened,
             gate=Gate.REFUSED_IN_TEST,
             refusal=("not-enabled", _TERMINAL_OPEN_REFUSAL),
         ),
         OpShape(
             o.TauriTerminalParams,
-            o.TerminalCommand,
+            o.TauriTerminalOpened,
             gate=Gate.REFUSED_IN_TEST,
             refusal=("not_enabled", _TERMINAL_OPEN_REFUSAL),
         ),
     ),
     "terminal.presets": _t(_NP, o.PresetsResult),
     # 3.3 sessions
+    "rc.classify": _both(o.RcClassifyParams, o.RcClassification, missing=_KIND),
     "rc.list": (OpShape(o.RcListParams, o.MacRcList), OpShape(o.RcListParams, o.TauriRcList)),
     "rc.launch": (
         OpShape(o.MacRcLaunchParams, o.SessionRow, reads_raw=True),
@@ -327,7 +329,8 @@ def catalogue_schemas() -> dict[str, Any]:
     """Return ``{file name: JSON Schema}`` for ``schemas/desktop-*.json``.
 
     One file per dialect: ``$defs`` holds every params and result Struct, and
-    ``x-ops`` maps each op to its params/result refs and its test-mode gate.
+    ``x-ops`` maps each op to its params/result refs, its test-mode gate and the
+    releases that have it.
     Plus ``desktop-envelope.json`` with the request and both response shapes.
     """
     from ._envelope import ErrorBody, ErrorResponse, OkResponse, RequestFrame
@@ -355,6 +358,7 @@ def catalogue_schemas() -> dict[str, Any]:
             alias = CATALOGUE[name].alias_of
             if alias is not None:
                 entry["alias_of"] = alias
+            entry["releases"] = [r.value for r in Release if release_has_op(r, dialect, name)]
             ops[name] = entry
         out[f"desktop-{dialect.value}.json"] = {
             "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -28,7 +28,14 @@ from ._codes import DesktopCode
 from ._dialect import Dialect
 from ._errors import DesktopError
 from ._release import Release, release_has_op
-from ._swift import swift_mismatch, swift_missing, swift_null, swift_type
+from ._swift import (
+    swift_bad_enum,
+    swift_enum,
+    swift_mismatch,
+    swift_missing,
+    swift_null,
+    swift_type,
+)
 from .types import Params
 
 __all__ = ["check_gate", "decode_params", "params_dict", "resolve_op", "validate_request"]
@@ -68,7 +75,15 @@ def resolve_op(dialect: Dialect, op: str, release: Release = Release.LATEST) -> 
     return shape
 
 
-def check_gate(dialect: Dialect, op: str, shape: OpShape, params: Any, *, test_mode: bool) -> None:
+def check_gate(
+    dialect: Dialect,
+    op: str,
+    shape: OpShape,
+    params: Any,
+    *,
+    test_mode: bool,
+    release: Release = Release.LATEST,
+) -> None:
     """Apply the op's test-mode gate.
 
     Raises:
@@ -83,8 +98,8 @@ def check_gate(dialect: Dialect, op: str, shape: OpShape, params: Any, *, test_m
             message = f"{op} requires test mode"
         raise DesktopError(dialect.not_enabled, message)
     if shape.gate is Gate.REFUSED_IN_TEST and test_mode:
-        if op == "terminal.open" and dialect is Dialect.TAURI:
-            _tauri_machine_refusal(params)
+        if op == "terminal.open" and dialect is Dialect.TAURI and release is Release.LATEST:
+            _tauri_machine_refusal(params)  # v0.0.14 had no machines (ipc.rs:423-429@5a762e8)
         assert shape.refusal is not None
         code, message = shape.refusal
         raise DesktopError(code, message)
@@ -144,7 +159,8 @@ def _swift_params_error(params_type: type[Params], params: Any) -> str | None:
         )
     for info in _fields(params_type):
         key = info.encode_name
-        names = swift_type(info.type)
+        enum = swift_enum(info.type)
+        names = ("Swift.String", "String") if enum is not None else swift_type(info.type)
         if names is None:
             return None  # a nested shape: fall back to msgspec's wording
         if key not in params:
@@ -159,6 +175,8 @@ def _swift_params_error(params_type: type[Params], params: Any) -> str | None:
         try:
             msgspec.convert(value, info.type, strict=True)
         except msgspec.ValidationError:
+            if enum is not None and isinstance(value, str):
+                return swift_bad_enum(enum[0], value, [key])
             return swift_mismatch(*names, value, [key])
     return None
 
@@ -233,7 +251,7 @@ def validate_request(
 
     """
     shape = resolve_op(dialect, op, release)
-    check_gate(dialect, op, shape, params, test_mode=test_mode)
+    check_gate(dialect, op, shape, params, test_mode=test_mode, release=release)
     return shape, decode_params(dialect, op, shape, params)
 
 

@@ -11,6 +11,7 @@ from ._dialect import Dialect
 
 __all__ = [
     "MOCK_UNREACHABLE_URL",
+    "audit_log_path",
     "mac_socket_path",
     "mock_base_url_from_env",
     "mock_unreachable_hosts",
@@ -29,6 +30,33 @@ def _env(env: Mapping[str, str], key: str) -> str | None:
 def mac_socket_path(home: str) -> str:
     """Return the mac app's socket: ``~/Library/Caches/ShedDesktop/shed-desktop.sock``."""
     return f"{home.rstrip('/')}/Library/Caches/ShedDesktop/shed-desktop.sock"
+
+
+def audit_log_path(dialect: Dialect, env: Mapping[str, str]) -> str:
+    """Return where ``dialect``'s app keeps its audit log (``activity.log_path``).
+
+    mac: ``<state dir>/audit.jsonl``, the state dir ``$SHED_DESKTOP_STATE_DIR`` when
+    absolute, else ``$HOME/Library/Application Support/ShedDesktop`` for an absolute
+    ``$HOME``, else ``/tmp/ShedDesktop`` (``Sources/ShedKit/Backend/BundleProfile.swift:50-87``,
+    ``Sources/ShedDesktopApp/AppModel.swift:1150@5a762e8``). Tauri (Linux): the app data
+    dir, ``$XDG_DATA_HOME`` when absolute else ``$HOME/.local/share``, plus
+    ``ai.stridelabs.shed-desktop/audit.jsonl``; with neither, ``./audit.jsonl``
+    (``tauri/src-tauri/src/lib.rs:661-666``, ``tauri.conf.json:5@5a762e8``).
+    """
+    home = _env(env, "HOME")
+    if dialect is Dialect.MAC:
+        state = _env(env, "SHED_DESKTOP_STATE_DIR")
+        if state is None or not state.startswith("/"):
+            absolute = home is not None and home.startswith("/")
+            state = f"{home}/Library/Application Support/ShedDesktop" if absolute else None
+            state = state or "/tmp/ShedDesktop"
+        return f"{state}/audit.jsonl"
+    data = _env(env, "XDG_DATA_HOME")
+    if data is None or not data.startswith("/"):
+        data = f"{home}/.local/share" if home is not None else None
+    if data is None:
+        return "./audit.jsonl"
+    return f"{data}/ai.stridelabs.shed-desktop/audit.jsonl"
 
 
 def tauri_socket_path(env: Mapping[str, str], uid: int) -> str:

@@ -17,7 +17,7 @@ from enum import Enum
 
 from ._dialect import Dialect
 
-__all__ = ["V0_0_14_OPS", "Release", "release_has_op"]
+__all__ = ["REMOVED_OPS", "V0_0_14_OPS", "Release", "release_has_op"]
 
 
 class Release(str, Enum):
@@ -59,6 +59,7 @@ V0_0_14_OPS: dict[Dialect, frozenset[str]] = {
             "create.cancel",
             "terminal.preview",
             "terminal.open",
+            "rc.classify",
             "rc.list",
             "rc.launch",
             "rc.kill",
@@ -100,6 +101,7 @@ V0_0_14_OPS: dict[Dialect, frozenset[str]] = {
             "terminal.preview",
             "terminal.open",
             "terminal.presets",
+            "rc.classify",
             "rc.list",
             "rc.launch",
             "rc.kill",
@@ -127,12 +129,19 @@ V0_0_14_OPS: dict[Dialect, frozenset[str]] = {
         }
     ),
 }
-"""The catalogue ops each v0.0.14 app dispatches (``rc.classify``, which v0.0.14
-still had and the newer apps dropped, is not in the catalogue: see the docs)."""
+"""The catalogue ops each v0.0.14 app dispatches."""
+
+REMOVED_OPS: frozenset[str] = frozenset({"rc.classify"})
+"""Catalogue ops v0.0.14 had and the newer app dropped: ``unknown_op`` under :data:`Release.LATEST`.
+
+``rc.classify`` (``tauri/src-tauri/src/ipc.rs:226@5a762e8``,
+``Sources/ShedDesktopApp/IPCHandlerImpl.swift:112@5a762e8``) left with the RC
+session model when the newer app moved sessions to roost.
+"""
 
 
 def release_has_op(release: Release, dialect: Dialect, op: str) -> bool:
     """Whether ``op`` (already known to be in ``dialect``'s catalogue) exists in ``release``."""
     if release is Release.LATEST:
-        return True
+        return op not in REMOVED_OPS
     return op in V0_0_14_OPS[dialect]

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import types
 import typing
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "SwiftEnum",
+    "swift_bad_enum",
     "swift_context",
+    "swift_enum",
     "swift_key",
     "swift_kind",
     "swift_mismatch",
@@ -21,6 +25,34 @@ __all__ = [
     "swift_null",
     "swift_type",
 ]
+
+
+@dataclass(frozen=True)
+class SwiftEnum:
+    """Marks a ``Literal`` params field as a Swift ``String``-backed enum named ``name``.
+
+    Put it in ``Annotated[Literal[...], SwiftEnum("RcKind")]``; the mac
+    decoder then words a value outside the literal as Swift's ``dataCorrupted``.
+    """
+
+    name: str
+
+
+def swift_enum(annotation: Any) -> tuple[str, tuple[str, ...]] | None:
+    """Return ``(Swift enum name, raw values)`` for a :class:`SwiftEnum` field, else ``None``."""
+    if typing.get_origin(annotation) is not typing.Annotated:
+        return None
+    base, *extras = typing.get_args(annotation)
+    for extra in extras:
+        if isinstance(extra, SwiftEnum):
+            return extra.name, tuple(typing.get_args(base))
+    return None
+
+
+def swift_bad_enum(name: str, value: str, path: list[str]) -> str:
+    """Describe ``dataCorrupted`` for a raw value no case of enum ``name`` has."""
+    description = f"Cannot initialize {name} from invalid String value {value}"
+    return f"dataCorrupted({swift_context(path, description)})"
 
 
 def swift_kind(value: Any) -> str:

@@ -9,11 +9,14 @@ answer different shapes the Struct names carry ``Mac``/``Tauri``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
 from shedproto import LenientFrame, StrictFrame
+
+from ._rc import RcKindName
+from ._swift import SwiftEnum
 
 __all__ = [
     "Params",
@@ -78,6 +81,12 @@ __all__ = [
     "TerminalCommand",
     "PresetsResult",
     # sessions
+    "MacTerminalOpened",
+    "RcClassification",
+    "RcSession",
+    "RcSessionList",
+    "TauriTerminalOpened",
+    "RcClassifyParams",
     "RcListParams",
     "MacRcList",
     "TauriRcList",
@@ -661,6 +670,22 @@ class TerminalCommand(Result, frozen=True, kw_only=True):
     invocation: str
 
 
+class MacTerminalOpened(Result, frozen=True, kw_only=True):
+    """mac ``terminal.open``: the ``TerminalCommand`` it launched.
+
+    (``Sources/ShedDesktopApp/AppModel.swift:916-925@5a762e8``)
+    """
+
+    argv: list[str]
+    command: str
+
+
+class TauriTerminalOpened(Result, frozen=True, kw_only=True):
+    """Tauri ``terminal.open``: ``{command}`` (``termctl.rs:102-126@5a762e8``)."""
+
+    command: str
+
+
 class PresetsResult(Result, frozen=True, kw_only=True):
     """``terminal.presets``."""
 
@@ -668,6 +693,49 @@ class PresetsResult(Result, frozen=True, kw_only=True):
 
 
 # --- sessions -----------------------------------------------------------------
+
+
+class RcClassifyParams(Params, frozen=True, kw_only=True):
+    """``rc.classify`` (v0.0.14): ``kind`` is an ``RcKind``, read before ``pane``."""
+
+    kind: Annotated[RcKindName, SwiftEnum("RcKind")]
+    pane: str
+
+
+class RcClassification(Result, omit_defaults=True, frozen=True, kw_only=True):
+    """``rc.classify``: the pane's ``state``; ``url`` omitted when none (both apps)."""
+
+    state: str
+    url: str | None = None
+
+
+class RcSession(Result, omit_defaults=True, frozen=True, kw_only=True):
+    """A v0.0.14 RC session (shed-core ``RcSession``, ``rc.rs:121-147@5a762e8``).
+
+    ``rc.launch`` answers one, ``rc.list`` lists them. Unset optionals are
+    omitted in both apps; ``managed`` is always sent.
+    """
+
+    host: str
+    shed: str
+    slug: str
+    tmux_session: str
+    display_name: str
+    workdir: str
+    kind: str
+    state: str
+    url: str | None = None
+    rc_id: str | None = None
+    created_by: str | None = None
+    created_at: str | None = None
+    target_label: str | None = None
+    managed: bool
+
+
+class RcSessionList(Result, frozen=True, kw_only=True):
+    """v0.0.14 ``rc.list`` (both apps): ``{sessions}`` sorted by ``host/shed/slug``."""
+
+    sessions: list[RcSession]
 
 
 class RcListParams(Params, frozen=True, kw_only=True):

@@ -697,3 +697,571 @@ def test_tray_dump_items_are_the_menu_ids() -> None:
     result = answer(TAURI, DesktopModel(), "tray.dump")["result"]
     assert result["items"] == ["open", "approvals", "preferences", "quit"]
     assert set(result) == {"present", "items", "popover", "popover_visible", "popover_height"}
+
+
+# --- rc.classify (v0.0.14 only) ---------------------------------------------------------
+
+BROKER_URL = "https://claude.ai/code?environment=env_abc-1"
+SESSION_URL = "https://claude.ai/code/session_x_9"
+CLASSIFY_CASES = [
+    # (kind, pane, expected result): core/shed-core/src/rc.rs:415-486@5a762e8,
+    # Sources/ShedKit/RC/RemoteControl.swift:264-321@5a762e8
+    ("claude-broker", f"Connected {BROKER_URL}", {"state": "ready", "url": BROKER_URL}),
+    (
+        "claude-broker",
+        f"·|· Reconnecting · {BROKER_URL}",
+        {"state": "reconnecting", "url": BROKER_URL},
+    ),
+    ("claude-broker", "·|· Reconnecting · retrying in 2.5s", {"state": "reconnecting"}),
+    ("claude-broker", "Reconnectings", {"state": "starting"}),
+    ("claude-broker", SESSION_URL, {"state": "starting"}),  # the other kind's URL form
+    ("claude-rc", "Remote Control connecting…", {"state": "starting"}),
+    ("claude-rc", f"Remote Control active {SESSION_URL}", {"state": "ready", "url": SESSION_URL}),
+    ("claude-rc", "Error: WORKSPACE NOT TRUSTED", {"state": "needs-trust"}),
+    (
+        "claude-rc",
+        f"Quick safety check {SESSION_URL}",
+        {"state": "needs-trust", "url": SESSION_URL},
+    ),
+    ("claude-broker", "  yes,   i trust this folder ", {"state": "needs-trust"}),
+    ("claude-rc", "Remote Control requires a claude.ai subscription.", {"state": "needs-auth"}),
+    ("claude-broker", "You are Not Logged In.", {"state": "needs-auth"}),
+    ("claude-rc", "run claude auth login", {"state": "needs-auth"}),
+    ("shell", "Workspace not trusted", {"state": "ready"}),  # no claude heuristics
+    ("shell", "charliek@shed:/workspace$ ", {"state": "ready"}),
+    ("shell", "   \n\t\u3000 \n", {"state": "starting"}),
+    ("shell", "\x1c", {"state": "ready"}),  # not Unicode White_Space: Rust's trim keeps it
+]
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+@pytest.mark.parametrize(("kind", "pane", "expected"), CLASSIFY_CASES)
+def test_rc_classify_v0_0_14_pane_states(
+    dialect: Dialect, kind: str, pane: str, expected: dict[str, Any]
+) -> None:
+    """ipc.rs:226,465-469 + rc.rs:65-71 (url skipped when none);
+    IPCHandlerImpl.swift:112-115,439 (nil url omitted)@5a762e8."""
+    params = {"kind": kind, "pane": pane}
+    reply = answer(dialect, DesktopModel(), "rc.classify", params, release=OLD)
+    assert reply["result"] == expected
+
+
+@pytest.mark.parametrize(
+    ("dialect", "expected"),
+    [
+        (TAURI, ("unknown_op", "unknown op: rc.classify")),
+        (MAC, ("unknown-op", "no such op: rc.classify")),
+    ],
+)
+def test_rc_classify_is_gone_in_the_newer_app(dialect: Dialect, expected: tuple[str, str]) -> None:
+    """The newer dispatch has no rc.classify arm (charliek/shed desktop/tauri ipc.rs@2cd01ef)."""
+    reply = answer(dialect, DesktopModel(), "rc.classify", {"kind": "shell", "pane": ""})
+    assert _error(reply) == expected
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"pane": ""},
+        {"kind": "agent", "pane": ""},  # v1's name, renamed in Convention v2
+        {"kind": 3, "pane": ""},
+        {"kind": None, "pane": ""},
+        {"kind": "bogus"},  # kind is read first
+    ],
+)
+def test_rc_classify_tauri_bad_kind(params: dict[str, Any]) -> None:
+    """tauri/src-tauri/src/ipc.rs:63-69,467@5a762e8."""
+    reply = answer(TAURI, DesktopModel(), "rc.classify", params, release=OLD)
+    assert _error(reply) == ("bad_request", "missing or invalid 'kind'")
+
+
+@pytest.mark.parametrize("params", [{"kind": "shell"}, {"kind": "shell", "pane": 1}])
+def test_rc_classify_tauri_missing_pane(params: dict[str, Any]) -> None:
+    """tauri/src-tauri/src/ipc.rs:56-61,468@5a762e8; unknown keys are ignored."""
+    reply = answer(TAURI, DesktopModel(), "rc.classify", {**params, "extra": 1}, release=OLD)
+    assert _error(reply) == ("bad_request", "missing 'pane'")
+
+
+def test_rc_classify_mac_decode_errors_in_declaration_order() -> None:
+    """Sources/ShedDesktopApp/IPCHandlerImpl.swift:112-115,409,559-576@5a762e8: extras
+    first, then JSONDecoder over `RcClassifyParams {kind: RcKind, pane}`."""
+    params = {"kind": "shell", "pane": "", "x": 1}
+    extra = answer(MAC, DesktopModel(), "rc.classify", params, release=OLD)
+    assert _error(extra) == ("unknown-field", "unknown params: x")
+    bad = answer(MAC, DesktopModel(), "rc.classify", {"kind": "agent"}, release=OLD)
+    code, message = _error(bad)
+    assert code == "invalid-param"
+    assert message.startswith("dataCorrupted(Swift.DecodingError.Context(codingPath: [")
+    assert 'debugDescription: "Cannot initialize RcKind from invalid String value agent"' in message
+    missing = answer(MAC, DesktopModel(), "rc.classify", {"kind": "shell"}, release=OLD)
+    code, message = _error(missing)
+    assert code == "invalid-param"
+    assert message.startswith('keyNotFound(CodingKeys(stringValue: "pane", intValue: nil)')
+    mistyped = answer(MAC, DesktopModel(), "rc.classify", {"kind": 2, "pane": ""}, release=OLD)
+    code, message = _error(mistyped)
+    assert code == "invalid-param"
+    assert message.startswith("typeMismatch(Swift.String,")
+
+
+# --- policy.list: the built-in rules ----------------------------------------------------
+
+
+def _builtins(
+    ssh_action: str, ssh_gate: str, aws: str = "deny", docker: str = "deny"
+) -> list[dict[str, str]]:
+    return [
+        {"scope": "namespace", "namespace": "ssh-agent", "action": ssh_action, "gate": ssh_gate},
+        {"scope": "namespace", "namespace": "aws-credentials", "action": aws, "gate": "none"},
+        {"scope": "namespace", "namespace": "docker-credentials", "action": docker, "gate": "none"},
+    ]
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_policy_list_starts_with_the_three_built_in_namespace_rules(dialect: Dialect) -> None:
+    """shed-app coordinator.rs:172,836-870 (default SshPrefs time-based-allow,
+    biometrics-or-password; a provider with no mode denies);
+    Sources/ShedDesktopApp/AppModel.swift:145-146,185-196@5a762e8."""
+    reply = answer(dialect, DesktopModel(), "policy.list", release=OLD)
+    assert reply["result"] == {"rules": _builtins("prompt", "biometrics-or-password")}
+
+
+@pytest.mark.parametrize(
+    ("ssh", "expected"),
+    [
+        ({"policy": "always-allow"}, ("approve", "none")),
+        ({"policy": "always-deny"}, ("deny", "none")),
+        ({"policy": "always-ask", "method": "biometrics"}, ("prompt", "biometrics")),
+        ({"policy": "per-shed-allow", "method": "prompt"}, ("prompt", "none")),
+    ],
+)
+def test_policy_list_ssh_rule_follows_the_ssh_prefs(
+    ssh: dict[str, str], expected: tuple[str, str]
+) -> None:
+    """shed-core approval/models.rs:187-193,264-278; coordinator.rs:836-847@5a762e8."""
+    model = DesktopModel()
+    assert answer(TAURI, model, "ui.set_ssh_approval", ssh)["result"] == {}
+    assert answer(TAURI, model, "policy.list")["result"]["rules"] == _builtins(*expected)
+
+
+def test_policy_set_replaces_every_rule_until_the_next_rebuild() -> None:
+    """coordinator.rs:384-387 (policy.set swaps the engine), 831 (a pref change
+    rebuilds: built-ins + per-shed rules); AppModel.swift:232-239,1354-1356@5a762e8."""
+    model = DesktopModel()
+    rules = [{"scope": "default", "action": "approve", "gate": "none"}]
+    assert answer(MAC, model, "policy.set", {"rules": rules})["result"] == {}
+    assert answer(MAC, model, "policy.list")["result"]["rules"] == rules
+    answer(MAC, model, "ui.set_ssh_approval", {"ttl": "1h"})
+    assert answer(MAC, model, "policy.list")["result"]["rules"] == _builtins(
+        "prompt", "biometrics-or-password"
+    )
+
+
+def test_policy_list_provider_mode_and_per_shed_rules_follow_the_built_ins() -> None:
+    """coordinator.rs:855-870,886-901 (add_shed_rule rebuilds)@5a762e8; the newer
+    prefs.set_provider drives the provider mode."""
+    model = DesktopModel()
+    answer(TAURI, model, "policy.set", {"rules": []})
+    aws = {"namespace": "aws-credentials", "decision": "approve"}
+    answer(TAURI, model, "prefs.set_provider", aws)
+    model.policy_rules.append(
+        {"scope": "shed", "server": "prod", "shed": "web", "action": "deny", "gate": "none"}
+    )
+    rules = answer(TAURI, model, "policy.list")["result"]["rules"]
+    assert rules[:3] == _builtins("prompt", "biometrics-or-password", aws="approve")
+    assert rules[3] == {
+        "scope": "shed", "server": "prod", "shed": "web", "action": "deny", "gate": "none"
+    }
+
+
+# --- v0.0.14 rc.*: the RcSession table ----------------------------------------------------
+
+RC_SESSION_KEYS = {
+    "host", "shed", "slug", "tmux_session", "display_name", "workdir", "kind", "state",
+    "url", "rc_id", "created_by", "created_at", "target_label", "managed",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_rc_launch_v0_0_14_test_mode_synthesizes_a_ready_managed_session(
+    dialect: Dialect,
+) -> None:
+    """core/shed-app/src/rc.rs:195-253,396-404 (6-char slug), shed-core rc.rs:121-147,
+    186-199 (tmux name, synthetic URL); Sources/ShedDesktopApp/AppModel.swift:998-1036@5a762e8."""
+    model = _model()
+    params = {"shed": "web", "kind": "claude-broker", "host": "prod"}
+    session = answer(dialect, model, "rc.launch", params, release=OLD)["result"]
+    assert set(session) == RC_SESSION_KEYS
+    slug = session["slug"]
+    assert len(slug) == 6
+    assert set(slug) <= set("abcdefghjkmnpqrstuvwxyz23456789")
+    assert session["tmux_session"] == f"rc-{slug}"
+    assert session["display_name"] == f"web/{slug}"
+    assert session["url"] == f"https://claude.ai/code?environment=env_{slug}"
+    assert session["created_by"] == "shed-desktop/0.0.14"
+    assert session["target_label"] == "shed:web@prod"
+    assert (session["workdir"], session["state"], session["managed"]) == (
+        "/workspace",
+        "ready",
+        True,
+    )
+    listed = answer(dialect, model, "rc.list", {"host": "prod"}, release=OLD)["result"]
+    assert listed == {"sessions": [session]}
+    assert answer(dialect, model, "rc.list", {"shed": "gpu"}, release=OLD)["result"] == {
+        "sessions": []
+    }
+    kill = {"shed": "web", "slug": slug}
+    assert answer(dialect, model, "rc.kill", kill, release=OLD)["result"] == {}
+    assert answer(dialect, model, "rc.kill", kill, release=OLD)["result"] == {}  # idempotent
+    assert answer(dialect, model, "rc.list", release=OLD)["result"] == {"sessions": []}
+
+
+def test_rc_launch_v0_0_14_shell_has_no_url_and_mac_kind_defaults_to_claude_rc() -> None:
+    """shed-core rc.rs:193-199; IPCHandlerImpl.swift:431 (`kind ?? .default`),
+    RemoteControl.swift:18@5a762e8."""
+    shell = answer(TAURI, _model(), "rc.launch", {"shed": "web", "kind": "shell"}, release=OLD)
+    assert "url" not in shell["result"]
+    mac = answer(MAC, _model(), "rc.launch", {"shed": "web"}, release=OLD)["result"]
+    assert mac["kind"] == "claude-rc"
+    assert mac["url"].startswith("https://claude.ai/code/session_")
+
+
+@pytest.mark.parametrize(
+    ("dialect", "params", "expected"),
+    [
+        (TAURI, {"shed": "web"}, ("bad_request", "missing or invalid 'kind'")),
+        (TAURI, {"shed": "web", "kind": "claude"}, ("bad_request", "missing or invalid 'kind'")),
+        (TAURI, {"kind": "shell"}, ("bad_request", "missing 'shed'")),
+        (
+            TAURI,
+            {"shed": "web", "kind": "shell", "host": "nope"},
+            ("bad_request", "no configured host: nope"),
+        ),
+        (MAC, {"shed": "web", "host": "nope"}, ("not-found", "no configured host named nope")),
+        (
+            TAURI,
+            {"shed": "web", "kind": "claude-broker", "initial_prompt": "hi"},
+            (
+                "invalid-param",
+                "invalid rc request: kind claude-broker does not accept an initial prompt",
+            ),
+        ),
+        (
+            MAC,
+            {"shed": "web", "kind": "claude-broker", "initial_prompt": "hi"},
+            ("invalid-param", "kind claude-broker does not accept an initial prompt"),
+        ),
+        (
+            TAURI,
+            {"shed": "web", "kind": "shell", "initial_prompt": "a\x07b"},
+            (
+                "invalid-param",
+                "invalid rc request: initial prompt must not contain control characters",
+            ),
+        ),
+        (
+            MAC,
+            {"shed": "web", "kind": "shell", "initial_prompt": "x" * 2001},
+            ("invalid-param", "initial prompt exceeds 2000 bytes"),
+        ),
+        (
+            TAURI,
+            {"shed": "web", "kind": "shell", "display_name": "a\nb"},
+            (
+                "invalid-param",
+                "invalid rc request: display name and workdir must not contain newlines "
+                "or control characters",
+            ),
+        ),
+    ],
+)
+def test_rc_launch_v0_0_14_refusals(
+    dialect: Dialect, params: dict[str, Any], expected: tuple[str, str]
+) -> None:
+    """tauri/src-tauri/src/ipc.rs:63-79,483-504, core/shed-app/src/rc.rs:206-220,
+    core/shed-core/src/rc.rs:76-88,210-241; AppModel.swift:998-1014@5a762e8."""
+    assert _error(answer(dialect, _model(), "rc.launch", params, release=OLD)) == expected
+
+
+def test_rc_launch_v0_0_14_blank_prompt_is_none() -> None:
+    """shed-core rc.rs:214-221@5a762e8: a blank prompt is dropped, even for a broker."""
+    params = {"shed": "web", "kind": "claude-broker", "initial_prompt": " \n\u3000"}
+    assert answer(TAURI, _model(), "rc.launch", params, release=OLD)["ok"] is True
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_rc_inject_test_v0_0_14_fills_the_defaults(dialect: Dialect) -> None:
+    """tauri/src-tauri/src/ipc.rs:530-579; IPCHandlerImpl.swift:260-271@5a762e8: tmux
+    name, `<shed>/<slug>` (legacy) or the bare slug (managed), `/workspace`, kind
+    claude-rc, state ready; a missing host is the default server (Tauri) or "" (mac)."""
+    model = _model()
+    assert answer(dialect, model, "rc.inject_test", {"shed": "web", "slug": "abc"}, release=OLD)[
+        "result"
+    ] == {}
+    managed = {"shed": "web", "slug": "m1", "managed": True, "host": "lab", "state": "dead"}
+    answer(dialect, model, "rc.inject_test", managed, release=OLD)
+    sessions = answer(dialect, model, "rc.list", release=OLD)["result"]["sessions"]
+    host = "" if dialect is MAC else "prod"
+    assert sessions == sorted(
+        [
+            {
+                "host": host,
+                "shed": "web",
+                "slug": "abc",
+                "tmux_session": "rc-abc",
+                "display_name": "web/abc",
+                "workdir": "/workspace",
+                "kind": "claude-rc",
+                "state": "ready",
+                "managed": False,
+            },
+            {
+                "host": "lab",
+                "shed": "web",
+                "slug": "m1",
+                "tmux_session": "rc-m1",
+                "display_name": "m1",
+                "workdir": "/workspace",
+                "kind": "claude-rc",
+                "state": "dead",
+                "managed": True,
+            },
+        ],
+        key=lambda s: f"{s['host']}/{s['shed']}/{s['slug']}",
+    )
+
+
+def test_rc_inject_test_v0_0_14_kind_and_state_tauri_lenient_mac_strict() -> None:
+    """ipc.rs:564-571 (an unknown kind/state is the default); IPCHandlerImpl.swift:448-449
+    (RcKind?/RcState? decoded), AppModel.swift:1074-1077 (test mode after the decode)@5a762e8."""
+    model = _model()
+    bad = {"shed": "web", "slug": "z", "kind": "agent", "state": "gone"}
+    assert answer(TAURI, model, "rc.inject_test", bad, release=OLD)["result"] == {}
+    row = answer(TAURI, model, "rc.list", release=OLD)["result"]["sessions"][0]
+    assert (row["kind"], row["state"]) == ("claude-rc", "ready")
+    code, message = _error(answer(MAC, _model(), "rc.inject_test", bad, release=OLD))
+    assert code == "invalid-param"
+    assert "Cannot initialize RcKind from invalid String value agent" in message
+    params = {"shed": "w", "slug": "z"}
+    off = answer(MAC, _model(), "rc.inject_test", params, release=OLD, test_mode=False)
+    assert _error(off) == ("not-enabled", "rc.inject_test requires test mode")
+
+
+# --- approvals.list, activity.log_path ---------------------------------------------------
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_approvals_list_rows_are_pending_items_soonest_first(dialect: Dialect) -> None:
+    """core/shed-core/src/approval/models.rs:29-48,337-346 (request flattened + gate,
+    default_scope, default_ttl), core/shed-app/src/coordinator.rs:934-947;
+    Sources/ShedKit/Approval/ApprovalModels.swift:273-310, AppModel.swift:1328-1334@5a762e8."""
+    model = DesktopModel()
+    model.add_approval("late", "prod", "web", expires_at="2026-01-01T00:09:00Z")
+    model.add_approval("soon", "prod", "api", expires_at="2026-01-01T00:02:00Z", gate="none")
+    rows = answer(dialect, model, "approvals.list")["result"]["approvals"]
+    assert [r["id"] for r in rows] == ["soon", "late"]
+    assert rows[0] == {
+        "id": "soon",
+        "ts": "2026-01-01T00:00:00Z",
+        "server": "prod",
+        "namespace": "ssh-agent",
+        "op": "sign",
+        "shed": "api",
+        "detail": "",
+        "expires_at": "2026-01-01T00:02:00Z",
+        "gate": "none",
+        "default_scope": "per-session",  # time-based-allow, the default SSH policy
+        "default_ttl": "2h",
+    }
+    answer(dialect, model, "ui.set_ssh_approval", {"policy": "always-ask", "ttl": "5m"})
+    row = answer(dialect, model, "approvals.list")["result"]["approvals"][0]
+    assert (row["default_scope"], row["default_ttl"]) == ("per-request", "5m")
+    answer(dialect, model, "ui.set_ssh_approval", {"policy": "always-deny"})
+    assert answer(dialect, model, "approvals.list")["result"]["approvals"][0][
+        "default_scope"
+    ] == "per-request"  # a non-prompting policy has no scope: per-request
+
+
+@pytest.mark.parametrize(
+    ("dialect", "env", "expected"),
+    [
+        (MAC, {"HOME": "/Users/a"}, "/Users/a/Library/Application Support/ShedDesktop/audit.jsonl"),
+        (MAC, {"HOME": "/Users/a", "SHED_DESKTOP_STATE_DIR": "/s"}, "/s/audit.jsonl"),
+        (MAC, {"HOME": "rel", "SHED_DESKTOP_STATE_DIR": "rel"}, "/tmp/ShedDesktop/audit.jsonl"),
+        (TAURI, {"HOME": "/h"}, "/h/.local/share/ai.stridelabs.shed-desktop/audit.jsonl"),
+        (TAURI, {"HOME": "/h", "XDG_DATA_HOME": "/d"}, "/d/ai.stridelabs.shed-desktop/audit.jsonl"),
+        (TAURI, {}, "./audit.jsonl"),
+    ],
+)
+def test_activity_log_path_is_the_apps_audit_file(
+    dialect: Dialect, env: dict[str, str], expected: str
+) -> None:
+    """Sources/ShedKit/Backend/BundleProfile.swift:50-87, AppModel.swift:1150,1352;
+    tauri/src-tauri/src/lib.rs:661-666, tauri.conf.json:5, ipc.rs:643-646@5a762e8."""
+    from shedproto.desktop import audit_log_path
+
+    assert audit_log_path(dialect, env) == expected
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_activity_log_path_answers_the_configured_or_home_less_path(dialect: Dialect) -> None:
+    """ipc.rs:643-646; IPCHandlerImpl.swift:285-287,515@5a762e8: `{path}`."""
+    from shedproto.desktop import audit_log_path
+
+    model = DesktopModel()
+    result = answer(dialect, model, "activity.log_path")["result"]
+    assert result == {"path": audit_log_path(dialect, {})}
+    model.ui["audit_path"] = "/var/a.jsonl"
+    assert answer(dialect, model, "activity.log_path")["result"] == {"path": "/var/a.jsonl"}
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_notifications_list_is_the_test_presenters_posts(dialect: Dialect) -> None:
+    """shed-app traits.rs:79-94 (title/body), coordinator.rs:512,684 (post on prompt,
+    withdraw on decide), fakes.rs:37-53; NotificationPresenter.swift:13-43,
+    AppModel.swift:1217,1282,1362-1364@5a762e8."""
+    model = DesktopModel()
+    model.add_approval("a1", "prod", "web", detail="ed25519")
+    model.add_approval("a2", "", "api", op="get_credentials", namespace="aws-credentials")
+    notes = answer(dialect, model, "notifications.list")["result"]["notifications"]
+    assert notes == [
+        {"id": "a1", "title": "Approve ssh-agent?", "body": "sign · prod/web · ed25519"},
+        {"id": "a2", "title": "Approve aws-credentials?", "body": "get_credentials · api · "},
+    ]
+    assert answer(dialect, model, "approval.decide", {"id": "a1", "decision": "deny"})["ok"]
+    notes = answer(dialect, model, "notifications.list")["result"]["notifications"]
+    assert [n["id"] for n in notes] == ["a2"]
+    off = answer(dialect, model, "notifications.list", test_mode=False)["result"]
+    assert off == {"notifications": []}  # the native notifiers record nothing
+
+
+# --- terminal.open ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("dialect", "keys"),
+    [(TAURI, {"command"}), (MAC, {"argv", "command"})],
+)
+def test_terminal_open_outside_test_mode_reports_what_it_ran(
+    dialect: Dialect, keys: set[str]
+) -> None:
+    """tauri/src-tauri/src/termctl.rs:102-126 (`{command}`), ipc.rs:423-441;
+    Sources/ShedDesktopApp/AppModel.swift:916-925, IPCHandlerImpl.swift:312-318
+    (a `TerminalCommand`: `argv`, `command`)@5a762e8."""
+    params = {"shed": "web", "session": "main"}
+    result = answer(dialect, _model(), "terminal.open", params, test_mode=False)["result"]
+    assert set(result) == keys
+    preview = answer(dialect, _model(), "terminal.preview", params)["result"]
+    assert result["command"] == preview["command"]
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_terminal_open_in_test_mode_is_refused(dialect: Dialect) -> None:
+    """ipc.rs:424-429; IPCHandlerImpl.swift:314-316@5a762e8."""
+    code, message = _error(answer(dialect, _model(), "terminal.open", {"shed": "web"}))
+    assert code == dialect.not_enabled
+    assert message == "terminal.open is disabled in test mode (use terminal.preview)"
+
+
+def test_terminal_open_tauri_v0_0_14_has_no_machine_refusal() -> None:
+    """v0.0.14 checks test mode first and ignores `machine` (ipc.rs:423-441@5a762e8); the
+    newer app refuses a machine attach first."""
+    params = {"shed": "web", "machine": "mini"}
+    old = answer(TAURI, _model(), "terminal.open", params, release=OLD)
+    assert _error(old)[1] == "terminal.open is disabled in test mode (use terminal.preview)"
+    new = answer(TAURI, _model(), "terminal.open", params)
+    assert _error(new) == ("not_enabled", "terminal unavailable: attach is native-remote")
+    opened = answer(TAURI, _model(), "terminal.open", params, release=OLD, test_mode=False)
+    assert set(opened["result"]) == {"command"}
+
+
+# --- mac window ops, images.list ------------------------------------------------------------
+
+
+def test_window_state_mac_starts_accessory_and_the_harness_never_goes_regular() -> None:
+    """Sources/ShedDesktopApp/ShedDesktopApp.swift:26 (launch as .accessory),
+    AppModel.swift:738-753 (show: .regular unless test mode), 840-844, 1385-1395@5a762e8."""
+    model = DesktopModel()
+    state = answer(MAC, model, "ui.window_state")["result"]
+    assert state["activation_policy"] == "accessory"
+    answer(MAC, model, "ui.show_window")
+    assert answer(MAC, model, "ui.window_state")["result"] == {
+        "visible": True,
+        "activation_policy": "accessory",
+    }
+    answer(MAC, model, "ui.show_window", test_mode=False)
+    shown = answer(MAC, model, "ui.window_state", test_mode=False)["result"]
+    assert shown["activation_policy"] == "regular"
+    answer(MAC, model, "ui.hide_window", test_mode=False)
+    assert answer(MAC, model, "ui.window_state", test_mode=False)["result"] == {
+        "visible": False,
+        "activation_policy": "accessory",
+    }
+
+
+def test_window_metrics_mac_sidebar_is_the_themes_200() -> None:
+    """Sources/ShedDesktopApp/AppModel.swift:831-838, ShedDesktopUI/Theme.swift:51@5a762e8;
+    the window size is whatever the window is (left to the stand-in)."""
+    result = answer(MAC, DesktopModel(), "app.window_metrics")["result"]
+    assert result["sidebar_width"] == 200
+    assert result["visible_pane"] == "sheds"
+    assert set(result) == {"window_width", "window_height", "sidebar_width", "visible_pane"}
+
+
+def test_images_list_mac_one_row_per_host_sorted_error_rows() -> None:
+    """Sources/ShedDesktopApp/AppModel.swift:556-583 (an unreachable host is an error row,
+    rows sorted by host), Models.swift:565-638 (nil omitted)@5a762e8."""
+    model = DesktopModel()
+    model.add_shed("zeta", "a")
+    model.add_shed("alpha", "b")
+    image = {"name": "full", "is_default": True, "cached": True, "in_use": False, "size_bytes": 9}
+    model.hosts["zeta"].images.append(image)
+    model.hosts["alpha"].reachable = False
+    model.hosts["alpha"].last_error = "connection refused"
+    rows = answer(MAC, model, "images.list")["result"]["images"]
+    assert [r["host"] for r in rows] == ["alpha", "zeta"]
+    assert set(rows[0]) == {"host", "error"}
+    assert rows[1] == {"host": "zeta", "images": [image]}
+
+
+# --- Tauri loginitem.*, tray.show|toggle|hide ------------------------------------------------
+
+
+@pytest.mark.parametrize("params", [{}, {"enabled": "yes"}, {"enabled": 1}, {"enabled": None}])
+def test_loginitem_set_tauri_needs_a_bool(params: dict[str, Any]) -> None:
+    """tauri/src-tauri/src/ipc.rs:732-739@5a762e8: `as_bool` or `missing 'enabled' (bool)`."""
+    reply = answer(TAURI, DesktopModel(), "loginitem.set", params)
+    assert _error(reply) == ("bad_request", "missing 'enabled' (bool)")
+
+
+def test_loginitem_status_tauri_reads_back_the_cell_default_off() -> None:
+    """ipc.rs:246-249, lib.rs:408-431@5a762e8 (the harness's in-memory cell, false at start)."""
+    model = DesktopModel()
+    assert answer(TAURI, model, "loginitem.status")["result"] == {"enabled": False}
+    assert answer(TAURI, model, "loginitem.set", {"enabled": True})["result"] == {}
+    assert answer(TAURI, model, "loginitem.status")["result"] == {"enabled": True}
+
+
+def test_tray_show_toggle_hide_tauri_drive_the_popover() -> None:
+    """ipc.rs:252-263 (each `{}`), tray.rs:167-205 (toggle hides a visible popover, else
+    shows it), ipc.rs:276-297 (`popover_visible`)@5a762e8; modelled as on macOS (Linux
+    has no popover and reports false)."""
+    model = DesktopModel()
+
+    def visible() -> bool:
+        return bool(answer(TAURI, model, "tray.dump")["result"]["popover_visible"])
+
+    assert not visible()
+    assert answer(TAURI, model, "tray.show")["result"] == {}
+    assert visible()
+    assert answer(TAURI, model, "tray.toggle")["result"] == {}
+    assert not visible()
+    answer(TAURI, model, "tray.toggle")
+    assert visible()
+    assert answer(TAURI, model, "tray.hide")["result"] == {}
+    assert not visible()
+
+
+@pytest.mark.parametrize("op", ["loginitem.status", "tray.show", "tray.dump"])
+def test_loginitem_and_tray_are_tauri_only(op: str) -> None:
+    """Neither is in the mac dispatch (IPCHandlerImpl.swift:26-166@5a762e8)."""
+    assert _error(answer(MAC, DesktopModel(), op)) == ("unknown-op", f"no such op: {op}")

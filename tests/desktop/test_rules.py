@@ -13,6 +13,7 @@ from shedproto.desktop import (
     Gate,
     HostIdError,
     LaunchPolicy,
+    Release,
     code_family,
     codes_match,
     env_test_mode,
@@ -22,6 +23,7 @@ from shedproto.desktop import (
     normalize_code,
     ops_for,
     parse_host_id,
+    release_has_op,
     resolve_client_socket,
     run_command,
     split_argv,
@@ -202,7 +204,10 @@ def test_catalogue_shape() -> None:
     assert CATALOGUE["policy.set"].mac.gate is Gate.TEST_ONLY
     assert CATALOGUE["roost.run"].mac is None
     assert CATALOGUE["machine.launch"].alias_of == "roost.launch"
-    assert "rc.classify" not in CATALOGUE
+    # v0.0.14 only: tauri/src-tauri/src/ipc.rs:226, IPCHandlerImpl.swift:112@5a762e8
+    assert CATALOGUE["rc.classify"].dialects == {Dialect.MAC, Dialect.TAURI}
+    assert not release_has_op(Release.LATEST, Dialect.TAURI, "rc.classify")
+    assert release_has_op(Release.V0_0_14, Dialect.MAC, "rc.classify")
     assert "ui.state" in ops_for(Dialect.MAC)
     assert "ui.state" not in ops_for(Dialect.TAURI)
     assert CATALOGUE["terminal.open"].tauri is not None

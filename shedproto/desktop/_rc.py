@@ -1,0 +1,108 @@
+"""shed-desktop v0.0.14's RC pane classifier: a tmux pane capture -> a session state and URL.
+
+Backs ``rc.classify`` (v0.0.14 only; the newer app dropped it with the RC
+session model). Both v0.0.14 apps carry the same rules, the Tauri app in
+charliek/shed-desktop ``core/shed-core/src/rc.rs:397-486@5a762e8`` and the mac
+app in ``Sources/ShedKit/RC/RemoteControl.swift:262-321@5a762e8`` (the Swift
+version's extra ``Connected``/``Remote Control active`` branches reach the same
+answers: a URL means ready). Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal, get_args
+
+__all__ = [
+    "RC_KINDS",
+    "RC_STATES",
+    "RcKindName",
+    "RcStateName",
+    "classify_pane",
+    "is_safe_rc_value",
+    "normalize_rc_prompt",
+]
+
+RcKindName = Literal["claude-rc", "claude-broker", "shell"]
+"""An RC session kind's wire value (``RcKind``, kebab-case; ``rc.rs:26-34@5a762e8``)."""
+RcStateName = Literal["starting", "ready", "reconnecting", "needs-trust", "needs-auth", "dead"]
+"""An RC session state's wire value (``RcState``; ``rc.rs:53-63@5a762e8``)."""
+
+RC_KINDS: tuple[str, ...] = get_args(RcKindName)
+"""The kinds, in the apps' declaration order (serde and Swift list them so)."""
+RC_STATES: tuple[str, ...] = get_args(RcStateName)
+"""The states, in declaration order."""
+
+_TRUST_FOLDER = re.compile(r"Yes,\s*I trust this folder", re.IGNORECASE)
+_RECONNECTING = re.compile(r"\bReconnecting\b")
+_URLS = {
+    "claude-broker": re.compile(r"https?://claude\.ai/code\?environment=env_[A-Za-z0-9_-]+"),
+    "claude-rc": re.compile(r"https?://claude\.ai/code/session_[A-Za-z0-9_-]+"),
+}
+_WHITE_SPACE = (
+    "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+    "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+"""Unicode ``White_Space``: what Rust's ``str::trim`` strips (Python's ``strip()`` strips more)."""
+_NEEDS_TRUST = ("workspace not trusted", "quick safety check")
+_NEEDS_AUTH = ("requires a claude.ai subscription", "not logged in", "claude auth login")
+
+
+def _url(kind: str, pane: str) -> str | None:
+    pattern = _URLS.get(kind)
+    if pattern is None:
+        return None
+    found = pattern.search(pane)
+    return found.group(0) if found else None
+
+
+def classify_pane(kind: str, pane: str) -> tuple[str, str | None]:
+    """Return ``(state, url)`` for a pane capture of a session of ``kind``.
+
+    Trust prompts, then sign-in prompts win (not for ``shell``); a broker's
+    ``Reconnecting`` wins over its URL; otherwise a claude.ai URL of the
+    kind's form means ``ready`` and its absence ``starting``; a ``shell`` pane
+    is ``starting`` while blank. Raises ``ValueError`` for an unknown kind.
+    """
+    if kind not in RC_KINDS:
+        raise ValueError(f"unknown RC kind: {kind!r}")
+    if kind != "shell":
+        lower = pane.lower()
+        if any(text in lower for text in _NEEDS_TRUST) or _TRUST_FOLDER.search(pane):
+            return "needs-trust", _url(kind, pane)
+        if any(text in lower for text in _NEEDS_AUTH):
+            return "needs-auth", _url(kind, pane)
+    if kind == "shell":
+        return ("starting" if not pane.strip(_WHITE_SPACE) else "ready"), None
+    url = _url(kind, pane)
+    if kind == "claude-broker" and _RECONNECTING.search(pane):
+        return "reconnecting", url
+    return ("ready", url) if url is not None else ("starting", None)
+
+
+PROMPT_CAP = 2000
+"""The kickoff line's cap in UTF-8 bytes (shed-core ``rc.rs:233-239@5a762e8``)."""
+
+
+def is_safe_rc_value(text: str) -> bool:
+    """Whether ``text`` has no Unicode ``Cc`` control character (C0, DEL, C1)."""
+    return not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in text)
+
+
+def normalize_rc_prompt(raw: str | None, kind: str) -> str | None:
+    """Trim a launch's ``initial_prompt``; blank means none (shed-core ``rc.rs:210-241@5a762e8``).
+
+    Raises ``ValueError`` with the apps' reason (without the Tauri ``invalid rc
+    request:`` prefix) for a prompt on ``claude-broker``, a control character,
+    or more than 2000 UTF-8 bytes.
+    """
+    prompt = "" if raw is None else raw.strip(_WHITE_SPACE)
+    if not prompt:
+        return None
+    if kind == "claude-broker":
+        raise ValueError(f"kind {kind} does not accept an initial prompt")
+    if not is_safe_rc_value(prompt):
+        raise ValueError("initial prompt must not contain control characters")
+    if len(prompt.encode()) > PROMPT_CAP:
+        raise ValueError(f"initial prompt exceeds {PROMPT_CAP} bytes")
+    return prompt
