@@ -1,3 +1,3 @@
 """The distribution version: the single source that pyproject.toml reads."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
