@@ -17,7 +17,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-__all__ = ["build_wheel", "make_bare_venv", "runtime_closure"]
+__all__ = ["build", "build_wheel", "copy_checkout", "make_bare_venv", "runtime_closure"]
 
 ROOT = Path(__file__).resolve().parents[1]
 IGNORED = shutil.ignore_patterns(
@@ -51,17 +51,31 @@ def _link_distribution(dist: metadata.Distribution, site: Path) -> None:
             target.symlink_to(base / entry)
 
 
-def build_wheel(work: Path) -> Path:
-    """Build the project's wheel offline from a copy of the checkout under ``work``."""
-    source = work / "src"
-    shutil.copytree(ROOT, source, symlinks=True, ignore=IGNORED)
-    build = "import sys; from setuptools import build_meta as b; print(b.build_wheel(sys.argv[1]))"
+def build(kind: str, source: Path, out: Path) -> Path:
+    """Build ``kind`` (``"wheel"`` or ``"sdist"``) of the project at ``source`` into ``out``.
+
+    Offline: setuptools' backend runs in this interpreter, without build isolation.
+    """
+    backend = "import sys; from setuptools import build_meta as b; "
+    script = f"{backend}print(b.build_{kind}(sys.argv[1]))"
     built = subprocess.run(
-        [sys.executable, "-c", build, str(work / "dist")],
+        [sys.executable, "-c", script, str(out)],
         cwd=source, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert built.returncode == 0, built.stderr[-3000:]
-    return work / "dist" / built.stdout.strip().splitlines()[-1]
+    return out / built.stdout.strip().splitlines()[-1]
+
+
+def copy_checkout(work: Path) -> Path:
+    """Copy the checkout (without caches, builds and venvs) to ``work/src``; return it."""
+    source = work / "src"
+    shutil.copytree(ROOT, source, symlinks=True, ignore=IGNORED)
+    return source
+
+
+def build_wheel(work: Path) -> Path:
+    """Build the project's wheel offline from a copy of the checkout under ``work``."""
+    return build("wheel", copy_checkout(work), work / "dist")
 
 
 def make_bare_venv(wheel: Path, where: Path) -> Path:

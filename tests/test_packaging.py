@@ -10,7 +10,6 @@ this environment through a ``.pth`` line.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -20,10 +19,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-IGNORED = shutil.ignore_patterns(
-    ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis"
-)
+from tests._bare_venv import build, build_wheel, copy_checkout
 
 USER_MODULE = """\
 from pathlib import Path
@@ -57,21 +53,7 @@ count: int = read_status().gate_namespaces
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    work = tmp_path_factory.mktemp("wheel")
-    source = work / "src"
-    shutil.copytree(ROOT, source, symlinks=True, ignore=IGNORED)
-    out = work / "dist"
-    build = "import sys; from setuptools import build_meta as b; print(b.build_wheel(sys.argv[1]))"
-    result = subprocess.run(
-        [sys.executable, "-c", build, str(out)],
-        cwd=source,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    return out / result.stdout.strip().splitlines()[-1]
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
 
 
 @pytest.fixture(scope="module")
@@ -195,15 +177,7 @@ def test_the_sdist_is_test_free_licensed_and_builds_the_wheel(tmp_path: Path) ->
     # or subfolders (unrunnable) and no LICENSE. It is test-free now, and complete.
     import tarfile
 
-    source = tmp_path / "src"
-    shutil.copytree(ROOT, source, symlinks=True, ignore=IGNORED)
-    build = "import sys; from setuptools import build_meta as b; print(b.build_sdist(sys.argv[1]))"
-    built = subprocess.run(
-        [sys.executable, "-c", build, str(tmp_path / "dist")],
-        cwd=source, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    assert built.returncode == 0, built.stderr[-3000:]
-    sdist = tmp_path / "dist" / built.stdout.strip().splitlines()[-1]
+    sdist = build("sdist", copy_checkout(tmp_path), tmp_path / "dist")
     with tarfile.open(sdist) as archive:
         names = [name.partition("/")[2] for name in archive.getnames()]
         archive.extractall(tmp_path / "unpacked", filter="data")
@@ -211,12 +185,7 @@ def test_the_sdist_is_test_free_licensed_and_builds_the_wheel(tmp_path: Path) ->
     assert not [n for n in names if n.startswith(("tests/", "benchmarks/", "tools/", "docs/"))]
     assert "src/shedproto/testing/plugin.py" in names
     (unpacked,) = (tmp_path / "unpacked").iterdir()
-    wheel = subprocess.run(
-        [sys.executable, "-c", build.replace("sdist", "wheel"), str(tmp_path / "wheel")],
-        cwd=unpacked, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    assert wheel.returncode == 0, wheel.stderr[-3000:]
-    with zipfile.ZipFile(tmp_path / "wheel" / wheel.stdout.strip().splitlines()[-1]) as archive:
+    with zipfile.ZipFile(build("wheel", unpacked, tmp_path / "wheel")) as archive:
         wheel_names = archive.namelist()
     assert "shedproto/servers/_unix.py" in wheel_names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in wheel_names), wheel_names
