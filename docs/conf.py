@@ -68,6 +68,8 @@ nitpick_ignore_regex = [
         r"anyio(\.\w+)*|msgspec(\.\w+)*|pytest|_pytest(\.\w+)*)\.[\w.]+",
     ),
     (r"py:meth", r"str\.\w+"),
+    # SwiftEnum("RcKind") in desktop field annotations names the mac app's Swift type, not ours.
+    (r"py:class", r"RcKind"),
     # Annotations imported under TYPE_CHECKING render with their short names.
     (r"py:class", r"Path|BlockingPortal"),
     # The constraints of the herdr types' ``Annotated[int, msgspec.Meta(ge=0, ...)]`` render as
