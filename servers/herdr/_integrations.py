@@ -42,9 +42,26 @@ def _settings(path: Path) -> tuple[Any, str | None]:
         raise IntegrationError(f"failed to parse {path}: {exc}") from None
 
 
+def _sandboxed_claude_dir(environ: Mapping[str, str], home: str) -> Path:
+    """Return claude's config dir, which must lie inside the server's ``home``.
+
+    Raises:
+        IntegrationError: ``$CLAUDE_CONFIG_DIR`` points outside ``home`` (a user's
+            real claude config): the reference server edits nothing outside its sandbox.
+
+    """
+    directory = Path(claude_dir(environ, home)).resolve()
+    if not directory.is_relative_to(Path(home).resolve()):
+        raise IntegrationError(
+            f"CLAUDE_CONFIG_DIR ({directory}) is outside the server's home ({home}): the "
+            "reference server edits agent configuration only under its home"
+        )
+    return directory
+
+
 def _install_claude(environ: Mapping[str, str], home: str) -> list[str]:
     """Install herdr's claude hook under ``home`` (herdr's messages; see the core module)."""
-    directory = Path(claude_dir(environ, home))
+    directory = _sandboxed_claude_dir(environ, home)
     if not directory.is_dir():
         raise IntegrationError(
             f"claude directory not found at {directory}. install claude code first"
@@ -66,7 +83,7 @@ def _install_claude(environ: Mapping[str, str], home: str) -> list[str]:
 
 def _uninstall_claude(environ: Mapping[str, str], home: str) -> list[str]:
     """Remove herdr's claude hook and settings entries (only herdr's own)."""
-    directory = Path(claude_dir(environ, home))
+    directory = _sandboxed_claude_dir(environ, home)
     hook = directory / "hooks" / CLAUDE_HOOK_NAME
     settings_path = directory / "settings.json"
     changed = False

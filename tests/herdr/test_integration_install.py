@@ -79,3 +79,32 @@ async def test_a_missing_claude_dir_is_herdrs_error(short_socket_dir: Path) -> N
                 f"claude directory not found at {home / '.claude'}. install claude code first"
             )
             server.shutdown()
+
+
+@pytest.mark.parametrize("verb", ["install", "uninstall"])
+async def test_a_claude_config_dir_outside_the_home_is_refused_and_left_alone(
+    verb: str, short_socket_dir: Path
+) -> None:
+    # Regression (review): the server's environment's CLAUDE_CONFIG_DIR (a user's real
+    # claude config) took precedence over the sandbox home, so a test edited it.
+    home = short_socket_dir / "home"
+    (home / ".claude").mkdir(parents=True)
+    real = short_socket_dir / "real-claude"
+    real.mkdir()
+    (real / "settings.json").write_text('{"model": "opus"}')
+    before = sorted(p.name for p in real.iterdir())
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            server = HerdrServer(
+                short_socket_dir / "h.sock", shell=["/bin/sh"], home=str(home),
+                config_dir=str(short_socket_dir / "cfg"), environ={"CLAUDE_CONFIG_DIR": str(real)},
+            )  # fmt: skip
+            client = AsyncHerdrClient.for_socket(await tg.start(server.serve))
+            call = client.integration_install if verb == "install" else client.integration_uninstall
+            with pytest.raises(herdr.HerdrApiError) as refused:
+                await call("claude")
+            assert refused.value.code == f"integration_{verb}_failed"
+            assert "outside the server's home" in refused.value.message
+            server.shutdown()
+    assert sorted(p.name for p in real.iterdir()) == before
+    assert (real / "settings.json").read_text() == '{"model": "opus"}'
