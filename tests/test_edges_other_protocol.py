@@ -175,6 +175,8 @@ async def test_herdr_clients_name_a_desktop_server_as_another_protocol(
 ) -> None:
     # Regression (issue 29 item 6): a Tauri server's error reply carries the
     # request's id, so it passed for a herdr error (`unknown_op: unknown op: `).
+    # herdr's answers are exactly {id, result} or {id, error}, never `ok`:
+    # herdrdev/herdr src/api/schema/response.rs:24-34@1c76079f.
     path = short_socket_dir / "desktop.sock"
     async with anyio.create_task_group() as tg:
         server = DesktopServer(path, dialect=dialect, env={}, test_mode=True, grace=0.1)
@@ -193,7 +195,9 @@ async def test_status_clients_name_a_request_driven_server_without_waiting(
 ) -> None:
     # Regression (issue 29 item 6): a server that waits for a request (herdr) left
     # the status client waiting for its read timeout. The read timeout here is long:
-    # only the probe answered at once makes this pass.
+    # only the probe answered at once makes this pass. The probe is safe with the
+    # real agent: it writes its report on accept, reads nothing and closes
+    # (charliek/shed crates/shed-host-agent/src/status_server.rs:26-70@518fc00).
     path = short_socket_dir / "host-agent-status.sock"
     server = (
         HerdrServer(path, shell=["/bin/sh"], cwd=str(short_socket_dir))

@@ -110,9 +110,10 @@ def foreign_error(path: str, answer: ErrorResponse, data: bytes) -> UnreachableS
     """Return ``other-protocol`` when an error answer is a shed-desktop reply, else ``None``.
 
     A Tauri desktop server answers a herdr request ``{"id", "ok": false,
-    "error": {...}}``; herdr's answers never carry ``ok`` (its schemas have
-    no such key), so that key in the raw line marks a server of another
-    protocol. Inside a JSON string the key would be escaped, so it cannot match.
+    "error": {...}}``; herdr's answers never carry ``ok`` (``{id, result}`` or
+    ``{id, error}``: herdr's ``src/api/schema/response.rs``), so that key in the
+    raw line marks a server of another protocol. Inside a JSON string the key
+    would be escaped, so it cannot match.
     """
     if b'"ok":' in data or b'"ok" :' in data:
         return other_protocol(path, f"it answered with a shed-desktop error ({answer.error.code})")

@@ -9,8 +9,6 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
-import msgspec
-
 from shedproto import ErrorCode, RemoteProtocolError
 from shedproto.clients import ConnectError
 from shedproto.clients._unreachable import other_protocol
@@ -20,10 +18,10 @@ from shedproto.host_agent import (
     Event,
     HelloAck,
     IdSource,
-    LiveStatus,
     StatusSchemaError,
     TokenResponse,
     format_timestamp,
+    has_live_status_fields,
     socket_dir,
     status_socket_path,
 )
@@ -49,10 +47,12 @@ MAX_STATUS_BYTES = 16 << 20
 """A status report larger than this is refused (a hostile or broken peer)."""
 
 STATUS_PROBE = b"{}\n"
-"""Sent once to a status socket that stays silent for ``PROBE_AFTER`` seconds. The
-real agent writes its report on accept and reads nothing (the request bytes are
-irrelevant), so it never sees this in practice; a request-driven server of another
-protocol (herdr, desktop, agents-host) answers it, and is named without a read timeout."""
+"""Sent once to a status socket that stays silent for ``PROBE_AFTER`` seconds.
+
+The real agent writes its report on accept and reads nothing (charliek/shed
+``crates/shed-host-agent/src/status_server.rs``, ``write_status``), so it never
+sees this in practice; a request-driven server of another protocol (herdr,
+desktop, agents-host) answers it, and is named without a read timeout."""
 
 PROBE_AFTER = 0.5
 """Seconds of silence on a status connection before ``STATUS_PROBE`` is sent."""
@@ -157,13 +157,7 @@ def not_a_status_report(path: str, data: bytes, exc: StatusSchemaError) -> Excep
     some LiveStatus field; an object with none of them (a herdr or desktop
     error answer to ``STATUS_PROBE``) comes from a server of another protocol.
     """
-    if exc.schema != 0:
-        return exc
-    try:
-        fields = msgspec.json.decode(data)
-    except msgspec.DecodeError:
-        return exc
-    if isinstance(fields, dict) and not fields.keys() & set(LiveStatus.__struct_fields__):
+    if exc.schema == 0 and not has_live_status_fields(data):
         return other_protocol(path, "its reply is no status report")
     return exc
 

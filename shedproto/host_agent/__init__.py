@@ -120,6 +120,7 @@ from ._status import (
     effective_policy,
     encode_live_status,
     gate_namespaces,
+    has_live_status_fields,
     pretty_live_status,
 )
 from ._time import format_timestamp
@@ -187,6 +188,7 @@ __all__ = [
     "encode_live_status",
     "pretty_live_status",
     "decode_live_status",
+    "has_live_status_fields",
     "effective_policy",
     "gate_namespaces",
     "render_status",

@@ -32,6 +32,7 @@ __all__ = [
     "effective_policy",
     "encode_live_status",
     "gate_namespaces",
+    "has_live_status_fields",
     "pretty_live_status",
 ]
 
@@ -213,3 +214,18 @@ def decode_live_status(data: bytes) -> LiveStatus:
     if status.schema != STATUS_SCHEMA:
         raise StatusSchemaError(status.schema)
     return status
+
+
+def has_live_status_fields(data: bytes) -> bool:
+    """Whether ``data`` is a JSON object with at least one LiveStatus field.
+
+    Tells a skewed agent's report (``schema`` missing or another number, other
+    fields present) from another protocol's answer (no LiveStatus field at all).
+    Bytes that are not JSON count as having fields: the decode error says more.
+    """
+    try:
+        fields = msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        return True
+    return not isinstance(fields, dict) or bool(fields.keys() & LiveStatus.__struct_fields__)
+

@@ -349,3 +349,15 @@ def test_status_args() -> None:
 )
 def test_go_quote(raw: str, quoted: str) -> None:
     assert go_quote(raw) == quoted
+
+
+def test_has_live_status_fields_tells_a_skewed_agent_from_another_protocol() -> None:
+    from shedproto.host_agent import has_live_status_fields
+
+    # another protocol's error answer to the status probe: no LiveStatus field
+    assert not has_live_status_fields(b'{"error":{"code":"unknown_op","message":""},"id":"1"}')
+    assert not has_live_status_fields(b"{}")
+    # a skewed agent: schema missing, other fields there
+    assert has_live_status_fields(b'{"version":"v9","pid":1}')
+    assert has_live_status_fields(b"not json")  # the decode error says more
+    assert has_live_status_fields(b"[1, 2]")
