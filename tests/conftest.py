@@ -1,4 +1,4 @@
-"""Shared test configuration: every async test runs on both anyio backends."""
+"""Shared test configuration: both anyio backends for every async test, the Hypothesis profile."""
 
 from __future__ import annotations
 
@@ -7,6 +7,10 @@ import os
 from pathlib import Path
 
 import pytest
+
+from tests._hypothesis import load_profile
+
+load_profile()  # SHEDPROTO_HYPOTHESIS_PROFILE: the quick default, or ``ci``'s full counts
 
 SHARED = Path(os.environ.get("SHEDPROTO_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 """The steering repo's shared/ folder (specs and real wire data), beside the project root."""
