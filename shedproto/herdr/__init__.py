@@ -107,11 +107,19 @@ from ._paths import (
     normalize_session_name,
     validate_session_name,
 )
-from ._releases import DEFAULT_RELEASES, HIDDEN_METHODS, RELEASES, HerdrRelease, release_for
+from ._releases import (
+    DEFAULT_RELEASES,
+    HIDDEN_METHODS,
+    RELEASES,
+    HerdrRelease,
+    hidden_request_type,
+    release_for,
+)
 from ._screen import DEFAULT_RECENT_LINES, MAX_READ_LINES, split_lines, strip_ansi
 from ._state import CLIENT_TABLE, SERVER_TABLE, State
 from ._subscriptions import (
     EVENTS_LOST,
+    EVENTS_LOST_MESSAGE,
     HUB_SIZE,
     LIFECYCLE_SUBSCRIPTIONS,
     PARAMETERIZED_SUBSCRIPTIONS,
@@ -191,6 +199,7 @@ __all__ = [
     "RAW_STREAM_METHODS",
     "DEFAULT_RELEASES",
     "HIDDEN_METHODS",
+    "hidden_request_type",
     "RELEASES",
     "HerdrRelease",
     "release_for",
@@ -244,6 +253,7 @@ __all__ = [
     "validate_session_name",
     # subscriptions
     "EVENTS_LOST",
+    "EVENTS_LOST_MESSAGE",
     "HUB_SIZE",
     "LIFECYCLE_SUBSCRIPTIONS",
     "PARAMETERIZED_SUBSCRIPTIONS",

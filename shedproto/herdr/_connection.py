@@ -308,7 +308,7 @@ class ServerConnection(Contract[State]):
         self.release = release
         """The herdr release whose request rules apply (``None``: the protocol's table)."""
         self._methods: frozenset[str] | None = None  # None: the whole table (the fast decoder)
-        if release is not None and len(release.methods) < len(t.PROTOCOL_TABLES[protocol][0]):
+        if release is not None and release.methods != t.PROTOCOL_TABLES[protocol][0].keys():
             self._methods = release.methods
         self._echo = release is not None and release.echoes_invalid_id
         super().__init__(SERVER_TABLE, _IDLE)

@@ -21,6 +21,7 @@ __all__ = [
     "HIDDEN_METHODS",
     "RELEASES",
     "HerdrRelease",
+    "hidden_request_type",
     "release_for",
 ]
 
@@ -28,8 +29,23 @@ HIDDEN_METHODS: frozenset[str] = frozenset({"pane.graphics.stream"})
 """Methods herdr serves but leaves out of its published schema (``#[schemars(skip)]``).
 
 herdrdev/herdr src/api/schema.rs:182-183@v0.8.2. Protocols 20 and 21 are
-generated from the published schemas, so their tables lack it; 22 has it.
+generated from the published schemas, so their tables lack it; 22 has it. The
+releases of 20 and 21 parse it all the same (serde reads the variant, only the
+schema skips it): their method sets add it, and their request decoders take its
+type from protocol 22's table (:func:`hidden_request_type`).
 """
+
+
+def hidden_request_type(method: str) -> type[t.Request]:
+    """Return the request type of a :data:`HIDDEN_METHODS` member (protocol 22's).
+
+    Raises:
+        KeyError: ``method`` is not hidden.
+
+    """
+    if method not in HIDDEN_METHODS:
+        raise KeyError(method)
+    return t.PROTOCOL_TABLES[22][0][method]
 
 
 @dataclass(frozen=True)
@@ -43,10 +59,11 @@ class HerdrRelease:
     probe failure (earlier: ``<id>:sub:<n>:probe``). ``reports_events_lost``:
     a subscriber that fell behind the retained history gets one
     ``events_lost`` error line, then EOF (earlier: the lost events are skipped
-    silently). ``stream_end_errors``: a stream the server ends itself (it
-    stops, or an event cannot be encoded) ends with one ``server_unavailable``
-    / ``internal_error`` line (earlier: a bare EOF). ``ssh_agent_registration``
-    is the ``ping`` capability of that name.
+    silently). ``stream_end_errors``: a subscription whose event cannot be
+    encoded ends with one ``internal_error`` line (and one whose event history
+    is unavailable with ``server_unavailable``); earlier releases skip such an
+    event. In every release a stream ends with a bare EOF when the server
+    stops. ``ssh_agent_registration`` is the ``ping`` capability of that name.
     """
 
     version: str
@@ -60,7 +77,7 @@ class HerdrRelease:
 
 
 def _methods(protocol: int, *, without: tuple[str, ...] = ()) -> frozenset[str]:
-    table = set(t.PROTOCOL_TABLES[protocol][0])
+    table = set(t.PROTOCOL_TABLES[protocol][0]) | HIDDEN_METHODS
     missing = set(without) - table
     if missing:
         raise ValueError(f"protocol {protocol} has no {sorted(missing)}")
@@ -76,13 +93,19 @@ RELEASES: dict[str, HerdrRelease] = {
             version="0.8.2",
             protocol=20,
             methods=_methods(20),
-            differences="protocol 20; pane.graphics.stream is served but not generated here",
+            differences=(
+                "protocol 20; pane.graphics.stream is served though the published "
+                "schema leaves it out"
+            ),
         ),
         HerdrRelease(
             version="0.9.0-preview",
             protocol=21,
             methods=_methods(21),
-            differences="protocol 21 (a preview between 0.8.2 and 0.9.0)",
+            differences=(
+                "protocol 21 (a preview between 0.8.2 and 0.9.0); pane.graphics.stream "
+                "as in 0.8.2"
+            ),
         ),
         HerdrRelease(
             version="0.9.0",
@@ -102,11 +125,13 @@ RELEASES: dict[str, HerdrRelease] = {
             methods=_methods(22),
             echoes_invalid_id=True,
             reports_events_lost=True,
+            stream_end_errors=True,
             ssh_agent_registration=True,
             differences=(
                 "adds pane.clear and server.ssh_agent.register (capability "
                 "ssh_agent_registration); invalid_request and probe failures echo the "
-                "request id; a subscriber that falls behind gets events_lost, then EOF"
+                "request id; a subscriber that falls behind gets events_lost, one whose "
+                "event cannot be encoded internal_error, then EOF"
             ),
         ),
         HerdrRelease(
@@ -115,8 +140,9 @@ RELEASES: dict[str, HerdrRelease] = {
             methods=_methods(22),
             echoes_invalid_id=True,
             reports_events_lost=True,
+            stream_end_errors=True,
             ssh_agent_registration=True,
-            differences="as 0.9.2 on the socket API",
+            differences="as 0.9.2 on the socket API (no source tells them apart)",
         ),
         HerdrRelease(
             version="0.9.4",
@@ -126,10 +152,7 @@ RELEASES: dict[str, HerdrRelease] = {
             reports_events_lost=True,
             stream_end_errors=True,
             ssh_agent_registration=True,
-            differences=(
-                "a stream the server ends ends with server_unavailable (the server "
-                "stops) or internal_error (an event cannot be encoded), not a bare EOF"
-            ),
+            differences="as 0.9.2 on the socket API (no source tells them apart)",
         ),
         HerdrRelease(
             version="0.9.5",
@@ -139,7 +162,7 @@ RELEASES: dict[str, HerdrRelease] = {
             reports_events_lost=True,
             stream_end_errors=True,
             ssh_agent_registration=True,
-            differences="as 0.9.4 on the socket API",
+            differences="as 0.9.2 on the socket API (no source tells them apart)",
         ),
     )
 }

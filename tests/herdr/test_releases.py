@@ -67,8 +67,8 @@ def test_which_id_an_invalid_request_answer_carries(version: str, echoed: str) -
     [
         ("0.9.0", False, False, False),
         ("0.9.1", False, False, False),
-        ("0.9.2", True, False, True),
-        ("0.9.3", True, False, True),
+        ("0.9.2", True, True, True),
+        ("0.9.3", True, True, True),
         ("0.9.4", True, True, True),
         ("0.9.5", True, True, True),
     ],
@@ -85,7 +85,7 @@ def test_older_protocols_have_one_release_each_and_the_default_is_the_newest() -
     assert herdr.release_for(20).version == "0.8.2"
     assert herdr.release_for(21).version == "0.9.0-preview"
     assert herdr.release_for(22).version == "0.9.5"
-    assert herdr.release_for(20).methods == set(t.PROTOCOL_TABLES[20][0])
+    assert herdr.release_for(20).methods == set(t.PROTOCOL_TABLES[20][0]) | herdr.HIDDEN_METHODS
     assert herdr.DEFAULT_RELEASES[22] == max(
         (v for v, r in herdr.RELEASES.items() if r.protocol == 22),
         key=lambda v: tuple(map(int, v.split("."))),
@@ -117,3 +117,29 @@ def test_hidden_methods_are_in_22_and_not_generated_for_the_schema_only_protocol
     assert herdr.HIDDEN_METHODS <= P22
     for protocol in (20, 21):
         assert not herdr.HIDDEN_METHODS & set(t.PROTOCOL_TABLES[protocol][0])
+
+
+@pytest.mark.parametrize("protocol", [20, 21])
+def test_the_schema_only_releases_parse_the_hidden_graphics_stream(protocol: int) -> None:
+    # herdrdev/herdr src/api/schema.rs:182-183@v0.8.2: the variant is serde-renamed (parsed),
+    # only #[schemars(skip)] leaves it out of the published schema; the server dispatches it
+    # (src/api/server.rs, Method::PaneGraphicsStream@v0.8.2)
+    release = herdr.release_for(protocol)
+    assert release.methods >= herdr.HIDDEN_METHODS
+    conn = herdr.ServerConnection(protocol=protocol, release=release)
+    line = b'{"id":"g","method":"pane.graphics.stream","params":{"pane_id":"p","z_index":2}}'
+    [request] = conn.receive_data(line + b"\n\x01\x02")
+    assert isinstance(request, t.PaneGraphicsStreamRequest)
+    assert (request.params.pane_id, request.params.z_index) == ("p", 2)
+    assert conn.raw_stream
+    assert conn.trailing == b"\x01\x02"
+    # without a release the connection follows the published table: an unknown method
+    bare = herdr.ServerConnection(protocol=protocol)
+    with pytest.raises(RemoteProtocolError):
+        bare.receive_data(line + b"\n")
+
+
+def test_a_hidden_method_is_only_what_herdr_hides() -> None:
+    assert herdr.hidden_request_type("pane.graphics.stream") is t.PaneGraphicsStreamRequest
+    with pytest.raises(KeyError):
+        herdr.hidden_request_type("pane.clear")
