@@ -37,7 +37,7 @@ from ._envelope import (
     encode_request,
     request_id_of,
 )
-from ._releases import HerdrRelease
+from ._releases import HIDDEN_METHODS, HerdrRelease
 from ._state import CLIENT_TABLE, SERVER_TABLE, Input, State
 from ._versions import DEFAULT_PROTOCOL, require_supported
 
@@ -116,7 +116,9 @@ def make_request(
     """Build the typed request for ``method``; ``params`` is its params Struct, a dict or None.
 
     A params Struct of another protocol (the newest, from the typed methods) is
-    converted to ``protocol``'s type; fields that protocol lacks are dropped.
+    converted to ``protocol``'s type; fields that protocol lacks are dropped. A
+    method of :data:`~shedproto.herdr.HIDDEN_METHODS` is built with protocol
+    22's types at every protocol (herdr serves it; only its schema skips it).
 
     Raises:
         LocalProtocolError: ``UNKNOWN_TYPE`` for a method ``protocol`` does not
@@ -126,6 +128,9 @@ def make_request(
     """
     require_supported(protocol)
     requests, params_types, _ = t.PROTOCOL_TABLES[protocol]
+    if method in HIDDEN_METHODS and method not in requests:
+        # served by every release though the published 20/21 schemas skip it
+        requests, params_types, _ = t.PROTOCOL_TABLES[22]
     request_type = requests.get(method)
     if request_type is None:
         raise LocalProtocolError(

@@ -336,3 +336,24 @@ async def test_an_event_that_cannot_be_encoded_ends_the_stream_with_internal_err
         assert error["message"].startswith("failed to encode subscription event: ")
     else:  # the bad event was skipped, the stream went on
         assert [line["data"]["label"] for line in lines] == ["after"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize("protocol", [20, 21])
+async def test_the_schema_only_protocols_serve_the_hidden_graphics_stream(
+    short_socket_dir: Path, protocol: int
+) -> None:
+    # herdrdev/herdr src/api/schema.rs:182-183@v0.8.2 (parsed, skipped only by the schema) and
+    # src/api/server/pane_graphics_stream.rs@v0.8.2: `ok`, then frames on the same connection
+    server = HerdrServer(short_socket_dir / "h.sock", protocol=protocol, shell=["/bin/sh"])
+    client = AsyncHerdrClient.for_socket(short_socket_dir / "h.sock", protocol=protocol)
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            await tg.start(server.serve)
+            pane = await _pane(client)
+            async with client.graphics_stream(pane, layer_id="l") as stream:
+                await stream.send_frame(RGBA, b"\x01\x02\x03\x04")
+                await _until(
+                    lambda: getattr(server.graphics.get(pane, {}).get("l"), "data_base64", "")
+                    == "AQIDBA=="
+                )
+            server.shutdown()
