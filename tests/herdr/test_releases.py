@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import msgspec
 import pytest
 
 from shedproto import herdr
@@ -143,3 +144,19 @@ def test_a_hidden_method_is_only_what_herdr_hides() -> None:
     assert herdr.hidden_request_type("pane.graphics.stream") is t.PaneGraphicsStreamRequest
     with pytest.raises(KeyError):
         herdr.hidden_request_type("pane.clear")
+
+
+def test_restore_error_is_a_pane_field_after_foreground_cwd() -> None:
+    # herdrdev/herdr src/api/schema/panes.rs struct PaneInfo@3f32b738 (restore_error:
+    # Option<String>, skip_serializing_if none, between foreground_cwd and label); the
+    # AgentInfo of src/api/schema/agents.rs@b129bebc has no such field
+    fields = list(t.PaneInfo.__struct_fields__)
+    assert fields[fields.index("foreground_cwd") + 1] == "restore_error"
+    assert "restore_error" not in t.AgentInfo.__struct_fields__
+    assert "restore_error" not in t.PaneInfoP21.__struct_fields__
+    pane = t.PaneInfo(
+        pane_id="p", terminal_id="t", workspace_id="w", tab_id="b", focused=False,
+        agent_status="idle", revision=1, restore_error="resume failed",
+    )  # fmt: skip
+    assert b'"restore_error":"resume failed"' in msgspec.json.encode(pane)
+    assert b"restore_error" not in msgspec.json.encode(msgspec.structs.replace(pane, restore_error=None))
