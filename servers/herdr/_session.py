@@ -57,9 +57,13 @@ class SessionHandlers(ServerState):
         return t.PongReply(version=self.version, protocol=self.protocol, capabilities=capabilities)
 
     async def _ssh_agent_check(self, id: str, params: t.ServerSshAgentRegisterParams) -> t.OkReply:
-        """Accept an absolute agent socket path; :mod:`._server` then holds the connection."""
+        """Accept an absolute agent socket path; :mod:`._server` then holds the connection.
+
+        A relative path is herdr's ``invalid_ssh_agent`` (its registry's
+        InvalidInput; src/api/server.rs handle_connection_with_stop@3f32b738).
+        """
         if not params.socket_path.startswith("/"):
-            raise AnswerError(E.INVALID_PARAMS, "ssh agent socket path must be absolute")
+            raise AnswerError(E.INVALID_SSH_AGENT, "ssh agent socket path must be absolute")
         return t.OkReply()
 
     async def _ok_handler(self, id: str, params: Any) -> t.OkReply:

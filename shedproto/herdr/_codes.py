@@ -37,6 +37,10 @@ class HerdrErrorCode(str, Enum):
     CELL_SIZE_UNAVAILABLE = "cell_size_unavailable"
     HANDOFF_FAILED = "handoff_failed"
     UNSUPPORTED_IN_APP_MODE = "unsupported_in_app_mode"
+    # server.ssh_agent.register: herdrdev/herdr src/api/server.rs
+    # handle_connection_with_stop@3f32b738 (an InvalidInput error, else unavailable)
+    INVALID_SSH_AGENT = "invalid_ssh_agent"
+    SSH_AGENT_UNAVAILABLE = "ssh_agent_unavailable"
     # app layer: workspaces, tabs, panes
     WORKSPACE_NOT_FOUND = "workspace_not_found"
     TAB_NOT_FOUND = "tab_not_found"

@@ -145,7 +145,8 @@ async def test_ssh_agent_registration_lasts_while_the_connection_is_open(
         with pytest.raises(herdr.HerdrApiError) as refused:
             async with client.ssh_agent_register("relative.sock"):
                 pass
-    assert refused.value.code == "invalid_params"
+    # herdrdev/herdr src/api/server.rs handle_connection_with_stop@3f32b738
+    assert refused.value.code == "invalid_ssh_agent"
     assert (await client.ping()).capabilities.ssh_agent_registration is True  # type: ignore[union-attr]
 
 
