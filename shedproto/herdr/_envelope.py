@@ -171,12 +171,38 @@ class _IdProbe(LenientFrame, frozen=True, kw_only=True):
 
 
 def request_id_of(line: bytes) -> str:
-    """Return the string ``id`` of a request line that may be invalid, else ``""``."""
+    """Return the string ``id`` of a request line that may be invalid, else ``""``.
+
+    A line whose object names ``id`` twice gives ``""``: herdr's serde reading
+    refuses the duplicate (src/api/server.rs handle_connection_with_stop@3f32b738,
+    "ambiguous duplicate IDs stay uncorrelated").
+    """
     try:
         probe = decoder_for(_IdProbe).decode(line)
     except msgspec.DecodeError:
         return ""
-    return probe.id if isinstance(probe.id, str) else ""
+    if not isinstance(probe.id, str):
+        return ""
+    if line.count(b'"id"') > 1 and _has_duplicate_id(line):
+        return ""
+    return probe.id
+
+
+def _has_duplicate_id(line: bytes) -> bool:
+    """Return whether the top-level object of ``line`` names ``id`` more than once."""
+    import json
+
+    counts: list[int] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        counts.append(sum(key == "id" for key, _ in items))
+        return dict(items)
+
+    try:
+        json.loads(line, object_pairs_hook=pairs)
+    except ValueError:
+        return False
+    return bool(counts) and counts[-1] > 1  # the outermost object is closed last
 
 
 @functools.cache

@@ -108,6 +108,10 @@ def test_the_server_connection_refuses_a_release_of_another_protocol() -> None:
 
 def test_request_id_of_reads_only_a_string_id() -> None:
     assert herdr.request_id_of(b'{"id":"x","method":1}') == "x"
+    # herdrdev/herdr src/api/server.rs handle_connection_with_stop@3f32b738: serde refuses a
+    # duplicate id, so the answer stays uncorrelated; a nested "id" is not a duplicate
+    assert herdr.request_id_of(b'{"id":"a","id":"b","method":"x"}') == ""
+    assert herdr.request_id_of(b'{"id":"a","params":{"id":"b"}}') == "a"
     assert herdr.request_id_of(b'{"id":null}') == ""
     assert herdr.request_id_of(b"[1]") == ""
     assert herdr.request_id_of(b"\xff") == ""
@@ -159,4 +163,5 @@ def test_restore_error_is_a_pane_field_after_foreground_cwd() -> None:
         agent_status="idle", revision=1, restore_error="resume failed",
     )  # fmt: skip
     assert b'"restore_error":"resume failed"' in msgspec.json.encode(pane)
-    assert b"restore_error" not in msgspec.json.encode(msgspec.structs.replace(pane, restore_error=None))
+    cleared = msgspec.structs.replace(pane, restore_error=None)
+    assert b"restore_error" not in msgspec.json.encode(cleared)
