@@ -57,6 +57,8 @@ def test_each_protocol22_release_has_its_method_set(version: str) -> None:
     [(v, "" if v in ("0.9.0", "0.9.1") else "r1") for v in sorted(EXPECTED_LACKS)],
 )
 def test_which_id_an_invalid_request_answer_carries(version: str, echoed: str) -> None:
+    # src/api/server.rs:190@v0.8.2 answers id ""; handle_connection_with_stop@3f32b738
+    # recovers a string id from a line starting with "{"
     assert _answer(version, b'{"id":"r1","method":"no.such","params":{}}')["id"] == echoed
     assert _answer(version, b'{"id":"r1","method":"ping"}')["id"] == echoed  # params missing
     assert _answer(version, b'{"id":7,"method":"ping","params":{}}')["id"] == ""  # not a string
@@ -77,6 +79,9 @@ def test_which_id_an_invalid_request_answer_carries(version: str, echoed: str) -
 def test_stream_endings_and_capabilities_per_release(
     version: str, lost: bool, ends: bool, ssh: bool
 ) -> None:
+    # herdrdev/herdr src/api/subscriptions.rs subscription_events_after and
+    # event_encoding_error@3f32b738: events_lost, server_unavailable and internal_error come
+    # from one poll_batch; src/api/subscriptions.rs@665d6d83 and :337@v0.8.2 have none
     release = herdr.release_for(22, version)
     assert (release.reports_events_lost, release.stream_end_errors) == (lost, ends)
     assert release.ssh_agent_registration is ssh
