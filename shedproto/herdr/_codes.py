@@ -37,6 +37,9 @@ class HerdrErrorCode(str, Enum):
     CELL_SIZE_UNAVAILABLE = "cell_size_unavailable"
     HANDOFF_FAILED = "handoff_failed"
     UNSUPPORTED_IN_APP_MODE = "unsupported_in_app_mode"
+    # a retired pane.graphics.* method (0.9.2 on): herdrdev/herdr src/api/server.rs
+    # retired_pane_graphics_method_error@3f32b738
+    UNKNOWN_METHOD = "unknown_method"
     # server.ssh_agent.register: herdrdev/herdr src/api/server.rs
     # handle_connection_with_stop@3f32b738 (an InvalidInput error, else unavailable)
     INVALID_SSH_AGENT = "invalid_ssh_agent"

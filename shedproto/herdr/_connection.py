@@ -36,6 +36,7 @@ from ._envelope import (
     decode_stream_line,
     encode_request,
     request_id_of,
+    retired_method_reply,
 )
 from ._releases import HIDDEN_METHODS, HerdrRelease
 from ._state import CLIENT_TABLE, SERVER_TABLE, Input, State
@@ -316,6 +317,7 @@ class ServerConnection(Contract[State]):
         if release is not None and release.methods != t.PROTOCOL_TABLES[protocol][0].keys():
             self._methods = release.methods
         self._echo = release is not None and release.echoes_invalid_id
+        self._retired = release.retired if release is not None else frozenset()
         super().__init__(SERVER_TABLE, _IDLE)
         self.protocol = protocol
         self.deadline = accepted_at + request_timeout
@@ -394,10 +396,12 @@ class ServerConnection(Contract[State]):
             request = decode_request(payload, self.protocol, self._methods)
         except RemoteProtocolError as exc:
             if exc.reply_hint is not None:
-                if self._echo:
-                    echoed = request_id_of(payload)
-                    if echoed:
-                        exc.reply_hint = _with_id(exc.reply_hint, echoed)
+                echoed = request_id_of(payload) if self._echo else ""
+                retired = self._retired and retired_method_reply(payload, self._retired, echoed)
+                if retired:
+                    exc.reply_hint = retired
+                elif echoed:
+                    exc.reply_hint = _with_id(exc.reply_hint, echoed)
                 self.outbox.put(exc.reply_hint)
             raise self._fail(exc) from None
         self.request = request

@@ -40,6 +40,7 @@ __all__ = [
     "encode_request",
     "invalid_request_reply",
     "release_request_decoder",
+    "retired_method_reply",
     "request_decoder",
     "request_id_of",
     "response_decoder",
@@ -186,6 +187,29 @@ def request_id_of(line: bytes) -> str:
     if line.count(b'"id"') > 1 and _has_duplicate_id(line):
         return ""
     return probe.id
+
+
+class _MethodProbe(LenientFrame, frozen=True, kw_only=True):
+    method: Any = None
+
+
+def retired_method_reply(line: bytes, retired: frozenset[str], id: str) -> bytes | None:
+    """Return herdr's ``unknown_method`` answer when ``line`` names a ``retired`` method.
+
+    ``None`` when it names another method (or none): that line gets
+    ``invalid_request``. herdrdev/herdr src/api/server.rs
+    ``retired_pane_graphics_method_error``@3f32b738.
+    """
+    if not retired:
+        return None
+    try:
+        probe = decoder_for(_MethodProbe).decode(line)
+    except msgspec.DecodeError:
+        return None
+    if not isinstance(probe.method, str) or probe.method not in retired:
+        return None
+    reply = ErrorResponse.of(id, HerdrErrorCode.UNKNOWN_METHOD, f"unknown method: {probe.method}")
+    return encode_line(reply)
 
 
 def _has_duplicate_id(line: bytes) -> bool:

@@ -20,6 +20,7 @@ __all__ = [
     "DEFAULT_RELEASES",
     "HIDDEN_METHODS",
     "RELEASES",
+    "RETIRED_GRAPHICS",
     "HerdrRelease",
     "hidden_request_type",
     "release_for",
@@ -64,6 +65,9 @@ class HerdrRelease:
     is unavailable with ``server_unavailable``); earlier releases skip such an
     event. In every release a stream ends with a bare EOF when the server
     stops. ``ssh_agent_registration`` is the ``ping`` capability of that name.
+    ``retired``: methods the release no longer has but answers ``unknown_method``
+    (``unknown method: <name>``, with the line's string id) instead of
+    ``invalid_request``: the ``pane.graphics.*`` methods from 0.9.2.
     """
 
     version: str
@@ -73,6 +77,7 @@ class HerdrRelease:
     reports_events_lost: bool = False
     stream_end_errors: bool = False
     ssh_agent_registration: bool = False
+    retired: frozenset[str] = frozenset()
     differences: str = ""
 
 
@@ -85,6 +90,18 @@ def _methods(protocol: int, *, without: tuple[str, ...] = ()) -> frozenset[str]:
 
 
 _LATER_092 = ("pane.clear", "server.ssh_agent.register")
+
+RETIRED_GRAPHICS: frozenset[str] = frozenset(
+    {"pane.graphics.info", "pane.graphics.set", "pane.graphics.clear", "pane.graphics.stream"}
+)
+"""The pane graphics API herdr removed in 0.9.2: answered ``unknown_method`` from then on.
+
+herdrdev/herdr src/api/server.rs ``retired_pane_graphics_method_error`` and its
+test ``removed_pane_graphics_methods_return_unknown_method_without_stream_upgrade``
+@3f32b738; the release (0.9.2) from two independent clients' notes on live
+releases (a third says 0.9.3).
+"""
+_RETIRED = tuple(sorted(RETIRED_GRAPHICS))
 
 RELEASES: dict[str, HerdrRelease] = {
     release.version: release
@@ -122,22 +139,25 @@ RELEASES: dict[str, HerdrRelease] = {
         HerdrRelease(
             version="0.9.2",
             protocol=22,
-            methods=_methods(22),
+            methods=_methods(22, without=_RETIRED),
+            retired=RETIRED_GRAPHICS,
             echoes_invalid_id=True,
             reports_events_lost=True,
             stream_end_errors=True,
             ssh_agent_registration=True,
             differences=(
                 "adds pane.clear and server.ssh_agent.register (capability "
-                "ssh_agent_registration); invalid_request and probe failures echo the "
-                "request id; a subscriber that falls behind gets events_lost, one whose "
-                "event cannot be encoded internal_error, then EOF"
+                "ssh_agent_registration); removes the pane.graphics.* methods (answered "
+                "unknown_method); invalid_request and probe failures echo the request id; "
+                "a subscriber that falls behind gets events_lost, one whose event cannot "
+                "be encoded internal_error, then EOF"
             ),
         ),
         HerdrRelease(
             version="0.9.3",
             protocol=22,
-            methods=_methods(22),
+            methods=_methods(22, without=_RETIRED),
+            retired=RETIRED_GRAPHICS,
             echoes_invalid_id=True,
             reports_events_lost=True,
             stream_end_errors=True,
@@ -147,7 +167,8 @@ RELEASES: dict[str, HerdrRelease] = {
         HerdrRelease(
             version="0.9.4",
             protocol=22,
-            methods=_methods(22),
+            methods=_methods(22, without=_RETIRED),
+            retired=RETIRED_GRAPHICS,
             echoes_invalid_id=True,
             reports_events_lost=True,
             stream_end_errors=True,
@@ -157,7 +178,8 @@ RELEASES: dict[str, HerdrRelease] = {
         HerdrRelease(
             version="0.9.5",
             protocol=22,
-            methods=_methods(22),
+            methods=_methods(22, without=_RETIRED),
+            retired=RETIRED_GRAPHICS,
             echoes_invalid_id=True,
             reports_events_lost=True,
             stream_end_errors=True,

@@ -260,8 +260,19 @@ async def test_agent_and_state_methods(herdr_server: HerdrServer) -> None:
             assert refused.value.code == code
 
 
-async def test_graphics_layers_are_state(herdr_server: HerdrServer) -> None:
+async def test_graphics_layers_are_state(short_socket_dir: Path) -> None:
+    # the pane graphics API up to herdr 0.9.1 (0.9.2 removed it: shedproto.herdr.RETIRED_GRAPHICS)
+    herdr_server = HerdrServer(
+        short_socket_dir / "h.sock", herdr_version="0.9.1", shell=["/bin/sh"]
+    )
     client = AsyncHerdrClient.for_socket(herdr_server.path)
+    async with anyio.create_task_group() as tg:
+        await tg.start(herdr_server.serve)
+        await _graphics_layers(client, herdr_server)
+        herdr_server.shutdown()
+
+
+async def _graphics_layers(client: AsyncHerdrClient, herdr_server: HerdrServer) -> None:
     with anyio.fail_after(LIMIT):
         pane = await _pane(client)
         pixel = "AAAA/w=="  # one RGBA pixel

@@ -28,13 +28,14 @@ def _answer(version: str, line: bytes) -> dict[str, object]:
     return answer
 
 
+GRAPHICS = {f"pane.graphics.{name}" for name in ("info", "set", "clear", "stream")}
 EXPECTED_LACKS = {
     "0.9.0": {"pane.link.resolve", "pane.clear", "server.ssh_agent.register"},
     "0.9.1": {"pane.clear", "server.ssh_agent.register"},
-    "0.9.2": set(),
-    "0.9.3": set(),
-    "0.9.4": set(),
-    "0.9.5": set(),
+    "0.9.2": GRAPHICS,
+    "0.9.3": GRAPHICS,
+    "0.9.4": GRAPHICS,
+    "0.9.5": GRAPHICS,
 }
 
 
@@ -43,9 +44,17 @@ def test_each_protocol22_release_has_its_method_set(version: str) -> None:
     release = herdr.release_for(22, version)
     assert release.protocol == 22
     assert P22 - release.methods == EXPECTED_LACKS[version]
+    assert release.retired == (GRAPHICS if version >= "0.9.2" else set())
     for method in EXPECTED_LACKS[version]:
         line = json.dumps({"id": "m", "method": method, "params": {"pane_id": "p"}}).encode()
         answer = _answer(version, line)
+        if method in GRAPHICS:
+            # src/api/server.rs retired_pane_graphics_method_error@3f32b738
+            assert answer == {
+                "id": "m",
+                "error": {"code": "unknown_method", "message": f"unknown method: {method}"},
+            }
+            continue
         assert answer["error"] == {
             "code": "invalid_request",
             "message": f"invalid request: Invalid value '{method}' - at `$.method`",
