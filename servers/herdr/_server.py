@@ -254,8 +254,6 @@ class HerdrServer(
         self.dismissed: list[Any] = []
         """The params of every release-notes and announcement dismissal."""
         self.window_title: str | None = None
-        self.surface_active = False
-        self.surface_revision = 0
         self.agent_view: t.AgentViewSetParams | None = None
         self.graphics: dict[str, dict[str, t.PaneGraphicsSetParams]] = {}
         """Pane id -> layer id -> the image last set there (no terminal draws them)."""

@@ -103,11 +103,14 @@ class SessionHandlers(ServerState):
     async def _client_shell_surface(
         self, id: str, params: t.ClientShellSurfaceSetParams
     ) -> t.ClientShellSurfaceSetReply:
-        if params.active != self.surface_active:
-            self.surface_active = params.active
-            self.surface_revision += 1
-        return t.ClientShellSurfaceSetReply(
-            active=self.surface_active, projection_revision=self.surface_revision
+        """Refuse it, as herdr does on its API socket (only a client-shell endpoint takes it).
+
+        herdrdev/herdr src/api/server.rs handle_request@3f32b738; observed against 0.9.0
+        and 0.9.1 by independent clients.
+        """
+        raise AnswerError(
+            E.CONNECTION_LOCAL_ONLY,
+            "client_shell.surface.set is only available through a client shell endpoint",
         )
 
     async def _popup_close(self, id: str, params: Any) -> t.OkReply:

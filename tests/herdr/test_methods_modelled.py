@@ -240,8 +240,6 @@ async def test_agent_and_state_methods(herdr_server: HerdrServer) -> None:
         await client.pane_release_agent(pane, "test", "claude")
         assert (await client.agent_list()).agents == []
         assert "claude" in [m.agent for m in (await client.server_agent_manifests()).manifests]
-        surface = await client.client_shell_surface_set(True)
-        assert (surface.active, surface.projection_revision) == (True, 1)
         title = await client.client_window_title_set("x")
         assert (title.changed, title.reason) == (False, "no_foreground_client")
         assert (await client.pane_current(caller_pane_id=pane)).pane.pane_id == pane
@@ -254,6 +252,8 @@ async def test_agent_and_state_methods(herdr_server: HerdrServer) -> None:
             (client.server_live_handoff(), "handoff_failed"),
             (client.integration_install("claude"), "integration_install_failed"),
             (client.command_invoke("no.such.command"), "invalid_params"),
+            # herdrdev/herdr src/api/server.rs handle_request@3f32b738: API socket refuses it
+            (client.client_shell_surface_set(True), "connection_local_only"),
         ]:
             with pytest.raises(herdr.HerdrApiError) as refused:
                 await call
