@@ -1,14 +1,15 @@
 """herdr's commands that work on local files, not the socket (``completion``, ``config``...).
 
-The commands are ``completion``, ``config``, ``channel``, ``update``, and the
-flags ``--default-config`` and ``--skill``.
+The commands are ``completion``, ``config``, ``channel``, ``update``, ``session
+list|stop|delete``, and the flags ``--default-config`` and ``--skill``.
 
 What is offered follows herdr's own rules (herdrdev/herdr src/cli.rs:95-280,
 src/cli/completion.rs:1-87, src/main.rs:590-620 and src/update.rs:1096-1108@v0.8.2):
 usage lines, exit codes and message forms are herdr's. What cannot be offered
-here (self-update, editing herdr's config.toml, printing herdr's bundled default
-config or agent skill) exits 1 with one line in herdr's form. ``completion`` prints
-a script of this library's own making that completes this CLI's commands.
+here (self-update, editing herdr's config.toml, deleting a session directory,
+printing herdr's bundled default config or agent skill) exits 1 with one line in
+herdr's form. ``completion`` prints a script of this library's own making that
+completes this CLI's commands.
 """
 
 from __future__ import annotations
@@ -56,6 +57,16 @@ _CHANNEL_HELP = (
     "  herdr channel set <stable|preview>  choose the update channel"
 )
 _UPDATE_USAGE = "usage: herdr update [--handoff]"
+_SESSION_HELP = (
+    "herdr session commands:\n"
+    "  herdr session list [--json]\n"
+    "  herdr session attach <name>\n"
+    "  herdr session stop <name> [--json]\n"
+    "  herdr session delete <name> [--json]\n"
+    "  use 'default' as <name> to target the default session for stop"
+)
+STOP_WAIT_SECONDS = 15.0
+"""How long ``session stop`` waits for the sockets to go (src/session.rs:14@v0.8.2)."""
 
 
 def local_command(ctx: Context, args: Sequence[str], tree: Mapping[str, Any]) -> int | None:
@@ -73,6 +84,8 @@ def local_command(ctx: Context, args: Sequence[str], tree: Mapping[str, Any]) ->
         return _channel(ctx, rest)
     if command == "update":
         return _update(ctx, rest)
+    if command == "session" and rest[:1] != ["attach"]:
+        return _session(ctx, rest)
     return None
 
 
@@ -310,3 +323,175 @@ def _update(ctx: Context, args: list[str]) -> int:
     ctx.err("self-update is disabled for this herdr stand-in (shedproto); "
             "run `pip install --upgrade shedproto`")  # fmt: skip
     return 1
+
+
+def _session(ctx: Context, args: list[str]) -> int:
+    """``session list|stop|delete`` (src/cli.rs:418-520 and src/session.rs:187-330@v0.8.2)."""
+    sub = args[0] if args else None
+    if sub == "list":
+        if args[1:] not in ([], ["--json"]):
+            ctx.err("usage: herdr session list [--json]")
+            return 2
+        sessions = list_sessions(ctx.env)
+        if args[1:]:
+            ctx.out(_dumps({"sessions": sessions}))
+            return 0
+        ctx.out(f"{'name':<20} {'status':<8} {'directory':<48} socket")
+        for info in sessions:
+            status = "running" if info["running"] else "stopped"
+            ctx.out(
+                f"{info['name']:<20} {status:<8} {info['session_dir']:<48} {info['socket_path']}"
+            )
+        return 0
+    if sub in ("stop", "delete"):
+        parsed = _name_and_json(args[1:])
+        if parsed is None:
+            ctx.err(f"usage: herdr session {sub} <name> [--json]")
+            return 2
+        name, json_out = parsed
+        if sub == "delete":
+            ctx.err(f"herdr: `herdr session delete` is not available in {_STAND_IN}: it would "
+                    "remove a session directory this tool did not create")  # fmt: skip
+            return 1
+        return _session_stop(ctx, name, json_out)
+    ctx.err(_SESSION_HELP)
+    return 0 if sub in ("help", "--help", "-h") else 2
+
+
+def _name_and_json(args: list[str]) -> tuple[str, bool] | None:
+    name: str | None = None
+    json_out = False
+    for arg in args:
+        if arg == "--json":
+            json_out = True
+        elif name is None:
+            name = arg
+        else:
+            return None
+    return None if name is None else (name, json_out)
+
+
+def _dumps(value: object) -> str:
+    import json
+
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _session_error(ctx: Context, code: str, message: str) -> int:
+    ctx.err(_dumps({"error": {"code": code, "message": message}}))
+    return 1
+
+
+def session_info(env: Mapping[str, str], name: str | None) -> dict[str, Any]:
+    """Return herdr's ``SessionInfo`` of ``name`` (``None``: the default session)."""
+    from shedproto.herdr import api_socket_path, data_dir
+    from shedproto.herdr._paths import DEFAULT_SESSION_NAME
+
+    socket_path = api_socket_path(env, session=name or DEFAULT_SESSION_NAME)
+    return {
+        "name": name or DEFAULT_SESSION_NAME,
+        "default": name is None,
+        "running": _reachable(socket_path),
+        "socket_path": socket_path,
+        "session_dir": data_dir(env, name),
+    }
+
+
+def list_sessions(env: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Return the default session, then every valid named session directory, sorted."""
+    from shedproto import LocalProtocolError
+    from shedproto.herdr import config_dir, validate_session_name
+    from shedproto.herdr._paths import DEFAULT_SESSION_NAME
+
+    sessions = [session_info(env, None)]
+    names = []
+    try:
+        entries = list(Path(config_dir(env), "sessions").iterdir())
+    except OSError:
+        entries = []
+    for entry in entries:
+        if not entry.is_dir() or entry.name == DEFAULT_SESSION_NAME:
+            continue
+        try:
+            validate_session_name(entry.name)
+        except LocalProtocolError:
+            continue
+        names.append(entry.name)
+    return sessions + [session_info(env, name) for name in sorted(names)]
+
+
+def _reachable(path: str) -> bool:
+    """Return herdr's ``is_running_at``: the socket file exists and a connection succeeds."""
+    import socket
+
+    if not Path(path).exists():
+        return False
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(1.0)
+        try:
+            probe.connect(path)
+        except OSError:
+            return False
+    return True
+
+
+def _session_stop(ctx: Context, name: str, json_out: bool) -> int:
+    """Send ``server.stop`` to the session's socket, then wait until its sockets are gone."""
+    import socket
+
+    from shedproto import LocalProtocolError
+    from shedproto.herdr import (
+        api_socket_path,
+        derive_client_socket_path,
+        normalize_session_name,
+    )
+    from shedproto.herdr._paths import DEFAULT_SESSION_NAME
+
+    try:
+        target = normalize_session_name(name)
+    except LocalProtocolError as exc:
+        return _session_error(ctx, "invalid_session_name", exc.message)
+    path = api_socket_path(ctx.env, session=target or DEFAULT_SESSION_NAME)
+    label = f"session {target or DEFAULT_SESSION_NAME}"
+    deadline = ctx.monotonic() + STOP_WAIT_SECONDS
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(STOP_WAIT_SECONDS)
+            conn.connect(path)
+            conn.sendall(b'{"id":"cli:session:stop","method":"server.stop","params":{}}\n')
+            answer = conn.makefile("rb").readline()
+    except OSError as exc:
+        reason = f"{exc.strerror or exc} (os error {exc.errno})" if exc.errno else str(exc)
+        message = f"{label} is not running or cannot be reached at {path}: {reason}"
+        return _session_error(ctx, "session_stop_failed", message)
+    error = _error_of(answer)
+    if error is not None:
+        return _session_error(ctx, "session_stop_failed", error)
+    paths = [path, derive_client_socket_path(path)]
+    while any(_reachable(p) for p in paths):
+        if ctx.monotonic() >= deadline:
+            live = ", ".join(p for p in paths if _reachable(p))
+            message = (
+                f"{label} did not stop within {int(STOP_WAIT_SECONDS * 1000)}ms; "
+                f"sockets are still reachable at {live}"
+            )
+            return _session_error(ctx, "session_stop_failed", message)
+        ctx.sleep(0.025)
+    info = session_info(ctx.env, target)
+    if json_out:
+        ctx.out(_dumps({"stopped": True, "session": info}))
+    else:
+        ctx.out(f"stopped session {info['name']}")
+    return 0
+
+
+def _error_of(answer: bytes) -> str | None:
+    """Return the ``error`` object of an answer line as JSON text, else ``None``."""
+    import json
+
+    try:
+        value = json.loads(answer)
+    except ValueError:
+        return None
+    error = value.get("error") if isinstance(value, dict) else None
+    return None if error is None else _dumps(error)

@@ -47,7 +47,8 @@ KNOWN_FLAGS = frozenset(
 TUI_COMMANDS = frozenset({"client", "remote-client-bridge", "session"})
 """herdr commands that need the terminal UI or herdr's binary: not offered here.
 
-``completion``, ``config``, ``channel`` and ``update`` are :mod:`._local`'s.
+``completion``, ``config``, ``channel``, ``update`` and ``session`` (but ``attach``)
+are :mod:`._local`'s.
 """
 
 TUI_MESSAGE = (
@@ -91,9 +92,6 @@ def toplevel(ctx: Context, args: Sequence[str], commands: Mapping[str, Any]) -> 
         ctx.err(TUI_MESSAGE)
         return 1
     if args[0] in TUI_COMMANDS:
-        if args[0] == "session" and args[1:2] != ["attach"]:
-            ctx.err(UNAVAILABLE.format(command="session"))
-            return 1
         ctx.err(TUI_MESSAGE if args[0] in ("client", "session") else UNAVAILABLE.format(
             command=args[0]))  # fmt: skip
         return 1

@@ -8,8 +8,12 @@ src/main.rs:590-690, src/update.rs:1096-1108,2077-2092 and src/config/io.rs:110-
 from __future__ import annotations
 
 import io
+import json
+import os
 import shutil
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -182,3 +186,71 @@ def test_help_wins_over_the_other_launcher_flags() -> None:
     code, out, err = _run("--default-config", "--help")
     assert code == 0
     assert "usage: herdr" in out + err
+
+
+def test_session_list_stop_and_delete(short_socket_dir: Path) -> None:
+    # src/cli.rs:418-520,953-1013 and src/session.rs:187-330@v0.8.2
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HERDR_")}
+    env.update({"HOME": str(short_socket_dir), "XDG_CONFIG_HOME": str(short_socket_dir / "c")})
+    base = short_socket_dir / "c" / "herdr"
+    (base / "sessions" / "not a name").mkdir(parents=True)  # invalid names are not listed
+    cli = [sys.executable, "-m", "shedproto.clients.cli", "herdr", "cli", "--session", "demo"]
+    socket = base / "sessions" / "demo" / "herdr.sock"
+    with subprocess.Popen(
+        [*cli, "server"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as server:
+        try:
+            deadline = time.monotonic() + 30
+            while not socket.is_socket():
+                assert server.poll() is None, server.communicate()
+                assert time.monotonic() < deadline, "herdr server did not bind in 30 s"
+                time.sleep(0.05)
+            code, out, err = _run("session", "list", "--json", env=env)
+            assert (code, err) == (0, "")
+            assert json.loads(out) == {
+                "sessions": [
+                    {
+                        "name": "default",
+                        "default": True,
+                        "running": False,
+                        "socket_path": str(base / "herdr.sock"),
+                        "session_dir": str(base),
+                    },
+                    {
+                        "name": "demo",
+                        "default": False,
+                        "running": True,
+                        "socket_path": str(socket),
+                        "session_dir": str(base / "sessions" / "demo"),
+                    },
+                ]
+            }
+            table = _run("session", "list", env=env)[1].splitlines()
+            assert table[0].split() == ["name", "status", "directory", "socket"]
+            assert table[2].split()[:2] == ["demo", "running"]
+            assert _run("session", "stop", "demo", env=env) == (0, "stopped session demo\n", "")
+            assert server.wait(timeout=30) == 0
+        finally:
+            if server.poll() is None:
+                server.kill()
+            server.communicate()
+    code, out, err = _run("session", "stop", "demo", "--json", env=env)
+    assert (code, out) == (1, "")
+    error = json.loads(err)["error"]
+    assert error["code"] == "session_stop_failed"
+    assert error["message"].startswith(
+        f"session demo is not running or cannot be reached at {socket}: "
+    )
+    code, _, err = _run("session", "stop", "../x", env=env)
+    assert (code, json.loads(err)["error"]["code"]) == (1, "invalid_session_name")
+    code, out, err = _run("session", "delete", "demo", env=env)
+    assert (code, out, err.count("\n")) == (1, "", 1)
+    assert (base / "sessions" / "demo").is_dir()  # a directory this tool did not create stays
+    assert _run("session", "stop", env=env) == (
+        2,
+        "",
+        "usage: herdr session stop <name> [--json]\n",
+    )
+    code, _, err = _run("session", env=env)
+    assert code == 2
+    assert err.startswith("herdr session commands:\n")
