@@ -193,6 +193,7 @@ class AsyncHerdrClient(ClientBase, AsyncMethods):
     ) -> AsyncGraphicsStream:
         """Open a ``pane.graphics.stream``; use ``async with client.graphics_stream(pane)``.
 
+        herdr 0.8.2 to 0.9.1 serve it; 0.9.2 removed it (``unknown_method``).
         On entry the server's ``ok`` must come within the client's timeout;
         then frames go out with :meth:`AsyncGraphicsStream.send_frame` and
         :meth:`AsyncGraphicsStream.send_file`. Closing the stream clears its layer.

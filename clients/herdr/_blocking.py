@@ -194,6 +194,7 @@ class BlockingHerdrClient(ClientBase, BlockingMethods):
     ) -> BlockingGraphicsStream:
         """Open a ``pane.graphics.stream``; use ``with client.graphics_stream(pane)``.
 
+        herdr 0.8.2 to 0.9.1 serve it; 0.9.2 removed it (``unknown_method``).
         On entry the server's ``ok`` must come within the client's timeout;
         then frames go out with :meth:`BlockingGraphicsStream.send_frame` and
         :meth:`BlockingGraphicsStream.send_file`. Closing the stream clears its layer.

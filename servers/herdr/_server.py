@@ -39,6 +39,7 @@ from shedproto.herdr import (
     AGENT_START_SETTLE_SECONDS,
     DEFAULT_PROTOCOL,
     EVENTS_LOST,
+    EVENTS_LOST_MESSAGE,
     NOT_MODELLED,
     ClientGone,
     ConnectionClosed,
@@ -253,8 +254,6 @@ class HerdrServer(
         self.dismissed: list[Any] = []
         """The params of every release-notes and announcement dismissal."""
         self.window_title: str | None = None
-        self.surface_active = False
-        self.surface_revision = 0
         self.agent_view: t.AgentViewSetParams | None = None
         self.graphics: dict[str, dict[str, t.PaneGraphicsSetParams]] = {}
         """Pane id -> layer id -> the image last set there (no terminal draws them)."""
@@ -336,8 +335,8 @@ class HerdrServer(
     def shutdown(self) -> None:
         """Stop accepting, end open streams and terminate every pane; safe to call twice.
 
-        From herdr 0.9.4 on, an open subscription stream first gets one
-        ``server_unavailable`` error line (earlier releases: a bare EOF).
+        An open subscription stream ends with a bare EOF, as in herdr (its
+        loop sees ``running`` false and returns).
         """
         self._stopping = True
         self.streams.shutdown()
@@ -615,38 +614,40 @@ class HerdrServer(
                             break
                         if not (sent and self.replay.drain_bursts):
                             await anyio.sleep(self.poll_interval)
-                except StreamEncodeError:
-                    if self.release.stream_end_errors:
-                        await self._end_stream(stream, conn, request.id, E.INTERNAL_ERROR)
+                except StreamEncodeError as failure:
+                    # herdr src/api/subscriptions.rs event_encoding_error@3f32b738
+                    message = f"failed to encode subscription event: {failure}"
+                    await self._end_stream(stream, conn, request.id, E.INTERNAL_ERROR, message)
                 except EventsLostError:
-                    lost = ErrorResponse.of(
-                        request.id, EVENTS_LOST, "subscription fell behind the event history"
+                    await self._end_stream(
+                        stream, conn, request.id, EVENTS_LOST, EVENTS_LOST_MESSAGE
                     )
-                    with contextlib.suppress(anyio.BrokenResourceError, TimeoutError):
-                        with anyio.fail_after(WRITE_TIMEOUT):
-                            await stream.send(conn.send(lost))
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError, TimeoutError):
                     pass
                 tg.cancel_scope.cancel()
 
             tg.start_soon(pump)
-            try:
-                await self._watch_client(stream, conn)
-            except anyio.get_cancelled_exc_class():
-                if self._stopping and self.release.stream_end_errors:
-                    await self._end_stream(stream, conn, request.id, E.SERVER_UNAVAILABLE)
-                raise
+            # the server stopping ends the stream with a bare EOF in every release
+            # (src/api/server.rs:726,779@v0.8.2; stream_subscriptions@3f32b738: `running` false, Ok)
+            await self._watch_client(stream, conn)
             tg.cancel_scope.cancel()
 
     async def _end_stream(
-        self, stream: anyio.abc.SocketStream, conn: ServerConnection, id: str, code: E
+        self,
+        stream: anyio.abc.SocketStream,
+        conn: ServerConnection,
+        id: str,
+        code: str,
+        message: str,
     ) -> None:
-        """Write the one error line that ends a stream (herdr 0.9.4+), shielded, if it can."""
-        messages = {
-            E.SERVER_UNAVAILABLE: "server is shutting down",
-            E.INTERNAL_ERROR: "failed to encode subscription event",
-        }
-        line = ErrorResponse.of(id, code, messages[code])
+        """Write the one error line that ends a stream, shielded, if it can.
+
+        Nothing is written before 0.9.2 (herdr skipped the event, or the lost
+        ones, silently): the stream ends with a bare EOF.
+        """
+        if not self.release.stream_end_errors:
+            return
+        line = ErrorResponse.of(id, code, message)
         with (
             anyio.CancelScope(shield=True),
             anyio.move_on_after(WRITE_TIMEOUT),
@@ -659,8 +660,11 @@ class HerdrServer(
     ) -> bool | None:
         """Poll every entry once and send its line; True if any was sent, None if the peer left.
 
+        An event that cannot be encoded is skipped before 0.9.2.
+
         Raises:
             EventsLostError: an entry's cursor fell out of the hub (protocol 22).
+            StreamEncodeError: an event cannot be encoded (0.9.2 on).
 
         """
         sent = False
@@ -672,6 +676,8 @@ class HerdrServer(
                 try:
                     encoded = conn.send(line)
                 except (msgspec.EncodeError, TypeError, ValueError, OverflowError) as exc:
+                    if not self.release.stream_end_errors:
+                        continue  # skipped: src/api/subscriptions.rs:337@v0.8.2
                     raise StreamEncodeError(str(exc)) from exc
                 with anyio.fail_after(WRITE_TIMEOUT):
                     await stream.send(encoded)

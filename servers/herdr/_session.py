@@ -57,9 +57,13 @@ class SessionHandlers(ServerState):
         return t.PongReply(version=self.version, protocol=self.protocol, capabilities=capabilities)
 
     async def _ssh_agent_check(self, id: str, params: t.ServerSshAgentRegisterParams) -> t.OkReply:
-        """Accept an absolute agent socket path; :mod:`._server` then holds the connection."""
+        """Accept an absolute agent socket path; :mod:`._server` then holds the connection.
+
+        A relative path is herdr's ``invalid_ssh_agent`` (its registry's
+        InvalidInput; src/api/server.rs handle_connection_with_stop@3f32b738).
+        """
         if not params.socket_path.startswith("/"):
-            raise AnswerError(E.INVALID_PARAMS, "ssh agent socket path must be absolute")
+            raise AnswerError(E.INVALID_SSH_AGENT, "ssh agent socket path must be absolute")
         return t.OkReply()
 
     async def _ok_handler(self, id: str, params: Any) -> t.OkReply:
@@ -99,11 +103,14 @@ class SessionHandlers(ServerState):
     async def _client_shell_surface(
         self, id: str, params: t.ClientShellSurfaceSetParams
     ) -> t.ClientShellSurfaceSetReply:
-        if params.active != self.surface_active:
-            self.surface_active = params.active
-            self.surface_revision += 1
-        return t.ClientShellSurfaceSetReply(
-            active=self.surface_active, projection_revision=self.surface_revision
+        """Refuse it, as herdr does on its API socket (only a client-shell endpoint takes it).
+
+        herdrdev/herdr src/api/server.rs handle_request@3f32b738; observed against 0.9.0
+        and 0.9.1 by independent clients.
+        """
+        raise AnswerError(
+            E.CONNECTION_LOCAL_ONLY,
+            "client_shell.surface.set is only available through a client shell endpoint",
         )
 
     async def _popup_close(self, id: str, params: Any) -> t.OkReply:

@@ -100,8 +100,6 @@ class ServerState:
     notifications: list[t.NotificationShowParams]
     dismissed: list[Any]
     window_title: str | None
-    surface_active: bool
-    surface_revision: int
     agent_view: t.AgentViewSetParams | None
     graphics: dict[str, dict[str, t.PaneGraphicsSetParams]]
     graphics_streams: set[tuple[str, str]]
