@@ -89,36 +89,43 @@ def hook_script(target: str) -> str:
         f"# HERDR_INTEGRATION_VERSION={INTEGRATION_VERSIONS[target]}\n"
         f"# Reports {agent}'s session and state to the herdr pane it runs in; silent outside"
         " herdr.\n"
-        '[ "${HERDR_ENV:-}" = "1" ] || exit 0\n'
-        '[ -n "${HERDR_SOCKET_PATH:-}" ] && [ -n "${HERDR_PANE_ID:-}" ] || exit 0\n'
-        "command -v python3 >/dev/null 2>&1 || exit 0\n"
+        "quiet() { cat >/dev/null 2>&1; exit 0; }  # the agent's JSON is read either way\n"
+        '[ "${HERDR_ENV:-}" = "1" ] || quiet\n'
+        '[ -n "${HERDR_SOCKET_PATH:-}" ] && [ -n "${HERDR_PANE_ID:-}" ] || quiet\n'
+        "command -v python3 >/dev/null 2>&1 || quiet\n"
         f"exec python3 -c '{_REPORTER}' \"${{1:-}}\" {agent}\n"
     )
 
 
 def js_plugin(target: str, *, marker: str | None = None, typescript: bool = False) -> str:
-    """Return a JS/TS plugin module for ``target`` announcing the agent's session on load.
+    """Return a JS (or, for pi/omp, TS extension) plugin reporting the agent's session.
 
-    The module's default export is a plugin factory returning no hooks: the
-    agent loads it, it sends ``pane.report_agent_session`` once and stays quiet.
+    The JS form is a plugin factory whose ``event`` hook reports
+    ``pane.report_agent_session`` when a ``session.*`` event carries a session
+    id; the TS form registers a ``session_start`` listener on the extension API.
+    Each id is reported once; nothing is sent outside herdr.
     """
     agent = _AGENT_NAMES.get(target, target)
-    any_type = ": any" if typescript else ""
-    return (
+    a = ": any" if typescript else ""
+    head = (
         "// installed by herdr\n"
         "// managed by herdr; reinstalling or updating the integration overwrites this file.\n"
         f"// HERDR_INTEGRATION_ID={marker or target}\n"
         f"// HERDR_INTEGRATION_VERSION={INTEGRATION_VERSIONS[target]}\n"
         + ("// @ts-nocheck\n" if typescript else "")
         + 'import net from "node:net";\n\n'
-        f"function announce(){any_type} {{\n"
+        "let reported = null;\n\n"
+        f"function report(sessionId{a}) {{\n"
         "  const socketPath = process.env.HERDR_SOCKET_PATH;\n"
         "  const paneId = process.env.HERDR_PANE_ID;\n"
         '  if (process.env.HERDR_ENV !== "1" || !socketPath || !paneId) return;\n'
+        "  if (!sessionId || sessionId === reported) return;\n"
+        "  reported = sessionId;\n"
         "  const request = {\n"
         f'    id: "herdr:{agent}",\n'
         '    method: "pane.report_agent_session",\n'
-        f'    params: {{ pane_id: paneId, source: "herdr:{agent}", agent: "{agent}" }},\n'
+        f'    params: {{ pane_id: paneId, source: "herdr:{agent}", agent: "{agent}",\n'
+        "              agent_session_id: String(sessionId) },\n"
         "  };\n"
         "  const socket = net.createConnection(socketPath);\n"
         '  socket.on("error", () => socket.destroy());\n'
@@ -126,9 +133,23 @@ def js_plugin(target: str, *, marker: str | None = None, typescript: bool = Fals
         '  socket.on("connect", () => socket.write(JSON.stringify(request) + "\\n"));\n'
         "  setTimeout(() => socket.destroy(), 2000).unref?.();\n"
         "}\n\n"
-        f"export default async function herdrAgentState(){any_type} {{\n"
-        "  announce();\n"
-        "  return {};\n"
+    )
+    if typescript:
+        return head + (
+            f"export default function herdrAgentState(pi{a}) {{\n"
+            f'  pi?.on?.("session_start", (_event{a}, ctx{a}) =>\n'
+            "    report(ctx?.sessionManager?.getSessionId?.()));\n"
+            "}\n"
+        )
+    return head + (
+        "export default async function herdrAgentState() {\n"
+        "  return {\n"
+        "    event: async ({ event }) => {\n"
+        '      if (!String(event?.type ?? "").startsWith("session.")) return;\n'
+        "      const props = event?.properties ?? {};\n"
+        "      report(props.info?.id ?? props.sessionID ?? props.sessionId);\n"
+        "    },\n"
+        "  };\n"
         "}\n"
     )
 
@@ -140,12 +161,12 @@ def hermes_plugin_files() -> dict[str, str]:
         "# HERDR_INTEGRATION_ID=hermes\n"
         f"# HERDR_INTEGRATION_VERSION={INTEGRATION_VERSIONS['hermes']}\n\n"
         "import json\nimport os\nimport socket\n\n\n"
-        "def register(ctx=None):\n"
-        '    """Report ``pane.report_agent_session`` once; silent outside herdr."""\n'
+        "def _report(session_id):\n"
         '    pane, path = os.environ.get("HERDR_PANE_ID"), os.environ.get("HERDR_SOCKET_PATH")\n'
-        '    if os.environ.get("HERDR_ENV") != "1" or not pane or not path:\n'
+        '    if os.environ.get("HERDR_ENV") != "1" or not pane or not path or not session_id:\n'
         "        return\n"
-        '    params = {"pane_id": pane, "source": "herdr:hermes", "agent": "hermes"}\n'
+        '    params = {"pane_id": pane, "source": "herdr:hermes", "agent": "hermes",\n'
+        '              "agent_session_id": str(session_id)}\n'
         '    line = json.dumps({"id": "herdr:hermes", "method": "pane.report_agent_session",'
         ' "params": params})\n'
         "    try:\n"
@@ -155,7 +176,14 @@ def hermes_plugin_files() -> dict[str, str]:
         '            conn.sendall(line.encode() + b"\\n")\n'
         "            conn.recv(65536)\n"
         "    except OSError:\n"
-        "        pass\n"
+        "        pass\n\n\n"
+        "def _on_session_start(session_id=None, **_):\n"
+        "    _report(session_id)\n\n\n"
+        "def register(ctx):\n"
+        '    """Report each session hermes starts to the herdr pane; silent outside herdr."""\n'
+        '    hook = getattr(ctx, "register_hook", None)\n'
+        "    if callable(hook):\n"
+        '        hook("on_session_start", _on_session_start)\n'
     )
     manifest = (
         "name: herdr-agent-state\n"
