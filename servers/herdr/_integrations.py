@@ -1,4 +1,4 @@
-"""The ``integration.*`` and ``command.invoke`` handlers.
+"""The ``integration.*`` handlers.
 
 ``integration.install`` / ``uninstall`` edit agent configuration only under
 the server's configured ``home`` (``HerdrServer(home=...)``; the fixtures
@@ -26,13 +26,12 @@ HANDLERS: dict[str, str] = {
     "integration.list": "_integration_list",
     "integration.install": "_integration_install",
     "integration.uninstall": "_integration_uninstall",
-    "command.invoke": "_command_invoke",
 }
 """Method -> the name of the coroutine here that answers it."""
 
 
 class IntegrationHandlers(ServerState):
-    """The ``integration.*`` and ``command.invoke`` handlers.
+    """The ``integration.*`` handlers.
 
     ``integration.install`` / ``uninstall`` edit agent configuration only under
     the server's configured ``home`` (``HerdrServer(home=...)``; the fixtures
@@ -90,6 +89,3 @@ class IntegrationHandlers(ServerState):
         return t.IntegrationUninstallReply(
             target=params.target, details=t.IntegrationUninstallResult(messages=messages)
         )
-
-    async def _command_invoke(self, id: str, params: t.CommandInvokeParams) -> t.OkReply:
-        raise AnswerError(E.INVALID_PARAMS, f"unknown command {params.command_id}")

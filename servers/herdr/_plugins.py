@@ -207,6 +207,16 @@ class PluginHandlers(ServerState):
         if failure is not None:
             raise _answer(failure)
         context = self._context(params.context, "api")
+        log = await self._start_plugin_action(plugin, action, context)
+        return t.PluginActionInvokedReply(action=action, context=context, log=log)
+
+    async def _start_plugin_action(
+        self,
+        plugin: t.InstalledPluginInfo,
+        action: t.PluginActionInfo,
+        context: t.PluginInvocationContext,
+    ) -> t.PluginCommandLogInfo:
+        """Start ``action``'s command with herdr's environment; return its ``running`` log."""
         config, state = await self._plugin_dirs(plugin)
         env = command_env(
             plugin, context, socket_path=str(self.path), config_dir=config, state_dir=state,
@@ -220,7 +230,7 @@ class PluginHandlers(ServerState):
         self._push_log(log)
         if self._tasks is not None:
             self._tasks.start_soon(self._run_plugin_command, log, plugin.plugin_root, env)
-        return t.PluginActionInvokedReply(action=action, context=context, log=log)
+        return log
 
     async def _run_plugin_command(
         self, log: t.PluginCommandLogInfo, cwd: str, env: dict[str, str]

@@ -62,6 +62,7 @@ from shedproto.servers._unix import UnixServer
 
 from . import (
     _agents,
+    _commands,
     _events,
     _graphics,
     _integrations,
@@ -76,6 +77,7 @@ from . import (
     _worktrees,
 )
 from ._agents import DEFAULT_AGENT_KINDS, AgentHandlers
+from ._commands import CommandHandlers, load_commands
 from ._detection import ManifestSet, PaneDetector
 from ._events import Entry, EventHandlers, EventsLostError
 from ._graphics import GraphicsHandlers
@@ -132,6 +134,7 @@ _HANDLERS: dict[str, str] = _assemble(
     _integrations.HANDLERS,
     _worktrees.HANDLERS,
     _plugins.HANDLERS,
+    _commands.HANDLERS,
     _terminal_host.HANDLERS,
 )
 """Method -> the name of the ``HerdrServer`` coroutine that answers it (every domain's table)."""
@@ -169,6 +172,7 @@ class HerdrServer(
     AgentHandlers,
     EventHandlers,
     IntegrationHandlers,
+    CommandHandlers,
     PluginHandlers,
     TerminalHostHandlers,
 ):
@@ -297,6 +301,8 @@ class HerdrServer(
         self.detect_interval = detect_interval
         self.manifests = ManifestSet(self.config_dir)
         self.detectors: dict[Pane, PaneDetector] = {}
+        self.popup_pane: Pane | None = None
+        self.commands, self.config_diagnostics = load_commands(self.config_dir)
 
     async def serve(
         self, *, task_status: anyio.abc.TaskStatus[Path] = anyio.TASK_STATUS_IGNORED
