@@ -297,11 +297,17 @@ class HerdrServer(
         self.state_dir = state_dir or _herdr_state_dir(env, self.config_dir, config_dir)
         self.plugin_logs: list[t.PluginCommandLogInfo] = []
         self.plugin_panes: dict[str, tuple[str, str]] = {}
+        self.plugin_log_seq = 0
+        self.plugin_in_flight = 0
+        self.registry_writable = config_dir is not None
+        """The plugin registry is written only to a config dir the embedder chose."""
         self.home = home
         self.detect_interval = detect_interval
         self.manifests = ManifestSet(self.config_dir)
         self.detectors: dict[Pane, PaneDetector] = {}
         self.popup_pane: Pane | None = None
+        self._load_registry()
+        self.hub.listener = self._plugin_event_hook
         self.commands, self.config_diagnostics = load_commands(self.config_dir)
 
     async def serve(
@@ -319,6 +325,7 @@ class HerdrServer(
             async with anyio.create_task_group() as tasks:
                 self._tasks = tasks
                 await tasks.start(self._serve_socket, task_status)
+                self.run_plugin_startup_hooks()
         finally:
             self._tasks = None
             with anyio.CancelScope(shield=True):
