@@ -19,7 +19,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from shedproto.herdr._integration_assets import hermes_plugin_files, hook_script, js_plugin
+from shedproto.herdr._integration_assets import (
+    INTEGRATION_VERSIONS,
+    hermes_plugin_files,
+    hook_script,
+    js_plugin,
+    parse_integration_version,
+)
 from shedproto.herdr._integration_edits import (
     AGENT_DIR_NAMES,
     HERMES_PLUGIN_NAME,
@@ -56,7 +62,7 @@ from shedproto.herdr._integrations import (
     hook_command,
 )
 
-__all__ = ["install", "uninstall"]
+__all__ = ["install", "state", "uninstall"]
 
 HOOK = "herdr-agent-state.sh"
 
@@ -766,3 +772,66 @@ def uninstall(target: str, environ: Mapping[str, str], home: str) -> list[str]:
 
     """
     return _UNINSTALL[target](_Sandbox(environ, home))
+
+
+_STATUS_FILES: dict[str, str] = {
+    "pi": "herdr-agent-state.ts", "omp": "herdr-omp-agent-state.ts",
+    "claude": f"hooks/{CLAUDE_HOOK_NAME}", "codex": HOOK, "copilot": f"hooks/{HOOK}",
+    "devin": HOOK, "droid": f"hooks/{HOOK}", "kimi": f"hooks/{HOOK}",
+    "opencode": "plugins/herdr-agent-state.js", "kilo": "plugin/herdr-agent-state.js",
+    "hermes": f"plugins/{HERMES_PLUGIN_NAME}/__init__.py", "qodercli": f"hooks/{HOOK}",
+    "qwen": "hooks/herdr-agent-session.sh", "cursor": HOOK, "mastracode": f"hooks/{HOOK}",
+    "antigravity_cli": f"hooks/{HOOK}", "grok": f"hooks/{HOOK}",
+}  # fmt: skip
+"""The file whose version marker says a target is installed (registry.rs integration_specs)."""
+
+
+def _version_of(path: Path) -> int | None:
+    try:
+        return parse_integration_version(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def state(target: str, environ: Mapping[str, str], home: str) -> str:
+    """Return herdr's ``not_installed`` / ``current`` / ``outdated`` for ``target`` under ``home``.
+
+    A marker older than herdr's version is ``outdated``; so is a grok hook whose
+    ``herdr.json`` is not herdr's, or an opencode plugin whose TUI half is missing
+    (registry.rs integration_status_at). A dir outside ``home`` counts as not installed.
+    """
+    box = _Sandbox(environ, home)
+    try:
+        directory = box.dir(target)
+    except IntegrationError:
+        return "not_installed"
+    path = directory / _STATUS_FILES[target]
+    if not path.is_file():
+        return "not_installed"
+    version = _version_of(path)
+    if version is None or version < INTEGRATION_VERSIONS[target]:
+        return "outdated"
+    if target == "grok":
+        config = path.parent / "herdr.json"
+        quoted = hook_command(str(path), "session").removeprefix("bash ")
+        entry = {"hooks": [{"type": "command", "command": f"sh {quoted}", "timeout": 10}]}
+        try:
+            valid = json.loads(config.read_text(encoding="utf-8")) == {
+                "hooks": {"SessionStart": [entry]}
+            }
+        except (OSError, ValueError):
+            valid = False
+        return "current" if valid else "outdated"
+    if target == "opencode":
+        tui = directory / "herdr-tui-session.js"
+        config = directory / "tui.jsonc"
+        tui_version = _version_of(tui)
+        try:
+            listed = jsonc_add_plugin(
+                config.read_text(encoding="utf-8"), str(config), OPENCODE_TUI_PLUGIN_SPEC
+            ) is None
+        except (OSError, IntegrationError):
+            listed = False
+        current = tui_version is not None and tui_version >= INTEGRATION_VERSIONS[target]
+        return "current" if current and listed else "outdated"
+    return "current"

@@ -17,6 +17,7 @@ import anyio
 import anyio.to_thread
 
 from shedproto.herdr import types as t
+from shedproto.herdr._integration_assets import INTEGRATION_COMMANDS, INTEGRATION_LABELS
 from shedproto.herdr._integrations import IntegrationError
 
 from . import _integration_targets
@@ -41,17 +42,29 @@ class IntegrationHandlers(ServerState):
     """
 
     async def _integration_list(self, id: str, params: Any) -> t.IntegrationListReply:
-        integrations = [
-            t.IntegrationInfo(
-                target=target,
-                label=target,
-                command=target,
-                available=shutil.which(target, path=self.environ.get("PATH")) is not None,
-                state="not_installed",
-            )
-            for target in typing.get_args(t.IntegrationTarget)
-        ]
-        return t.IntegrationListReply(integrations=integrations)
+        return t.IntegrationListReply(
+            integrations=await anyio.to_thread.run_sync(self._integration_infos)
+        )
+
+    def _integration_infos(self) -> list[t.IntegrationInfo]:
+        """Return herdr's list: label, first command, available (on PATH or installed), state.
+
+        The state is read under the server's ``home`` only; without one every
+        target is ``not_installed`` (the real home is never looked at).
+        """
+        path = self.environ.get("PATH")
+        infos = []
+        for target in typing.get_args(t.IntegrationTarget):
+            commands = INTEGRATION_COMMANDS.get(target, (target,))
+            found = self.home and _integration_targets.state(target, self.environ, self.home)
+            state = found or "not_installed"
+            on_path = any(shutil.which(c, path=path) is not None for c in commands)
+            infos.append(t.IntegrationInfo(
+                target=target, label=INTEGRATION_LABELS.get(target, target),
+                command=commands[0], available=on_path or state != "not_installed",
+                state=state,  # type: ignore[arg-type]
+            ))  # fmt: skip
+        return infos
 
     def _integration_home(self, target: str, code: E) -> str:
         if self.home is None:

@@ -15,10 +15,13 @@ check reads.
 from __future__ import annotations
 
 __all__ = [
+    "INTEGRATION_COMMANDS",
+    "INTEGRATION_LABELS",
     "INTEGRATION_VERSIONS",
     "hermes_plugin_files",
     "hook_script",
     "js_plugin",
+    "parse_integration_version",
 ]
 
 INTEGRATION_VERSIONS: dict[str, int] = {
@@ -191,3 +194,23 @@ def hermes_plugin_files() -> dict[str, str]:
         "description: Report the Hermes session to the herdr pane it runs in\n"
     )
     return {"plugin.yaml": manifest, "__init__.py": init}
+
+
+INTEGRATION_LABELS: dict[str, str] = {"antigravity_cli": "antigravity-cli"}
+"""Targets whose label is not their wire name (herdr's registry.rs integration_target_label)."""
+
+INTEGRATION_COMMANDS: dict[str, tuple[str, ...]] = {
+    "kilo": ("kilo", "kilo-code"), "cursor": ("cursor-agent",), "antigravity_cli": ("agy",),
+}  # fmt: skip
+"""Targets whose agent command is not their name (registry.rs integration_target_command_names)."""
+
+
+def parse_integration_version(content: str) -> int | None:
+    """Return the ``HERDR_INTEGRATION_VERSION=`` marker of an installed file, if any."""
+    for line in content.splitlines():
+        marker = line.strip().lstrip("/").lstrip("#").strip()
+        if marker.startswith("HERDR_INTEGRATION_VERSION="):
+            value = marker.removeprefix("HERDR_INTEGRATION_VERSION=").strip()
+            if value.isdigit():
+                return int(value)
+    return None

@@ -360,3 +360,44 @@ def test_the_js_plugin_loads_and_stays_quiet_outside_herdr(tmp_path: Path) -> No
                           env={"PATH": os.environ.get("PATH", "")})  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "function"
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.target)
+def test_state_follows_install_and_uninstall(tmp_path: Path, case: Case) -> None:
+    # registry.rs integration_status_at: the version marker of the installed file
+    home = tmp_path / "home"
+    _setup(home, case)
+    assert targets.state(case.target, ENV, str(home)) == "not_installed"
+    targets.install(case.target, ENV, str(home))
+    assert targets.state(case.target, ENV, str(home)) == "current"
+    targets.uninstall(case.target, ENV, str(home))
+    assert targets.state(case.target, ENV, str(home)) == "not_installed"
+
+
+def test_an_old_marker_or_a_broken_grok_config_is_outdated(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".grok").mkdir()
+    targets.install("codex", ENV, str(home))
+    hook = home / ".codex" / "herdr-agent-state.sh"
+    hook.write_text(hook.read_text().replace("HERDR_INTEGRATION_VERSION=8", "HERDR_INTEGRATION_VERSION=7"))
+    assert targets.state("codex", ENV, str(home)) == "outdated"
+    targets.install("grok", ENV, str(home))
+    (home / ".grok" / "hooks" / "herdr.json").write_text("{}")
+    assert targets.state("grok", ENV, str(home)) == "outdated"
+
+
+async def test_integration_list_reports_labels_and_state(short_socket_dir: Path) -> None:
+    home = short_socket_dir / "home"
+    (home / ".cursor").mkdir(parents=True)
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            server = HerdrServer(short_socket_dir / "h.sock", shell=["/bin/sh"], home=str(home),
+                                 config_dir=str(short_socket_dir / "cfg"), environ=dict(ENV))  # fmt: skip
+            client = AsyncHerdrClient.for_socket(await tg.start(server.serve))
+            await client.integration_install("cursor")
+            listed = {i.target: i for i in (await client.integration_list()).integrations}
+            server.shutdown()
+    assert (listed["cursor"].state, listed["cursor"].command, listed["cursor"].available) == ("current", "cursor-agent", True)
+    assert (listed["antigravity_cli"].label, listed["antigravity_cli"].command) == ("antigravity-cli", "agy")
+    assert listed["codex"].state == "not_installed"
