@@ -300,13 +300,15 @@ class HerdrServer(
         self.plugin_log_seq = 0
         self.plugin_in_flight = 0
         self.registry_writable = config_dir is not None
-        """The plugin registry is written only to a config dir the embedder chose."""
+        """The plugin registry is read and written only in a config dir the embedder chose
+        (on herdr's own dir the server would run the user's real plugins' startup hooks)."""
         self.home = home
         self.detect_interval = detect_interval
         self.manifests = ManifestSet(self.config_dir)
         self.detectors: dict[Pane, PaneDetector] = {}
         self.popup_pane: Pane | None = None
-        self._load_registry()
+        if self.registry_writable:
+            self._load_registry()
         self.hub.listener = self._plugin_event_hook
         self.commands, self.config_diagnostics = load_commands(self.config_dir)
 
