@@ -17,6 +17,7 @@ Any failure to start answers ``command_failed`` with the reason.
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -242,8 +243,6 @@ class CommandHandlers(PluginHandlers):
 
     async def _spawn_detached(self, argv: list[str], env: dict[str, str], cwd: str | None) -> None:
         """Start ``argv`` with stdio closed; the server reaps it, nobody waits for it."""
-        import subprocess
-
         process = await anyio.open_process(
             argv, env={**self.environ, **env}, cwd=cwd,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
