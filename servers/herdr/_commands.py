@@ -225,7 +225,7 @@ class CommandHandlers(PluginHandlers):
             return
         env, cwd = self._command_env()
         if command.action == "shell":
-            await self._spawn_detached(["/bin/sh", "-lc", command.command], env, cwd)
+            await self._spawn_detached(command.command, env, cwd)
             return
         anchor = self._focused_pane()
         pane = self._spawn(anchor.workspace, anchor.tab, cwd or anchor.cwd, env,
@@ -241,14 +241,24 @@ class CommandHandlers(PluginHandlers):
             if previous is not None and not previous.closed:
                 await self._close_pane(previous)
 
-    async def _spawn_detached(self, argv: list[str], env: dict[str, str], cwd: str | None) -> None:
-        """Start ``argv`` with stdio closed; the server reaps it, nobody waits for it."""
-        process = await anyio.open_process(
-            argv, env={**self.environ, **env}, cwd=cwd,
+    async def _spawn_detached(self, command: str, env: dict[str, str], cwd: str | None) -> None:
+        """Start ``/bin/sh -lc command`` detached, stdio closed, as herdr's shell commands.
+
+        A launcher shell backgrounds it and exits at once, so the command is nobody's
+        child here (it outlives the server, as herdr's detached commands do).
+
+        Raises:
+            OSError: ``/bin/sh`` cannot start.
+
+        """
+        launcher = '/bin/sh -lc "$1" </dev/null >/dev/null 2>&1 &'
+        done = await anyio.run_process(
+            ["/bin/sh", "-c", launcher, "sh", command], env={**self.environ, **env}, cwd=cwd,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            check=False,
         )  # fmt: skip
-        if self._tasks is not None:
-            self._tasks.start_soon(process.wait)
+        if done.returncode != 0:
+            raise OSError(f"/bin/sh exited with status {done.returncode}")
 
     async def _invoke_keybinding_action(self, action_id: str, selected: str | None) -> None:
         """Run a plugin action as herdr's keybinding path does (source ``keybinding``)."""
