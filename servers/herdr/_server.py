@@ -63,6 +63,7 @@ from shedproto.servers._unix import UnixServer
 
 from . import (
     _agents,
+    _commands,
     _events,
     _graphics,
     _integrations,
@@ -77,6 +78,7 @@ from . import (
     _worktrees,
 )
 from ._agents import DEFAULT_AGENT_KINDS, AgentHandlers
+from ._commands import CommandHandlers, load_commands
 from ._detection import ManifestSet, PaneDetector
 from ._events import Entry, EventHandlers, EventsLostError
 from ._graphics import GraphicsHandlers
@@ -133,6 +135,7 @@ _HANDLERS: dict[str, str] = _assemble(
     _integrations.HANDLERS,
     _worktrees.HANDLERS,
     _plugins.HANDLERS,
+    _commands.HANDLERS,
     _terminal_host.HANDLERS,
 )
 """Method -> the name of the ``HerdrServer`` coroutine that answers it (every domain's table)."""
@@ -170,6 +173,7 @@ class HerdrServer(
     AgentHandlers,
     EventHandlers,
     IntegrationHandlers,
+    CommandHandlers,
     PluginHandlers,
     TerminalHostHandlers,
 ):
@@ -292,10 +296,20 @@ class HerdrServer(
         self.state_dir = state_dir or _herdr_state_dir(env, self.config_dir, config_dir)
         self.plugin_logs: list[t.PluginCommandLogInfo] = []
         self.plugin_panes: dict[str, tuple[str, str]] = {}
+        self.plugin_log_seq = 0
+        self.plugin_in_flight = 0
+        self.registry_writable = config_dir is not None
+        """The plugin registry is read and written only in a config dir the embedder chose
+        (on herdr's own dir the server would run the user's real plugins' startup hooks)."""
         self.home = home
         self.detect_interval = detect_interval
         self.manifests = ManifestSet(self.config_dir)
         self.detectors: dict[Pane, PaneDetector] = {}
+        self.popup_pane: Pane | None = None
+        if self.registry_writable:
+            self._load_registry()
+        self.hub.listener = self._plugin_event_hook
+        self.commands, self.config_diagnostics = load_commands(self.config_dir)
 
     async def serve(
         self, *, task_status: anyio.abc.TaskStatus[Path] = anyio.TASK_STATUS_IGNORED
@@ -312,6 +326,7 @@ class HerdrServer(
             async with anyio.create_task_group() as tasks:
                 self._tasks = tasks
                 await tasks.start(self._serve_socket, task_status)
+                self.run_plugin_startup_hooks()
         finally:
             self._tasks = None
             with anyio.CancelScope(shield=True):

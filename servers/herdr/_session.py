@@ -1,7 +1,7 @@
 """The server and client-surface handlers of the herdr reference server.
 
 ``ping``, ``server.*``, ``session.snapshot``, notifications, dismissals, the window
-title, the shell surface and popups.
+title and the shell surface (popups and the config reload: ``_commands``).
 """
 
 from __future__ import annotations
@@ -31,12 +31,10 @@ HANDLERS: dict[str, str] = {
     "notification.show": "_notification_show",
     "release_notes.dismiss": "_dismiss",
     "product_announcement.dismiss": "_dismiss",
-    "server.reload_config": "_reload_config",
     "server.live_handoff": "_live_handoff",
     "client.window_title.set": "_window_title",
     "client.window_title.clear": "_window_title",
     "client_shell.surface.set": "_client_shell_surface",
-    "popup.close": "_popup_close",
     "server.ssh_agent.register": "_ssh_agent_check",
 }
 """Method -> the name of the coroutine here that answers it."""
@@ -88,9 +86,6 @@ class SessionHandlers(ServerState):
         )
         return t.SessionSnapshotReply(snapshot=snapshot)
 
-    async def _reload_config(self, id: str, params: Any) -> t.ConfigReloadReply:
-        return t.ConfigReloadReply(status="applied", diagnostics=[])
-
     async def _live_handoff(self, id: str, params: t.ServerLiveHandoffParams) -> t.OkReply:
         raise AnswerError(
             E.HANDOFF_FAILED, "live handoff needs a herdr server to hand off to (decision notes)"
@@ -113,8 +108,6 @@ class SessionHandlers(ServerState):
             "client_shell.surface.set is only available through a client shell endpoint",
         )
 
-    async def _popup_close(self, id: str, params: Any) -> t.OkReply:
-        raise AnswerError(E.POPUP_NOT_OPEN, "no popup is open")
 
     async def _dismiss(self, id: str, params: Any) -> t.OkReply:
         self.dismissed.append(msgspec.to_builtins(params))

@@ -146,6 +146,11 @@ class HerdrErrorCode(str, Enum):
     WORKSPACE_MOVE_BLOCK_FAILED = "workspace_move_block_failed"
     # server: src/api/server.rs:980 (a socket-thread method reached the app)
     UNEXPECTED_DISPATCH = "unexpected_dispatch"
+    # custom commands (protocol 22): src/app/commands.rs handle_command_invoke,
+    # focus_client_shell_command_target (herdr 0.9.x, the search index's stored version)
+    COMMAND_NOT_FOUND = "command_not_found"
+    COMMAND_FAILED = "command_failed"
+    COMMAND_TARGET_MISMATCH = "command_target_mismatch"
     # CLI only (printed by the herdr CLI, never sent on the socket; see CLI_ONLY_CODES):
     # src/cli.rs:479, 496, 522, 1122; src/cli/protocol_guard.rs:39;
     # src/cli/agent.rs:395, 587, 679

@@ -251,7 +251,8 @@ async def test_agent_and_state_methods(herdr_server: HerdrServer) -> None:
             (client.popup_close(), "popup_not_open"),
             (client.server_live_handoff(), "handoff_failed"),
             (client.integration_install("claude"), "integration_install_failed"),
-            (client.command_invoke("no.such.command"), "invalid_params"),
+            # herdr src/app/commands.rs handle_command_invoke: unknown id -> command_not_found
+            (client.command_invoke("no.such.command"), "command_not_found"),
             # herdrdev/herdr src/api/server.rs handle_request@3f32b738: API socket refuses it
             (client.client_shell_surface_set(True), "connection_local_only"),
         ]:
