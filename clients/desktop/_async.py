@@ -135,6 +135,8 @@ class AsyncDesktopClient(AsyncClosing):
     async def _send(transport: AsyncLineTransport, line: bytes) -> None:
         try:
             await transport.send(line)
+        except TimeoutError:  # an OSError too, but no hang-up: the server did not read in time
+            raise
         except SEND_FAILURES as exc:
             raise closed_while_sending(exc) from exc
 

@@ -136,6 +136,8 @@ class BlockingDesktopClient(BlockingClosing):
     def _send(transport: BlockingLineTransport, line: bytes) -> None:
         try:
             transport.send(line)
+        except TimeoutError:  # an OSError too, but no hang-up: the server did not read in time
+            raise
         except SEND_FAILURES as exc:
             raise closed_while_sending(exc) from exc
 
