@@ -393,7 +393,7 @@ class AsyncLineTransport(AsyncClosing):
         event-loop round, no lock. Once a write had to wait, every later
         one waits its turn under a lock, and the turn and the write end at
         the deadline. On asyncio the wait for room is the servers' guarded
-        one (:func:`shedproto.servers._receive.send_all`), never anyio's
+        one (``shedproto.servers._receive.send_all``), never anyio's
         stream ``send``, whose loop callback fails when the deadline's
         cancellation lands in the pass that reports the socket writable.
 

@@ -16,10 +16,11 @@ import pytest
 
 from shedproto import ErrorCode, LocalProtocolError
 from shedproto.clients import AsyncLineTransport
+from shedproto.clients.agents_host import AsyncAgentsHostClient, BlockingAgentsHostClient
 from shedproto.clients.desktop import AsyncDesktopClient, BlockingDesktopClient
 from shedproto.clients.herdr import AsyncHerdrClient, BlockingHerdrClient
 from shedproto.servers.herdr import HerdrServer
-from shedproto.testing import RunningDesktopServer, ServerThread
+from shedproto.testing import RunningAgentsHost, RunningDesktopServer, ServerThread
 
 
 def _connection_closed(caught: pytest.ExceptionInfo[LocalProtocolError]) -> str:
@@ -155,3 +156,41 @@ def test_a_blocking_terminal_session_read_without_with_raises(tmp_path: Path) ->
     with pytest.raises(LocalProtocolError) as caught:
         session.next_record()
     assert "with client.terminal_session(...) as term:" in _connection_closed(caught)
+
+
+# -- waits that nothing could ever end --------------------------------------------------
+
+
+async def test_next_event_without_a_subscription_raises_instead_of_waiting_for_ever(
+    agents_host: RunningAgentsHost,
+) -> None:
+    # Regression: next_event() before subscribe() waited for an event that never comes
+    # (with its default timeout, for good).
+    async with await AsyncAgentsHostClient.connect(agents_host.socket) as client:
+        with pytest.raises(LocalProtocolError) as caught:
+            await client.next_event()
+        assert caught.value.code is ErrorCode.UNEXPECTED_EVENT
+        assert "subscribe()" in caught.value.message
+        await client.subscribe(("health",))
+        event = await client.next_event(timeout=10)  # subscribed: the events come
+        assert event.event.startswith("health")
+
+
+def test_a_blocking_next_event_without_a_subscription_raises(
+    agents_host_sync: ServerThread[RunningAgentsHost],
+) -> None:
+    with (
+        BlockingAgentsHostClient.connect(agents_host_sync.server.socket) as client,
+        pytest.raises(LocalProtocolError, match=r"subscribe\(\)"),
+    ):
+        client.next_event(timeout=None)
+
+
+async def test_a_held_herdr_connection_entered_twice_raises_instead_of_opening_another(
+    herdr_server: HerdrServer, tmp_path: Path
+) -> None:
+    client = AsyncHerdrClient.for_socket(herdr_server.path)
+    registration = client.ssh_agent_register(str(tmp_path / "agent.sock"))
+    async with registration:
+        with pytest.raises(LocalProtocolError, match="already opened"):
+            await registration.__aenter__()

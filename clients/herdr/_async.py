@@ -234,6 +234,8 @@ class _AsyncHeld(AsyncClosing):
         self._transport: AsyncLineTransport | None = None
 
     async def __aenter__(self) -> Self:
+        if self._transport is not None:  # a second connection would hold a second one
+            raise entered_twice(type(self).__name__, "its with block is still open")
         timeout = self.client.timeout
         transport = await AsyncLineTransport.connect(
             self.client.path, timeout=connect_timeout(timeout)

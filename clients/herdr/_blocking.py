@@ -235,6 +235,8 @@ class _AsyncHeld(BlockingClosing):
         self._transport: BlockingLineTransport | None = None
 
     def __enter__(self) -> Self:
+        if self._transport is not None:  # a second connection would hold a second one
+            raise entered_twice(type(self).__name__, "its with block is still open")
         timeout = self.client.timeout
         transport = BlockingLineTransport.connect(
             self.client.path, timeout=connect_timeout(timeout)
