@@ -156,7 +156,11 @@ class SessionOps(Rc14Ops):
         return self._kill(host.origin, p.slug)
 
     def op_roost_launch(self, p: o.RoostLaunchParams, raw: Any) -> Any:
+        # the address, then the kind (charliek/shed desktop/tauri/src-tauri/src/ipc.rs:868@2cd01ef,
+        # roost_launch: target, else req_str(machine), then rc_kind)
         address = launch_target(p.target, p.machine)
+        if p.kind is None:
+            raise DesktopError(BAD, "missing or invalid 'kind'")
         fields_first = launch_fields(
             self.dialect,
             kind=p.kind,
@@ -168,7 +172,9 @@ class SessionOps(Rc14Ops):
         return self._launch(host, fields_first.kind, raw)
 
     def op_roost_run(self, p: o.RoostRunParams, raw: Any) -> Any:
-        address = launch_target(p.target, p.machine)
+        address = launch_target(p.target, p.machine)  # before the command (ipc.rs:871@2cd01ef)
+        if p.command is None:
+            raise DesktopError(BAD, "missing 'command'")
         argv = run_command(p.command)
         workdir = p.workdir.strip() if p.workdir and p.workdir.strip() else None
         host = self._launch_host(address)

@@ -7,6 +7,7 @@ from typing import Any
 import msgspec
 
 from shedproto.desktop import (
+    DesktopCode,
     DesktopError,
     rust_debug,
 )
@@ -148,9 +149,10 @@ class UiOps(AppBase):
         return o.OpenResult(open=p.open)
 
     def op_ui_set_appearance(self, p: o.UiSetAppearanceParams, raw: Any) -> Any:
-        if p.mode not in ("light", "dark"):
-            raise DesktopError(BAD, f'unknown mode: "{p.mode}"')
-        self.model.prefs["appearance"] = p.mode
+        mode = p.mode or ""  # absent or mistyped reads as "" (ipc.rs:1085-1089@2cd01ef)
+        if mode not in ("light", "dark"):
+            raise DesktopError(BAD, f"unknown mode: {rust_debug(mode)}")
+        self.model.prefs["appearance"] = mode
         return o.Empty()
 
     def op_ui_computed_style(self, p: Any, raw: Any) -> Any:
@@ -377,8 +379,17 @@ class UiOps(AppBase):
         return o.Empty()  # the enabled path fronts the app and presents the updater
 
     def op_egress_show(self, p: o.EgressShowParams, raw: Any) -> Any:
+        # tab checked, then readiness: the pane must have reported
+        # (charliek/shed desktop/tauri/src-tauri/src/ipc.rs:848@2cd01ef, egress_show)
         if p.tab is not None and p.tab not in ("activity", "profiles"):
-            raise DesktopError(BAD, f'unknown tab: "{p.tab}"')
-        self._frontend_ready()
-        self.model.ui["pane"] = "egress"
+            raise DesktopError(BAD, f"unknown tab: {rust_debug(p.tab)}")
+        if self._egress_snapshot() is None:
+            raise DesktopError(
+                DesktopCode.FRONTEND_NOT_READY, "egress pane has not reported yet; retry"
+            )
+        view = self.model.ui.setdefault("egress", {"tab": "activity", "selected": None})
+        if p.tab is not None:
+            view["tab"] = p.tab
+        if p.profile is not None:
+            view["selected"] = {"profile": p.profile, "host": p.host}
         return o.Empty()

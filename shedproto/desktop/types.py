@@ -136,6 +136,7 @@ __all__ = [
     "PolicySetParams",
     "NotificationsList",
     "NotificationInvokeParams",
+    "TauriNotificationInvokeParams",
     # dumps and doors
     "DashboardEmpty",
     "DashboardDump",
@@ -150,8 +151,6 @@ __all__ = [
     "LaneDump",
     "LaneSettingsDump",
     "CrazeCreateDump",
-    "ReportHistoryParams",
-    "ReportHistory",
     "UiShowLaneParams",
     "UiShowCrazeCreateParams",
     "UiFillLaunchParams",
@@ -285,9 +284,9 @@ class WindowState(Result, frozen=True, kw_only=True):
 
 
 class UiSetAppearanceParams(Params, frozen=True, kw_only=True):
-    """``ui.set_appearance``: ``light`` or ``dark``."""
+    """``ui.set_appearance``: ``light`` or ``dark``; absent or mistyped reads as ``""``."""
 
-    mode: str
+    mode: str | None = None
 
 
 class StyleResult(Result, frozen=True, kw_only=True):
@@ -861,7 +860,7 @@ class RoostLaunchParams(Params, frozen=True, kw_only=True):
 
     target: str | None = None
     machine: str | None = None
-    kind: str
+    kind: str | None = None
     workdir: str | None = None
     display_name: str | None = None
     permission_mode: str | None = None
@@ -873,7 +872,7 @@ class RoostRunParams(Params, frozen=True, kw_only=True):
 
     target: str | None = None
     machine: str | None = None
-    command: str
+    command: str | None = None
     workdir: str | None = None
 
 
@@ -1173,10 +1172,20 @@ class NotificationsList(Result, frozen=True, kw_only=True):
 
 
 class NotificationInvokeParams(Params, frozen=True, kw_only=True):
-    """``notification.invoke``: action approve|deny."""
+    """mac ``notification.invoke``: action approve|deny."""
 
     id: str
     action: str
+
+
+class TauriNotificationInvokeParams(Params, frozen=True, kw_only=True):
+    """Tauri ``notification.invoke``: ``action`` (approve|deny), read by serde.
+
+    Any value reaches the op, which words a wrong one as serde does.
+    """
+
+    id: str
+    action: Any = None
 
 
 # --- UI-truth dumps and doors (Tauri) -------------------------------------------
@@ -1270,19 +1279,6 @@ class CrazeCreateDump(Result, frozen=True, kw_only=True):
     craze_create: Any = None
 
 
-class ReportHistoryParams(Params, frozen=True, kw_only=True):
-    """``ui.report_history`` (test mode only)."""
-
-    clear: bool | None = None
-
-
-class ReportHistory(Result, frozen=True, kw_only=True):
-    """``ui.report_history``."""
-
-    reports: list[Row]
-    dropped: int
-
-
 class UiShowLaneParams(Params, frozen=True, kw_only=True):
     """``ui.show_lane`` / ``ui.show_lane_settings``."""
 
@@ -1304,7 +1300,6 @@ class UiFillLaunchParams(Params, frozen=True, kw_only=True):
     target: str | None = None
     command: str | None = None
     workdir: str | None = None
-    name: str | None = None
 
 
 class UiShowRoostConsentParams(Params, frozen=True, kw_only=True):
@@ -1319,7 +1314,7 @@ class UiFillCrazeCreateParams(Params, frozen=True, kw_only=True):
     provider: str | None = None
     cwd: str | None = None
     prompt: str | None = None
-    recent: int | None = None
+    recent: Annotated[int, msgspec.Meta(ge=0)] | None = None
 
 
 class UiPickLaneSettingParams(Params, frozen=True, kw_only=True):
