@@ -165,16 +165,13 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "prefs.dump": _t(_NP, o.PrefsDump),
     "prefs.close": _t(_NP, _E),
     "prefs.remove_shed_rule": _t(o.PrefsRemoveShedRuleParams, _E),
-    "broker.status": _t(_NP, o.AnyObject),
+    "broker.status": _t(_NP, o.BrokerStatus),
     "broker.mode": _t(_NP, o.BrokerMode),
     "broker.set_mode": _t(o.BrokerSetModeParams, o.BrokerMode),
-    "updater.status": _t(_NP, o.AnyObject),
-    "updater.check": _t(
-        _NP,
-        _E,  # the enabled path fronts the app and presents the updater: {}
-        gate=Gate.REFUSED_IN_TEST,
-        refusal=("updater_disabled", "updater_disabled:test_mode"),
-    ),
+    "updater.status": _t(_NP, o.UpdaterStatus),
+    # the enabled path fronts the app and presents the updater: {}; otherwise the
+    # reason decides (Linux is always linux_apt, even in test mode: updater.rs@c38944d)
+    "updater.check": _t(_NP, _E),
     "egress.show": _t(o.EgressShowParams, _E),
     # 3.2 lifecycle, create and terminal
     "shed.start": _both(o.ShedActionParams, _E),

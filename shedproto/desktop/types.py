@@ -36,6 +36,7 @@ __all__ = [
     "OpenResult",
     "WindowState",
     "UiSetAppearanceParams",
+    "UpdaterStatus",
     "StyleResult",
     "ModalResult",
     "BadgesResult",
@@ -68,7 +69,10 @@ __all__ = [
     "ProviderModes",
     "PrefsDump",
     "BrokerSetModeParams",
+    "BrokerConfigSource",
     "BrokerMode",
+    "BrokerProbe",
+    "BrokerStatus",
     "EgressShowParams",
     # lifecycle
     "ShedActionParams",
@@ -221,7 +225,7 @@ class TauriIdentify(Result, frozen=True, kw_only=True):
     platform: str = "tauri"
     test_mode: bool
     mock_base_url: str | None = None
-    broker_mode: str | msgspec.UnsetType = msgspec.UNSET
+    broker_mode: BrokerMode | msgspec.UnsetType = msgspec.UNSET
 
 
 class UiNavigateParams(Params, frozen=True, kw_only=True):
@@ -571,11 +575,63 @@ class BrokerSetModeParams(Params, frozen=True, kw_only=True):
 
 
 class BrokerMode(Result, frozen=True, kw_only=True):
-    """``broker.mode`` / ``broker.set_mode``."""
+    """``broker.mode`` / ``broker.set_mode`` / ``identify.broker_mode``.
+
+    ``pref`` is the persisted ``auto|embedded|external``; ``effective`` the mode
+    the app launched into (``external|embedded|headless-coexist``);
+    ``restart_required`` whether the pref drifted from the launch pref
+    (charliek/shed ``desktop/tauri/src-tauri/src/broker.rs@51bd544``,
+    ``BrokerRuntime::identify_fragment``).
+    """
 
     pref: str
     effective: str
     restart_required: bool
+
+
+class BrokerProbe(Result, frozen=True, kw_only=True):
+    """``broker.status.probe``: which host-agent sockets answered at launch."""
+
+    desktop_socket_live: bool
+    status_socket_live: bool
+
+
+class BrokerConfigSource(Result, frozen=True, kw_only=True):
+    """``broker.status.config``: ``loaded|synthesized|error`` (``null`` in external mode)."""
+
+    source: str | None
+    message: str | None
+
+
+class BrokerStatus(Result, frozen=True, kw_only=True):
+    """``broker.status`` (``BrokerRuntime::status``, broker.rs@51bd544).
+
+    ``servers`` is the embedded broker's per-server health (``[]`` outside
+    embedded mode); its rows are left open.
+    """
+
+    effective_mode: str
+    pref: str
+    restart_required: bool
+    probe: BrokerProbe
+    config: BrokerConfigSource
+    resolved_ssh_mode: str | None
+    gate_namespaces: list[str]
+    servers: list[Row]
+    broker_error: str | None
+
+
+class UpdaterStatus(Result, frozen=True, kw_only=True):
+    """``updater.status`` (charliek/shed ``desktop/tauri/src-tauri/src/updater.rs@c38944d``).
+
+    ``reason`` is ``ok|test_mode|no_bundle|linux_apt`` and ``enabled`` is
+    ``reason == "ok"``; ``instantiated`` whether a real updater was created.
+    """
+
+    os: str
+    enabled: bool
+    reason: str
+    instantiated: bool
 
 
 class EgressShowParams(Params, frozen=True, kw_only=True):

@@ -488,7 +488,7 @@ async def test_every_catalogue_op_answers_its_shape(short_socket_dir: Path) -> N
                 if name in ("ui.set_appearance",):
                     params["mode"] = "dark"
                 if name == "broker.set_mode":
-                    params["mode"] = "on"
+                    params["mode"] = "embedded"
                 if name == "lane.send":
                     params["mode"] = "queue"
                 if name.startswith(("lane.", "ui.show_lane")) and "kind" in params:
