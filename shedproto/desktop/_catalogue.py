@@ -289,6 +289,24 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     ),
 }
 
+_BY_RELEASE: dict[tuple[str, Dialect, Release], OpShape] = {
+    # v0.0.14's RC session model (shed-core rc.rs:121-147@5a762e8): rc.launch answers an
+    # RcSession and rc.list an RcSessionList in both apps; the Tauri inject door takes a
+    # whole session (ipc.rs:471-580@5a762e8, IPCHandlerImpl.swift:100-120@5a762e8)
+    ("rc.list", Dialect.MAC, Release.V0_0_14): OpShape(o.RcListParams, o.RcSessionList),
+    ("rc.list", Dialect.TAURI, Release.V0_0_14): OpShape(o.RcListParams, o.RcSessionList),
+    ("rc.launch", Dialect.MAC, Release.V0_0_14): OpShape(
+        o.Rc14MacLaunchParams, o.RcSession, reads_raw=True
+    ),
+    ("rc.launch", Dialect.TAURI, Release.V0_0_14): OpShape(
+        o.Rc14TauriLaunchParams, o.RcSession, missing=_KIND, reads_raw=True
+    ),
+    ("rc.inject_test", Dialect.TAURI, Release.V0_0_14): OpShape(
+        o.Rc14TauriInjectParams, _E, gate=_TM
+    ),
+}
+"""Where an older release's op has another shape than the newest (``lookup(..., release)``)."""
+
 _ALIASES = {
     "app.activate": "ui.show_window",
     "ui.show_preferences": "ui.open_preferences",
@@ -319,8 +337,16 @@ _SHAPES: dict[Dialect, dict[str, OpShape]] = {
 }
 
 
-def lookup(op: str, dialect: Dialect) -> OpShape | None:
-    """Return ``op``'s shape in ``dialect``, or ``None`` when that server has no such op."""
+def lookup(op: str, dialect: Dialect, release: Release = Release.LATEST) -> OpShape | None:
+    """Return ``op``'s shape in ``dialect`` as ``release`` has it.
+
+    ``None`` when that server has no such op (whether ``release`` has it is
+    :func:`release_has_op`'s).
+    """
+    if release is not Release.LATEST:
+        older = _BY_RELEASE.get((op, dialect, release))
+        if older is not None:
+            return older
     return _SHAPES[dialect].get(op)
 
 
@@ -333,8 +359,9 @@ def catalogue_schemas() -> dict[str, Any]:
     """Return ``{file name: JSON Schema}`` for ``schemas/desktop-*.json``.
 
     One file per dialect: ``$defs`` holds every params and result Struct, and
-    ``x-ops`` maps each op to its params/result refs, its test-mode gate and the
-    releases that have it.
+    ``x-ops`` maps each op to its params/result refs, its test-mode gate, the
+    releases that have it and, under ``by_release``, an older release's own shape
+    where it differs.
     Plus ``desktop-envelope.json`` with the request and both response shapes.
     """
     from ._envelope import ErrorBody, ErrorResponse, OkResponse, RequestFrame
@@ -347,6 +374,9 @@ def catalogue_schemas() -> dict[str, Any]:
             shape = CATALOGUE[name].shape(dialect)
             assert shape is not None
             types += [shape.params, shape.result]
+        for (_, d, _), older in _BY_RELEASE.items():
+            if d is dialect:
+                types += [older.params, older.result]
         unique = list(dict.fromkeys(types))
         refs, components = msgspec.json.schema_components(unique, ref_template="#/$defs/{name}")
         ref_of = dict(zip(unique, refs, strict=True))
@@ -363,6 +393,17 @@ def catalogue_schemas() -> dict[str, Any]:
             if alias is not None:
                 entry["alias_of"] = alias
             entry["releases"] = [r.value for r in Release if release_has_op(r, dialect, name)]
+            by_release = {
+                r.value: {
+                    "params": ref_of[older.params],
+                    "result": ref_of[older.result],
+                    "test_mode": older.gate.value,
+                }
+                for (op, d, r), older in _BY_RELEASE.items()
+                if op == name and d is dialect
+            }
+            if by_release:
+                entry["by_release"] = by_release
             ops[name] = entry
         out[f"desktop-{dialect.value}.json"] = {
             "$schema": "https://json-schema.org/draft/2020-12/schema",

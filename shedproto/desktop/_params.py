@@ -68,7 +68,7 @@ def resolve_op(dialect: Dialect, op: str, release: Release = Release.LATEST) -> 
             ``unknown op: X`` (Tauri), also for an op ``release`` lacks.
 
     """
-    shape = lookup(op, dialect)
+    shape = lookup(op, dialect, release)
     if shape is None or not release_has_op(release, dialect, op):
         message = f"no such op: {op}" if dialect is Dialect.MAC else f"unknown op: {op}"
         raise DesktopError(dialect.unknown_op, message)

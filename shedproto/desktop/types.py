@@ -96,6 +96,9 @@ __all__ = [
     "TauriRcList",
     "MacRcLaunchParams",
     "TauriRcLaunchParams",
+    "Rc14MacLaunchParams",
+    "Rc14TauriInjectParams",
+    "Rc14TauriLaunchParams",
     "RcKillParams",
     "MacRcInjectParams",
     "TauriRcInjectParams",
@@ -835,6 +838,56 @@ class TauriRcLaunchParams(Params, frozen=True, kw_only=True):
     workdir: str | None = None
     initial_prompt: str | None = None
     permission_mode: str | None = None
+
+
+class Rc14MacLaunchParams(Params, frozen=True, kw_only=True):
+    """v0.0.14 mac ``rc.launch``: ``kind`` is a Swift ``RcKind?`` (default ``claude-rc``).
+
+    ``Sources/ShedDesktopApp/IPCHandlerImpl.swift``, ``RcLaunchParams@5a762e8``.
+    """
+
+    shed: str
+    host: str | None = None
+    kind: Annotated[RcKindName, SwiftEnum("RcKind")] | None = None
+    display_name: str | None = None
+    workdir: str | None = None
+    initial_prompt: str | None = None
+
+
+class Rc14TauriLaunchParams(Params, frozen=True, kw_only=True):
+    """v0.0.14 Tauri ``rc.launch``: ``kind`` required, no ``permission_mode``.
+
+    charliek/shed-desktop ``tauri/src-tauri/src/ipc.rs:481-504@5a762e8``.
+    """
+
+    shed: str
+    kind: str
+    host: str | None = None
+    display_name: str | None = None
+    workdir: str | None = None
+    initial_prompt: str | None = None
+
+
+class Rc14TauriInjectParams(Params, frozen=True, kw_only=True):
+    """v0.0.14 Tauri ``rc.inject_test`` (test mode only): a whole ``RcSession`` bag.
+
+    charliek/shed-desktop ``tauri/src-tauri/src/ipc.rs:535-580@5a762e8``; an unknown
+    ``kind``/``state`` reads as the default (``claude-rc`` / ``ready``).
+    """
+
+    shed: str
+    slug: str
+    host: str | None = None
+    kind: str | None = None
+    state: str | None = None
+    display_name: str | None = None
+    workdir: str | None = None
+    url: str | None = None
+    managed: bool | None = None
+    rc_id: str | None = None
+    created_by: str | None = None
+    created_at: str | None = None
+    target_label: str | None = None
 
 
 class RcKillParams(Params, frozen=True, kw_only=True):
