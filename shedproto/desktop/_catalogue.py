@@ -202,9 +202,11 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "terminal.presets": _t(_NP, o.PresetsResult),
     # 3.3 sessions
     "rc.classify": _both(o.RcClassifyParams, o.RcClassification, missing=_KIND),
-    "rc.list": (OpShape(o.RcListParams, o.MacRcList), OpShape(o.RcListParams, o.TauriRcList)),
+    # the mac app keeps the RcSession model in its newer release too
+    # (charliek/shed desktop/Sources/ShedDesktopApp/IPCHandlerImpl.swift@3fecd8a)
+    "rc.list": (OpShape(o.RcListParams, o.RcSessionList), OpShape(o.RcListParams, o.TauriRcList)),
     "rc.launch": (
-        OpShape(o.MacRcLaunchParams, o.SessionRow, reads_raw=True),
+        OpShape(o.MacRcLaunchParams, o.RcSession, reads_raw=True),
         OpShape(o.TauriRcLaunchParams, o.SessionRow, missing=_KIND, reads_raw=True),
     ),
     "rc.kill": _both(o.RcKillParams, _E),
@@ -293,11 +295,7 @@ _BY_RELEASE: dict[tuple[str, Dialect, Release], OpShape] = {
     # v0.0.14's RC session model (shed-core rc.rs:121-147@5a762e8): rc.launch answers an
     # RcSession and rc.list an RcSessionList in both apps; the Tauri inject door takes a
     # whole session (ipc.rs:471-580@5a762e8, IPCHandlerImpl.swift:100-120@5a762e8)
-    ("rc.list", Dialect.MAC, Release.V0_0_14): OpShape(o.RcListParams, o.RcSessionList),
     ("rc.list", Dialect.TAURI, Release.V0_0_14): OpShape(o.RcListParams, o.RcSessionList),
-    ("rc.launch", Dialect.MAC, Release.V0_0_14): OpShape(
-        o.Rc14MacLaunchParams, o.RcSession, reads_raw=True
-    ),
     ("rc.launch", Dialect.TAURI, Release.V0_0_14): OpShape(
         o.Rc14TauriLaunchParams, o.RcSession, missing=_KIND, reads_raw=True
     ),

@@ -92,11 +92,9 @@ __all__ = [
     "TauriTerminalOpened",
     "RcClassifyParams",
     "RcListParams",
-    "MacRcList",
     "TauriRcList",
     "MacRcLaunchParams",
     "TauriRcLaunchParams",
-    "Rc14MacLaunchParams",
     "Rc14TauriInjectParams",
     "Rc14TauriLaunchParams",
     "RcKillParams",
@@ -803,29 +801,12 @@ class RcListParams(Params, frozen=True, kw_only=True):
     shed: str | None = None
 
 
-class MacRcList(Result, frozen=True, kw_only=True):
-    """mac ``rc.list``."""
-
-    sessions: list[Row]
-
-
 class TauriRcList(Result, frozen=True, kw_only=True):
     """Tauri ``rc.list``: ``capabilities`` keyed by origin."""
 
     sessions: list[Row]
     capabilities: dict[str, Any]
     machines: list[Row]
-
-
-class MacRcLaunchParams(Params, frozen=True, kw_only=True):
-    """mac ``rc.launch``: ``kind`` defaults; ``permission_mode`` is ``unknown-field``."""
-
-    shed: str
-    host: str | None = None
-    kind: str | None = None
-    display_name: str | None = None
-    workdir: str | None = None
-    initial_prompt: str | None = None
 
 
 class TauriRcLaunchParams(Params, frozen=True, kw_only=True):
@@ -840,10 +821,13 @@ class TauriRcLaunchParams(Params, frozen=True, kw_only=True):
     permission_mode: str | None = None
 
 
-class Rc14MacLaunchParams(Params, frozen=True, kw_only=True):
-    """v0.0.14 mac ``rc.launch``: ``kind`` is a Swift ``RcKind?`` (default ``claude-rc``).
+class MacRcLaunchParams(Params, frozen=True, kw_only=True):
+    """mac ``rc.launch``: ``kind`` is a Swift ``RcKind?``, ``permission_mode`` unknown.
 
-    ``Sources/ShedDesktopApp/IPCHandlerImpl.swift``, ``RcLaunchParams@5a762e8``.
+    ``kind`` defaults to ``claude-rc``; ``permission_mode`` is ``unknown-field``.
+
+    ``Sources/ShedDesktopApp/IPCHandlerImpl.swift@5a762e8``, and the newer mac app
+    (charliek/shed ``desktop/Sources/ShedDesktopApp/IPCHandlerImpl.swift@3fecd8a``).
     """
 
     shed: str

@@ -22,17 +22,22 @@ MAC, TAURI = Dialect.MAC, Dialect.TAURI
 OLD = Release.V0_0_14
 
 
-@pytest.mark.parametrize("dialect", [MAC, TAURI])
-def test_rc_shapes_are_per_release(dialect: Dialect) -> None:
-    """The catalogue resolves rc.launch / rc.list per release (v0.0.14 RcSession model)."""
-    launch_old, launch_new = lookup("rc.launch", dialect, OLD), lookup("rc.launch", dialect)
+def test_rc_shapes_are_per_release() -> None:
+    """Tauri: rc.launch / rc.list resolve per release (v0.0.14's RcSession model, the newer
+    roost rows); mac keeps the RcSession model in both (IPCHandlerImpl.swift@3fecd8a)."""
+    launch_old, launch_new = lookup("rc.launch", TAURI, OLD), lookup("rc.launch", TAURI)
     assert launch_old is not None
     assert launch_new is not None
     assert (launch_old.result, launch_new.result) == (o.RcSession, o.SessionRow)
-    list_old = lookup("rc.list", dialect, OLD)
+    list_old = lookup("rc.list", TAURI, OLD)
     assert list_old is not None
     assert list_old.result is o.RcSessionList
-    assert lookup("rc.list", dialect) is not list_old
+    assert lookup("rc.list", TAURI) is not list_old
+    for release in Release:
+        mac_launch, mac_list = lookup("rc.launch", MAC, release), lookup("rc.list", MAC, release)
+        assert mac_launch is not None
+        assert mac_list is not None
+        assert (mac_launch.result, mac_list.result) == (o.RcSession, o.RcSessionList)
 
 
 def test_tauri_v0_0_14_launch_has_no_permission_mode() -> None:
@@ -75,11 +80,36 @@ def test_mac_v0_0_14_launch_reports_a_bad_kind_before_a_later_field() -> None:
     assert "Cannot initialize RcKind from invalid String value bogus" in reply["error"]["message"]
 
 
-@pytest.mark.parametrize("dialect", [MAC, TAURI])
-def test_schemas_carry_the_older_release_shape(dialect: Dialect) -> None:
-    """schemas/desktop-*.json: ``x-ops[op].by_release["0.0.14"]`` names v0.0.14's types."""
-    schema = catalogue_schemas()[f"desktop-{dialect.value}.json"]
+def test_schemas_carry_the_older_release_shape() -> None:
+    """schemas/desktop-tauri.json: ``x-ops[op].by_release["0.0.14"]`` names v0.0.14's types."""
+    schema = catalogue_schemas()["desktop-tauri.json"]
     entry = schema["x-ops"]["rc.launch"]
     assert entry["by_release"]["0.0.14"]["result"] == {"$ref": "#/$defs/RcSession"}
     assert entry["result"] == {"$ref": "#/$defs/SessionRow"}
     assert "by_release" not in schema["x-ops"]["identify"]
+    mac = catalogue_schemas()["desktop-mac.json"]["x-ops"]["rc.launch"]
+    assert mac["result"] == {"$ref": "#/$defs/RcSession"}
+    assert "by_release" not in mac
+
+
+NEWER_MAC_OPS = {
+    "identify", "app.screenshot", "app.window_metrics", "ui.window_state", "ui.state",
+    "ui.navigate", "ui.set_ssh_approval", "ui.show_window", "ui.hide_window",
+    "ui.show_create", "ui.show_launch", "ui.open_preferences", "ui.open_menu", "host.list",
+    "sheds.list", "sheds.refresh", "system.df", "images.list", "shed.start", "shed.stop",
+    "shed.reset", "shed.delete", "create.start", "create.status", "create.cancel",
+    "terminal.preview", "terminal.open", "rc.list", "rc.launch", "rc.kill", "rc.inject_test",
+    "approvals.list", "approval.decide", "activity.list", "activity.log_path", "policy.set",
+    "policy.list", "notifications.list", "notification.invoke", "notification.open",
+}  # fmt: skip
+"""charliek/shed desktop/Sources/ShedDesktopApp/IPCHandlerImpl.swift@3fecd8a, ``handle``'s
+switch: v0.0.14's 41 ops without ``rc.classify``."""
+
+
+def test_mac_newer_ops_are_the_newer_dispatch() -> None:
+    """The mac catalogue under the newest release is exactly the newer mac switch."""
+    from shedproto.desktop._catalogue import ops_for
+    from shedproto.desktop._release import release_has_op
+
+    latest = {op for op in ops_for(MAC) if release_has_op(Release.LATEST, MAC, op)}
+    assert latest == NEWER_MAC_OPS
