@@ -194,10 +194,11 @@ async def test_machines_unreachable_is_a_state(short_socket_dir: Path) -> None:
         assert machines["mini"].reachable is False
         assert machines["mini"].detail == "ssh: connect to host mini port 22: No route to host"
         listing = await client.rc_list()
+        assert isinstance(listing, o.TauriRcList)  # the Tauri app's roost rows
         rows = listing.sessions
         assert {r["origin"] for r in rows} == {"machine:mini", "machine:mini2"}
         assert all(r["shed"] == "" for r in rows)
-        assert set(listing.capabilities) == {"machine:mini", "machine:mini2"}  # type: ignore[union-attr]
+        assert set(listing.capabilities) == {"machine:mini", "machine:mini2"}
         with pytest.raises(DesktopError) as info:
             await client.roost_launch("claude", machine="mini")
         assert info.value.code == "action_failed"
