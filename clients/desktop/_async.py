@@ -195,13 +195,17 @@ class AsyncDesktopClient(AsyncClosing):
 
     async def rc_list(
         self, *, host: str | None = None, shed: str | None = None
-    ) -> o.MacRcList | o.TauriRcList:
-        """Call ``rc.list``: session rows (Tauri adds capabilities and machine rows)."""
+    ) -> o.RcSessionList | o.TauriRcList:
+        """Call ``rc.list``: roost rows, or the ``RcSession`` table.
+
+        The newer Tauri app answers roost rows with capabilities and machine rows;
+        the mac app and v0.0.14's Tauri app answer ``RcSession`` rows.
+        """
         params = {k: v for k, v in (("host", host), ("shed", shed)) if v is not None}
         result = await self.call("rc.list", params)
         if "capabilities" in result:
             return convert_result(result, o.TauriRcList, "rc.list")
-        return convert_result(result, o.MacRcList, "rc.list")
+        return convert_result(result, o.RcSessionList, "rc.list")
 
     async def machines_list(self) -> o.MachinesList:
         """Call ``machines.list`` (Tauri): every machine, reachable or not."""
