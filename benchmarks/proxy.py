@@ -42,7 +42,7 @@ CLI = [sys.executable, "-m", "shedproto.clients.cli"]
 
 
 async def _desktop_round_trips(path: Path, count: int) -> float:
-    async with AsyncDesktopClient(path) as client:
+    async with await AsyncDesktopClient.connect(path) as client:
         await client.call("identify")
         start = time.perf_counter()
         for _ in range(count):

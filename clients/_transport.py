@@ -27,6 +27,7 @@ The blocking form is a plain socket loop, not a wrapped event loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import os
 import socket
@@ -303,6 +304,9 @@ class AsyncLineTransport(AsyncClosing):
         """Whether anyio's connect may still have a writer callback queued (see :meth:`aclose`)."""
         self._send_lock: CallLock | None = None
         """Made on the first write that has to wait (most connections never need it)."""
+        self._writing: anyio.Event | None = None
+        """Set while a write waits for room on the socket itself (asyncio): :meth:`aclose`
+        wakes it and lets it unregister before the socket closes."""
 
     @property
     def frames(self) -> FrameQueue:
@@ -387,13 +391,17 @@ class AsyncLineTransport(AsyncClosing):
 
         A frame the socket takes at once is written straight to it: no
         event-loop round, no lock. Once a write had to wait, every later
-        one goes through the stream in order, under a lock and within the
-        deadline.
+        one waits its turn under a lock, and the turn and the write end at
+        the deadline. On asyncio the wait for room is the servers' guarded
+        one (``shedproto.servers._receive.send_all``), never anyio's
+        stream ``send``, whose loop callback fails when the deadline's
+        cancellation lands in the pass that reports the socket writable.
 
         Raises:
             anyio.BrokenResourceError: the peer closed the connection.
             anyio.ClosedResourceError: this transport was closed.
-            TimeoutError: a write that had to wait passed the deadline.
+            TimeoutError: a write that had to wait passed the deadline; part of
+                the frame may have been written (close the connection).
 
         """
         if self._closed:
@@ -411,18 +419,43 @@ class AsyncLineTransport(AsyncClosing):
                 return
             self._direct = False  # bytes may now wait in the stream's buffer: keep order
             frame = frame[sent:]
-        deadline = self.deadline
-        if self._send_lock is None:
-            self._send_lock = self.new_lock()
-        async with self._send_lock:
-            stream = await self._stream_for_waits()
-            if deadline == math.inf:
-                await stream.send(frame)
-                return
-            with anyio.CancelScope(deadline=deadline):
-                await stream.send(frame)
-                return
+        lock = self._send_lock
+        if lock is None:
+            lock = self._send_lock = self.new_lock()
+        with anyio.CancelScope(deadline=self.deadline):
+            async with lock:
+                await self._send_waiting(frame)
+            return
         raise TimeoutError("the peer did not take the frame before the deadline")
+
+    async def _send_waiting(self, data: bytes) -> None:
+        """Write ``data`` in full, waiting for room (the caller holds the send lock).
+
+        Raises:
+            anyio.BrokenResourceError: the peer closed the connection.
+
+        """
+        raw = self._raw
+        if raw is None or self._loop is None:
+            stream = await self._stream_for_waits()
+            await stream.send(data)
+            return
+        # Imported here: the servers' package costs a client ~30 ms to import, and only a
+        # write that finds the socket full needs it (the layers allow clients -> servers).
+        from shedproto.servers._receive import send_all
+
+        if self._closed:  # closed while this write queued for its turn
+            raise anyio.ClosedResourceError
+        writing = self._writing = anyio.Event()
+        try:
+            await send_all(raw, data)
+        except anyio.BrokenResourceError:
+            if self._closed:  # aclose() shut the socket down to wake this write
+                raise anyio.ClosedResourceError from None
+            raise
+        finally:
+            self._writing = None
+            writing.set()
 
     async def receive_some(self) -> bytes:
         """Return the next bytes the peer sent, ``b""`` once it closed (the one receive helper).
@@ -563,7 +596,8 @@ class AsyncLineTransport(AsyncClosing):
     async def aclose(self) -> None:
         """Close the connection, even inside a cancelled scope; idempotent.
 
-        A receive waiting in another task returns ``b""``. A socket that
+        A receive waiting in another task returns ``b""``; a write waiting for
+        room raises ``anyio.ClosedResourceError``. A socket that
         never needed an anyio stream is closed directly. After a connect
         that had to wait, it first lets the event loop run once: with direct
         writes there may have been no checkpoint since, and anyio's queued
@@ -580,6 +614,13 @@ class AsyncLineTransport(AsyncClosing):
         waiter, self._waiter = self._waiter, None
         if waiter is not None and not waiter.done():
             waiter.set_result(b"")
+        writing = self._writing
+        if writing is not None:  # wake the write (the socket turns writable) and let it
+            assert self._raw is not None  # unregister before its descriptor closes
+            with contextlib.suppress(OSError):
+                self._raw.shutdown(socket.SHUT_RDWR)
+            with anyio.CancelScope(shield=True):
+                await writing.wait()
         stream = self._stream
         if stream is None:
             assert self._raw is not None
@@ -650,16 +691,24 @@ class BlockingLineTransport(BlockingClosing):
             self.deadline = time.monotonic() + timeout
 
     def send(self, frame: bytes) -> None:
-        """Write ``frame`` in full (no deadline beyond the socket's).
+        """Write ``frame`` in full, by the deadline (see the async form).
 
         Raises:
             OSError: the peer closed the connection (``BrokenPipeError``).
+            TimeoutError: the peer did not take the frame before the deadline;
+                part of it may have been written (close the connection).
 
         """
         sock = self.sock
-        if sock.gettimeout() is not None:
+        deadline = self.deadline
+        if deadline != math.inf:
+            sock.settimeout(max(deadline - time.monotonic(), 0.0))
+        elif sock.gettimeout() is not None:
             sock.settimeout(None)
-        sock.sendall(frame)
+        try:
+            sock.sendall(frame)
+        except (BlockingIOError, TimeoutError):  # a zero timeout makes the socket non-blocking
+            raise TimeoutError("the peer did not take the frame before the deadline") from None
 
     def receive_some(self) -> bytes:
         """Return the next bytes the peer sent, ``b""`` once it closed (see the async form).

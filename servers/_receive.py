@@ -40,6 +40,8 @@ __all__ = [
     "WatchedReads",
     "raw_socket_of",
     "receive_or_eof",
+    "send_all",
+    "send_now",
     "wait_readable",
     "wait_writable",
 ]
@@ -170,13 +172,7 @@ class SocketPump:
         raw = self.raw
         if raw is None:
             return data
-        try:
-            sent = raw.send(data)
-        except BlockingIOError:
-            return data
-        except OSError as exc:
-            raise anyio.BrokenResourceError from exc
-        return data[sent:] if sent < len(data) else b""
+        return send_now(raw, data)
 
     async def send(self, data: bytes) -> None:
         """Write all of ``data``; what the socket does not take at once goes via the stream.
@@ -192,12 +188,7 @@ class SocketPump:
         if raw is None or running_asyncio_loop() is None:
             await self.stream.send(rest)
             return
-        # Not ``stream.send``: anyio's asyncio socket stream resolves its writability
-        # future from an unguarded loop callback, which raises InvalidStateError when a
-        # cancellation (a peer gone mid-burst) lands in the same loop pass.
-        while rest:
-            await wait_writable(raw)
-            rest = self.send_now(rest)
+        await send_all(raw, rest)
 
 
 class _LoopWatch(Generic[T]):
@@ -399,6 +390,42 @@ async def wait_writable(raw: socket.socket) -> None:
         await writable
     finally:
         loop.remove_writer(fd)
+
+
+def send_now(raw: socket.socket, data: bytes) -> bytes:
+    """Write what the non-blocking socket ``raw`` takes without waiting; return the rest.
+
+    Raises:
+        anyio.BrokenResourceError: the socket failed (the peer is gone).
+
+    """
+    try:
+        sent = raw.send(data)
+    except BlockingIOError:
+        return data
+    except OSError as exc:
+        raise anyio.BrokenResourceError(f"the peer went away: {exc}") from exc
+    return data[sent:] if sent < len(data) else b""
+
+
+async def send_all(raw: socket.socket, data: bytes) -> None:
+    """Write all of ``data`` to the non-blocking socket ``raw``, waiting with :func:`wait_writable`.
+
+    The one slow-path send of both shells (the servers' :class:`SocketPump`, the
+    clients' transport). Not an anyio stream's ``send``: anyio's asyncio socket
+    stream resolves its writability future from an unguarded loop callback, so a
+    cancellation (a deadline, a peer gone mid-burst) landing in the loop pass that
+    reports the socket writable makes asyncio log ``InvalidStateError``.
+    Cancellation propagates; what was written stays written.
+
+    Raises:
+        anyio.BrokenResourceError: the socket failed (the peer is gone).
+
+    """
+    rest = send_now(raw, data)
+    while rest:
+        await wait_writable(raw)
+        rest = send_now(raw, rest)
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:

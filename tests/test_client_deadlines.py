@@ -163,7 +163,7 @@ async def test_a_desktop_call_against_a_server_that_never_answers_times_out_and_
     listener = await anyio.create_unix_listener(path)
     async with listener, anyio.create_task_group() as tg:
         tg.start_soon(listener.serve, handler)
-        async with AsyncDesktopClient(path, timeout=0.1) as client:
+        async with await AsyncDesktopClient.connect(path, timeout=0.1) as client:
             with anyio.fail_after(10):
                 with pytest.raises(TimeoutError):
                     await client.call("ui.navigate", {"pane": "agents"})

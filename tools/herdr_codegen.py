@@ -584,6 +584,7 @@ FIELD_ORDER: dict[str, tuple[str, ...]] = {
         "focused",
         "cwd",
         "foreground_cwd",
+        "restore_error",
         "label",
         "agent",
         "title",

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from typing_extensions import Self
 
+from shedproto import ErrorCode, LocalProtocolError
 from shedproto.agents_host import (
     API_FRAMING,
     ApiEvent,
@@ -44,6 +45,7 @@ class AsyncAgentsHostClient(AsyncClosing):
         self.transport = transport
         self._next_id = 0
         self._events: deque[ApiEvent] = deque()
+        self._subscribed = False
 
     @classmethod
     async def connect(cls, path: str | os.PathLike[str], *, timeout: float = 5.0) -> Self:
@@ -130,15 +132,23 @@ class AsyncAgentsHostClient(AsyncClosing):
     ) -> SubscribeResult:
         """Follow changes; read them with :meth:`next_event`."""
         reply = await self._call("subscribe", DEFAULT_TIMEOUT, topics=list(topics))
-        return result_of(reply, SubscribeResult)
+        result = result_of(reply, SubscribeResult)
+        self._subscribed = True
+        return result
 
     async def next_event(self, *, timeout: float | None = None) -> ApiEvent:
         """Return the next event (after :meth:`subscribe`), waiting at most ``timeout`` seconds.
 
         Raises:
             TimeoutError: no event in time. RemoteProtocolError: the host closed.
+            LocalProtocolError: ``UNEXPECTED_EVENT``: :meth:`subscribe` was not
+                called (no event would ever come: the wait would never end).
 
         """
+        if not self._subscribed and not self._events:
+            raise LocalProtocolError(
+                ErrorCode.UNEXPECTED_EVENT, "no event comes without subscribe(): call it first"
+            )
         self.transport.set_timeout(timeout)
         while not self._events:
             reply = decode_reply(await self.transport.receive_frame())

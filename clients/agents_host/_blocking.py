@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from typing_extensions import Self
 
+from shedproto import ErrorCode, LocalProtocolError
 from shedproto.agents_host import (
     API_FRAMING,
     ApiEvent,
@@ -45,6 +46,7 @@ class BlockingAgentsHostClient(BlockingClosing):
         self.transport = transport
         self._next_id = 0
         self._events: deque[ApiEvent] = deque()
+        self._subscribed = False
 
     @classmethod
     def connect(cls, path: str | os.PathLike[str], *, timeout: float = 5.0) -> Self:
@@ -131,15 +133,23 @@ class BlockingAgentsHostClient(BlockingClosing):
     ) -> SubscribeResult:
         """Follow changes; read them with :meth:`next_event`."""
         reply = self._call("subscribe", DEFAULT_TIMEOUT, topics=list(topics))
-        return result_of(reply, SubscribeResult)
+        result = result_of(reply, SubscribeResult)
+        self._subscribed = True
+        return result
 
     def next_event(self, *, timeout: float | None = None) -> ApiEvent:
         """Return the next event (after :meth:`subscribe`), waiting at most ``timeout`` seconds.
 
         Raises:
             TimeoutError: no event in time. RemoteProtocolError: the host closed.
+            LocalProtocolError: ``UNEXPECTED_EVENT``: :meth:`subscribe` was not
+                called (no event would ever come: the wait would never end).
 
         """
+        if not self._subscribed and not self._events:
+            raise LocalProtocolError(
+                ErrorCode.UNEXPECTED_EVENT, "no event comes without subscribe(): call it first"
+            )
         self.transport.set_timeout(timeout)
         while not self._events:
             reply = decode_reply(self.transport.receive_frame())

@@ -25,12 +25,14 @@ from ._common import (
     DEFAULT_TIMEOUT,
     MAC_FRAME_CAP,
     RESPONSE_POLICY,
+    client_closed,
     closed_while_sending,
     convert_result,
     default_socket_path,
     dialect_of_code,
     dialect_of_identify,
     launch_params,
+    made_without_connect,
 )
 
 __all__ = ["AsyncDesktopClient"]
@@ -39,24 +41,41 @@ __all__ = ["AsyncDesktopClient"]
 class AsyncDesktopClient(AsyncClosing):
     """A persistent connection to a shed-desktop control socket (mac or Tauri).
 
-    ``await AsyncDesktopClient.connect()`` resolves the socket like shedctl
-    (``SHED_DESKTOP_SOCKET``, then the dialect's default). :meth:`call` sends
-    one request and returns its result; a failure raises
-    :class:`~shedproto.desktop.DesktopError` carrying the wire code and
-    message. Calls are serialised; after a timeout or a broken connection the
-    next call reconnects. :attr:`dialect` is known after :meth:`identify`
-    (or :meth:`detect_dialect`).
+    Made by :meth:`connect`, which resolves the socket like shedctl
+    (``SHED_DESKTOP_SOCKET``, then the dialect's default) and returns once
+    connected; closed by :meth:`aclose`, which leaving its ``with`` block
+    calls (see *Making and closing clients*). :meth:`call` sends one request and returns
+    its result; a failure raises :class:`~shedproto.desktop.DesktopError`
+    carrying the wire code and message. Calls are serialised; after a timeout
+    or a broken connection the next call reconnects; after :meth:`aclose` a
+    call raises :class:`~shedproto.LocalProtocolError` (``CONNECTION_CLOSED``).
+    :attr:`dialect` is known after :meth:`identify` (or :meth:`detect_dialect`).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float = DEFAULT_TIMEOUT) -> None:
-        self.path = os.fspath(path)
+    def __init__(
+        self, transport: AsyncLineTransport, *, timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
+        """Hold ``transport``, the connection :meth:`connect` made (calls reconnect to its path).
+
+        Raises:
+            TypeError: ``transport`` is not a connected transport with a path: a socket
+                path here (the constructor used to connect on the first call) names
+                :meth:`connect`, the one way to make the client.
+
+        """
+        given: object = transport  # typed callers cannot get this wrong; untyped ones can
+        if not isinstance(given, AsyncLineTransport) or given.path is None:
+            raise TypeError(made_without_connect(type(self).__name__, given))
+        self.path: str = given.path
+        """The socket the client connected to (and reconnects to)."""
         self.timeout = timeout
         self.dialect: Dialect | None = None
         """Which dialect answered: set by ``identify``, or by the first envelope-level
         error code (``unknown-op`` vs ``unknown_op``); ``None`` until then."""
-        self._transport: AsyncLineTransport | None = None
+        self._transport: AsyncLineTransport | None = transport
         self._conn = ClientConnection()
         self._lock = AsyncLineTransport.new_lock()
+        self._closed = False
 
     @classmethod
     async def connect(
@@ -72,17 +91,27 @@ class AsyncDesktopClient(AsyncClosing):
             ConnectError: the socket is missing, refuses, or did not answer in time.
 
         """
-        client = cls(default_socket_path(dialect) if path is None else path, timeout=timeout)
-        await client._ensure()
-        return client
+        target = default_socket_path(dialect) if path is None else path
+        transport = await AsyncLineTransport.connect(
+            target, timeout=timeout, policy=RESPONSE_POLICY
+        )
+        return cls(transport, timeout=timeout)
 
-    async def _ensure(self) -> AsyncLineTransport:
-        if self._transport is None:
-            self._transport = await AsyncLineTransport.connect(
-                self.path, timeout=self.timeout, policy=RESPONSE_POLICY
-            )
-            self._conn = ClientConnection()
-        return self._transport
+    async def _reconnect(self) -> AsyncLineTransport:
+        """Connect again after a timeout or a broken connection dropped the last one.
+
+        Raises:
+            LocalProtocolError: ``CONNECTION_CLOSED``: the client was closed.
+            ConnectError: reconnecting failed.
+
+        """
+        if self._closed:
+            raise client_closed()
+        transport = self._transport = await AsyncLineTransport.connect(
+            self.path, timeout=self.timeout, policy=RESPONSE_POLICY
+        )
+        self._conn = ClientConnection()
+        return transport
 
     async def _drop(self) -> None:
         transport, self._transport = self._transport, None
@@ -106,12 +135,13 @@ class AsyncDesktopClient(AsyncClosing):
             UnreachableSocketError: ``other-protocol`` when a connection's first
                 answer is not a desktop response (or it closed without one).
             ConnectError: (re)connecting failed.
+            LocalProtocolError: ``CONNECTION_CLOSED`` after :meth:`aclose`.
 
         """
         async with self._lock:
             transport = self._transport
             if transport is None:
-                transport = await self._ensure()
+                transport = await self._reconnect()
             request_id, line = self._conn.send_request(op, params)
             transport.set_timeout(self.timeout if timeout is None else timeout)
             try:
@@ -135,6 +165,8 @@ class AsyncDesktopClient(AsyncClosing):
     async def _send(transport: AsyncLineTransport, line: bytes) -> None:
         try:
             await transport.send(line)
+        except TimeoutError:  # an OSError too, but no hang-up: the server did not read in time
+            raise
         except SEND_FAILURES as exc:
             raise closed_while_sending(exc) from exc
 
@@ -163,13 +195,17 @@ class AsyncDesktopClient(AsyncClosing):
 
     async def rc_list(
         self, *, host: str | None = None, shed: str | None = None
-    ) -> o.MacRcList | o.TauriRcList:
-        """Call ``rc.list``: session rows (Tauri adds capabilities and machine rows)."""
+    ) -> o.RcSessionList | o.TauriRcList:
+        """Call ``rc.list``: roost rows, or the ``RcSession`` table.
+
+        The newer Tauri app answers roost rows with capabilities and machine rows;
+        the mac app and v0.0.14's Tauri app answer ``RcSession`` rows.
+        """
         params = {k: v for k, v in (("host", host), ("shed", shed)) if v is not None}
         result = await self.call("rc.list", params)
         if "capabilities" in result:
             return convert_result(result, o.TauriRcList, "rc.list")
-        return convert_result(result, o.MacRcList, "rc.list")
+        return convert_result(result, o.RcSessionList, "rc.list")
 
     async def machines_list(self) -> o.MachinesList:
         """Call ``machines.list`` (Tauri): every machine, reachable or not."""
@@ -282,5 +318,6 @@ class AsyncDesktopClient(AsyncClosing):
         return convert_result(await self.call("dashboard.dump"), o.DashboardDump, "dashboard.dump")
 
     async def aclose(self) -> None:
-        """Close the connection; idempotent."""
+        """Close the connection for good (later calls raise); idempotent."""
+        self._closed = True
         await self._drop()

@@ -26,12 +26,14 @@ from ._common import (
     DEFAULT_TIMEOUT,
     MAC_FRAME_CAP,
     RESPONSE_POLICY,
+    client_closed,
     closed_while_sending,
     convert_result,
     default_socket_path,
     dialect_of_code,
     dialect_of_identify,
     launch_params,
+    made_without_connect,
 )
 
 __all__ = ["BlockingDesktopClient"]
@@ -40,24 +42,41 @@ __all__ = ["BlockingDesktopClient"]
 class BlockingDesktopClient(BlockingClosing):
     """A persistent connection to a shed-desktop control socket (mac or Tauri).
 
-    ``BlockingDesktopClient.connect()`` resolves the socket like shedctl
-    (``SHED_DESKTOP_SOCKET``, then the dialect's default). :meth:`call` sends
-    one request and returns its result; a failure raises
-    :class:`~shedproto.desktop.DesktopError` carrying the wire code and
-    message. Calls are serialised; after a timeout or a broken connection the
-    next call reconnects. :attr:`dialect` is known after :meth:`identify`
-    (or :meth:`detect_dialect`).
+    Made by :meth:`connect`, which resolves the socket like shedctl
+    (``SHED_DESKTOP_SOCKET``, then the dialect's default) and returns once
+    connected; closed by :meth:`close`, which leaving its ``with`` block
+    calls (see *Making and closing clients*). :meth:`call` sends one request and returns
+    its result; a failure raises :class:`~shedproto.desktop.DesktopError`
+    carrying the wire code and message. Calls are serialised; after a timeout
+    or a broken connection the next call reconnects; after :meth:`close` a
+    call raises :class:`~shedproto.LocalProtocolError` (``CONNECTION_CLOSED``).
+    :attr:`dialect` is known after :meth:`identify` (or :meth:`detect_dialect`).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float = DEFAULT_TIMEOUT) -> None:
-        self.path = os.fspath(path)
+    def __init__(
+        self, transport: BlockingLineTransport, *, timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
+        """Hold ``transport``, the connection :meth:`connect` made (calls reconnect to its path).
+
+        Raises:
+            TypeError: ``transport`` is not a connected transport with a path: a socket
+                path here (the constructor used to connect on the first call) names
+                :meth:`connect`, the one way to make the client.
+
+        """
+        given: object = transport  # typed callers cannot get this wrong; untyped ones can
+        if not isinstance(given, BlockingLineTransport) or given.path is None:
+            raise TypeError(made_without_connect(type(self).__name__, given))
+        self.path: str = given.path
+        """The socket the client connected to (and reconnects to)."""
         self.timeout = timeout
         self.dialect: Dialect | None = None
         """Which dialect answered: set by ``identify``, or by the first envelope-level
         error code (``unknown-op`` vs ``unknown_op``); ``None`` until then."""
-        self._transport: BlockingLineTransport | None = None
+        self._transport: BlockingLineTransport | None = transport
         self._conn = ClientConnection()
         self._lock = BlockingLineTransport.new_lock()
+        self._closed = False
 
     @classmethod
     def connect(
@@ -73,17 +92,27 @@ class BlockingDesktopClient(BlockingClosing):
             ConnectError: the socket is missing, refuses, or did not answer in time.
 
         """
-        client = cls(default_socket_path(dialect) if path is None else path, timeout=timeout)
-        client._ensure()
-        return client
+        target = default_socket_path(dialect) if path is None else path
+        transport = BlockingLineTransport.connect(
+            target, timeout=timeout, policy=RESPONSE_POLICY
+        )
+        return cls(transport, timeout=timeout)
 
-    def _ensure(self) -> BlockingLineTransport:
-        if self._transport is None:
-            self._transport = BlockingLineTransport.connect(
-                self.path, timeout=self.timeout, policy=RESPONSE_POLICY
-            )
-            self._conn = ClientConnection()
-        return self._transport
+    def _reconnect(self) -> BlockingLineTransport:
+        """Connect again after a timeout or a broken connection dropped the last one.
+
+        Raises:
+            LocalProtocolError: ``CONNECTION_CLOSED``: the client was closed.
+            ConnectError: reconnecting failed.
+
+        """
+        if self._closed:
+            raise client_closed()
+        transport = self._transport = BlockingLineTransport.connect(
+            self.path, timeout=self.timeout, policy=RESPONSE_POLICY
+        )
+        self._conn = ClientConnection()
+        return transport
 
     def _drop(self) -> None:
         transport, self._transport = self._transport, None
@@ -107,12 +136,13 @@ class BlockingDesktopClient(BlockingClosing):
             UnreachableSocketError: ``other-protocol`` when a connection's first
                 answer is not a desktop response (or it closed without one).
             ConnectError: (re)connecting failed.
+            LocalProtocolError: ``CONNECTION_CLOSED`` after :meth:`close`.
 
         """
         with self._lock:
             transport = self._transport
             if transport is None:
-                transport = self._ensure()
+                transport = self._reconnect()
             request_id, line = self._conn.send_request(op, params)
             transport.set_timeout(self.timeout if timeout is None else timeout)
             try:
@@ -136,6 +166,8 @@ class BlockingDesktopClient(BlockingClosing):
     def _send(transport: BlockingLineTransport, line: bytes) -> None:
         try:
             transport.send(line)
+        except TimeoutError:  # an OSError too, but no hang-up: the server did not read in time
+            raise
         except SEND_FAILURES as exc:
             raise closed_while_sending(exc) from exc
 
@@ -164,13 +196,17 @@ class BlockingDesktopClient(BlockingClosing):
 
     def rc_list(
         self, *, host: str | None = None, shed: str | None = None
-    ) -> o.MacRcList | o.TauriRcList:
-        """Call ``rc.list``: session rows (Tauri adds capabilities and machine rows)."""
+    ) -> o.RcSessionList | o.TauriRcList:
+        """Call ``rc.list``: roost rows, or the ``RcSession`` table.
+
+        The newer Tauri app answers roost rows with capabilities and machine rows;
+        the mac app and v0.0.14's Tauri app answer ``RcSession`` rows.
+        """
         params = {k: v for k, v in (("host", host), ("shed", shed)) if v is not None}
         result = self.call("rc.list", params)
         if "capabilities" in result:
             return convert_result(result, o.TauriRcList, "rc.list")
-        return convert_result(result, o.MacRcList, "rc.list")
+        return convert_result(result, o.RcSessionList, "rc.list")
 
     def machines_list(self) -> o.MachinesList:
         """Call ``machines.list`` (Tauri): every machine, reachable or not."""
@@ -283,5 +319,6 @@ class BlockingDesktopClient(BlockingClosing):
         return convert_result(self.call("dashboard.dump"), o.DashboardDump, "dashboard.dump")
 
     def close(self) -> None:
-        """Close the connection; idempotent."""
+        """Close the connection for good (later calls raise); idempotent."""
+        self._closed = True
         self._drop()

@@ -10,7 +10,8 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from shedproto import ErrorCode, FramingPolicy, RemoteProtocolError
+from shedproto import ErrorCode, FramingPolicy, LocalProtocolError, RemoteProtocolError
+from shedproto.clients._misuse import used_after_close
 from shedproto.desktop import (
     MAX_RESPONSE_BYTES,
     CodeFamily,
@@ -23,12 +24,14 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "MAC_FRAME_CAP",
     "RESPONSE_POLICY",
+    "client_closed",
     "closed_while_sending",
     "convert_result",
     "default_socket_path",
     "dialect_of_code",
     "dialect_of_identify",
     "launch_params",
+    "made_without_connect",
 ]
 
 DEFAULT_TIMEOUT = 15.0
@@ -82,6 +85,22 @@ def closed_while_sending(exc: BaseException) -> RemoteProtocolError:
     return RemoteProtocolError(
         ErrorCode.CONNECTION_CLOSED, f"the server closed the connection while we wrote: {exc!r}"
     )
+
+
+def client_closed() -> LocalProtocolError:
+    """Return the error for a call on a client that was closed (``CONNECTION_CLOSED``)."""
+    return used_after_close("the desktop client", "make a new one with connect()")
+
+
+def made_without_connect(name: str, given: object) -> str:
+    """Return the one-line message for a desktop client made without ``connect()``."""
+    if name.startswith("Async"):
+        how = f"async with await {name}.connect(path) as client:"
+    else:
+        how = f"with {name}.connect(path) as client:"
+    if isinstance(given, (str, os.PathLike)):
+        return f"{name}({os.fspath(given)!r}) does not connect; make the client with `{how}`"
+    return f"{name} takes the transport its connect() made, not {type(given).__name__}: `{how}`"
 
 
 def dialect_of_code(code: str) -> Dialect | None:

@@ -11,6 +11,7 @@ from typing import Any
 from typing_extensions import Self
 
 from shedproto import ErrorCode, LocalProtocolError, RemoteProtocolError
+from shedproto.clients._misuse import entered_twice, used_before_open
 from shedproto.clients._transport import (
     AsyncClosing,
     AsyncLineTransport,
@@ -193,6 +194,7 @@ class AsyncHerdrClient(ClientBase, AsyncMethods):
     ) -> AsyncGraphicsStream:
         """Open a ``pane.graphics.stream``; use ``async with client.graphics_stream(pane)``.
 
+        herdr 0.8.2 to 0.9.1 serve it; 0.9.2 removed it (``unknown_method``).
         On entry the server's ``ok`` must come within the client's timeout;
         then frames go out with :meth:`AsyncGraphicsStream.send_frame` and
         :meth:`AsyncGraphicsStream.send_file`. Closing the stream clears its layer.
@@ -233,6 +235,8 @@ class _AsyncHeld(AsyncClosing):
         self._transport: AsyncLineTransport | None = None
 
     async def __aenter__(self) -> Self:
+        if self._transport is not None:  # a second connection would hold a second one
+            raise entered_twice(type(self).__name__, "its with block is still open")
         timeout = self.client.timeout
         transport = await AsyncLineTransport.connect(
             self.client.path, timeout=connect_timeout(timeout)
@@ -330,7 +334,10 @@ class AsyncSubscription(AsyncClosing):
     """An open ``events.subscribe`` stream (context manager and iterator).
 
     The acknowledgement must come within the client's timeout; a quiet
-    stream never times out.
+    stream never times out. Iterating it before its ``with`` block opened it,
+    and entering it twice, raise :class:`~shedproto.LocalProtocolError`
+    (``CONNECTION_CLOSED``) saying so; once the block or the server ended
+    the stream, iterating it ends at once.
     """
 
     def __init__(self, client: AsyncHerdrClient, request: t.Request) -> None:
@@ -340,8 +347,12 @@ class AsyncSubscription(AsyncClosing):
         self._conn = ClientConnection(protocol=client.protocol)
         self._queue: list[StreamEvent | ErrorResponse] = []
         self._done = False
+        self._entered = False
 
     async def __aenter__(self) -> Self:
+        if self._entered:
+            raise entered_twice("the subscription", "call client.subscribe(...) for another")
+        self._entered = True
         timeout = self.client.timeout
         transport = await AsyncLineTransport.connect(
             self.client.path, timeout=connect_timeout(timeout)
@@ -382,6 +393,9 @@ class AsyncSubscription(AsyncClosing):
         return self
 
     async def __anext__(self) -> StreamEvent:
+        if not self._entered:
+            how = "async with client.subscribe(...) as events:"
+            raise used_before_open("the subscription", how)
         while not self._queue:
             if self._done or self._transport is None:
                 raise StopAsyncIteration

@@ -12,6 +12,7 @@ from typing import Any
 from typing_extensions import Self
 
 from shedproto import ErrorCode, LocalProtocolError, RemoteProtocolError
+from shedproto.clients._misuse import entered_twice, used_before_open
 from shedproto.clients._transport import (
     BlockingClosing,
     BlockingLineTransport,
@@ -194,6 +195,7 @@ class BlockingHerdrClient(ClientBase, BlockingMethods):
     ) -> BlockingGraphicsStream:
         """Open a ``pane.graphics.stream``; use ``with client.graphics_stream(pane)``.
 
+        herdr 0.8.2 to 0.9.1 serve it; 0.9.2 removed it (``unknown_method``).
         On entry the server's ``ok`` must come within the client's timeout;
         then frames go out with :meth:`BlockingGraphicsStream.send_frame` and
         :meth:`BlockingGraphicsStream.send_file`. Closing the stream clears its layer.
@@ -234,6 +236,8 @@ class _AsyncHeld(BlockingClosing):
         self._transport: BlockingLineTransport | None = None
 
     def __enter__(self) -> Self:
+        if self._transport is not None:  # a second connection would hold a second one
+            raise entered_twice(type(self).__name__, "its with block is still open")
         timeout = self.client.timeout
         transport = BlockingLineTransport.connect(
             self.client.path, timeout=connect_timeout(timeout)
@@ -331,7 +335,10 @@ class BlockingSubscription(BlockingClosing):
     """An open ``events.subscribe`` stream (context manager and iterator).
 
     The acknowledgement must come within the client's timeout; a quiet
-    stream never times out.
+    stream never times out. Iterating it before its ``with`` block opened it,
+    and entering it twice, raise :class:`~shedproto.LocalProtocolError`
+    (``CONNECTION_CLOSED``) saying so; once the block or the server ended
+    the stream, iterating it ends at once.
     """
 
     def __init__(self, client: BlockingHerdrClient, request: t.Request) -> None:
@@ -341,8 +348,12 @@ class BlockingSubscription(BlockingClosing):
         self._conn = ClientConnection(protocol=client.protocol)
         self._queue: list[StreamEvent | ErrorResponse] = []
         self._done = False
+        self._entered = False
 
     def __enter__(self) -> Self:
+        if self._entered:
+            raise entered_twice("the subscription", "call client.subscribe(...) for another")
+        self._entered = True
         timeout = self.client.timeout
         transport = BlockingLineTransport.connect(
             self.client.path, timeout=connect_timeout(timeout)
@@ -383,6 +394,9 @@ class BlockingSubscription(BlockingClosing):
         return self
 
     def __next__(self) -> StreamEvent:
+        if not self._entered:
+            how = "with client.subscribe(...) as events:"
+            raise used_before_open("the subscription", how)
         while not self._queue:
             if self._done or self._transport is None:
                 raise StopIteration

@@ -16,6 +16,7 @@ from typing import Literal
 from typing_extensions import Self
 
 from shedproto import ErrorCode, RemoteProtocolError
+from shedproto.clients._misuse import used_after_close, used_before_open
 from shedproto.clients._transport import AsyncClosing, AsyncLineTransport
 from shedproto.herdr import derive_client_socket_path
 from shedproto.herdr._terminal import (
@@ -52,7 +53,10 @@ class AsyncTerminalSession(AsyncClosing):
     when opening takes longer than ``timeout``; a refused target or a refused
     second controller is not an error but a :class:`~shedproto.herdr.TerminalClosed` with
     herdr's reason. Sending on a stream that ended raises ``OSError``-family
-    errors of the socket.
+    errors of the socket. Reading before the stream was opened, and sending
+    before it was opened or after :meth:`aclose`, raise
+    :class:`~shedproto.LocalProtocolError` (``CONNECTION_CLOSED``) saying so;
+    reading after :meth:`aclose` finds the stream ended (``None``).
     """
 
     def __init__(
@@ -77,6 +81,7 @@ class AsyncTerminalSession(AsyncClosing):
         self.closed: TerminalClosed | None = None
         """The stream's closing record, once it arrived."""
         self._transport: AsyncLineTransport | None = None
+        self._opened = False
 
     async def __aenter__(self) -> Self:
         if self._transport is None:
@@ -93,6 +98,8 @@ class AsyncTerminalSession(AsyncClosing):
         """
         transport = await AsyncLineTransport.connect(self.path, timeout=self.timeout)
         self._transport = transport
+        self._opened = True
+        self.closed = None
         try:
             transport.set_timeout(self.timeout)
             await transport.send(encode_command(self.opening))
@@ -116,9 +123,12 @@ class AsyncTerminalSession(AsyncClosing):
         Raises:
             TimeoutError: nothing arrived within ``timeout`` seconds (``None``: no limit).
             RemoteProtocolError: the server sent a line that is not a record.
+            LocalProtocolError: ``CONNECTION_CLOSED``: the stream was never opened.
 
         """
         transport = self._transport
+        if transport is None and not self._opened:
+            self._open_transport()  # raises: the stream was never opened
         if transport is None or self.closed is not None:
             return None
         try:
@@ -150,10 +160,24 @@ class AsyncTerminalSession(AsyncClosing):
             yield frame
 
     async def send(self, command: TerminalCommand) -> None:
-        """Send one command as it is (the server skips one that is not valid)."""
-        if self._transport is None:
-            raise RemoteProtocolError(ErrorCode.CONNECTION_CLOSED, "the stream is not open")
-        await self._transport.send(encode_command(command))
+        """Send one command as it is (the server skips one that is not valid).
+
+        Raises:
+            LocalProtocolError: ``CONNECTION_CLOSED``: the stream is not open.
+
+        """
+        await self._open_transport().send(encode_command(command))
+
+    def _open_transport(self) -> AsyncLineTransport:
+        """Return the stream's connection; raise when it was never opened or was closed."""
+        transport = self._transport
+        if transport is None:
+            if self._opened:
+                raise used_after_close("the terminal session", "open a new one")
+            raise used_before_open(
+                "the terminal session", "async with client.terminal_session(...) as term:"
+            )
+        return transport
 
     async def send_input(self, text: str | None = None, *, data: bytes | None = None) -> None:
         """Type ``text`` (UTF-8) or send raw ``data`` bytes to the terminal."""

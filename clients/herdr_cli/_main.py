@@ -163,7 +163,8 @@ def _dispatch(ctx: Context, args: Sequence[str]) -> int:
         return handled
     if _requested_help(ctx, args):
         return 0
-    if not args or args[0] in ("help", "--help", "-h"):
+    launcher_help = bool(args) and args[0].startswith("-") and ("--help" in args or "-h" in args)
+    if not args or args[0] in ("help", "--help", "-h") or launcher_help:
         raise Usage(
             "usage: herdr <" + "|".join(COMMANDS) + "> ...\n"
             "(this herdr stand-in serves herdr's client subcommands only)\n\n"

@@ -16,9 +16,10 @@ terminal UI, and a failure there prints ``herdr: <why>`` (exit 1).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
+from ._local import local_command, refused_flag
 from ._runtime import Context, Usage
 
 if TYPE_CHECKING:
@@ -43,10 +44,12 @@ KNOWN_FLAGS = frozenset(
 )
 """The flags herdr's launcher accepts (src/main.rs:752-763@v0.8.2)."""
 
-TUI_COMMANDS = frozenset(
-    {"client", "remote-client-bridge", "update", "channel", "config", "session"}
-)
-"""herdr commands that need the terminal UI, herdr's binary or its files: not offered here."""
+TUI_COMMANDS = frozenset({"client", "remote-client-bridge", "session"})
+"""herdr commands that need the terminal UI or herdr's binary: not offered here.
+
+``completion``, ``config``, ``channel``, ``update`` and ``session`` (but ``attach``)
+are :mod:`._local`'s.
+"""
 
 TUI_MESSAGE = (
     "herdr: the terminal UI is not available in this herdr stand-in (shedproto); "
@@ -57,8 +60,10 @@ TUI_MESSAGE = (
 UNAVAILABLE = "herdr: `herdr {command}` is not available in this herdr stand-in (shedproto)"
 
 
-def toplevel(ctx: Context, args: Sequence[str], commands: Collection[str]) -> int | None:
+def toplevel(ctx: Context, args: Sequence[str], commands: Mapping[str, Any]) -> int | None:
     """Handle what herdr's launcher handles before the TUI; ``None``: not a launcher command.
+
+    ``commands`` is the CLI's command table (its keys are the socket commands).
 
     Raises:
         Usage: an unknown flag or command (herdr's message, exit 2).
@@ -66,9 +71,17 @@ def toplevel(ctx: Context, args: Sequence[str], commands: Collection[str]) -> in
     """
     if args and args[0] in commands and not (args[0] == "server" and len(args) == 1):
         return None  # herdr's CLI subcommands come first (cli::maybe_run)
+    local = local_command(ctx, args, commands)
+    if local is not None:
+        return local
+    if any(arg in ("--help", "-h") for arg in args):
+        return None  # the CLI's own usage (herdr: help before --version, src/main.rs:625)
     if any(arg in ("--version", "-V") for arg in args):
         ctx.out(f"herdr {ctx.client_version}")
         return 0
+    refused = refused_flag(ctx, args)
+    if refused is not None:
+        return refused
     if args == ["server"]:
         return run_headless_server(ctx)
     for arg in args:
@@ -76,16 +89,11 @@ def toplevel(ctx: Context, args: Sequence[str], commands: Collection[str]) -> in
         if arg.startswith("-") and name not in KNOWN_FLAGS:
             raise Usage(f"unknown option: {arg}\nrun 'herdr --help' for usage")
     if not args or all(arg.startswith("-") for arg in args):
-        if any(arg in ("--help", "-h") for arg in args):
-            return None
         ctx.err(TUI_MESSAGE)
         return 1
     if args[0] in TUI_COMMANDS:
-        if args[0] == "session" and args[1:2] != ["attach"]:
-            ctx.err(UNAVAILABLE.format(command="session"))
-            return 1
-        tui = args[0] in ("client", "session")
-        ctx.err(TUI_MESSAGE if tui else UNAVAILABLE.format(command=args[0]))
+        ctx.err(TUI_MESSAGE if args[0] in ("client", "session") else UNAVAILABLE.format(
+            command=args[0]))  # fmt: skip
         return 1
     return None
 

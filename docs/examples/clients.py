@@ -3,6 +3,7 @@
 import tempfile
 from pathlib import Path
 
+from shedproto import LocalProtocolError
 from shedproto.clients import BlockingLineTransport
 from shedproto.clients.agents_host import BlockingAgentsHostClient
 from shedproto.clients.desktop import BlockingDesktopClient
@@ -49,6 +50,17 @@ def main() -> None:
             event = next(iter(events))
             print(event.event)  # workspace_created
             assert event.event == "workspace_created"
+
+        # Used any other way, a client says so in one line: never silence, never a hang.
+        try:
+            list(client.subscribe("workspace.created"))  # iterated without `with`
+        except LocalProtocolError as exc:
+            print(exc)  # the subscription is not open: use it inside `with ...`
+            assert "with client.subscribe" in exc.message
+        try:
+            shed_desktop.call("identify")  # its `with` block above closed it
+        except LocalProtocolError as exc:
+            print(exc)  # the desktop client is closed: make a new one with connect()
 
         # The raw line transport, for a protocol of your own.
         with BlockingLineTransport.connect(herdr.server.path) as transport:

@@ -18,7 +18,13 @@ from shedproto.desktop import types as o
 
 from ._model import DesktopModel, LaunchedTab, Machine
 
-__all__ = ["AppBase", "builtin_rules", "msgspec_to_builtins", "serde_unknown_variant"]
+__all__ = [
+    "AppBase",
+    "builtin_rules",
+    "msgspec_to_builtins",
+    "serde_enum_error",
+    "serde_unknown_variant",
+]
 
 BAD = DesktopCode.BAD_REQUEST
 FAILED = DesktopCode.ACTION_FAILED
@@ -62,6 +68,22 @@ class AppBase:
 
     def _bad(self, message: str) -> DesktopError:
         return DesktopError(self.dialect.invalid_param, message)
+
+    def _egress_snapshot(self) -> Any:
+        """Return what the Egress pane reported: ``None`` unless it is mounted."""
+        if self.model.ui["pane"] != "egress":
+            return None
+        found = self.model.dumps.get("egress.profiles")
+        if found is not None:
+            return found
+        view = self.model.ui.setdefault("egress", {"tab": "activity", "selected": None})
+        return {
+            "tab": view["tab"],
+            "profiles": [],
+            "errors": [],
+            "selected": view["selected"],
+            "activity_count": len(self.model.activity),
+        }
 
     def _frontend_ready(self) -> None:
         if not self.is_mac and not self.model.ui["frontend_ready"]:
@@ -265,3 +287,26 @@ def msgspec_to_builtins(value: Any) -> Any:
     import msgspec
 
     return msgspec.to_builtins(value)
+
+
+def serde_enum_error(value: Any, variants: tuple[str, ...]) -> str:
+    """Word serde_json's refusal of ``value`` for a unit-variant enum read from a JSON value.
+
+    A string is an unknown variant; anything else is ``invalid type: <what>, expected
+    string or map`` (serde_json's ``Value::deserialize_enum``; ``null`` is a unit value).
+    """
+    if isinstance(value, str):
+        return serde_unknown_variant(value, variants)
+    if value is None:
+        found = "unit value"
+    elif isinstance(value, bool):
+        found = f"boolean `{'true' if value else 'false'}`"
+    elif isinstance(value, int):
+        found = f"integer `{value}`"
+    elif isinstance(value, float):
+        found = f"floating point `{value}`"
+    elif isinstance(value, list):
+        found = "sequence"
+    else:
+        found = "map"
+    return f"invalid type: {found}, expected string or map"

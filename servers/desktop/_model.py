@@ -334,6 +334,12 @@ class DesktopModel:
         self.creates: dict[str, dict[str, Any]] = {}
         self.dumps: dict[str, Any] = {}
         self.ui: dict[str, Any] = {"pane": "sheds", "frontend_ready": True}
+        self.platform: dict[str, Any] = {"os": "linux", "bundle": True}
+        """Where the Tauri stand-in runs: ``os`` ``linux`` (no in-app updater:
+        ``updater.status`` reason ``linux_apt``) or ``macos``; ``bundle``: a macOS app
+        from a real bundle (else ``no_bundle``)."""
+        self.broker: dict[str, Any] = default_broker()
+        """The credential broker as the app launched it (``broker.status``)."""
         self.preferences_window: str | None = None
         """The Preferences window: ``None`` (never opened), ``"visible"`` or
         ``"hidden"`` (``prefs.close`` only hides it)."""
@@ -523,3 +529,21 @@ class DesktopModel:
         return [
             shed for host in self.hosts.values() if host.reachable for shed in host.sheds.values()
         ]
+
+
+def default_broker() -> dict[str, Any]:
+    """Return the stand-in's broker: pref ``auto`` resolved with no host-agent daemon.
+
+    ``auto`` with no daemon socket live launches the embedded broker on a
+    synthesized config (charliek/shed desktop/tauri/src-tauri/src/broker.rs@51bd544).
+    """
+    return {
+        "launch_pref": "auto",
+        "effective": "embedded",
+        "probe": {"desktop_socket_live": False, "status_socket_live": False},
+        "config_source": "synthesized",
+        "resolved_ssh_mode": None,
+        "gate_namespaces": ["ssh-agent", "aws-credentials", "docker-credentials"],
+        "servers": [],
+        "error": None,
+    }

@@ -10,7 +10,7 @@ from shedproto.desktop import (
 )
 from shedproto.desktop import types as o
 
-from ._base import BAD, AppBase, serde_unknown_variant
+from ._base import BAD, AppBase, serde_enum_error
 
 __all__ = ["ApprovalOps"]
 
@@ -42,23 +42,33 @@ class ApprovalOps(AppBase):
         self._variant("decision", p.decision, ("approve", "deny"))
         if p.scope is not None:
             self._variant("scope", p.scope, ("per-request", "per-session", "per-shed"))
-        approval = self.model.approvals.pop(p.id, None)
-        if approval is not None:  # a decided request's banner is withdrawn
-            self.model.notifications = [n for n in self.model.notifications if n.get("id") != p.id]
-        if approval is None:
+        if not self._decide(p.id, p.decision, p.scope, p.ttl, p.persist):
             if not self.is_mac:  # the coordinator drops an unknown id: ok, nothing done
                 return o.Empty()  # (shed-app coordinator.rs:528-532@5a762e8)
             raise DesktopError(self.dialect.not_found, f"no pending approval {p.id}")
+        return o.Empty()
+
+    def _decide(
+        self, request_id: str, action: str, scope: str | None, ttl: str | None, persist: bool
+    ) -> bool:
+        """Decide a pending approval as ``approval.decide`` does; ``False`` when none is pending."""
+        approval = self.model.approvals.pop(request_id, None)
+        if approval is None:
+            return False
+        # a decided request's banner is withdrawn
+        self.model.notifications = [
+            n for n in self.model.notifications if n.get("id") != request_id
+        ]
         decision = {
-            "id": p.id,
-            "decision": p.decision,
-            "scope": p.scope or "per-request",
-            "ttl": p.ttl,
-            "persist": p.persist,
+            "id": request_id,
+            "decision": action,
+            "scope": scope or "per-request",
+            "ttl": ttl,
+            "persist": persist,
         }
         self.model.decisions.append(decision)
         self.model.activity.append({"kind": "approval", **decision})
-        if p.persist:  # a per-shed rule with no gate (coordinator.rs:886-901@5a762e8)
+        if persist:  # a per-shed rule with no gate (coordinator.rs:886-901@5a762e8)
             self.model.policy_rules = [
                 r
                 for r in self.model.policy_rules
@@ -70,12 +80,12 @@ class ApprovalOps(AppBase):
                     "scope": "shed",
                     "server": approval.server,
                     "shed": approval.shed,
-                    "action": p.decision,
+                    "action": action,
                     "gate": "none",
                 }
             )
             self._rebuild_policy()
-        return o.Empty()
+        return True
 
     def op_activity_list(self, p: o.ActivityListParams, raw: Any) -> Any:
         limit = 200 if p.limit is None else max(p.limit, 0)
@@ -133,15 +143,18 @@ class ApprovalOps(AppBase):
         self._test_presenter("notification.open")
         return o.Empty()
 
-    def op_notification_invoke(self, p: o.NotificationInvokeParams, raw: Any) -> Any:
+    def op_notification_invoke(self, p: Any, raw: Any) -> Any:
         if p.action not in ("approve", "deny"):
             if self.is_mac:
                 raise self._bad(f"action: {p.action} is not one of approve, deny")
-            variant = serde_unknown_variant(p.action, ("approve", "deny"))
-            raise DesktopError(BAD, f"action: {variant}")
+            # serde_json::from_value::<ApprovalDecision>(action or null), prefixed "action: "
+            # (charliek/shed desktop/tauri/src-tauri/src/ipc.rs:930@2cd01ef, notification_invoke)
+            raise DesktopError(BAD, f"action: {serde_enum_error(p.action, ('approve', 'deny'))}")
         self._test_presenter("notification.invoke")  # after the params decode, as on mac
-        for note in self.model.notifications:
-            if note.get("id") == p.id:
-                self.model.notifications.remove(note)
-                return o.Empty()
-        raise DesktopError(self.dialect.not_found, f"no posted notification {p.id}")
+        if not any(note.get("id") == p.id for note in self.model.notifications):
+            raise DesktopError(self.dialect.not_found, f"no posted notification {p.id}")
+        # the posted note's action decides the approval with the default choice (no scope,
+        # ttl or persist), through the same path as approval.decide; deciding withdraws the
+        # note (shed-app coordinator.rs:400-422@5a762e8, AppModel.swift:1156-1159@5a762e8)
+        self._decide(p.id, p.action, None, None, False)
+        return o.Empty()

@@ -35,8 +35,17 @@ class SessionOps(Rc14Ops):
         state, url = classify_pane(p.kind, p.pane)
         return o.RcClassification(state=state, url=url)
 
+    @property
+    def _rc_session_model(self) -> bool:
+        """Whether rc.* work on the RcSession table: v0.0.14, and the mac app in every release.
+
+        The newer mac dispatch still answers RcSession rows (charliek/shed
+        desktop/Sources/ShedDesktopApp/IPCHandlerImpl.swift@3fecd8a, rcListOp/rcLaunchOp).
+        """
+        return self.is_mac or not self.is_latest
+
     def op_rc_list(self, p: o.RcListParams, raw: Any) -> Any:
-        if not self.is_latest:
+        if self._rc_session_model:
             return self._rc14_list(p.host, p.shed)
         rows = self.model.sessions
         if p.shed is not None:
@@ -44,8 +53,6 @@ class SessionOps(Rc14Ops):
         if p.host is not None:
             rows = [s for s in rows if s.origin.startswith(f"roost:{p.host}/")]
         sessions = [s.row() for s in rows]
-        if self.is_mac:
-            return o.MacRcList(sessions=sessions)
         origins = sorted({s.origin for s in rows})
         machines = [msgspec_to_builtins(self._machine_row(m)) for m in self.model.machines.values()]
         return o.TauriRcList(
@@ -87,7 +94,7 @@ class SessionOps(Rc14Ops):
         return o.SessionRow(**session.row())
 
     def op_rc_launch(self, p: Any, raw: Any) -> Any:
-        if not self.is_latest:
+        if self._rc_session_model:
             return self._rc14_launch(raw)
         if self.is_mac:
             fields = launch_fields(Dialect.MAC, kind=p.kind, raw=raw, known_kinds=self.model.kinds)
@@ -120,13 +127,13 @@ class SessionOps(Rc14Ops):
         raise DesktopError(self.dialect.internal, f"{origin} lists no agent session {slug}")
 
     def op_rc_kill(self, p: o.RcKillParams, raw: Any) -> Any:
-        if not self.is_latest:
+        if self._rc_session_model:
             return self._rc14_kill(p.host, p.shed, p.slug)
         server = self._server(p.host, tauri_code=BAD)
         return self._kill(f"roost:{server}/{p.shed}", p.slug)
 
     def op_rc_inject_test(self, p: Any, raw: Any) -> Any:
-        if not self.is_latest:
+        if self._rc_session_model:
             typed = {k: v for k, v in msgspec.structs.asdict(p).items() if v is not None}
             return self._rc14_inject(typed if raw is None else raw)
         server = self._server(p.host, tauri_code=BAD)
@@ -156,7 +163,11 @@ class SessionOps(Rc14Ops):
         return self._kill(host.origin, p.slug)
 
     def op_roost_launch(self, p: o.RoostLaunchParams, raw: Any) -> Any:
+        # the address, then the kind (charliek/shed desktop/tauri/src-tauri/src/ipc.rs:868@2cd01ef,
+        # roost_launch: target, else req_str(machine), then rc_kind)
         address = launch_target(p.target, p.machine)
+        if p.kind is None:
+            raise DesktopError(BAD, "missing or invalid 'kind'")
         fields_first = launch_fields(
             self.dialect,
             kind=p.kind,
@@ -168,7 +179,9 @@ class SessionOps(Rc14Ops):
         return self._launch(host, fields_first.kind, raw)
 
     def op_roost_run(self, p: o.RoostRunParams, raw: Any) -> Any:
-        address = launch_target(p.target, p.machine)
+        address = launch_target(p.target, p.machine)  # before the command (ipc.rs:871@2cd01ef)
+        if p.command is None:
+            raise DesktopError(BAD, "missing 'command'")
         argv = run_command(p.command)
         workdir = p.workdir.strip() if p.workdir and p.workdir.strip() else None
         host = self._launch_host(address)

@@ -7,12 +7,16 @@ from typing import Any
 import msgspec
 
 from shedproto.desktop import (
+    DesktopCode,
     DesktopError,
     rust_debug,
 )
 from shedproto.desktop import types as o
 
 from ._base import BAD, AppBase
+
+BROKER_PREFS = ("auto", "embedded", "external")
+"""``broker.set_mode``'s modes (broker.rs@51bd544, ``parse_mode_pref``)."""
 
 __all__ = ["UiOps"]
 
@@ -71,7 +75,7 @@ class UiOps(AppBase):
             pid=self.pid,
             test_mode=self.test_mode,
             mock_base_url=self.mock_base_url,
-            broker_mode=self.model.prefs["broker_mode"],
+            broker_mode=self._broker_mode(),
         )
 
     def op_ui_state(self, p: Any, raw: Any) -> Any:
@@ -148,9 +152,10 @@ class UiOps(AppBase):
         return o.OpenResult(open=p.open)
 
     def op_ui_set_appearance(self, p: o.UiSetAppearanceParams, raw: Any) -> Any:
-        if p.mode not in ("light", "dark"):
-            raise DesktopError(BAD, f'unknown mode: "{p.mode}"')
-        self.model.prefs["appearance"] = p.mode
+        mode = p.mode or ""  # absent or mistyped reads as "" (ipc.rs:1085-1089@2cd01ef)
+        if mode not in ("light", "dark"):
+            raise DesktopError(BAD, f"unknown mode: {rust_debug(mode)}")
+        self.model.prefs["appearance"] = mode
         return o.Empty()
 
     def op_ui_computed_style(self, p: Any, raw: Any) -> Any:
@@ -356,29 +361,84 @@ class UiOps(AppBase):
         self._rebuild_policy()
         return o.Empty()
 
+    # broker (charliek/shed desktop/tauri/src-tauri/src/broker.rs@51bd544): the persisted
+    # pref is read live; the effective mode is the one the app launched into
+
+    def _broker_mode(self) -> o.BrokerMode:
+        broker = self.model.broker
+        pref = self.model.prefs["broker_mode"]
+        return o.BrokerMode(
+            pref=pref,
+            effective=broker["effective"],
+            restart_required=pref != broker["launch_pref"],
+        )
+
     def op_broker_status(self, p: Any, raw: Any) -> Any:
-        return {"mode": self.model.prefs["broker_mode"], "running": True}
+        broker = self.model.broker
+        mode = self._broker_mode()
+        embedded = broker["effective"] != "external"
+        source = broker["config_source"] if embedded else None
+        return o.BrokerStatus(
+            effective_mode=mode.effective,
+            pref=mode.pref,
+            restart_required=mode.restart_required,
+            probe=o.BrokerProbe(**broker["probe"]),
+            config=o.BrokerConfigSource(
+                source=source, message=broker["error"] if source == "error" else None
+            ),
+            resolved_ssh_mode=broker["resolved_ssh_mode"] if embedded else None,
+            gate_namespaces=list(broker["gate_namespaces"]) if embedded else [],
+            servers=list(broker["servers"]) if embedded else [],
+            broker_error=broker["error"],
+        )
 
     def op_broker_mode(self, p: Any, raw: Any) -> Any:
-        mode = self.model.prefs["broker_mode"]
-        return o.BrokerMode(pref=mode, effective=mode, restart_required=False)
+        return self._broker_mode()
 
     def op_broker_set_mode(self, p: o.BrokerSetModeParams, raw: Any) -> Any:
-        if p.mode not in ("auto", "on", "off"):
-            raise DesktopError(BAD, f'unknown broker mode: "{p.mode}"')
-        before = self.model.prefs["broker_mode"]
+        if p.mode not in BROKER_PREFS:  # parse_mode_pref
+            raise DesktopError(BAD, f"unknown broker mode: {rust_debug(p.mode)}")
         self.model.prefs["broker_mode"] = p.mode
-        return o.BrokerMode(pref=p.mode, effective=before, restart_required=before != p.mode)
+        return self._broker_mode()
+
+    # updater (charliek/shed desktop/tauri/src-tauri/src/updater.rs@c38944d): the reason
+    # by precedence: Linux (apt) always, then test mode, then a missing bundle
+
+    def _updater_reason(self) -> tuple[str, bool]:
+        if self.model.platform["os"] == "linux":
+            return "linux_apt", False
+        instantiated = not self.test_mode and bool(self.model.platform["bundle"])
+        if self.test_mode:
+            return "test_mode", instantiated
+        return ("ok" if instantiated else "no_bundle"), instantiated
 
     def op_updater_status(self, p: Any, raw: Any) -> Any:
-        return {"enabled": not self.test_mode, "available": None}
+        reason, instantiated = self._updater_reason()
+        return o.UpdaterStatus(
+            os=self.model.platform["os"],
+            enabled=reason == "ok",
+            reason=reason,
+            instantiated=instantiated,
+        )
 
     def op_updater_check(self, p: Any, raw: Any) -> Any:
+        reason, _ = self._updater_reason()
+        if reason != "ok":
+            raise DesktopError(DesktopCode.UPDATER_DISABLED, f"updater_disabled:{reason}")
         return o.Empty()  # the enabled path fronts the app and presents the updater
 
     def op_egress_show(self, p: o.EgressShowParams, raw: Any) -> Any:
+        # tab checked, then readiness: the pane must have reported
+        # (charliek/shed desktop/tauri/src-tauri/src/ipc.rs:848@2cd01ef, egress_show)
         if p.tab is not None and p.tab not in ("activity", "profiles"):
-            raise DesktopError(BAD, f'unknown tab: "{p.tab}"')
-        self._frontend_ready()
-        self.model.ui["pane"] = "egress"
+            raise DesktopError(BAD, f"unknown tab: {rust_debug(p.tab)}")
+        if self._egress_snapshot() is None:
+            raise DesktopError(
+                DesktopCode.FRONTEND_NOT_READY, "egress pane has not reported yet; retry"
+            )
+        view = self.model.ui.setdefault("egress", {"tab": "activity", "selected": None})
+        if p.tab is not None:
+            view["tab"] = p.tab
+        if p.profile is not None:
+            view["selected"] = {"profile": p.profile, "host": p.host}
         return o.Empty()

@@ -6,10 +6,11 @@ from typing import Any
 
 from shedproto.desktop import (
     DesktopError,
+    rust_debug,
 )
 from shedproto.desktop import types as o
 
-from ._base import BAD, FAILED, msgspec_to_builtins
+from ._base import BAD, msgspec_to_builtins
 from ._ops_craze import CrazeOps
 from ._ops_lanes import LaneOps
 from ._ops_sessions import SessionOps
@@ -62,16 +63,19 @@ class UiTruthOps(SessionOps, CrazeOps, LaneOps):
         return {key: self.model.dumps.get(op)}
 
     def op_agents_dump(self, p: Any, raw: Any) -> Any:
-        found = self.model.dumps.get("agents.dump", {"sessions": None, "empty": None})
-        if self.is_latest:
-            return found
-        # v0.0.14: {sessions} alone, [] off the Agents pane (ipc.rs:584-599@5a762e8)
+        # [] and null off the Agents pane: only a mounted pane reports
+        # (charliek/shed desktop/tauri/src-tauri/src/ipc.rs:895@2cd01ef, agents_dump;
+        # v0.0.14 has no `empty`: ipc.rs:584-599@5a762e8)
+        found = self.model.dumps.get("agents.dump") or {}
         on_agents = self.model.ui["pane"] == "agents"
         sessions = found.get("sessions") if on_agents else None
-        return {"sessions": [] if sessions is None else sessions}
+        if not self.is_latest:
+            return {"sessions": [] if sessions is None else sessions}
+        empty = found.get("empty") if on_agents else None
+        return {"sessions": [] if sessions is None else sessions, "empty": empty}
 
     def op_egress_profiles(self, p: Any, raw: Any) -> Any:
-        return self._keyed_dump("egress.profiles", "egress")
+        return {"egress": self._egress_snapshot()}
 
     def op_shed_roost_dump(self, p: Any, raw: Any) -> Any:
         return self._keyed_dump("shed_roost.dump", "sheds")
@@ -98,13 +102,6 @@ class UiTruthOps(SessionOps, CrazeOps, LaneOps):
             )
         }
 
-    def op_ui_report_history(self, p: o.ReportHistoryParams, raw: Any) -> Any:
-        history = self.model.ui.setdefault("reports", [])
-        result = o.ReportHistory(reports=list(history), dropped=0)
-        if p.clear:
-            history.clear()
-        return result
-
     def op_ui_show_launch(self, p: Any, raw: Any) -> Any:
         self.model.ui["launch"] = {
             "mode": "agent",
@@ -115,42 +112,46 @@ class UiTruthOps(SessionOps, CrazeOps, LaneOps):
         }
         return o.Empty()
 
-    def op_ui_close_launch(self, p: Any, raw: Any) -> Any:
-        self.model.ui["launch"] = None
-        return o.Empty()
+    # The doors only emit an event to the frontend and answer {} (charliek/shed
+    # desktop/tauri/src-tauri/src/ipc.rs:323-354,725-729@2cd01ef): a dialog that is not
+    # open ignores them, and what a submit leads to is shown by the UI (toast.dump),
+    # never answered by the op.
 
     def op_ui_fill_launch(self, p: o.UiFillLaunchParams, raw: Any) -> Any:
-        launch = self.model.ui.get("launch")
-        if launch is None:
-            raise DesktopError(FAILED, "the launch dialog is not open (call ui.show_launch)")
         if p.mode is not None and p.mode not in ("agent", "command"):
-            raise DesktopError(BAD, f'unknown mode: "{p.mode}"')
-        for key in ("mode", "target", "command", "workdir", "name"):
-            value = getattr(p, key)
-            if value is not None:
-                launch[key] = value
+            raise DesktopError(BAD, f"unknown launch mode: {rust_debug(p.mode)} (agent | command)")
+        launch = self.model.ui.get("launch")
+        if launch is not None:
+            for key in ("mode", "target", "command", "workdir"):
+                value = getattr(p, key)
+                if value is not None:
+                    launch[key] = value
         return o.Empty()
 
     def op_ui_submit_launch(self, p: Any, raw: Any) -> Any:
         launch = self.model.ui.get("launch")
         if launch is None:
-            raise DesktopError(FAILED, "the launch dialog is not open (call ui.show_launch)")
+            return o.Empty()
         target = launch.get("target") or ""
         if target.startswith("shed:"):
             target = "roost:" + target[len("shed:") :]
-        if launch["mode"] == "command":
-            self.op_roost_run(
-                o.RoostRunParams(
-                    target=target, command=launch["command"], workdir=launch["workdir"]
-                ),
-                {},
-            )
-        else:
-            self._launch(
-                self._launch_host(target),
-                launch.get("kind") or "claude",
-                {"workdir": launch["workdir"], "display_name": launch["name"]},
-            )
+        try:
+            if launch["mode"] == "command":
+                self.op_roost_run(
+                    o.RoostRunParams(
+                        target=target, command=launch["command"], workdir=launch["workdir"]
+                    ),
+                    {},
+                )
+            else:
+                self._launch(
+                    self._launch_host(target),
+                    launch.get("kind") or "claude",
+                    {"workdir": launch["workdir"], "display_name": launch.get("name") or ""},
+                )
+        except DesktopError as exc:  # the dialog stays open and says why
+            self.model.dumps["toast.dump"] = {"kind": "error", "text": exc.message}
+            return o.Empty()
         self.model.ui["launch"] = None
         return o.Empty()
 
@@ -160,9 +161,8 @@ class UiTruthOps(SessionOps, CrazeOps, LaneOps):
 
     def op_ui_confirm_roost_consent(self, p: Any, raw: Any) -> Any:
         consent = self.model.ui.get("consent")
-        if consent is None:
-            raise DesktopError(FAILED, "no consent card is open")
-        consent["confirmed"] = True
+        if consent is not None:  # no card open: the event goes unheard (ipc.rs:266@2cd01ef)
+            consent["confirmed"] = True
         return o.Empty()
 
     def op_ui_close_roost_consent(self, p: Any, raw: Any) -> Any:
@@ -170,7 +170,7 @@ class UiTruthOps(SessionOps, CrazeOps, LaneOps):
         return o.Empty()
 
     def op_ui_show_lane(self, p: o.UiShowLaneParams, raw: Any) -> Any:
-        self._lane_session(p)
+        # the op only asks the frontend to mount the panel (ipc.rs:752-760@2cd01ef)
         self.model.ui["lane"] = {"machine": p.machine, "kind": p.kind, "session_id": p.session_id}
         return o.Empty()
 
@@ -179,13 +179,14 @@ class UiTruthOps(SessionOps, CrazeOps, LaneOps):
         return o.Empty()
 
     def op_ui_show_craze_create(self, p: o.UiShowCrazeCreateParams, raw: Any) -> Any:
-        self.op_craze_create_options(o.MachineParams(machine=p.machine), raw)
-        self.model.ui["craze_create"] = {
-            "machine": p.machine,
-            "provider": None,
-            "cwd": "",
-            "prompt": "",
-        }
+        # the sheet opens and reads its options itself; a refusal shows in the sheet,
+        # the op answers {} (ipc.rs:771-778@2cd01ef)
+        sheet: dict[str, Any] = {"machine": p.machine, "provider": None, "cwd": "", "prompt": ""}
+        try:
+            self.op_craze_create_options(o.MachineParams(machine=p.machine), raw)
+        except DesktopError as exc:
+            sheet["error"] = {"code": exc.code, "message": exc.message}
+        self.model.ui["craze_create"] = sheet
         return o.Empty()
 
     def op_ui_close_craze_create(self, p: Any, raw: Any) -> Any:
@@ -194,28 +195,36 @@ class UiTruthOps(SessionOps, CrazeOps, LaneOps):
 
     def op_ui_fill_craze_create(self, p: o.UiFillCrazeCreateParams, raw: Any) -> Any:
         sheet = self.model.ui.get("craze_create")
-        if sheet is None:
-            raise DesktopError(FAILED, "the craze create sheet is not open")
-        for key in ("provider", "cwd", "prompt"):
-            value = getattr(p, key)
-            if value is not None:
-                sheet[key] = value
+        if sheet is not None:  # ipc.rs:373-412@2cd01ef: no sheet, nothing heard
+            for key in ("provider", "cwd", "prompt"):
+                value = getattr(p, key)
+                if value is not None:
+                    sheet[key] = value
         return o.Empty()
 
     def op_ui_submit_craze_create(self, p: Any, raw: Any) -> Any:
         sheet = self.model.ui.get("craze_create")
         if sheet is None:
-            raise DesktopError(FAILED, "the craze create sheet is not open")
+            return o.Empty()
         params = o.CrazeCreateParams(
             machine=sheet["machine"],
             cwd=sheet["cwd"] or None,
             provider=sheet["provider"],
             prompt=sheet["prompt"],
         )
-        self.op_craze_create(params, {})
+        try:
+            self.op_craze_create(params, {})
+        except DesktopError as exc:  # the sheet shows the outcome (Try again)
+            sheet["error"] = {"code": exc.code, "message": exc.message}
+            return o.Empty()
         self.model.ui["craze_create"] = None
         return o.Empty()
 
     def op_ui_show_lane_settings(self, p: o.UiShowLaneParams, raw: Any) -> Any:
         self.op_ui_show_lane(p, raw)
+        return o.Empty()
+
+    def op_ui_pick_lane_setting(self, p: o.UiPickLaneSettingParams, raw: Any) -> Any:
+        if not p.row:  # ipc.rs:440-442@2cd01ef
+            raise DesktopError(BAD, "'row' names a settings row")
         return o.Empty()

@@ -159,7 +159,7 @@ def _git_worktrees(cwd: str) -> list[str]:
 
 
 class ClaudeAgentSdkDriver:
-    """The connector's ``claude-agent-sdk`` driver (``connector.md`` §7.2, ``drivers.md`` §2.6).
+    """The connector's ``claude-agent-sdk`` driver: Claude Code's sessions and its CLI.
 
     Injected facts keep it testable off macOS: ``platform`` (``sys.platform``),
     ``home`` (``~``), ``clock`` (``time.time``), ``opener`` (runs ``open``),

@@ -94,7 +94,7 @@ class _Waiter:
 
 
 class CodexAppServerDriver:
-    """The connector's ``codex-app-server`` driver (``connector.md`` §7.3).
+    """The connector's ``codex-app-server`` driver: a ``codex app-server`` child over JSON-RPC.
 
     ``base_env`` is the environment the child inherits before the source's own
     ``env`` and ``CODEX_HOME`` (default: this process's environment, copied

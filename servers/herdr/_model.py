@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -45,14 +46,19 @@ class EventHub:
         self.events: deque[tuple[int, LifecycleEvent]] = deque(maxlen=size)
         self.seq = 0
         self._changed = anyio.Event()
+        self.listener: Callable[[LifecycleEvent], None] | None = None
+        """Called with each event as it is emitted (the plugin event hooks)."""
 
     def emit(self, data: Any) -> None:
         """Append a lifecycle event built from its ``data`` Struct and wake waiters."""
         self.seq += 1
         tag = data.__struct_config__.tag
-        self.events.append((self.seq, LifecycleEvent(event=tag, data=data)))
+        event = LifecycleEvent(event=tag, data=data)
+        self.events.append((self.seq, event))
         self._changed.set()
         self._changed = anyio.Event()
+        if self.listener is not None:
+            self.listener(event)
 
     def after(self, seq: int, kind: str) -> tuple[int, LifecycleEvent] | None:
         """Return the first buffered event of ``kind`` with a sequence above ``seq``."""

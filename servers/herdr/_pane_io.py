@@ -166,8 +166,12 @@ class PaneIOHandlers(ServerState):
         self, id: str, params: t.PaneLinkActivateParams
     ) -> t.PaneLinkActivatedReply:
         _, hit = self._link_at(params)
-        # opening a URL needs a desktop opener: reported, never opened (decision notes)
-        return t.PaneLinkActivatedReply(handled=False, url=None if hit is None else hit[2])
+        if hit is None:
+            return t.PaneLinkActivatedReply(handled=False, url=None)
+        # a plugin link handler runs its action (herdr's activate_resolved_link); opening a
+        # URL otherwise needs a desktop opener: reported, never opened (decision notes)
+        handled = await self._run_link_handler(self._find_pane(params.pane_id), hit[2])
+        return t.PaneLinkActivatedReply(handled=handled, url=hit[2])
 
     async def _edit_scrollback(self, id: str, params: t.PaneTarget) -> t.OkReply:
         self._find_pane(params.pane_id)  # needs an interactive editor: decision notes

@@ -16,22 +16,30 @@ herdr does outside its normal workspace view.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import time
+from pathlib import Path
 from typing import Any
 
 import anyio
 import msgspec
 
+from shedproto.herdr import LifecycleEvent
 from shedproto.herdr import types as t
 from shedproto.herdr._plugins import (
     INVALID_PLUGIN_ID_MESSAGE,
+    PLUGIN_COMMANDS_IN_FLIGHT_MAX,
+    PLUGIN_HOOK_EVENTS,
     PLUGIN_LOG_LIMIT,
-    PLUGIN_OUTPUT_MAX_BYTES,
     PluginError,
     action_info,
+    capped_output,
     command_env,
     effective_platforms,
+    event_dot_name,
     find_action,
+    find_link_handler,
     normalize_action_id,
     normalize_plugin_id,
     parse_plugin_manifest,
@@ -40,7 +48,7 @@ from shedproto.herdr._plugins import (
     plugin_state_dir,
 )
 
-from ._model import Pane, Split, Tab
+from ._model import Pane, Split, Tab, Workspace
 from ._state import AnswerError, ServerState
 from ._tree import replace_leaf
 
@@ -129,6 +137,7 @@ class PluginHandlers(ServerState):
             plugin = msgspec.structs.replace(plugin, source=params.source)
         await self._plugin_dirs(plugin)
         self.plugins[plugin.plugin_id] = plugin
+        await self._save_registry()
         return t.PluginLinkedReply(plugin=plugin)
 
     async def _plugin_list(self, id: str, params: t.PluginListParams) -> t.PluginListReply:
@@ -142,6 +151,7 @@ class PluginHandlers(ServerState):
         removed = self.plugins.pop(wanted, None) is not None
         if removed:  # herdr forgets its plugin panes; they keep running
             self.plugin_panes = {k: v for k, v in self.plugin_panes.items() if v[0] != wanted}
+            await self._save_registry()
         return t.PluginUnlinkedReply(plugin_id=wanted, removed=removed)
 
     def _set_enabled(self, plugin_id: str, enabled: bool) -> t.InstalledPluginInfo:
@@ -150,10 +160,14 @@ class PluginHandlers(ServerState):
         return plugin
 
     async def _plugin_enable(self, id: str, params: t.PluginSetEnabledParams) -> Any:
-        return t.PluginEnabledReply(plugin=self._set_enabled(params.plugin_id, True))
+        plugin = self._set_enabled(params.plugin_id, True)
+        await self._save_registry()
+        return t.PluginEnabledReply(plugin=plugin)
 
     async def _plugin_disable(self, id: str, params: t.PluginSetEnabledParams) -> Any:
-        return t.PluginDisabledReply(plugin=self._set_enabled(params.plugin_id, False))
+        plugin = self._set_enabled(params.plugin_id, False)
+        await self._save_registry()
+        return t.PluginDisabledReply(plugin=plugin)
 
     async def _plugin_action_list(
         self, id: str, params: t.PluginActionListParams
@@ -207,20 +221,67 @@ class PluginHandlers(ServerState):
         if failure is not None:
             raise _answer(failure)
         context = self._context(params.context, "api")
+        log = await self._start_plugin_action(plugin, action, context)
+        return t.PluginActionInvokedReply(action=action, context=context, log=log)
+
+    async def _start_plugin_action(
+        self,
+        plugin: t.InstalledPluginInfo,
+        action: t.PluginActionInfo | t.PluginManifestAction,
+        context: t.PluginInvocationContext,
+    ) -> t.PluginCommandLogInfo:
+        """Start ``action``'s command with herdr's environment; return its ``running`` log."""
+        action_id = action.action_id if isinstance(action, t.PluginActionInfo) else action.id
+        return await self._start_plugin_command(
+            plugin, action.command, context, action_id=action_id
+        )
+
+    async def _start_plugin_command(
+        self,
+        plugin: t.InstalledPluginInfo,
+        command: list[str],
+        context: t.PluginInvocationContext,
+        *,
+        action_id: str | None = None,
+        event: str | None = None,
+        event_json: str | None = None,
+    ) -> t.PluginCommandLogInfo:
+        """Start a plugin command as herdr's runtime does (runtime.rs start_plugin_command).
+
+        Raises:
+            AnswerError: ``invalid_plugin_command`` (empty argv),
+                ``plugin_user_dir_create_failed``, or ``plugin_command_limit_reached``
+                (32 already running; a ``failed`` log records the refusal).
+
+        """
+        if not command:
+            raise AnswerError("invalid_plugin_command", "command must not be empty")
         config, state = await self._plugin_dirs(plugin)
         env = command_env(
             plugin, context, socket_path=str(self.path), config_dir=config, state_dir=state,
-            context_json=msgspec.json.encode(context).decode(), action_id=action.action_id,
+            context_json=msgspec.json.encode(context).decode(), action_id=action_id,
+            event=event, event_json=event_json,
         )  # fmt: skip
+        self.plugin_log_seq += 1
+        now = _now_ms()
         log = t.PluginCommandLogInfo(
-            log_id=f"plugin-log-{len(self.plugin_logs) + 1}-{_now_ms()}",
-            plugin_id=plugin.plugin_id, action_id=action.action_id, command=action.command,
-            status="running", started_unix_ms=_now_ms(),
+            log_id=f"plugin-log-{self.plugin_log_seq}", plugin_id=plugin.plugin_id,
+            action_id=action_id, event=event, command=command, status="running",
+            started_unix_ms=now,
         )  # fmt: skip
+        if self.plugin_in_flight >= PLUGIN_COMMANDS_IN_FLIGHT_MAX:
+            message = (
+                f"maximum concurrent plugin commands reached ({PLUGIN_COMMANDS_IN_FLIGHT_MAX})"
+            )
+            self._push_log(msgspec.structs.replace(
+                log, status="failed", finished_unix_ms=now, stdout="", stderr="", error=message
+            ))  # fmt: skip
+            raise AnswerError("plugin_command_limit_reached", message)
         self._push_log(log)
         if self._tasks is not None:
+            self.plugin_in_flight += 1
             self._tasks.start_soon(self._run_plugin_command, log, plugin.plugin_root, env)
-        return t.PluginActionInvokedReply(action=action, context=context, log=log)
+        return log
 
     async def _run_plugin_command(
         self, log: t.PluginCommandLogInfo, cwd: str, env: dict[str, str]
@@ -231,18 +292,20 @@ class PluginHandlers(ServerState):
                 log.command, cwd=cwd, env=environment, check=False, stdin=None
             )
         except OSError as exc:
+            self.plugin_in_flight -= 1
             finished = msgspec.structs.replace(
                 log, status="failed", finished_unix_ms=_now_ms(), stdout="", stderr="",
                 error=str(exc),
             )  # fmt: skip
         else:
+            self.plugin_in_flight -= 1
             finished = msgspec.structs.replace(
                 log,
                 status="succeeded" if done.returncode == 0 else "failed",
                 finished_unix_ms=_now_ms(),
                 exit_code=done.returncode if done.returncode >= 0 else None,
-                stdout=done.stdout[:PLUGIN_OUTPUT_MAX_BYTES].decode("utf-8", "replace"),
-                stderr=done.stderr[:PLUGIN_OUTPUT_MAX_BYTES].decode("utf-8", "replace"),
+                stdout=capped_output(done.stdout),
+                stderr=capped_output(done.stderr),
             )
         self._push_log(finished)
 
@@ -366,3 +429,176 @@ class PluginHandlers(ServerState):
 
 
 
+
+    # -- hooks: startup, events, link handlers (herdr's runtime.rs, context.rs, mod.rs) --
+
+    def _context_for(
+        self, ws: Workspace | None, tab: Tab | None, pane: Pane | None, correlation: str
+    ) -> t.PluginInvocationContext:
+        """Return herdr's context for a workspace / tab / pane (``api`` source, correlated)."""
+        if pane is not None:
+            tab, ws = pane.tab, pane.workspace
+        if tab is not None:
+            ws = tab.workspace
+        if tab is None and ws is not None:
+            tab = ws.active_tab
+        if pane is None and tab is not None:
+            pane = tab.focused_pane
+        return t.PluginInvocationContext(
+            workspace_id=None if ws is None else ws.id,
+            workspace_label=None if ws is None else ws.label,
+            workspace_cwd=None if pane is None else pane.cwd,
+            tab_id=None if tab is None else tab.id,
+            tab_label=None if tab is None else tab.label,
+            focused_pane_id=None if pane is None else pane.id,
+            focused_pane_cwd=None if pane is None else pane.cwd,
+            focused_pane_agent=None if pane is None else pane.agent,
+            focused_pane_status=None if pane is None else pane.agent_status,
+            invocation_source="api", correlation_id=correlation,
+        )  # fmt: skip
+
+    def _event_context(self, event: LifecycleEvent, name: str) -> t.PluginInvocationContext:
+        """Return the context herdr gives an event hook: the pane, tab or workspace it names."""
+        data = event.data
+        nested = {key: getattr(data, key, None) for key in ("pane", "tab", "workspace")}
+        pane_id = getattr(data, "pane_id", None) or getattr(nested["pane"], "pane_id", None)
+        tab_id = getattr(data, "tab_id", None) or getattr(nested["tab"], "tab_id", None)
+        ws_id = getattr(data, "workspace_id", None) or getattr(
+            nested["workspace"], "workspace_id", None
+        )
+        for finder, ref in ((self._find_pane, pane_id), (self._find_tab, tab_id)):
+            if isinstance(ref, str):
+                try:
+                    found = finder(ref)
+                except AnswerError:
+                    continue
+                if isinstance(found, Pane):
+                    return self._context_for(None, None, found, name)
+                return self._context_for(None, found, None, name)
+        if isinstance(ws_id, str):
+            try:
+                return self._context_for(self._find_workspace(ws_id), None, None, name)
+            except AnswerError:
+                pass
+        base = self._context_for(None, None, None, name)
+        return msgspec.structs.replace(
+            base,
+            workspace_id=ws_id if isinstance(ws_id, str) else None,
+            tab_id=tab_id if isinstance(tab_id, str) else None,
+            focused_pane_id=pane_id if isinstance(pane_id, str) else None,
+        )
+
+    def _plugin_event_hook(self, event: LifecycleEvent) -> None:
+        """Start every enabled plugin's hooks for ``event`` (the event hub's listener)."""
+        if not self.plugins or self._tasks is None:
+            return
+        name = event_dot_name(event.event)
+        if name not in PLUGIN_HOOK_EVENTS:
+            return
+        hooked = [
+            (plugin, hook)
+            for _, plugin in sorted(self.plugins.items())
+            if plugin.enabled
+            for hook in plugin.events
+            if hook.on == name
+            and platform_error(
+                effective_platforms(hook.platforms, plugin.platforms), name, HOST_PLATFORM
+            ) is None
+        ]  # fmt: skip
+        if not hooked:
+            return
+        context = self._event_context(event, name)
+        event_json = msgspec.json.encode(event).decode()
+        for plugin, hook in hooked:
+            self._tasks.start_soon(self._start_hook, plugin, hook.command, context, name,
+                                   event_json)  # fmt: skip
+
+    async def _start_hook(
+        self,
+        plugin: t.InstalledPluginInfo,
+        command: list[str],
+        context: t.PluginInvocationContext,
+        event: str,
+        event_json: str | None,
+    ) -> None:
+        """Start one hook command; a refusal is already in the logs (herdr ignores it too)."""
+        with contextlib.suppress(AnswerError):
+            await self._start_plugin_command(
+                plugin, command, context, event=event, event_json=event_json
+            )
+
+    def run_plugin_startup_hooks(self) -> None:
+        """Start every enabled plugin's ``[[startup]]`` commands (herdr does this once serving)."""
+        if self._tasks is None:
+            return
+        context = msgspec.structs.replace(
+            self._context_for(self.active, None, None, "plugin.startup"),
+            invocation_source="startup",
+        )
+        for _, plugin in sorted(self.plugins.items()):
+            if not plugin.enabled:
+                continue
+            for startup in plugin.startup:
+                platforms = effective_platforms(startup.platforms, plugin.platforms)
+                if platform_error(platforms, "startup", HOST_PLATFORM) is None:
+                    self._tasks.start_soon(self._start_hook, plugin, startup.command, context,
+                                           "startup", None)  # fmt: skip
+
+    async def _run_link_handler(self, pane: Pane, url: str) -> bool:
+        """Run the plugin link handler matching ``url`` clicked in ``pane``; False if none."""
+        found = find_link_handler(self.plugins, url, HOST_PLATFORM)
+        if found is None:
+            return False
+        plugin, handler, action = found
+        context = msgspec.structs.replace(
+            self._context_for(None, None, pane, "link_click"),
+            invocation_source="link_click", clicked_url=url, link_handler_id=handler.id,
+        )  # fmt: skip
+        await self._start_plugin_action(plugin, action, context)
+        return True
+
+    # -- the registry: <config_dir>/plugins.json (herdr's src/persist/plugin_registry.rs) --
+
+    def _load_registry(self) -> None:
+        """Read ``plugins.json``, re-reading each manifest (a missing one is kept, warned)."""
+        path = Path(self.config_dir) / "plugins.json"
+        try:
+            stored = msgspec.json.decode(
+                path.read_bytes(), type=list[t.InstalledPluginInfo]
+            ) if path.is_file() else []
+        except (OSError, msgspec.ValidationError, msgspec.DecodeError):
+            stored = []  # herdr: a corrupt registry never blocks startup
+        for entry in stored:
+            try:
+                text = Path(entry.manifest_path).read_text(encoding="utf-8")
+                fresh = parse_plugin_manifest(
+                    text, manifest_path=entry.manifest_path, plugin_root=entry.plugin_root,
+                    enabled=entry.enabled, herdr_version=self.version,
+                )  # fmt: skip
+                fresh = msgspec.structs.replace(fresh, source=entry.source)
+            except (OSError, UnicodeDecodeError, PluginError) as exc:
+                reason = exc.message if isinstance(exc, PluginError) else str(exc)
+                fresh = msgspec.structs.replace(
+                    entry, warnings=[f"manifest unavailable: {reason}"]
+                )
+            self.plugins[fresh.plugin_id] = fresh
+
+    async def _save_registry(self) -> None:
+        """Write ``plugins.json`` (sorted by id) when the server owns its config dir.
+
+        Raises:
+            AnswerError: ``plugin_registry_save_failed``.
+
+        """
+        if not self.registry_writable:
+            return
+        path = anyio.Path(self.config_dir) / "plugins.json"
+        entries = [plugin for _, plugin in sorted(self.plugins.items())]
+        text = json.dumps(json.loads(msgspec.json.encode(entries)), indent=2)
+        try:
+            await path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".json.tmp")
+            await tmp.write_text(text, encoding="utf-8")
+            await tmp.rename(path)
+        except OSError as exc:
+            raise AnswerError("plugin_registry_save_failed", str(exc)) from None

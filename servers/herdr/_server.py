@@ -39,6 +39,7 @@ from shedproto.herdr import (
     AGENT_START_SETTLE_SECONDS,
     DEFAULT_PROTOCOL,
     EVENTS_LOST,
+    EVENTS_LOST_MESSAGE,
     NOT_MODELLED,
     ClientGone,
     ConnectionClosed,
@@ -62,6 +63,7 @@ from shedproto.servers._unix import UnixServer
 
 from . import (
     _agents,
+    _commands,
     _events,
     _graphics,
     _integrations,
@@ -76,6 +78,7 @@ from . import (
     _worktrees,
 )
 from ._agents import DEFAULT_AGENT_KINDS, AgentHandlers
+from ._commands import CommandHandlers, load_commands
 from ._detection import ManifestSet, PaneDetector
 from ._events import Entry, EventHandlers, EventsLostError
 from ._graphics import GraphicsHandlers
@@ -132,6 +135,7 @@ _HANDLERS: dict[str, str] = _assemble(
     _integrations.HANDLERS,
     _worktrees.HANDLERS,
     _plugins.HANDLERS,
+    _commands.HANDLERS,
     _terminal_host.HANDLERS,
 )
 """Method -> the name of the ``HerdrServer`` coroutine that answers it (every domain's table)."""
@@ -169,6 +173,7 @@ class HerdrServer(
     AgentHandlers,
     EventHandlers,
     IntegrationHandlers,
+    CommandHandlers,
     PluginHandlers,
     TerminalHostHandlers,
 ):
@@ -253,8 +258,6 @@ class HerdrServer(
         self.dismissed: list[Any] = []
         """The params of every release-notes and announcement dismissal."""
         self.window_title: str | None = None
-        self.surface_active = False
-        self.surface_revision = 0
         self.agent_view: t.AgentViewSetParams | None = None
         self.graphics: dict[str, dict[str, t.PaneGraphicsSetParams]] = {}
         """Pane id -> layer id -> the image last set there (no terminal draws them)."""
@@ -293,10 +296,20 @@ class HerdrServer(
         self.state_dir = state_dir or _herdr_state_dir(env, self.config_dir, config_dir)
         self.plugin_logs: list[t.PluginCommandLogInfo] = []
         self.plugin_panes: dict[str, tuple[str, str]] = {}
+        self.plugin_log_seq = 0
+        self.plugin_in_flight = 0
+        self.registry_writable = config_dir is not None
+        """The plugin registry is read and written only in a config dir the embedder chose
+        (on herdr's own dir the server would run the user's real plugins' startup hooks)."""
         self.home = home
         self.detect_interval = detect_interval
         self.manifests = ManifestSet(self.config_dir)
         self.detectors: dict[Pane, PaneDetector] = {}
+        self.popup_pane: Pane | None = None
+        if self.registry_writable:
+            self._load_registry()
+        self.hub.listener = self._plugin_event_hook
+        self.commands, self.config_diagnostics = load_commands(self.config_dir)
 
     async def serve(
         self, *, task_status: anyio.abc.TaskStatus[Path] = anyio.TASK_STATUS_IGNORED
@@ -313,6 +326,7 @@ class HerdrServer(
             async with anyio.create_task_group() as tasks:
                 self._tasks = tasks
                 await tasks.start(self._serve_socket, task_status)
+                self.run_plugin_startup_hooks()
         finally:
             self._tasks = None
             with anyio.CancelScope(shield=True):
@@ -336,8 +350,8 @@ class HerdrServer(
     def shutdown(self) -> None:
         """Stop accepting, end open streams and terminate every pane; safe to call twice.
 
-        From herdr 0.9.4 on, an open subscription stream first gets one
-        ``server_unavailable`` error line (earlier releases: a bare EOF).
+        An open subscription stream ends with a bare EOF, as in herdr (its
+        loop sees ``running`` false and returns).
         """
         self._stopping = True
         self.streams.shutdown()
@@ -615,38 +629,40 @@ class HerdrServer(
                             break
                         if not (sent and self.replay.drain_bursts):
                             await anyio.sleep(self.poll_interval)
-                except StreamEncodeError:
-                    if self.release.stream_end_errors:
-                        await self._end_stream(stream, conn, request.id, E.INTERNAL_ERROR)
+                except StreamEncodeError as failure:
+                    # herdr src/api/subscriptions.rs event_encoding_error@3f32b738
+                    message = f"failed to encode subscription event: {failure}"
+                    await self._end_stream(stream, conn, request.id, E.INTERNAL_ERROR, message)
                 except EventsLostError:
-                    lost = ErrorResponse.of(
-                        request.id, EVENTS_LOST, "subscription fell behind the event history"
+                    await self._end_stream(
+                        stream, conn, request.id, EVENTS_LOST, EVENTS_LOST_MESSAGE
                     )
-                    with contextlib.suppress(anyio.BrokenResourceError, TimeoutError):
-                        with anyio.fail_after(WRITE_TIMEOUT):
-                            await stream.send(conn.send(lost))
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError, TimeoutError):
                     pass
                 tg.cancel_scope.cancel()
 
             tg.start_soon(pump)
-            try:
-                await self._watch_client(stream, conn)
-            except anyio.get_cancelled_exc_class():
-                if self._stopping and self.release.stream_end_errors:
-                    await self._end_stream(stream, conn, request.id, E.SERVER_UNAVAILABLE)
-                raise
+            # the server stopping ends the stream with a bare EOF in every release
+            # (src/api/server.rs:726,779@v0.8.2; stream_subscriptions@3f32b738: `running` false, Ok)
+            await self._watch_client(stream, conn)
             tg.cancel_scope.cancel()
 
     async def _end_stream(
-        self, stream: anyio.abc.SocketStream, conn: ServerConnection, id: str, code: E
+        self,
+        stream: anyio.abc.SocketStream,
+        conn: ServerConnection,
+        id: str,
+        code: str,
+        message: str,
     ) -> None:
-        """Write the one error line that ends a stream (herdr 0.9.4+), shielded, if it can."""
-        messages = {
-            E.SERVER_UNAVAILABLE: "server is shutting down",
-            E.INTERNAL_ERROR: "failed to encode subscription event",
-        }
-        line = ErrorResponse.of(id, code, messages[code])
+        """Write the one error line that ends a stream, shielded, if it can.
+
+        Nothing is written before 0.9.2 (herdr skipped the event, or the lost
+        ones, silently): the stream ends with a bare EOF.
+        """
+        if not self.release.stream_end_errors:
+            return
+        line = ErrorResponse.of(id, code, message)
         with (
             anyio.CancelScope(shield=True),
             anyio.move_on_after(WRITE_TIMEOUT),
@@ -659,8 +675,11 @@ class HerdrServer(
     ) -> bool | None:
         """Poll every entry once and send its line; True if any was sent, None if the peer left.
 
+        An event that cannot be encoded is skipped before 0.9.2.
+
         Raises:
             EventsLostError: an entry's cursor fell out of the hub (protocol 22).
+            StreamEncodeError: an event cannot be encoded (0.9.2 on).
 
         """
         sent = False
@@ -672,6 +691,8 @@ class HerdrServer(
                 try:
                     encoded = conn.send(line)
                 except (msgspec.EncodeError, TypeError, ValueError, OverflowError) as exc:
+                    if not self.release.stream_end_errors:
+                        continue  # skipped: src/api/subscriptions.rs:337@v0.8.2
                     raise StreamEncodeError(str(exc)) from exc
                 with anyio.fail_after(WRITE_TIMEOUT):
                     await stream.send(encoded)

@@ -1,7 +1,7 @@
 """The server and client-surface handlers of the herdr reference server.
 
 ``ping``, ``server.*``, ``session.snapshot``, notifications, dismissals, the window
-title, the shell surface and popups.
+title and the shell surface (popups and the config reload: ``_commands``).
 """
 
 from __future__ import annotations
@@ -31,12 +31,10 @@ HANDLERS: dict[str, str] = {
     "notification.show": "_notification_show",
     "release_notes.dismiss": "_dismiss",
     "product_announcement.dismiss": "_dismiss",
-    "server.reload_config": "_reload_config",
     "server.live_handoff": "_live_handoff",
     "client.window_title.set": "_window_title",
     "client.window_title.clear": "_window_title",
     "client_shell.surface.set": "_client_shell_surface",
-    "popup.close": "_popup_close",
     "server.ssh_agent.register": "_ssh_agent_check",
 }
 """Method -> the name of the coroutine here that answers it."""
@@ -57,9 +55,13 @@ class SessionHandlers(ServerState):
         return t.PongReply(version=self.version, protocol=self.protocol, capabilities=capabilities)
 
     async def _ssh_agent_check(self, id: str, params: t.ServerSshAgentRegisterParams) -> t.OkReply:
-        """Accept an absolute agent socket path; :mod:`._server` then holds the connection."""
+        """Accept an absolute agent socket path; :mod:`._server` then holds the connection.
+
+        A relative path is herdr's ``invalid_ssh_agent`` (its registry's
+        InvalidInput; src/api/server.rs handle_connection_with_stop@3f32b738).
+        """
         if not params.socket_path.startswith("/"):
-            raise AnswerError(E.INVALID_PARAMS, "ssh agent socket path must be absolute")
+            raise AnswerError(E.INVALID_SSH_AGENT, "ssh agent socket path must be absolute")
         return t.OkReply()
 
     async def _ok_handler(self, id: str, params: Any) -> t.OkReply:
@@ -84,9 +86,6 @@ class SessionHandlers(ServerState):
         )
         return t.SessionSnapshotReply(snapshot=snapshot)
 
-    async def _reload_config(self, id: str, params: Any) -> t.ConfigReloadReply:
-        return t.ConfigReloadReply(status="applied", diagnostics=[])
-
     async def _live_handoff(self, id: str, params: t.ServerLiveHandoffParams) -> t.OkReply:
         raise AnswerError(
             E.HANDOFF_FAILED, "live handoff needs a herdr server to hand off to (decision notes)"
@@ -99,15 +98,16 @@ class SessionHandlers(ServerState):
     async def _client_shell_surface(
         self, id: str, params: t.ClientShellSurfaceSetParams
     ) -> t.ClientShellSurfaceSetReply:
-        if params.active != self.surface_active:
-            self.surface_active = params.active
-            self.surface_revision += 1
-        return t.ClientShellSurfaceSetReply(
-            active=self.surface_active, projection_revision=self.surface_revision
+        """Refuse it, as herdr does on its API socket (only a client-shell endpoint takes it).
+
+        herdrdev/herdr src/api/server.rs handle_request@3f32b738; observed against 0.9.0
+        and 0.9.1 by independent clients.
+        """
+        raise AnswerError(
+            E.CONNECTION_LOCAL_ONLY,
+            "client_shell.surface.set is only available through a client shell endpoint",
         )
 
-    async def _popup_close(self, id: str, params: Any) -> t.OkReply:
-        raise AnswerError(E.POPUP_NOT_OPEN, "no popup is open")
 
     async def _dismiss(self, id: str, params: Any) -> t.OkReply:
         self.dismissed.append(msgspec.to_builtins(params))

@@ -100,8 +100,6 @@ class ServerState:
     notifications: list[t.NotificationShowParams]
     dismissed: list[Any]
     window_title: str | None
-    surface_active: bool
-    surface_revision: int
     agent_view: t.AgentViewSetParams | None
     graphics: dict[str, dict[str, t.PaneGraphicsSetParams]]
     graphics_streams: set[tuple[str, str]]
@@ -110,6 +108,9 @@ class ServerState:
     plugins: dict[str, t.InstalledPluginInfo]
     plugin_logs: list[t.PluginCommandLogInfo]
     plugin_panes: dict[str, tuple[str, str]]
+    plugin_log_seq: int
+    plugin_in_flight: int
+    registry_writable: bool
     state_dir: str
     config_dir: str
     home: str | None
@@ -275,6 +276,10 @@ class ServerState:
         info = self._pane_info(pane)
         self.hub.emit(t.PaneUpdatedEventData(pane=info))
         return info
+
+    async def _run_link_handler(self, pane: Pane, url: str) -> bool:
+        """Run a plugin link handler for ``url`` clicked in ``pane`` (the plugins domain's)."""
+        return False
 
     def _check_env(self, env: Mapping[str, str]) -> None:
         for key, value in env.items():

@@ -133,7 +133,6 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "ui.open_menu": _m(o.UiOpenMenuParams, o.OpenResult),
     "ui.show_create": _both(_NP, _E),
     "ui.show_launch": _both(_NP, _E),
-    "ui.close_launch": _t(_NP, _E),
     "ui.current_pane": _t(_NP, o.NullablePane),
     "ui.computed_style": _t(_NP, o.StyleResult),
     "ui.modal": _t(_NP, o.ModalResult),
@@ -166,16 +165,13 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "prefs.dump": _t(_NP, o.PrefsDump),
     "prefs.close": _t(_NP, _E),
     "prefs.remove_shed_rule": _t(o.PrefsRemoveShedRuleParams, _E),
-    "broker.status": _t(_NP, o.AnyObject),
+    "broker.status": _t(_NP, o.BrokerStatus),
     "broker.mode": _t(_NP, o.BrokerMode),
     "broker.set_mode": _t(o.BrokerSetModeParams, o.BrokerMode),
-    "updater.status": _t(_NP, o.AnyObject),
-    "updater.check": _t(
-        _NP,
-        _E,  # the enabled path fronts the app and presents the updater: {}
-        gate=Gate.REFUSED_IN_TEST,
-        refusal=("updater_disabled", "updater_disabled:test_mode"),
-    ),
+    "updater.status": _t(_NP, o.UpdaterStatus),
+    # the enabled path fronts the app and presents the updater: {}; otherwise the
+    # reason decides (Linux is always linux_apt, even in test mode: updater.rs@c38944d)
+    "updater.check": _t(_NP, _E),
     "egress.show": _t(o.EgressShowParams, _E),
     # 3.2 lifecycle, create and terminal
     "shed.start": _both(o.ShedActionParams, _E),
@@ -206,9 +202,11 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "terminal.presets": _t(_NP, o.PresetsResult),
     # 3.3 sessions
     "rc.classify": _both(o.RcClassifyParams, o.RcClassification, missing=_KIND),
-    "rc.list": (OpShape(o.RcListParams, o.MacRcList), OpShape(o.RcListParams, o.TauriRcList)),
+    # the mac app keeps the RcSession model in its newer release too
+    # (charliek/shed desktop/Sources/ShedDesktopApp/IPCHandlerImpl.swift@3fecd8a)
+    "rc.list": (OpShape(o.RcListParams, o.RcSessionList), OpShape(o.RcListParams, o.TauriRcList)),
     "rc.launch": (
-        OpShape(o.MacRcLaunchParams, o.SessionRow, reads_raw=True),
+        OpShape(o.MacRcLaunchParams, o.RcSession, reads_raw=True),
         OpShape(o.TauriRcLaunchParams, o.SessionRow, missing=_KIND, reads_raw=True),
     ),
     "rc.kill": _both(o.RcKillParams, _E),
@@ -218,7 +216,7 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     ),
     "machines.list": _t(_NP, o.MachinesList),
     "machine.kill": _t(o.MachineKillParams, _E),
-    "roost.launch": _t(o.RoostLaunchParams, o.SessionRow, missing=_KIND, reads_raw=True),
+    "roost.launch": _t(o.RoostLaunchParams, o.SessionRow, reads_raw=True),
     "roost.run": _t(o.RoostRunParams, o.RoostRunResult),
     "machine.capabilities": _t(o.MachineParams, o.CapabilitiesResult),
     "machine.add": _t(o.MachineAddParams, _E),
@@ -246,7 +244,10 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "policy.list": _both(_NP, o.PolicyList),
     "policy.set": _both(o.PolicySetParams, _E, gate=_TM, typing=_SERDE),
     "notifications.list": _both(_NP, o.NotificationsList),
-    "notification.invoke": _both(o.NotificationInvokeParams, _E),
+    "notification.invoke": (
+        OpShape(o.NotificationInvokeParams, _E),
+        OpShape(o.TauriNotificationInvokeParams, _E),
+    ),
     "notification.open": _both(_NP, _E),
     # 3.5 UI-truth dumps and doors
     "dashboard.dump": _t(_NP, o.DashboardDump),
@@ -261,7 +262,6 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "lane.dump": _t(_NP, o.LaneDump),
     "lane_settings.dump": _t(_NP, o.LaneSettingsDump),
     "craze_create.dump": _t(_NP, o.CrazeCreateDump),
-    "ui.report_history": _t(o.ReportHistoryParams, o.ReportHistory, gate=_TM),
     "ui.show_lane": _t(o.UiShowLaneParams, _E),
     "ui.close_lane": _t(_NP, _E),
     "ui.show_craze_create": _t(o.UiShowCrazeCreateParams, _E),
@@ -273,7 +273,13 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "ui.show_roost_consent": _t(o.UiShowRoostConsentParams, _E, gate=_TM),
     "ui.confirm_roost_consent": _t(_NP, _E, gate=_TM),
     "ui.close_roost_consent": _t(_NP, _E, gate=_TM),
-    "ui.fill_craze_create": _t(o.UiFillCrazeCreateParams, _E, gate=_TM, typing=_STRICT),
+    "ui.fill_craze_create": _t(
+        o.UiFillCrazeCreateParams,
+        _E,
+        gate=_TM,
+        typing=_STRICT,
+        missing={"recent": "'recent' must be a non-negative index"},
+    ),
     "ui.submit_craze_create": _t(_NP, _E, gate=_TM),
     "ui.pick_lane_setting": _t(o.UiPickLaneSettingParams, _E, gate=_TM, typing=_STRICT),
     "ui.hold_lane_view": _t(
@@ -284,6 +290,20 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
         missing={"hold": "'hold' must be true or false"},
     ),
 }
+
+_BY_RELEASE: dict[tuple[str, Dialect, Release], OpShape] = {
+    # v0.0.14's RC session model (shed-core rc.rs:121-147@5a762e8): rc.launch answers an
+    # RcSession and rc.list an RcSessionList in both apps; the Tauri inject door takes a
+    # whole session (ipc.rs:471-580@5a762e8, IPCHandlerImpl.swift:100-120@5a762e8)
+    ("rc.list", Dialect.TAURI, Release.V0_0_14): OpShape(o.RcListParams, o.RcSessionList),
+    ("rc.launch", Dialect.TAURI, Release.V0_0_14): OpShape(
+        o.Rc14TauriLaunchParams, o.RcSession, missing=_KIND, reads_raw=True
+    ),
+    ("rc.inject_test", Dialect.TAURI, Release.V0_0_14): OpShape(
+        o.Rc14TauriInjectParams, _E, gate=_TM
+    ),
+}
+"""Where an older release's op has another shape than the newest (``lookup(..., release)``)."""
 
 _ALIASES = {
     "app.activate": "ui.show_window",
@@ -315,8 +335,16 @@ _SHAPES: dict[Dialect, dict[str, OpShape]] = {
 }
 
 
-def lookup(op: str, dialect: Dialect) -> OpShape | None:
-    """Return ``op``'s shape in ``dialect``, or ``None`` when that server has no such op."""
+def lookup(op: str, dialect: Dialect, release: Release = Release.LATEST) -> OpShape | None:
+    """Return ``op``'s shape in ``dialect`` as ``release`` has it.
+
+    ``None`` when that server has no such op (whether ``release`` has it is
+    :func:`release_has_op`'s).
+    """
+    if release is not Release.LATEST:
+        older = _BY_RELEASE.get((op, dialect, release))
+        if older is not None:
+            return older
     return _SHAPES[dialect].get(op)
 
 
@@ -329,8 +357,9 @@ def catalogue_schemas() -> dict[str, Any]:
     """Return ``{file name: JSON Schema}`` for ``schemas/desktop-*.json``.
 
     One file per dialect: ``$defs`` holds every params and result Struct, and
-    ``x-ops`` maps each op to its params/result refs, its test-mode gate and the
-    releases that have it.
+    ``x-ops`` maps each op to its params/result refs, its test-mode gate, the
+    releases that have it and, under ``by_release``, an older release's own shape
+    where it differs.
     Plus ``desktop-envelope.json`` with the request and both response shapes.
     """
     from ._envelope import ErrorBody, ErrorResponse, OkResponse, RequestFrame
@@ -343,6 +372,9 @@ def catalogue_schemas() -> dict[str, Any]:
             shape = CATALOGUE[name].shape(dialect)
             assert shape is not None
             types += [shape.params, shape.result]
+        for (_, d, _), older in _BY_RELEASE.items():
+            if d is dialect:
+                types += [older.params, older.result]
         unique = list(dict.fromkeys(types))
         refs, components = msgspec.json.schema_components(unique, ref_template="#/$defs/{name}")
         ref_of = dict(zip(unique, refs, strict=True))
@@ -359,6 +391,17 @@ def catalogue_schemas() -> dict[str, Any]:
             if alias is not None:
                 entry["alias_of"] = alias
             entry["releases"] = [r.value for r in Release if release_has_op(r, dialect, name)]
+            by_release = {
+                r.value: {
+                    "params": ref_of[older.params],
+                    "result": ref_of[older.result],
+                    "test_mode": older.gate.value,
+                }
+                for (op, d, r), older in _BY_RELEASE.items()
+                if op == name and d is dialect
+            }
+            if by_release:
+                entry["by_release"] = by_release
             ops[name] = entry
         out[f"desktop-{dialect.value}.json"] = {
             "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -41,7 +41,7 @@ class FastDecoder:
         mac = dialect is Dialect.MAC
         ops = [op for op in ops_for(dialect) if release_has_op(release, dialect, op)]
         for index, op in enumerate(ops):
-            shape = lookup(op, dialect)
+            shape = lookup(op, dialect, release)
             assert shape is not None
             if shape.gate is not Gate.NONE or shape.reads_raw:
                 continue

@@ -3,8 +3,8 @@
 Order (both servers): unknown op, then the test-mode gate, then params. The
 gate comes before any param check, so a ``ui.show_roost_consent`` without a
 ``target`` is ``not_enabled`` outside test mode and ``bad_request`` inside it.
-Tauri's ``terminal.open`` checks its ``machine`` refusal before its
-refused-in-test-mode gate.
+Tauri's ``terminal.preview`` and ``terminal.open`` check their ``machine``
+refusal before the gate and the params.
 
 mac: keys outside the op's allow-list are ``unknown-field`` (``unknown params:
 a, b``, sorted) when ``params`` is an object; then the Struct is decoded
@@ -68,7 +68,7 @@ def resolve_op(dialect: Dialect, op: str, release: Release = Release.LATEST) -> 
             ``unknown op: X`` (Tauri), also for an op ``release`` lacks.
 
     """
-    shape = lookup(op, dialect)
+    shape = lookup(op, dialect, release)
     if shape is None or not release_has_op(release, dialect, op):
         message = f"no such op: {op}" if dialect is Dialect.MAC else f"unknown op: {op}"
         raise DesktopError(dialect.unknown_op, message)
@@ -91,6 +91,10 @@ def check_gate(
             test mode, or the op's own refusal for a refused-in-test op in test mode.
 
     """
+    if op in _MACHINE_REFUSED and dialect is Dialect.TAURI and release is Release.LATEST:
+        # any non-null machine is refused first, in every mode
+        # (charliek/shed desktop/tauri/src-tauri/src/ipc.rs:92-94,849-850@2cd01ef)
+        _tauri_machine_refusal(params)
     if shape.gate is Gate.TEST_ONLY and not test_mode:
         if dialect is Dialect.MAC:
             message = f"{op} requires SHED_DESKTOP_TEST_MODE=1"
@@ -98,11 +102,13 @@ def check_gate(
             message = f"{op} requires test mode"
         raise DesktopError(dialect.not_enabled, message)
     if shape.gate is Gate.REFUSED_IN_TEST and test_mode:
-        if op == "terminal.open" and dialect is Dialect.TAURI and release is Release.LATEST:
-            _tauri_machine_refusal(params)  # v0.0.14 had no machines (ipc.rs:423-429@5a762e8)
         assert shape.refusal is not None
         code, message = shape.refusal
         raise DesktopError(code, message)
+
+
+_MACHINE_REFUSED = frozenset({"terminal.preview", "terminal.open"})
+"""Tauri ops that refuse a machine row before anything else (v0.0.14 had no machines)."""
 
 
 def _tauri_machine_refusal(params: Any) -> None:

@@ -1,7 +1,8 @@
 """Pure launch rules: the host-id grammar, ``roost.run`` argv splitting, launch fields.
 
 The version implemented for the Tauri launch doors is selectable with
-:class:`LaunchPolicy`; the default is the current Tauri code (2cd01ef), which
+:class:`LaunchPolicy`; the default is the current Tauri code (charliek/shed
+desktop/tauri/src-tauri/src/ipc.rs:868@2cd01ef, roost_launch), which
 reads ``display_name``, ``permission_mode`` and ``initial_prompt`` as optional
 strings and ignores them. ``LaunchPolicy.REFUSE_EXTRAS`` is the newest ipc.md
 text, which refuses the latter two with ``bad_request`` in any JSON shape.

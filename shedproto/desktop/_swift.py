@@ -39,7 +39,14 @@ class SwiftEnum:
 
 
 def swift_enum(annotation: Any) -> tuple[str, tuple[str, ...]] | None:
-    """Return ``(Swift enum name, raw values)`` for a :class:`SwiftEnum` field, else ``None``."""
+    """Return ``(Swift enum name, raw values)`` for a :class:`SwiftEnum` field, else ``None``.
+
+    An optional field (``Annotated[...] | None``) is its enum's ``Optional``.
+    """
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union or origin is types.UnionType:
+        members = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return swift_enum(members[0]) if len(members) == 1 else None
     if typing.get_origin(annotation) is not typing.Annotated:
         return None
     base, *extras = typing.get_args(annotation)

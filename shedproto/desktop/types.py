@@ -36,6 +36,7 @@ __all__ = [
     "OpenResult",
     "WindowState",
     "UiSetAppearanceParams",
+    "UpdaterStatus",
     "StyleResult",
     "ModalResult",
     "BadgesResult",
@@ -68,7 +69,10 @@ __all__ = [
     "ProviderModes",
     "PrefsDump",
     "BrokerSetModeParams",
+    "BrokerConfigSource",
     "BrokerMode",
+    "BrokerProbe",
+    "BrokerStatus",
     "EgressShowParams",
     # lifecycle
     "ShedActionParams",
@@ -88,10 +92,11 @@ __all__ = [
     "TauriTerminalOpened",
     "RcClassifyParams",
     "RcListParams",
-    "MacRcList",
     "TauriRcList",
     "MacRcLaunchParams",
     "TauriRcLaunchParams",
+    "Rc14TauriInjectParams",
+    "Rc14TauriLaunchParams",
     "RcKillParams",
     "MacRcInjectParams",
     "TauriRcInjectParams",
@@ -136,6 +141,7 @@ __all__ = [
     "PolicySetParams",
     "NotificationsList",
     "NotificationInvokeParams",
+    "TauriNotificationInvokeParams",
     # dumps and doors
     "DashboardEmpty",
     "DashboardDump",
@@ -150,8 +156,6 @@ __all__ = [
     "LaneDump",
     "LaneSettingsDump",
     "CrazeCreateDump",
-    "ReportHistoryParams",
-    "ReportHistory",
     "UiShowLaneParams",
     "UiShowCrazeCreateParams",
     "UiFillLaunchParams",
@@ -222,7 +226,7 @@ class TauriIdentify(Result, frozen=True, kw_only=True):
     platform: str = "tauri"
     test_mode: bool
     mock_base_url: str | None = None
-    broker_mode: str | msgspec.UnsetType = msgspec.UNSET
+    broker_mode: BrokerMode | msgspec.UnsetType = msgspec.UNSET
 
 
 class UiNavigateParams(Params, frozen=True, kw_only=True):
@@ -285,9 +289,9 @@ class WindowState(Result, frozen=True, kw_only=True):
 
 
 class UiSetAppearanceParams(Params, frozen=True, kw_only=True):
-    """``ui.set_appearance``: ``light`` or ``dark``."""
+    """``ui.set_appearance``: ``light`` or ``dark``; absent or mistyped reads as ``""``."""
 
-    mode: str
+    mode: str | None = None
 
 
 class StyleResult(Result, frozen=True, kw_only=True):
@@ -572,11 +576,63 @@ class BrokerSetModeParams(Params, frozen=True, kw_only=True):
 
 
 class BrokerMode(Result, frozen=True, kw_only=True):
-    """``broker.mode`` / ``broker.set_mode``."""
+    """``broker.mode`` / ``broker.set_mode`` / ``identify.broker_mode``.
+
+    ``pref`` is the persisted ``auto|embedded|external``; ``effective`` the mode
+    the app launched into (``external|embedded|headless-coexist``);
+    ``restart_required`` whether the pref drifted from the launch pref
+    (charliek/shed ``desktop/tauri/src-tauri/src/broker.rs@51bd544``,
+    ``BrokerRuntime::identify_fragment``).
+    """
 
     pref: str
     effective: str
     restart_required: bool
+
+
+class BrokerProbe(Result, frozen=True, kw_only=True):
+    """``broker.status.probe``: which host-agent sockets answered at launch."""
+
+    desktop_socket_live: bool
+    status_socket_live: bool
+
+
+class BrokerConfigSource(Result, frozen=True, kw_only=True):
+    """``broker.status.config``: ``loaded|synthesized|error`` (``null`` in external mode)."""
+
+    source: str | None
+    message: str | None
+
+
+class BrokerStatus(Result, frozen=True, kw_only=True):
+    """``broker.status`` (``BrokerRuntime::status``, broker.rs@51bd544).
+
+    ``servers`` is the embedded broker's per-server health (``[]`` outside
+    embedded mode); its rows are left open.
+    """
+
+    effective_mode: str
+    pref: str
+    restart_required: bool
+    probe: BrokerProbe
+    config: BrokerConfigSource
+    resolved_ssh_mode: str | None
+    gate_namespaces: list[str]
+    servers: list[Row]
+    broker_error: str | None
+
+
+class UpdaterStatus(Result, frozen=True, kw_only=True):
+    """``updater.status`` (charliek/shed ``desktop/tauri/src-tauri/src/updater.rs@c38944d``).
+
+    ``reason`` is ``ok|test_mode|no_bundle|linux_apt`` and ``enabled`` is
+    ``reason == "ok"``; ``instantiated`` whether a real updater was created.
+    """
+
+    os: str
+    enabled: bool
+    reason: str
+    instantiated: bool
 
 
 class EgressShowParams(Params, frozen=True, kw_only=True):
@@ -745,29 +801,12 @@ class RcListParams(Params, frozen=True, kw_only=True):
     shed: str | None = None
 
 
-class MacRcList(Result, frozen=True, kw_only=True):
-    """mac ``rc.list``."""
-
-    sessions: list[Row]
-
-
 class TauriRcList(Result, frozen=True, kw_only=True):
     """Tauri ``rc.list``: ``capabilities`` keyed by origin."""
 
     sessions: list[Row]
     capabilities: dict[str, Any]
     machines: list[Row]
-
-
-class MacRcLaunchParams(Params, frozen=True, kw_only=True):
-    """mac ``rc.launch``: ``kind`` defaults; ``permission_mode`` is ``unknown-field``."""
-
-    shed: str
-    host: str | None = None
-    kind: str | None = None
-    display_name: str | None = None
-    workdir: str | None = None
-    initial_prompt: str | None = None
 
 
 class TauriRcLaunchParams(Params, frozen=True, kw_only=True):
@@ -780,6 +819,59 @@ class TauriRcLaunchParams(Params, frozen=True, kw_only=True):
     workdir: str | None = None
     initial_prompt: str | None = None
     permission_mode: str | None = None
+
+
+class MacRcLaunchParams(Params, frozen=True, kw_only=True):
+    """mac ``rc.launch``: ``kind`` is a Swift ``RcKind?``, ``permission_mode`` unknown.
+
+    ``kind`` defaults to ``claude-rc``; ``permission_mode`` is ``unknown-field``.
+
+    ``Sources/ShedDesktopApp/IPCHandlerImpl.swift@5a762e8``, and the newer mac app
+    (charliek/shed ``desktop/Sources/ShedDesktopApp/IPCHandlerImpl.swift@3fecd8a``).
+    """
+
+    shed: str
+    host: str | None = None
+    kind: Annotated[RcKindName, SwiftEnum("RcKind")] | None = None
+    display_name: str | None = None
+    workdir: str | None = None
+    initial_prompt: str | None = None
+
+
+class Rc14TauriLaunchParams(Params, frozen=True, kw_only=True):
+    """v0.0.14 Tauri ``rc.launch``: ``kind`` required, no ``permission_mode``.
+
+    charliek/shed-desktop ``tauri/src-tauri/src/ipc.rs:481-504@5a762e8``.
+    """
+
+    shed: str
+    kind: str
+    host: str | None = None
+    display_name: str | None = None
+    workdir: str | None = None
+    initial_prompt: str | None = None
+
+
+class Rc14TauriInjectParams(Params, frozen=True, kw_only=True):
+    """v0.0.14 Tauri ``rc.inject_test`` (test mode only): a whole ``RcSession`` bag.
+
+    charliek/shed-desktop ``tauri/src-tauri/src/ipc.rs:535-580@5a762e8``; an unknown
+    ``kind``/``state`` reads as the default (``claude-rc`` / ``ready``).
+    """
+
+    shed: str
+    slug: str
+    host: str | None = None
+    kind: str | None = None
+    state: str | None = None
+    display_name: str | None = None
+    workdir: str | None = None
+    url: str | None = None
+    managed: bool | None = None
+    rc_id: str | None = None
+    created_by: str | None = None
+    created_at: str | None = None
+    target_label: str | None = None
 
 
 class RcKillParams(Params, frozen=True, kw_only=True):
@@ -861,7 +953,7 @@ class RoostLaunchParams(Params, frozen=True, kw_only=True):
 
     target: str | None = None
     machine: str | None = None
-    kind: str
+    kind: str | None = None
     workdir: str | None = None
     display_name: str | None = None
     permission_mode: str | None = None
@@ -873,7 +965,7 @@ class RoostRunParams(Params, frozen=True, kw_only=True):
 
     target: str | None = None
     machine: str | None = None
-    command: str
+    command: str | None = None
     workdir: str | None = None
 
 
@@ -1173,10 +1265,20 @@ class NotificationsList(Result, frozen=True, kw_only=True):
 
 
 class NotificationInvokeParams(Params, frozen=True, kw_only=True):
-    """``notification.invoke``: action approve|deny."""
+    """mac ``notification.invoke``: action approve|deny."""
 
     id: str
     action: str
+
+
+class TauriNotificationInvokeParams(Params, frozen=True, kw_only=True):
+    """Tauri ``notification.invoke``: ``action`` (approve|deny), read by serde.
+
+    Any value reaches the op, which words a wrong one as serde does.
+    """
+
+    id: str
+    action: Any = None
 
 
 # --- UI-truth dumps and doors (Tauri) -------------------------------------------
@@ -1270,19 +1372,6 @@ class CrazeCreateDump(Result, frozen=True, kw_only=True):
     craze_create: Any = None
 
 
-class ReportHistoryParams(Params, frozen=True, kw_only=True):
-    """``ui.report_history`` (test mode only)."""
-
-    clear: bool | None = None
-
-
-class ReportHistory(Result, frozen=True, kw_only=True):
-    """``ui.report_history``."""
-
-    reports: list[Row]
-    dropped: int
-
-
 class UiShowLaneParams(Params, frozen=True, kw_only=True):
     """``ui.show_lane`` / ``ui.show_lane_settings``."""
 
@@ -1304,7 +1393,6 @@ class UiFillLaunchParams(Params, frozen=True, kw_only=True):
     target: str | None = None
     command: str | None = None
     workdir: str | None = None
-    name: str | None = None
 
 
 class UiShowRoostConsentParams(Params, frozen=True, kw_only=True):
@@ -1319,7 +1407,7 @@ class UiFillCrazeCreateParams(Params, frozen=True, kw_only=True):
     provider: str | None = None
     cwd: str | None = None
     prompt: str | None = None
-    recent: int | None = None
+    recent: Annotated[int, msgspec.Meta(ge=0)] | None = None
 
 
 class UiPickLaneSettingParams(Params, frozen=True, kw_only=True):

@@ -3,7 +3,7 @@
 :mod:`shedproto.drivers.codex` and :mod:`shedproto.drivers.claude` hold the
 protocol logic; :mod:`shedproto.servers.drivers` runs the real children
 (``codex app-server``, ``claude``) with anyio. The shapes every driver returns
-(``connector.md`` §7.1) are the host's (:mod:`shedproto.agents_host`); the
+are the host's (:mod:`shedproto.agents_host`); the
 helpers that build them live here.
 
 The decisions taken where the spec is ambiguous or the versions differ are in

@@ -1,7 +1,7 @@
 """Result helpers over the host's driver value types (:mod:`shedproto.agents_host`).
 
 The shapes themselves (``CommandExecutionResult``, ``SessionSummary``,
-``SessionPage``, ``SessionSnapshot``; ``connector.md`` §7.1) belong to the
+``SessionPage``, ``SessionSnapshot``) belong to the
 agents-host core; these helpers build them the way both drivers need.
 """
 

@@ -107,11 +107,20 @@ from ._paths import (
     normalize_session_name,
     validate_session_name,
 )
-from ._releases import DEFAULT_RELEASES, HIDDEN_METHODS, RELEASES, HerdrRelease, release_for
+from ._releases import (
+    DEFAULT_RELEASES,
+    HIDDEN_METHODS,
+    RELEASES,
+    RETIRED_GRAPHICS,
+    HerdrRelease,
+    hidden_request_type,
+    release_for,
+)
 from ._screen import DEFAULT_RECENT_LINES, MAX_READ_LINES, split_lines, strip_ansi
 from ._state import CLIENT_TABLE, SERVER_TABLE, State
 from ._subscriptions import (
     EVENTS_LOST,
+    EVENTS_LOST_MESSAGE,
     HUB_SIZE,
     LIFECYCLE_SUBSCRIPTIONS,
     PARAMETERIZED_SUBSCRIPTIONS,
@@ -191,7 +200,9 @@ __all__ = [
     "RAW_STREAM_METHODS",
     "DEFAULT_RELEASES",
     "HIDDEN_METHODS",
+    "hidden_request_type",
     "RELEASES",
+    "RETIRED_GRAPHICS",
     "HerdrRelease",
     "release_for",
     "request_id_of",
@@ -244,6 +255,7 @@ __all__ = [
     "validate_session_name",
     # subscriptions
     "EVENTS_LOST",
+    "EVENTS_LOST_MESSAGE",
     "HUB_SIZE",
     "LIFECYCLE_SUBSCRIPTIONS",
     "PARAMETERIZED_SUBSCRIPTIONS",

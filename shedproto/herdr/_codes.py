@@ -37,6 +37,16 @@ class HerdrErrorCode(str, Enum):
     CELL_SIZE_UNAVAILABLE = "cell_size_unavailable"
     HANDOFF_FAILED = "handoff_failed"
     UNSUPPORTED_IN_APP_MODE = "unsupported_in_app_mode"
+    # client_shell.surface.set over the API socket: herdrdev/herdr src/api/server.rs
+    # handle_request@3f32b738 (and every stored 0.9.x copy)
+    CONNECTION_LOCAL_ONLY = "connection_local_only"
+    # a retired pane.graphics.* method (0.9.2 on): herdrdev/herdr src/api/server.rs
+    # retired_pane_graphics_method_error@3f32b738
+    UNKNOWN_METHOD = "unknown_method"
+    # server.ssh_agent.register: herdrdev/herdr src/api/server.rs
+    # handle_connection_with_stop@3f32b738 (an InvalidInput error, else unavailable)
+    INVALID_SSH_AGENT = "invalid_ssh_agent"
+    SSH_AGENT_UNAVAILABLE = "ssh_agent_unavailable"
     # app layer: workspaces, tabs, panes
     WORKSPACE_NOT_FOUND = "workspace_not_found"
     TAB_NOT_FOUND = "tab_not_found"
@@ -136,6 +146,11 @@ class HerdrErrorCode(str, Enum):
     WORKSPACE_MOVE_BLOCK_FAILED = "workspace_move_block_failed"
     # server: src/api/server.rs:980 (a socket-thread method reached the app)
     UNEXPECTED_DISPATCH = "unexpected_dispatch"
+    # custom commands (protocol 22): src/app/commands.rs handle_command_invoke,
+    # focus_client_shell_command_target (herdr 0.9.x, the search index's stored version)
+    COMMAND_NOT_FOUND = "command_not_found"
+    COMMAND_FAILED = "command_failed"
+    COMMAND_TARGET_MISMATCH = "command_target_mismatch"
     # CLI only (printed by the herdr CLI, never sent on the socket; see CLI_ONLY_CODES):
     # src/cli.rs:479, 496, 522, 1122; src/cli/protocol_guard.rs:39;
     # src/cli/agent.rs:395, 587, 679

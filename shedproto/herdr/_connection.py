@@ -36,8 +36,9 @@ from ._envelope import (
     decode_stream_line,
     encode_request,
     request_id_of,
+    retired_method_reply,
 )
-from ._releases import HerdrRelease
+from ._releases import HIDDEN_METHODS, HerdrRelease
 from ._state import CLIENT_TABLE, SERVER_TABLE, Input, State
 from ._versions import DEFAULT_PROTOCOL, require_supported
 
@@ -116,7 +117,9 @@ def make_request(
     """Build the typed request for ``method``; ``params`` is its params Struct, a dict or None.
 
     A params Struct of another protocol (the newest, from the typed methods) is
-    converted to ``protocol``'s type; fields that protocol lacks are dropped.
+    converted to ``protocol``'s type; fields that protocol lacks are dropped. A
+    method of :data:`~shedproto.herdr.HIDDEN_METHODS` is built with protocol
+    22's types at every protocol (herdr serves it; only its schema skips it).
 
     Raises:
         LocalProtocolError: ``UNKNOWN_TYPE`` for a method ``protocol`` does not
@@ -126,6 +129,9 @@ def make_request(
     """
     require_supported(protocol)
     requests, params_types, _ = t.PROTOCOL_TABLES[protocol]
+    if method in HIDDEN_METHODS and method not in requests:
+        # served by every release though the published 20/21 schemas skip it
+        requests, params_types, _ = t.PROTOCOL_TABLES[22]
     request_type = requests.get(method)
     if request_type is None:
         raise LocalProtocolError(
@@ -308,9 +314,10 @@ class ServerConnection(Contract[State]):
         self.release = release
         """The herdr release whose request rules apply (``None``: the protocol's table)."""
         self._methods: frozenset[str] | None = None  # None: the whole table (the fast decoder)
-        if release is not None and len(release.methods) < len(t.PROTOCOL_TABLES[protocol][0]):
+        if release is not None and release.methods != t.PROTOCOL_TABLES[protocol][0].keys():
             self._methods = release.methods
         self._echo = release is not None and release.echoes_invalid_id
+        self._retired = release.retired if release is not None else frozenset()
         super().__init__(SERVER_TABLE, _IDLE)
         self.protocol = protocol
         self.deadline = accepted_at + request_timeout
@@ -389,10 +396,12 @@ class ServerConnection(Contract[State]):
             request = decode_request(payload, self.protocol, self._methods)
         except RemoteProtocolError as exc:
             if exc.reply_hint is not None:
-                if self._echo:
-                    echoed = request_id_of(payload)
-                    if echoed:
-                        exc.reply_hint = _with_id(exc.reply_hint, echoed)
+                echoed = request_id_of(payload) if self._echo else ""
+                retired = self._retired and retired_method_reply(payload, self._retired, echoed)
+                if retired:
+                    exc.reply_hint = retired
+                elif echoed:
+                    exc.reply_hint = _with_id(exc.reply_hint, echoed)
                 self.outbox.put(exc.reply_hint)
             raise self._fail(exc) from None
         self.request = request

@@ -25,6 +25,7 @@ from shedproto._errors import ErrorCode, RemoteProtocolError
 
 from . import types as t
 from ._codes import HerdrErrorCode
+from ._releases import hidden_request_type
 from ._versions import require_supported
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "encode_request",
     "invalid_request_reply",
     "release_request_decoder",
+    "retired_method_reply",
     "request_decoder",
     "request_id_of",
     "response_decoder",
@@ -170,29 +172,81 @@ class _IdProbe(LenientFrame, frozen=True, kw_only=True):
 
 
 def request_id_of(line: bytes) -> str:
-    """Return the string ``id`` of a request line that may be invalid, else ``""``."""
+    """Return the string ``id`` of a request line that may be invalid, else ``""``.
+
+    A line whose object names ``id`` twice gives ``""``: herdr's serde reading
+    refuses the duplicate (src/api/server.rs handle_connection_with_stop@3f32b738,
+    "ambiguous duplicate IDs stay uncorrelated").
+    """
     try:
         probe = decoder_for(_IdProbe).decode(line)
     except msgspec.DecodeError:
         return ""
-    return probe.id if isinstance(probe.id, str) else ""
+    if not isinstance(probe.id, str):
+        return ""
+    if line.count(b'"id"') > 1 and _has_duplicate_id(line):
+        return ""
+    return probe.id
+
+
+class _MethodProbe(LenientFrame, frozen=True, kw_only=True):
+    method: Any = None
+
+
+def retired_method_reply(line: bytes, retired: frozenset[str], id: str) -> bytes | None:
+    """Return herdr's ``unknown_method`` answer when ``line`` names a ``retired`` method.
+
+    ``None`` when it names another method (or none): that line gets
+    ``invalid_request``. herdrdev/herdr src/api/server.rs
+    ``retired_pane_graphics_method_error``@3f32b738.
+    """
+    if not retired:
+        return None
+    try:
+        probe = decoder_for(_MethodProbe).decode(line)
+    except msgspec.DecodeError:
+        return None
+    if not isinstance(probe.method, str) or probe.method not in retired:
+        return None
+    reply = ErrorResponse.of(id, HerdrErrorCode.UNKNOWN_METHOD, f"unknown method: {probe.method}")
+    return encode_line(reply)
+
+
+def _has_duplicate_id(line: bytes) -> bool:
+    """Return whether the top-level object of ``line`` names ``id`` more than once."""
+    import json
+
+    counts: list[int] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        counts.append(sum(key == "id" for key, _ in items))
+        return dict(items)
+
+    try:
+        json.loads(line, object_pairs_hook=pairs)
+    except ValueError:
+        return False
+    return bool(counts) and counts[-1] > 1  # the outermost object is closed last
 
 
 @functools.cache
 def release_request_decoder(protocol: int, methods: frozenset[str]) -> msgspec.json.Decoder[Any]:
     """Return the cached decoder of requests for ``methods`` of ``protocol`` (a release's set).
 
+    A method of :data:`~shedproto.herdr.HIDDEN_METHODS` that ``protocol``'s
+    table lacks is decoded with protocol 22's type.
+
     Raises:
         VersionMismatchError: ``protocol`` is not supported.
-        KeyError: a method ``protocol`` does not have.
+        KeyError: a method ``protocol`` does not have and that is not hidden.
 
     """
     require_supported(protocol)
     table = t.PROTOCOL_TABLES[protocol][0]
-    members = tuple(table[m] for m in table if m in methods)
-    if len(members) != len(methods):
-        raise KeyError(sorted(methods - set(table)))
-    return decoder_for(Union[members])  # noqa: UP007
+    members = [table[m] for m in table if m in methods]
+    # a method the published schema skips is served all the same (src/api/schema.rs:182@v0.8.2)
+    members += [hidden_request_type(m) for m in sorted(methods - set(table))]
+    return decoder_for(Union[tuple(members)])  # noqa: UP007
 
 
 def decode_request(

@@ -443,3 +443,63 @@ def command_env(
     }
     env.update({key: value for key, value in optional.items() if value is not None})
     return env
+
+
+PLUGIN_HOOK_EVENTS: frozenset[str] = frozenset(
+    {
+        "workspace.created", "workspace.updated", "workspace.closed", "workspace.renamed",
+        "workspace.moved", "workspace.reordered", "workspace.focused", "worktree.created",
+        "worktree.opened", "worktree.removed", "tab.created", "tab.closed", "tab.renamed",
+        "tab.moved", "tab.focused", "pane.created", "pane.closed", "pane.focused", "pane.moved",
+        "pane.exited", "pane.agent_detected", "pane.agent_status_changed",
+    }
+)  # fmt: skip
+"""The 22 events a manifest ``[[events]]`` hook may name: every event but
+``workspace.metadata_updated``, ``pane.updated``, ``pane.output_changed`` and
+``layout.updated`` (herdrdev/herdr src/api/schema/events.rs:286-309@1c76079f)."""
+
+PLUGIN_COMMANDS_IN_FLIGHT_MAX = 32
+"""herdr's cap on plugin commands running at once (runtime.rs MAX_PLUGIN_COMMANDS_IN_FLIGHT)."""
+
+
+def event_dot_name(kind: str) -> str:
+    """Return an event kind's hook name (``pane_agent_detected`` -> ``pane.agent_detected``)."""
+    head, _, rest = kind.partition("_")
+    return f"{head}.{rest}" if rest else head
+
+
+def capped_output(data: bytes, cap: int = PLUGIN_OUTPUT_MAX_BYTES) -> str:
+    """Return a command's output as herdr logs it: the first ``cap`` bytes, then a notice."""
+    text = data[:cap].decode("utf-8", "replace")
+    if len(data) > cap:
+        text += f"\n[herdr truncated plugin output after {cap} bytes]"
+    return text
+
+
+def find_link_handler(
+    plugins: Mapping[str, t.InstalledPluginInfo], url: str, host: str
+) -> tuple[t.InstalledPluginInfo, t.PluginManifestLinkHandler, t.PluginManifestAction] | None:
+    """Return the first enabled plugin's link handler whose pattern matches ``url``.
+
+    Plugins are tried by id, handlers in manifest order; a handler or its action
+    not supported on ``host``, or whose action is missing, is skipped (herdr's
+    ``find_plugin_link_handler``, src/app/api/plugins/mod.rs:564-609@1c76079f).
+    """
+    for plugin_id in sorted(plugins):
+        plugin = plugins[plugin_id]
+        if not plugin.enabled:
+            continue
+        for handler in plugin.link_handlers:
+            if platform_error(effective_platforms(handler.platforms, plugin.platforms), "", host):
+                continue
+            action = next((a for a in plugin.actions if a.id == handler.action), None)
+            if action is None or platform_error(
+                effective_platforms(action.platforms, plugin.platforms), "", host
+            ):
+                continue
+            try:
+                if re.search(handler.pattern, url):
+                    return plugin, handler, action
+            except re.error:
+                continue
+    return None

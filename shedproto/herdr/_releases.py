@@ -20,7 +20,9 @@ __all__ = [
     "DEFAULT_RELEASES",
     "HIDDEN_METHODS",
     "RELEASES",
+    "RETIRED_GRAPHICS",
     "HerdrRelease",
+    "hidden_request_type",
     "release_for",
 ]
 
@@ -28,8 +30,23 @@ HIDDEN_METHODS: frozenset[str] = frozenset({"pane.graphics.stream"})
 """Methods herdr serves but leaves out of its published schema (``#[schemars(skip)]``).
 
 herdrdev/herdr src/api/schema.rs:182-183@v0.8.2. Protocols 20 and 21 are
-generated from the published schemas, so their tables lack it; 22 has it.
+generated from the published schemas, so their tables lack it; 22 has it. The
+releases of 20 and 21 parse it all the same (serde reads the variant, only the
+schema skips it): their method sets add it, and their request decoders take its
+type from protocol 22's table (:func:`hidden_request_type`).
 """
+
+
+def hidden_request_type(method: str) -> type[t.Request]:
+    """Return the request type of a :data:`HIDDEN_METHODS` member (protocol 22's).
+
+    Raises:
+        KeyError: ``method`` is not hidden.
+
+    """
+    if method not in HIDDEN_METHODS:
+        raise KeyError(method)
+    return t.PROTOCOL_TABLES[22][0][method]
 
 
 @dataclass(frozen=True)
@@ -43,10 +60,14 @@ class HerdrRelease:
     probe failure (earlier: ``<id>:sub:<n>:probe``). ``reports_events_lost``:
     a subscriber that fell behind the retained history gets one
     ``events_lost`` error line, then EOF (earlier: the lost events are skipped
-    silently). ``stream_end_errors``: a stream the server ends itself (it
-    stops, or an event cannot be encoded) ends with one ``server_unavailable``
-    / ``internal_error`` line (earlier: a bare EOF). ``ssh_agent_registration``
-    is the ``ping`` capability of that name.
+    silently). ``stream_end_errors``: a subscription whose event cannot be
+    encoded ends with one ``internal_error`` line (and one whose event history
+    is unavailable with ``server_unavailable``); earlier releases skip such an
+    event. In every release a stream ends with a bare EOF when the server
+    stops. ``ssh_agent_registration`` is the ``ping`` capability of that name.
+    ``retired``: methods the release no longer has but answers ``unknown_method``
+    (``unknown method: <name>``, with the line's string id) instead of
+    ``invalid_request``: the ``pane.graphics.*`` methods from 0.9.2.
     """
 
     version: str
@@ -56,11 +77,12 @@ class HerdrRelease:
     reports_events_lost: bool = False
     stream_end_errors: bool = False
     ssh_agent_registration: bool = False
+    retired: frozenset[str] = frozenset()
     differences: str = ""
 
 
 def _methods(protocol: int, *, without: tuple[str, ...] = ()) -> frozenset[str]:
-    table = set(t.PROTOCOL_TABLES[protocol][0])
+    table = set(t.PROTOCOL_TABLES[protocol][0]) | HIDDEN_METHODS
     missing = set(without) - table
     if missing:
         raise ValueError(f"protocol {protocol} has no {sorted(missing)}")
@@ -69,6 +91,18 @@ def _methods(protocol: int, *, without: tuple[str, ...] = ()) -> frozenset[str]:
 
 _LATER_092 = ("pane.clear", "server.ssh_agent.register")
 
+RETIRED_GRAPHICS: frozenset[str] = frozenset(
+    {"pane.graphics.info", "pane.graphics.set", "pane.graphics.clear", "pane.graphics.stream"}
+)
+"""The pane graphics API herdr removed in 0.9.2: answered ``unknown_method`` from then on.
+
+herdrdev/herdr src/api/server.rs ``retired_pane_graphics_method_error`` and its
+test ``removed_pane_graphics_methods_return_unknown_method_without_stream_upgrade``
+@3f32b738; the release (0.9.2) from two independent clients' notes on live
+releases (a third says 0.9.3).
+"""
+_RETIRED = tuple(sorted(RETIRED_GRAPHICS))
+
 RELEASES: dict[str, HerdrRelease] = {
     release.version: release
     for release in (
@@ -76,13 +110,19 @@ RELEASES: dict[str, HerdrRelease] = {
             version="0.8.2",
             protocol=20,
             methods=_methods(20),
-            differences="protocol 20; pane.graphics.stream is served but not generated here",
+            differences=(
+                "protocol 20; pane.graphics.stream is served though the published "
+                "schema leaves it out"
+            ),
         ),
         HerdrRelease(
             version="0.9.0-preview",
             protocol=21,
             methods=_methods(21),
-            differences="protocol 21 (a preview between 0.8.2 and 0.9.0)",
+            differences=(
+                "protocol 21 (a preview between 0.8.2 and 0.9.0); pane.graphics.stream "
+                "as in 0.8.2"
+            ),
         ),
         HerdrRelease(
             version="0.9.0",
@@ -99,47 +139,52 @@ RELEASES: dict[str, HerdrRelease] = {
         HerdrRelease(
             version="0.9.2",
             protocol=22,
-            methods=_methods(22),
+            methods=_methods(22, without=_RETIRED),
+            retired=RETIRED_GRAPHICS,
             echoes_invalid_id=True,
             reports_events_lost=True,
+            stream_end_errors=True,
             ssh_agent_registration=True,
             differences=(
                 "adds pane.clear and server.ssh_agent.register (capability "
-                "ssh_agent_registration); invalid_request and probe failures echo the "
-                "request id; a subscriber that falls behind gets events_lost, then EOF"
+                "ssh_agent_registration); removes the pane.graphics.* methods (answered "
+                "unknown_method); invalid_request and probe failures echo the request id; "
+                "a subscriber that falls behind gets events_lost, one whose event cannot "
+                "be encoded internal_error, then EOF"
             ),
         ),
         HerdrRelease(
             version="0.9.3",
             protocol=22,
-            methods=_methods(22),
+            methods=_methods(22, without=_RETIRED),
+            retired=RETIRED_GRAPHICS,
             echoes_invalid_id=True,
             reports_events_lost=True,
+            stream_end_errors=True,
             ssh_agent_registration=True,
-            differences="as 0.9.2 on the socket API",
+            differences="as 0.9.2 on the socket API (no source tells them apart)",
         ),
         HerdrRelease(
             version="0.9.4",
             protocol=22,
-            methods=_methods(22),
+            methods=_methods(22, without=_RETIRED),
+            retired=RETIRED_GRAPHICS,
             echoes_invalid_id=True,
             reports_events_lost=True,
             stream_end_errors=True,
             ssh_agent_registration=True,
-            differences=(
-                "a stream the server ends ends with server_unavailable (the server "
-                "stops) or internal_error (an event cannot be encoded), not a bare EOF"
-            ),
+            differences="as 0.9.2 on the socket API (no source tells them apart)",
         ),
         HerdrRelease(
             version="0.9.5",
             protocol=22,
-            methods=_methods(22),
+            methods=_methods(22, without=_RETIRED),
+            retired=RETIRED_GRAPHICS,
             echoes_invalid_id=True,
             reports_events_lost=True,
             stream_end_errors=True,
             ssh_agent_registration=True,
-            differences="as 0.9.4 on the socket API",
+            differences="as 0.9.2 on the socket API (no source tells them apart)",
         ),
     )
 }

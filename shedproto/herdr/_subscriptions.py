@@ -26,6 +26,7 @@ from . import types as t
 
 __all__ = [
     "EVENTS_LOST",
+    "EVENTS_LOST_MESSAGE",
     "HUB_SIZE",
     "LIFECYCLE_SUBSCRIPTIONS",
     "PARAMETERIZED_SUBSCRIPTIONS",
@@ -43,6 +44,13 @@ HUB_SIZE = 512
 
 EVENTS_LOST = "events_lost"
 """The error code a protocol-22 subscription answers when its cursor fell out of the ring."""
+
+EVENTS_LOST_MESSAGE = (
+    "event subscription fell behind retained history; resubscribe and resync with "
+    "session.snapshot"
+)
+"""herdr's message with :data:`EVENTS_LOST` (src/api/subscriptions.rs
+``subscription_events_after``@3f32b738)."""
 
 
 @dataclass(frozen=True)

@@ -234,7 +234,6 @@ class AgentInfo(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
     foreground_cwd: str | None = None
     revision: UInt64
     completion_seq: UInt64 | None = None
-    restore_error: str | None = None
 
 
 class AgentInfoP20(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
@@ -671,6 +670,20 @@ class EventEnvelope(LenientFrame, frozen=True, kw_only=True, omit_defaults=True)
 
     event: EventKind
     data: EventData
+
+
+class EventEnvelopeP20(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
+    """Herdr's ``EventEnvelope``."""
+
+    event: EventKind
+    data: EventDataP20
+
+
+class EventEnvelopeP21(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
+    """Herdr's ``EventEnvelope``."""
+
+    event: EventKind
+    data: EventDataP21
 
 
 class EventsSubscribeParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
@@ -1177,6 +1190,18 @@ class PaneCreatedEventData(LenientFrame, tag_field="type", tag="pane_created", f
     pane: PaneInfo
 
 
+class PaneCreatedEventDataP20(LenientFrame, tag_field="type", tag="pane_created", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``pane_created`` member of ``EventData``."""
+
+    pane: PaneInfoP20
+
+
+class PaneCreatedEventDataP21(LenientFrame, tag_field="type", tag="pane_created", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``pane_created`` member of ``EventData``."""
+
+    pane: PaneInfoP21
+
+
 class PaneCreatedEventMatch(LenientFrame, tag_field="event", tag="pane_created", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_created`` member of ``EventMatch``."""
 
@@ -1198,6 +1223,18 @@ class PaneCurrentReply(LenientFrame, tag_field="type", tag="pane_current", froze
     """The ``pane_current`` member of ``ResponseResult``."""
 
     pane: PaneInfo
+
+
+class PaneCurrentReplyP20(LenientFrame, tag_field="type", tag="pane_current", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``pane_current`` member of ``ResponseResult``."""
+
+    pane: PaneInfoP20
+
+
+class PaneCurrentReplyP21(LenientFrame, tag_field="type", tag="pane_current", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``pane_current`` member of ``ResponseResult``."""
+
+    pane: PaneInfoP21
 
 
 class PaneCurrentRequest(Request, tag="pane.current", frozen=True, kw_only=True):
@@ -1446,6 +1483,55 @@ class PaneInfo(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
     focused: bool
     cwd: str | None = None
     foreground_cwd: str | None = None
+    restore_error: str | None = None
+    label: str | None = None
+    agent: str | None = None
+    title: str | None = None
+    terminal_title: str | None = None
+    terminal_title_stripped: str | None = None
+    display_agent: str | None = None
+    agent_status: AgentStatus
+    state_labels: dict[str, str] = {}
+    tokens: dict[str, str] = {}
+    agent_session: AgentSessionInfo | None = None
+    scroll: PaneScrollInfo | None = None
+    revision: UInt64
+
+
+class PaneInfoP20(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
+    """Herdr's ``PaneInfo``."""
+
+    pane_id: str
+    terminal_id: str
+    workspace_id: str
+    tab_id: str
+    focused: bool
+    cwd: str | None = None
+    foreground_cwd: str | None = None
+    label: str | None = None
+    agent: str | None = None
+    title: str | None = None
+    terminal_title: str | None = None
+    terminal_title_stripped: str | None = None
+    display_agent: str | None = None
+    agent_status: AgentStatus
+    state_labels: dict[str, str] = {}
+    tokens: dict[str, str] = {}
+    agent_session: AgentSessionInfo | None = None
+    scroll: PaneScrollInfo | None = None
+    revision: UInt64
+
+
+class PaneInfoP21(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
+    """Herdr's ``PaneInfo``."""
+
+    pane_id: str
+    terminal_id: str
+    workspace_id: str
+    tab_id: str
+    focused: bool
+    cwd: str | None = None
+    foreground_cwd: str | None = None
     label: str | None = None
     agent: str | None = None
     title: str | None = None
@@ -1464,6 +1550,18 @@ class PaneInfoReply(LenientFrame, tag_field="type", tag="pane_info", frozen=True
     """The ``pane_info`` member of ``ResponseResult``."""
 
     pane: PaneInfo
+
+
+class PaneInfoReplyP20(LenientFrame, tag_field="type", tag="pane_info", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``pane_info`` member of ``ResponseResult``."""
+
+    pane: PaneInfoP20
+
+
+class PaneInfoReplyP21(LenientFrame, tag_field="type", tag="pane_info", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``pane_info`` member of ``ResponseResult``."""
+
+    pane: PaneInfoP21
 
 
 class PaneInputSetParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
@@ -1600,6 +1698,18 @@ class PaneListReply(LenientFrame, tag_field="type", tag="pane_list", frozen=True
     panes: list[PaneInfo]
 
 
+class PaneListReplyP20(LenientFrame, tag_field="type", tag="pane_list", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``pane_list`` member of ``ResponseResult``."""
+
+    panes: list[PaneInfoP20]
+
+
+class PaneListReplyP21(LenientFrame, tag_field="type", tag="pane_list", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``pane_list`` member of ``ResponseResult``."""
+
+    panes: list[PaneInfoP21]
+
+
 class PaneListRequest(Request, tag="pane.list", frozen=True, kw_only=True):
     """A ``pane.list`` request."""
 
@@ -1618,6 +1728,18 @@ class PaneMoveReply(LenientFrame, tag_field="type", tag="pane_move", frozen=True
     """The ``pane_move`` member of ``ResponseResult``."""
 
     move_result: PaneMoveResult
+
+
+class PaneMoveReplyP20(LenientFrame, tag_field="type", tag="pane_move", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``pane_move`` member of ``ResponseResult``."""
+
+    move_result: PaneMoveResultP20
+
+
+class PaneMoveReplyP21(LenientFrame, tag_field="type", tag="pane_move", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``pane_move`` member of ``ResponseResult``."""
+
+    move_result: PaneMoveResultP21
 
 
 class PaneMoveRequest(Request, tag="pane.move", frozen=True, kw_only=True):
@@ -1644,6 +1766,42 @@ class PaneMoveResult(LenientFrame, frozen=True, kw_only=True, omit_defaults=True
     focused_pane_id: str
 
 
+class PaneMoveResultP20(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
+    """Herdr's ``PaneMoveResult``."""
+
+    changed: bool
+    reason: PaneMoveReason | None = None
+    previous_pane_id: str
+    previous_workspace_id: str
+    previous_tab_id: str
+    pane: PaneInfoP20
+    source_layout: PaneLayoutSnapshot | None = None
+    target_layout: PaneLayoutSnapshot
+    created_workspace: WorkspaceInfo | None = None
+    created_tab: TabInfo | None = None
+    closed_workspace_id: str | None = None
+    closed_tab_id: str | None = None
+    focused_pane_id: str
+
+
+class PaneMoveResultP21(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
+    """Herdr's ``PaneMoveResult``."""
+
+    changed: bool
+    reason: PaneMoveReason | None = None
+    previous_pane_id: str
+    previous_workspace_id: str
+    previous_tab_id: str
+    pane: PaneInfoP21
+    source_layout: PaneLayoutSnapshot | None = None
+    target_layout: PaneLayoutSnapshot
+    created_workspace: WorkspaceInfo | None = None
+    created_tab: TabInfo | None = None
+    closed_workspace_id: str | None = None
+    closed_tab_id: str | None = None
+    focused_pane_id: str
+
+
 class PaneMovedEventData(LenientFrame, tag_field="type", tag="pane_moved", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane_moved`` member of ``EventData``."""
 
@@ -1651,6 +1809,32 @@ class PaneMovedEventData(LenientFrame, tag_field="type", tag="pane_moved", froze
     previous_workspace_id: str
     previous_tab_id: str
     pane: PaneInfo
+    created_workspace: WorkspaceInfo | None = None
+    created_tab: TabInfo | None = None
+    closed_workspace_id: str | None = None
+    closed_tab_id: str | None = None
+
+
+class PaneMovedEventDataP20(LenientFrame, tag_field="type", tag="pane_moved", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``pane_moved`` member of ``EventData``."""
+
+    previous_pane_id: str
+    previous_workspace_id: str
+    previous_tab_id: str
+    pane: PaneInfoP20
+    created_workspace: WorkspaceInfo | None = None
+    created_tab: TabInfo | None = None
+    closed_workspace_id: str | None = None
+    closed_tab_id: str | None = None
+
+
+class PaneMovedEventDataP21(LenientFrame, tag_field="type", tag="pane_moved", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``pane_moved`` member of ``EventData``."""
+
+    previous_pane_id: str
+    previous_workspace_id: str
+    previous_tab_id: str
+    pane: PaneInfoP21
     created_workspace: WorkspaceInfo | None = None
     created_tab: TabInfo | None = None
     closed_workspace_id: str | None = None
@@ -2095,6 +2279,18 @@ class PaneUpdatedEventData(LenientFrame, tag_field="type", tag="pane_updated", f
     pane: PaneInfo
 
 
+class PaneUpdatedEventDataP20(LenientFrame, tag_field="type", tag="pane_updated", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``pane_updated`` member of ``EventData``."""
+
+    pane: PaneInfoP20
+
+
+class PaneUpdatedEventDataP21(LenientFrame, tag_field="type", tag="pane_updated", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``pane_updated`` member of ``EventData``."""
+
+    pane: PaneInfoP21
+
+
 class PaneUpdatedSubscription(LenientFrame, tag_field="type", tag="pane.updated", frozen=True, kw_only=True, omit_defaults=True):
     """The ``pane.updated`` member of ``Subscription``."""
 
@@ -2420,12 +2616,40 @@ class PluginPaneFocusedReply(LenientFrame, tag_field="type", tag="plugin_pane_fo
     plugin_pane: PluginPaneInfo
 
 
+class PluginPaneFocusedReplyP20(LenientFrame, tag_field="type", tag="plugin_pane_focused", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``plugin_pane_focused`` member of ``ResponseResult``."""
+
+    plugin_pane: PluginPaneInfoP20
+
+
+class PluginPaneFocusedReplyP21(LenientFrame, tag_field="type", tag="plugin_pane_focused", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``plugin_pane_focused`` member of ``ResponseResult``."""
+
+    plugin_pane: PluginPaneInfoP21
+
+
 class PluginPaneInfo(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
     """Herdr's ``PluginPaneInfo``."""
 
     plugin_id: str
     entrypoint: str
     pane: PaneInfo
+
+
+class PluginPaneInfoP20(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
+    """Herdr's ``PluginPaneInfo``."""
+
+    plugin_id: str
+    entrypoint: str
+    pane: PaneInfoP20
+
+
+class PluginPaneInfoP21(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
+    """Herdr's ``PluginPaneInfo``."""
+
+    plugin_id: str
+    entrypoint: str
+    pane: PaneInfoP21
 
 
 class PluginPaneOpenParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
@@ -2454,6 +2678,18 @@ class PluginPaneOpenedReply(LenientFrame, tag_field="type", tag="plugin_pane_ope
     """The ``plugin_pane_opened`` member of ``ResponseResult``."""
 
     plugin_pane: PluginPaneInfo
+
+
+class PluginPaneOpenedReplyP20(LenientFrame, tag_field="type", tag="plugin_pane_opened", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``plugin_pane_opened`` member of ``ResponseResult``."""
+
+    plugin_pane: PluginPaneInfoP20
+
+
+class PluginPaneOpenedReplyP21(LenientFrame, tag_field="type", tag="plugin_pane_opened", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``plugin_pane_opened`` member of ``ResponseResult``."""
+
+    plugin_pane: PluginPaneInfoP21
 
 
 class PluginSetEnabledParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
@@ -2655,7 +2891,7 @@ class SessionSnapshotP20(LenientFrame, frozen=True, kw_only=True, omit_defaults=
     focused_pane_id: str | None = None
     workspaces: list[WorkspaceInfo]
     tabs: list[TabInfo]
-    panes: list[PaneInfo]
+    panes: list[PaneInfoP20]
     layouts: list[PaneLayoutSnapshot]
     agents: list[AgentInfoP20]
 
@@ -2670,7 +2906,7 @@ class SessionSnapshotP21(LenientFrame, frozen=True, kw_only=True, omit_defaults=
     focused_pane_id: str | None = None
     workspaces: list[WorkspaceInfo]
     tabs: list[TabInfo]
-    panes: list[PaneInfo]
+    panes: list[PaneInfoP21]
     layouts: list[PaneLayoutSnapshot]
     agents: list[AgentInfoP21]
 
@@ -2775,6 +3011,20 @@ class TabCreatedReply(LenientFrame, tag_field="type", tag="tab_created", frozen=
 
     tab: TabInfo
     root_pane: PaneInfo
+
+
+class TabCreatedReplyP20(LenientFrame, tag_field="type", tag="tab_created", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``tab_created`` member of ``ResponseResult``."""
+
+    tab: TabInfo
+    root_pane: PaneInfoP20
+
+
+class TabCreatedReplyP21(LenientFrame, tag_field="type", tag="tab_created", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``tab_created`` member of ``ResponseResult``."""
+
+    tab: TabInfo
+    root_pane: PaneInfoP21
 
 
 class TabCreatedSubscription(LenientFrame, tag_field="type", tag="tab.created", frozen=True, kw_only=True, omit_defaults=True):
@@ -2931,6 +3181,18 @@ class WaitMatchedReply(LenientFrame, tag_field="type", tag="wait_matched", froze
     event: EventEnvelope
 
 
+class WaitMatchedReplyP20(LenientFrame, tag_field="type", tag="wait_matched", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``wait_matched`` member of ``ResponseResult``."""
+
+    event: EventEnvelopeP20
+
+
+class WaitMatchedReplyP21(LenientFrame, tag_field="type", tag="wait_matched", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``wait_matched`` member of ``ResponseResult``."""
+
+    event: EventEnvelopeP21
+
+
 class WorkspaceCloseParams(LenientFrame, frozen=True, kw_only=True, omit_defaults=True):
     """Herdr's ``WorkspaceCloseParams``."""
 
@@ -3031,6 +3293,22 @@ class WorkspaceCreatedReply(LenientFrame, tag_field="type", tag="workspace_creat
     workspace: WorkspaceInfo
     tab: TabInfo
     root_pane: PaneInfo
+
+
+class WorkspaceCreatedReplyP20(LenientFrame, tag_field="type", tag="workspace_created", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``workspace_created`` member of ``ResponseResult``."""
+
+    workspace: WorkspaceInfo
+    tab: TabInfo
+    root_pane: PaneInfoP20
+
+
+class WorkspaceCreatedReplyP21(LenientFrame, tag_field="type", tag="workspace_created", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``workspace_created`` member of ``ResponseResult``."""
+
+    workspace: WorkspaceInfo
+    tab: TabInfo
+    root_pane: PaneInfoP21
 
 
 class WorkspaceCreatedSubscription(LenientFrame, tag_field="type", tag="workspace.created", frozen=True, kw_only=True, omit_defaults=True):
@@ -3314,6 +3592,24 @@ class WorktreeCreatedReply(LenientFrame, tag_field="type", tag="worktree_created
     worktree: WorktreeInfo
 
 
+class WorktreeCreatedReplyP20(LenientFrame, tag_field="type", tag="worktree_created", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``worktree_created`` member of ``ResponseResult``."""
+
+    workspace: WorkspaceInfo
+    tab: TabInfo
+    root_pane: PaneInfoP20
+    worktree: WorktreeInfo
+
+
+class WorktreeCreatedReplyP21(LenientFrame, tag_field="type", tag="worktree_created", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``worktree_created`` member of ``ResponseResult``."""
+
+    workspace: WorkspaceInfo
+    tab: TabInfo
+    root_pane: PaneInfoP21
+    worktree: WorktreeInfo
+
+
 class WorktreeCreatedSubscription(LenientFrame, tag_field="type", tag="worktree.created", frozen=True, kw_only=True, omit_defaults=True):
     """The ``worktree.created`` member of ``Subscription``."""
 
@@ -3448,6 +3744,26 @@ class WorktreeOpenedReply(LenientFrame, tag_field="type", tag="worktree_opened",
     already_open: bool
 
 
+class WorktreeOpenedReplyP20(LenientFrame, tag_field="type", tag="worktree_opened", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``worktree_opened`` member of ``ResponseResult``."""
+
+    workspace: WorkspaceInfo
+    tab: TabInfo
+    root_pane: PaneInfoP20
+    worktree: WorktreeInfo
+    already_open: bool
+
+
+class WorktreeOpenedReplyP21(LenientFrame, tag_field="type", tag="worktree_opened", frozen=True, kw_only=True, omit_defaults=True):
+    """The ``worktree_opened`` member of ``ResponseResult``."""
+
+    workspace: WorkspaceInfo
+    tab: TabInfo
+    root_pane: PaneInfoP21
+    worktree: WorktreeInfo
+    already_open: bool
+
+
 class WorktreeOpenedSubscription(LenientFrame, tag_field="type", tag="worktree.opened", frozen=True, kw_only=True, omit_defaults=True):
     """The ``worktree.opened`` member of ``Subscription``."""
 
@@ -3528,14 +3844,16 @@ AgentViewFilter: TypeAlias = AllFilter | AnyFilter | NotFilter | EqFilter | InFi
 AgentViewSortField: TypeAlias = AgentViewBuiltinSortField | AgentViewSortFieldToken
 AgentViewValue: TypeAlias = str | bool | UInt64 | AgentViewValueContext
 EventData: TypeAlias = WorkspaceCreatedEventData | WorkspaceUpdatedEventData | WorkspaceMetadataUpdatedEventData | WorkspaceClosedEventData | WorkspaceRenamedEventData | WorkspaceMovedEventData | WorkspaceReorderedEventData | WorkspaceFocusedEventData | WorktreeCreatedEventData | WorktreeOpenedEventData | WorktreeRemovedEventData | TabCreatedEventData | TabClosedEventData | TabRenamedEventData | TabMovedEventData | TabFocusedEventData | PaneCreatedEventData | PaneClosedEventData | PaneUpdatedEventData | PaneFocusedEventData | PaneMovedEventData | PaneOutputChangedEventData | PaneExitedEventData | PaneAgentDetectedEventData | PaneAgentStatusChangedEventData | LayoutUpdatedEventData
+EventDataP20: TypeAlias = WorkspaceCreatedEventData | WorkspaceUpdatedEventData | WorkspaceMetadataUpdatedEventData | WorkspaceClosedEventData | WorkspaceRenamedEventData | WorkspaceMovedEventData | WorkspaceReorderedEventData | WorkspaceFocusedEventData | WorktreeCreatedEventData | WorktreeOpenedEventData | WorktreeRemovedEventData | TabCreatedEventData | TabClosedEventData | TabRenamedEventData | TabMovedEventData | TabFocusedEventData | PaneCreatedEventDataP20 | PaneClosedEventData | PaneUpdatedEventDataP20 | PaneFocusedEventData | PaneMovedEventDataP20 | PaneOutputChangedEventData | PaneExitedEventData | PaneAgentDetectedEventData | PaneAgentStatusChangedEventData | LayoutUpdatedEventData
+EventDataP21: TypeAlias = WorkspaceCreatedEventData | WorkspaceUpdatedEventData | WorkspaceMetadataUpdatedEventData | WorkspaceClosedEventData | WorkspaceRenamedEventData | WorkspaceMovedEventData | WorkspaceReorderedEventData | WorkspaceFocusedEventData | WorktreeCreatedEventData | WorktreeOpenedEventData | WorktreeRemovedEventData | TabCreatedEventData | TabClosedEventData | TabRenamedEventData | TabMovedEventData | TabFocusedEventData | PaneCreatedEventDataP21 | PaneClosedEventData | PaneUpdatedEventDataP21 | PaneFocusedEventData | PaneMovedEventDataP21 | PaneOutputChangedEventData | PaneExitedEventData | PaneAgentDetectedEventData | PaneAgentStatusChangedEventData | LayoutUpdatedEventData
 EventMatch: TypeAlias = WorkspaceCreatedEventMatch | WorkspaceUpdatedEventMatch | WorkspaceClosedEventMatch | WorkspaceRenamedEventMatch | WorkspaceMovedEventMatch | WorkspaceFocusedEventMatch | TabCreatedEventMatch | TabClosedEventMatch | TabRenamedEventMatch | TabMovedEventMatch | TabFocusedEventMatch | PaneCreatedEventMatch | PaneClosedEventMatch | PaneFocusedEventMatch | PaneMovedEventMatch | PaneOutputChangedEventMatch | PaneExitedEventMatch | PaneAgentDetectedEventMatch | PaneAgentStatusChangedEventMatch
 LayoutNode: TypeAlias = PaneLayoutNode | SplitLayoutNode
 OutputMatch: TypeAlias = SubstringOutputMatch | RegexOutputMatch
 PaneMoveDestination: TypeAlias = TabDestination | NewTabDestination | NewWorkspaceDestination
 PopupSize: TypeAlias = Annotated[int, Meta(ge=0, le=65535)] | Annotated[str, Meta(pattern="^(100|[1-9][0-9]?)%$")]
 ResponseResult: TypeAlias = PongReply | SessionSnapshotReply | WorkspaceInfoReply | WorkspaceCreatedReply | WorkspaceListReply | WorktreeListReply | WorktreeCreatedReply | WorktreeOpenedReply | WorktreeRemovedReply | TabInfoReply | TabCreatedReply | TabListReply | AgentInfoReply | AgentStartedReply | AgentPromptedReply | AgentListReply | AgentViewReply | PaneInfoReply | PaneListReply | PaneCurrentReply | PaneSwapReply | PaneMoveReply | PaneZoomReply | PaneLayoutReply | PaneProcessInfoReply | LayoutExportReply | LayoutApplyReply | LayoutSplitRatioSetReply | PaneNeighborReply | PaneEdgesReply | PaneFocusDirectionReply | PaneResizeReply | PaneReadReply | PaneSelectionReply | PaneCopyMotionReply | PaneCopySearchReply | PaneGraphicsFrameAckReply | PaneGraphicsInfoReply | AgentExplainReply | SubscriptionStartedReply | WaitMatchedReply | OutputMatchedReply | NotificationShowReply | ClientWindowTitleReply | IntegrationListReply | IntegrationInstallReply | IntegrationUninstallReply | AgentManifestReloadReply | AgentManifestStatusReply | PluginLinkedReply | PluginListReply | PluginUnlinkedReply | PluginEnabledReply | PluginDisabledReply | PluginActionListReply | PluginActionInvokedReply | PaneLinkResolvedReply | PaneLinkActivatedReply | PluginLogListReply | PluginPaneOpenedReply | PluginPaneFocusedReply | PluginPaneClosedReply | ConfigReloadReply | ClientShellSurfaceSetReply | OkReply
-ResponseResultP20: TypeAlias = PongReplyP20 | SessionSnapshotReplyP20 | WorkspaceInfoReply | WorkspaceCreatedReply | WorkspaceListReply | WorktreeListReply | WorktreeCreatedReply | WorktreeOpenedReply | WorktreeRemovedReply | TabInfoReply | TabCreatedReply | TabListReply | AgentInfoReplyP20 | AgentStartedReplyP20 | AgentPromptedReplyP20 | AgentListReplyP20 | AgentViewReply | PaneInfoReply | PaneListReply | PaneCurrentReply | PaneSwapReply | PaneMoveReply | PaneZoomReply | PaneLayoutReply | PaneProcessInfoReply | LayoutExportReply | LayoutApplyReply | LayoutSplitRatioSetReply | PaneNeighborReply | PaneEdgesReply | PaneFocusDirectionReply | PaneResizeReply | PaneReadReply | PaneGraphicsInfoReplyP20 | AgentExplainReply | SubscriptionStartedReply | WaitMatchedReply | OutputMatchedReply | NotificationShowReply | ClientWindowTitleReply | IntegrationInstallReplyP20 | IntegrationUninstallReplyP20 | AgentManifestReloadReply | AgentManifestStatusReply | PluginLinkedReply | PluginListReply | PluginUnlinkedReply | PluginEnabledReply | PluginDisabledReply | PluginActionListReply | PluginActionInvokedReply | PluginLogListReply | PluginPaneOpenedReply | PluginPaneFocusedReply | PluginPaneClosedReply | ConfigReloadReply | OkReply
-ResponseResultP21: TypeAlias = PongReplyP21 | SessionSnapshotReplyP21 | WorkspaceInfoReply | WorkspaceCreatedReply | WorkspaceListReply | WorktreeListReply | WorktreeCreatedReply | WorktreeOpenedReply | WorktreeRemovedReply | TabInfoReply | TabCreatedReply | TabListReply | AgentInfoReplyP21 | AgentStartedReplyP21 | AgentPromptedReplyP21 | AgentListReplyP21 | AgentViewReply | PaneInfoReply | PaneListReply | PaneCurrentReply | PaneSwapReply | PaneMoveReply | PaneZoomReply | PaneLayoutReply | PaneProcessInfoReply | LayoutExportReply | LayoutApplyReply | LayoutSplitRatioSetReply | PaneNeighborReply | PaneEdgesReply | PaneFocusDirectionReply | PaneResizeReply | PaneReadReply | PaneGraphicsFrameAckReply | PaneGraphicsInfoReply | AgentExplainReply | SubscriptionStartedReply | WaitMatchedReply | OutputMatchedReply | NotificationShowReply | ClientWindowTitleReply | IntegrationInstallReplyP21 | IntegrationUninstallReplyP21 | AgentManifestReloadReply | AgentManifestStatusReply | PluginLinkedReply | PluginListReply | PluginUnlinkedReply | PluginEnabledReply | PluginDisabledReply | PluginActionListReply | PluginActionInvokedReply | PluginLogListReply | PluginPaneOpenedReply | PluginPaneFocusedReply | PluginPaneClosedReply | ConfigReloadReply | OkReply
+ResponseResultP20: TypeAlias = PongReplyP20 | SessionSnapshotReplyP20 | WorkspaceInfoReply | WorkspaceCreatedReplyP20 | WorkspaceListReply | WorktreeListReply | WorktreeCreatedReplyP20 | WorktreeOpenedReplyP20 | WorktreeRemovedReply | TabInfoReply | TabCreatedReplyP20 | TabListReply | AgentInfoReplyP20 | AgentStartedReplyP20 | AgentPromptedReplyP20 | AgentListReplyP20 | AgentViewReply | PaneInfoReplyP20 | PaneListReplyP20 | PaneCurrentReplyP20 | PaneSwapReply | PaneMoveReplyP20 | PaneZoomReply | PaneLayoutReply | PaneProcessInfoReply | LayoutExportReply | LayoutApplyReply | LayoutSplitRatioSetReply | PaneNeighborReply | PaneEdgesReply | PaneFocusDirectionReply | PaneResizeReply | PaneReadReply | PaneGraphicsInfoReplyP20 | AgentExplainReply | SubscriptionStartedReply | WaitMatchedReplyP20 | OutputMatchedReply | NotificationShowReply | ClientWindowTitleReply | IntegrationInstallReplyP20 | IntegrationUninstallReplyP20 | AgentManifestReloadReply | AgentManifestStatusReply | PluginLinkedReply | PluginListReply | PluginUnlinkedReply | PluginEnabledReply | PluginDisabledReply | PluginActionListReply | PluginActionInvokedReply | PluginLogListReply | PluginPaneOpenedReplyP20 | PluginPaneFocusedReplyP20 | PluginPaneClosedReply | ConfigReloadReply | OkReply
+ResponseResultP21: TypeAlias = PongReplyP21 | SessionSnapshotReplyP21 | WorkspaceInfoReply | WorkspaceCreatedReplyP21 | WorkspaceListReply | WorktreeListReply | WorktreeCreatedReplyP21 | WorktreeOpenedReplyP21 | WorktreeRemovedReply | TabInfoReply | TabCreatedReplyP21 | TabListReply | AgentInfoReplyP21 | AgentStartedReplyP21 | AgentPromptedReplyP21 | AgentListReplyP21 | AgentViewReply | PaneInfoReplyP21 | PaneListReplyP21 | PaneCurrentReplyP21 | PaneSwapReply | PaneMoveReplyP21 | PaneZoomReply | PaneLayoutReply | PaneProcessInfoReply | LayoutExportReply | LayoutApplyReply | LayoutSplitRatioSetReply | PaneNeighborReply | PaneEdgesReply | PaneFocusDirectionReply | PaneResizeReply | PaneReadReply | PaneGraphicsFrameAckReply | PaneGraphicsInfoReply | AgentExplainReply | SubscriptionStartedReply | WaitMatchedReplyP21 | OutputMatchedReply | NotificationShowReply | ClientWindowTitleReply | IntegrationInstallReplyP21 | IntegrationUninstallReplyP21 | AgentManifestReloadReply | AgentManifestStatusReply | PluginLinkedReply | PluginListReply | PluginUnlinkedReply | PluginEnabledReply | PluginDisabledReply | PluginActionListReply | PluginActionInvokedReply | PluginLogListReply | PluginPaneOpenedReplyP21 | PluginPaneFocusedReplyP21 | PluginPaneClosedReply | ConfigReloadReply | OkReply
 Subscription: TypeAlias = WorkspaceCreatedSubscription | WorkspaceUpdatedSubscription | WorkspaceMetadataUpdatedSubscription | WorkspaceRenamedSubscription | WorkspaceMovedSubscription | WorkspaceReorderedSubscription | WorkspaceClosedSubscription | WorkspaceFocusedSubscription | WorktreeCreatedSubscription | WorktreeOpenedSubscription | WorktreeRemovedSubscription | TabCreatedSubscription | TabClosedSubscription | TabFocusedSubscription | TabRenamedSubscription | TabMovedSubscription | PaneCreatedSubscription | PaneClosedSubscription | PaneUpdatedSubscription | PaneFocusedSubscription | PaneMovedSubscription | PaneExitedSubscription | PaneAgentDetectedSubscription | PaneOutputMatchedSubscription | PaneAgentStatusChangedSubscription | PaneScrollChangedSubscription | LayoutUpdatedSubscription
 SubscriptionEventData: TypeAlias = PaneOutputMatchedEvent | PaneAgentStatusChangedEvent | PaneScrollChangedEvent
 
@@ -4175,8 +4493,8 @@ DEFS_P21: dict[str, Any] = {
     "ConfigReloadStatus": ConfigReloadStatus,
     "EmptyParams": EmptyParams,
     "ErrorBody": ErrorBody,
-    "EventData": EventData,
-    "EventEnvelope": EventEnvelope,
+    "EventData": EventDataP21,
+    "EventEnvelope": EventEnvelopeP21,
     "EventKind": EventKind,
     "EventMatch": EventMatch,
     "EventsSubscribeParams": EventsSubscribeParams,
@@ -4210,7 +4528,7 @@ DEFS_P21: dict[str, Any] = {
     "PaneGraphicsFormat": PaneGraphicsFormat,
     "PaneGraphicsPlacementParams": PaneGraphicsPlacementParams,
     "PaneGraphicsSetParams": PaneGraphicsSetParams,
-    "PaneInfo": PaneInfo,
+    "PaneInfo": PaneInfoP21,
     "PaneInputSetParams": PaneInputSetParams,
     "PaneLayoutPane": PaneLayoutPane,
     "PaneLayoutParams": PaneLayoutParams,
@@ -4221,7 +4539,7 @@ DEFS_P21: dict[str, Any] = {
     "PaneMoveDestination": PaneMoveDestination,
     "PaneMoveParams": PaneMoveParams,
     "PaneMoveReason": PaneMoveReason,
-    "PaneMoveResult": PaneMoveResult,
+    "PaneMoveResult": PaneMoveResultP21,
     "PaneNeighborParams": PaneNeighborParams,
     "PaneNeighborResult": PaneNeighborResult,
     "PaneOutputMatchedEvent": PaneOutputMatchedEvent,
@@ -4273,7 +4591,7 @@ DEFS_P21: dict[str, Any] = {
     "PluginManifestStartup": PluginManifestStartup,
     "PluginPaneCloseParams": PluginPaneCloseParams,
     "PluginPaneFocusParams": PluginPaneFocusParams,
-    "PluginPaneInfo": PluginPaneInfo,
+    "PluginPaneInfo": PluginPaneInfoP21,
     "PluginPaneOpenParams": PluginPaneOpenParams,
     "PluginPanePlacement": PluginPanePlacement,
     "PluginPlatform": PluginPlatform,
@@ -4540,8 +4858,8 @@ DEFS_P20: dict[str, Any] = {
     "ConfigReloadStatus": ConfigReloadStatus,
     "EmptyParams": EmptyParams,
     "ErrorBody": ErrorBody,
-    "EventData": EventData,
-    "EventEnvelope": EventEnvelope,
+    "EventData": EventDataP20,
+    "EventEnvelope": EventEnvelopeP20,
     "EventKind": EventKind,
     "EventMatch": EventMatch,
     "EventsSubscribeParams": EventsSubscribeParams,
@@ -4575,7 +4893,7 @@ DEFS_P20: dict[str, Any] = {
     "PaneGraphicsFormat": PaneGraphicsFormatP20,
     "PaneGraphicsPlacementParams": PaneGraphicsPlacementParams,
     "PaneGraphicsSetParams": PaneGraphicsSetParamsP20,
-    "PaneInfo": PaneInfo,
+    "PaneInfo": PaneInfoP20,
     "PaneInputSetParams": PaneInputSetParams,
     "PaneLayoutPane": PaneLayoutPane,
     "PaneLayoutParams": PaneLayoutParams,
@@ -4586,7 +4904,7 @@ DEFS_P20: dict[str, Any] = {
     "PaneMoveDestination": PaneMoveDestination,
     "PaneMoveParams": PaneMoveParams,
     "PaneMoveReason": PaneMoveReason,
-    "PaneMoveResult": PaneMoveResult,
+    "PaneMoveResult": PaneMoveResultP20,
     "PaneNeighborParams": PaneNeighborParams,
     "PaneNeighborResult": PaneNeighborResult,
     "PaneOutputMatchedEvent": PaneOutputMatchedEvent,
@@ -4638,7 +4956,7 @@ DEFS_P20: dict[str, Any] = {
     "PluginManifestStartup": PluginManifestStartup,
     "PluginPaneCloseParams": PluginPaneCloseParams,
     "PluginPaneFocusParams": PluginPaneFocusParams,
-    "PluginPaneInfo": PluginPaneInfo,
+    "PluginPaneInfo": PluginPaneInfoP20,
     "PluginPaneOpenParams": PluginPaneOpenParams,
     "PluginPanePlacement": PluginPanePlacement,
     "PluginPlatform": PluginPlatform,

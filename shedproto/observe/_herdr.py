@@ -23,10 +23,11 @@ from shedproto.herdr import (
     ServerConnection,
     State,
     SuccessResponse,
+    release_for,
     request_id_of,
 )
 from shedproto.herdr import ConnectionClosed as HerdrClosed
-from shedproto.herdr.types import Request
+from shedproto.herdr.types import NEWEST_PROTOCOL, Request
 
 from ._base import Observer
 
@@ -43,7 +44,11 @@ class HerdrObserver(Observer):
     def __init__(self, connection: int, *, version: int) -> None:
         super().__init__(connection)
         self.version = version
-        self.server = ServerConnection(protocol=version, request_timeout=float("inf"))
+        # 20 and 21 as their release parses them: with the schema-hidden pane.graphics.stream
+        release = release_for(version) if version < NEWEST_PROTOCOL else None
+        self.server = ServerConnection(
+            protocol=version, request_timeout=float("inf"), release=release
+        )
         self.client = ClientConnection(protocol=version)
         self._request_id: str | None = None
         self._version = version

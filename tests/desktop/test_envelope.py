@@ -112,10 +112,15 @@ CASES: list[tuple[str, Dialect, bytes, bool]] = [
     (
         "tauri-kind-missing",
         TAURI,
-        b'{"id":"13","op":"roost.launch","params":{"machine":"m"}}\n',
+        b'{"id":"13","op":"rc.launch","params":{"shed":"web"}}\n',
         False,
     ),
-    ("tauri-updater-test", TAURI, b'{"id":"14","op":"updater.check"}\n', True),
+    (
+        "tauri-terminal-open-test",
+        TAURI,
+        b'{"id":"14","op":"terminal.open","params":{"shed":"web"}}\n',
+        True,
+    ),
     (
         "tauri-terminal-machine-first",
         TAURI,

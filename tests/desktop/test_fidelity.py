@@ -70,9 +70,15 @@ def test_identify_tauri_v0_0_14_sends_six_keys_mock_null() -> None:
 
 
 def test_identify_tauri_latest_adds_broker_mode() -> None:
-    """charliek/shed desktop/tauri/src-tauri/src/ipc.rs identify_payload@2cd01ef (digest §7.6)."""
+    """charliek/shed desktop/tauri/src-tauri/src/ipc.rs:590-599,681-690@2cd01ef: the payload
+    plus ``broker_mode``, the broker's ``{effective, pref, restart_required}`` fragment
+    (desktop/tauri/src-tauri/src/broker.rs@51bd544, ``identify_fragment``)."""
     result = answer(TAURI, DesktopModel(), "identify")["result"]
-    assert result["broker_mode"] == "auto"
+    assert result["broker_mode"] == {
+        "effective": "embedded",
+        "pref": "auto",
+        "restart_required": False,
+    }
     assert result["mock_base_url"] is None  # null, never omitted
     assert set(result) == {
         "socket_path",
@@ -142,7 +148,7 @@ def test_sheds_list_tauri_v0_0_14_has_no_host_errors() -> None:
 
 
 def test_sheds_list_tauri_latest_carries_host_errors() -> None:
-    """charliek/shed desktop/tauri/src-tauri/src/ipc.rs sheds_payload@2cd01ef."""
+    """charliek/shed desktop/tauri/src-tauri/src/ipc.rs:180-182,824-828@2cd01ef (sheds_payload)."""
     model = _model()
     model.make_host_unreachable("lab")
     result = answer(TAURI, model, "sheds.list")["result"]
@@ -190,7 +196,7 @@ def test_dashboard_dump_tauri_v0_0_14_is_rows_alone() -> None:
 
 
 def test_dashboard_dump_tauri_latest_rows_host_errors_empty() -> None:
-    """charliek/shed desktop/tauri/src-tauri/src/ipc.rs dashboard.dump arm@2cd01ef."""
+    """charliek/shed desktop/tauri/src-tauri/src/ipc.rs:830-837@2cd01ef (dashboard.dump arm)."""
     result = answer(TAURI, _model(), "dashboard.dump")["result"]
     assert set(result) == {"rows", "host_errors", "empty"}
     assert result["empty"] is None  # rows render: no empty state
@@ -410,7 +416,7 @@ def test_ui_navigate_tauri_v0_0_14_acks_empty_five_panes() -> None:
 
 
 def test_ui_navigate_tauri_latest_echoes_pane() -> None:
-    """charliek/shed desktop/tauri/src-tauri/src/ipc.rs navigate@2cd01ef: ``{pane}`` echoed."""
+    """charliek/shed desktop/tauri/src-tauri/src/ipc.rs:1059-1079@2cd01ef: ``{pane}`` echoed."""
     result = answer(TAURI, DesktopModel(), "ui.navigate", {"pane": "egress"})["result"]
     assert result == {"pane": "egress"}
 
@@ -429,7 +435,7 @@ def test_ui_navigate_mac_echoes_pane_unknown_lists_six() -> None:
 
 def test_sheds_refresh_tauri_v0_0_14_is_empty_latest_is_listing() -> None:
     """charliek/shed-desktop tauri/src-tauri/src/ipc.rs:329-346@5a762e8 answers ``{}``; the newer
-    app answers the committed ``{sheds, host_errors}`` (ipc.rs sheds_refresh@2cd01ef)."""
+    app answers the committed ``{sheds, host_errors}`` (ipc.rs:829@2cd01ef, sheds_refresh)."""
     assert answer(TAURI, _model(), "sheds.refresh", release=OLD)["result"] == {}
     assert set(answer(TAURI, _model(), "sheds.refresh")["result"]) == {"sheds", "host_errors"}
 
@@ -754,7 +760,10 @@ def test_rc_classify_v0_0_14_pane_states(
     ],
 )
 def test_rc_classify_is_gone_in_the_newer_app(dialect: Dialect, expected: tuple[str, str]) -> None:
-    """The newer dispatch has no rc.classify arm (charliek/shed desktop/tauri ipc.rs@2cd01ef)."""
+    """No rc.classify arm in the newer dispatch.
+
+    charliek/shed desktop/tauri/src-tauri/src/ipc.rs:679-964@2cd01ef.
+    """
     reply = answer(dialect, DesktopModel(), "rc.classify", {"kind": "shell", "pane": ""})
     assert _error(reply) == expected
 

@@ -99,18 +99,26 @@ def test_prefs_dump_tracks_the_window(snapshot: Any) -> None:
     assert results[4]["title"] is not None
 
 
-@pytest.mark.parametrize("dialect", list(Dialect))
+@pytest.mark.parametrize("dialect", [Dialect.TAURI])
 def test_launch_rows_are_typed_and_omit_blanks(dialect: Dialect, snapshot: Any) -> None:
-    op, params = (
-        ("rc.launch", {"shed": "web", "kind": "codex", "workdir": "  "})
-        if dialect is Dialect.MAC
-        else ("roost.launch", {"target": "roost:prod/web", "kind": "codex", "workdir": "  "})
-    )
+    op, params = ("roost.launch", {"target": "roost:prod/web", "kind": "codex", "workdir": "  "})
     (line,) = exchange(dialect, _model(), (op, params))
     assert line == snapshot
     row = msgspec.json.decode(line)["result"]
     assert "workdir" not in row
     assert msgspec.convert(row, o.SessionRow).origin == "roost:prod/web"
+
+
+def test_mac_rc_launch_answers_an_rc_session() -> None:
+    """charliek/shed desktop/Sources/ShedDesktopApp/IPCHandlerImpl.swift@3fecd8a (rcLaunchOp
+    returns an ``RcSession``; there is no roost on mac)."""
+    (line,) = exchange(Dialect.MAC, _model(), ("rc.launch", {"shed": "web", "kind": "shell"}))
+    session = msgspec.convert(msgspec.json.decode(line)["result"], o.RcSession)
+    assert (session.shed, session.kind, session.tmux_session) == (
+        "web",
+        "shell",
+        f"rc-{session.slug}",
+    )
 
 
 def test_bootstrap_answers(snapshot: Any) -> None:
@@ -131,11 +139,11 @@ def test_bootstrap_answers(snapshot: Any) -> None:
 
 
 def test_open_results_are_only_where_the_app_is_open() -> None:
-    """``AnyObject`` remains only for results the digest leaves undocumented."""
+    """No result is left open: every op's answer has a typed shape."""
     open_ops = {
         name
         for name, spec in CATALOGUE.items()
         for dialect in Dialect
         if (shape := spec.shape(dialect)) is not None and shape.result is o.AnyObject
     }
-    assert open_ops == {"broker.status", "updater.status"}
+    assert open_ops == set()

@@ -194,10 +194,11 @@ async def test_machines_unreachable_is_a_state(short_socket_dir: Path) -> None:
         assert machines["mini"].reachable is False
         assert machines["mini"].detail == "ssh: connect to host mini port 22: No route to host"
         listing = await client.rc_list()
+        assert isinstance(listing, o.TauriRcList)  # the Tauri app's roost rows
         rows = listing.sessions
         assert {r["origin"] for r in rows} == {"machine:mini", "machine:mini2"}
         assert all(r["shed"] == "" for r in rows)
-        assert set(listing.capabilities) == {"machine:mini", "machine:mini2"}  # type: ignore[union-attr]
+        assert set(listing.capabilities) == {"machine:mini", "machine:mini2"}
         with pytest.raises(DesktopError) as info:
             await client.roost_launch("claude", machine="mini")
         assert info.value.code == "action_failed"
@@ -488,7 +489,7 @@ async def test_every_catalogue_op_answers_its_shape(short_socket_dir: Path) -> N
                 if name in ("ui.set_appearance",):
                     params["mode"] = "dark"
                 if name == "broker.set_mode":
-                    params["mode"] = "on"
+                    params["mode"] = "embedded"
                 if name == "lane.send":
                     params["mode"] = "queue"
                 if name.startswith(("lane.", "ui.show_lane")) and "kind" in params:
@@ -506,6 +507,7 @@ async def test_every_catalogue_op_answers_its_shape(short_socket_dir: Path) -> N
     assert refusals[Dialect.MAC] == {"approval.decide", "notification.invoke", "terminal.open"}
     assert refusals[Dialect.TAURI] == {  # unknown approval id: ok (coordinator.rs:528@5a762e8)
         "craze.create",
+        "egress.show",  # frontend_not_ready off the Egress pane (ipc.rs:848@2cd01ef)
         "lane.answer",
         "lane.set",
         "machine.kill",
@@ -515,11 +517,6 @@ async def test_every_catalogue_op_answers_its_shape(short_socket_dir: Path) -> N
         "roost.launch",
         "roost.run",
         "terminal.open",
-        "ui.confirm_roost_consent",
-        "ui.fill_craze_create",
-        "ui.fill_launch",
-        "ui.submit_craze_create",
-        "ui.submit_launch",
         "updater.check",
     }
     assert codes <= {c.value for c in DesktopCode}

@@ -138,7 +138,10 @@ async def test_herdr_python_sdk_completes_every_method_it_exposes(
     pixels = tmp_path / "frame.rgba"
     pixels.write_bytes(b"\x00\x00\x00\xff")
     with anyio.fail_after(240):
-        server = HerdrServer(short_socket_dir / "herdr.sock", shell=["/bin/sh"], cwd="/tmp")
+        # the SDK is pinned to herdr 0.9.0 (its graphics stream left herdr in 0.9.2)
+        server = HerdrServer(
+            short_socket_dir / "herdr.sock", herdr_version="0.9.0", shell=["/bin/sh"], cwd="/tmp"
+        )
         async with anyio.create_task_group() as tg:
             path = await tg.start(server.serve)
             env = {**os.environ, "PYTHONPATH": str(SDK_DIR)}

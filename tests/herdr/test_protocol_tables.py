@@ -21,6 +21,8 @@ from shedproto.herdr import types as t
 from shedproto.observe import observer_factory, probe_cases
 from shedproto.servers.herdr import HerdrServer
 
+RGBA = herdr.GraphicsFrameHeader(format="rgba", image_width=1, image_height=1)
+
 PROTOCOLS = sorted(t.PROTOCOL_TABLES)
 ONLY_22 = sorted(set(t.PROTOCOL_TABLES[22][0]) - set(t.PROTOCOL_TABLES[21][0]))
 
@@ -121,3 +123,17 @@ async def test_check_at_21_probes_a_newer_method(short_socket_dir: Path) -> None
             server.shutdown()
     assert [r.status for r in results if r.case.startswith("newer method ")] == ["pass"]
     assert [r for r in results if r.status == "fail"] == []
+
+
+@pytest.mark.parametrize("version", [20, 21])
+def test_proxy_observer_at_20_and_21_accepts_the_hidden_graphics_stream(version: int) -> None:
+    # herdrdev/herdr src/api/schema.rs:182-183@v0.8.2: served, only the schema skips it
+    observer = observer_factory("herdr", version=version)(0)
+    request = b'{"id":"g","method":"pane.graphics.stream","params":{"pane_id":"p"}}\n'
+    assert observer.feed("c2s", request + herdr.encode_frame(RGBA, b"abcd")) == []
+    assert observer.feed("s2c", b'{"id":"g","result":{"type":"ok"}}\n') == []
+
+
+def test_check_never_probes_a_hidden_method_as_newer() -> None:
+    for version in (20, 21):
+        assert not any("pane.graphics.stream" in n for n in _names(version))

@@ -104,7 +104,8 @@ async def test_protocol_22_subscription_that_falls_behind_answers_events_lost(
             "id": "gap",
             "error": {
                 "code": "events_lost",
-                "message": "subscription fell behind the event history",
+                # herdrdev/herdr src/api/subscriptions.rs subscription_events_after@3f32b738
+                "message": herdr.EVENTS_LOST_MESSAGE,
             },
         }
     ]

@@ -31,6 +31,16 @@ async def served(short_socket_dir: Path) -> AsyncIterator[HerdrServer]:
         server.shutdown()
 
 
+@pytest.fixture
+async def graphics_served(short_socket_dir: Path) -> AsyncIterator[HerdrServer]:
+    """herdr 0.9.1, the last release with the pane graphics API (0.9.2 removed it)."""
+    server = HerdrServer(short_socket_dir / "g.sock", herdr_version="0.9.1", shell=["/bin/sh"])
+    async with anyio.create_task_group() as tg:
+        await tg.start(server.serve)
+        yield server
+        server.shutdown()
+
+
 async def _raw(path: Path, line: bytes) -> dict[str, object]:
     async with await anyio.connect_unix(path) as stream:
         await stream.send(line + b"\n")
@@ -54,27 +64,31 @@ async def _pane(client: AsyncHerdrClient) -> str:
     return created.root_pane.pane_id
 
 
-async def test_graphics_stream_draws_a_layer_and_clears_it_on_close(served: HerdrServer) -> None:
-    client = AsyncHerdrClient.for_socket(served.path)
+async def test_graphics_stream_draws_a_layer_and_clears_it_on_close(
+    graphics_served: HerdrServer,
+) -> None:
+    client = AsyncHerdrClient.for_socket(graphics_served.path)
     with anyio.fail_after(LIMIT):
         pane = await _pane(client)
         async with client.graphics_stream(pane, layer_id="overlay") as stream:
             await stream.send_frame(RGBA, b"\x01\x02\x03\x04")
             await stream.send_frame(RGBA, b"\x05\x06\x07\x08")
             await _until(
-                lambda: getattr(served.graphics.get(pane, {}).get("overlay"), "data_base64", "")
+                lambda: getattr(
+                    graphics_served.graphics.get(pane, {}).get("overlay"), "data_base64", ""
+                )
                 == "BQYHCA=="  # the second frame's pixels
             )
             with pytest.raises(herdr.HerdrApiError) as conflict:
                 async with client.graphics_stream(pane, layer_id="overlay"):
                     pass
             assert conflict.value.code == "stream_conflict"
-        await _until(lambda: (pane, "overlay") not in served.graphics_streams)
-    assert "overlay" not in served.graphics.get(pane, {})
+        await _until(lambda: (pane, "overlay") not in graphics_served.graphics_streams)
+    assert "overlay" not in graphics_served.graphics.get(pane, {})
 
 
 async def test_graphics_stream_file_frames_are_acknowledged(
-    served: HerdrServer, tmp_path: Path
+    graphics_served: HerdrServer, tmp_path: Path
 ) -> None:
     pixels = tmp_path / "frame.rgba"
     pixels.write_bytes(b"\x00" * 16)
@@ -86,7 +100,7 @@ async def test_graphics_stream_file_frames_are_acknowledged(
         sequence=3,
         revision=9,
     )
-    client = AsyncHerdrClient.for_socket(served.path)
+    client = AsyncHerdrClient.for_socket(graphics_served.path)
     with anyio.fail_after(LIMIT):
         pane = await _pane(client)
         async with client.graphics_stream(pane) as stream:
@@ -104,16 +118,16 @@ def msgspec_replace(header: herdr.GraphicsFrameHeader, path: str) -> herdr.Graph
 
 
 async def test_graphics_stream_refused_inline_frame_answers_with_the_frame_id(
-    served: HerdrServer,
+    graphics_served: HerdrServer,
 ) -> None:
-    client = AsyncHerdrClient.for_socket(served.path)
+    client = AsyncHerdrClient.for_socket(graphics_served.path)
     with anyio.fail_after(LIMIT):
         pane = await _pane(client)
         line = json.dumps(
             {"id": "g", "method": "pane.graphics.stream", "params": {"pane_id": pane}}
         ).encode()
         bad = herdr.encode_frame(RGBA, b"\x00\x01")  # 2 bytes for a 1x1 rgba image
-        async with await anyio.connect_unix(served.path) as sock:
+        async with await anyio.connect_unix(graphics_served.path) as sock:
             await sock.send(line + b"\n" + bad)
             data = b""
             while data.count(b"\n") < 2:
@@ -126,8 +140,8 @@ async def test_graphics_stream_refused_inline_frame_answers_with_the_frame_id(
     assert second["error"]["code"] == "invalid_image"
 
 
-async def test_graphics_stream_on_an_unknown_pane_is_refused(served: HerdrServer) -> None:
-    client = AsyncHerdrClient.for_socket(served.path)
+async def test_graphics_stream_on_an_unknown_pane_is_refused(graphics_served: HerdrServer) -> None:
+    client = AsyncHerdrClient.for_socket(graphics_served.path)
     with anyio.fail_after(LIMIT), pytest.raises(herdr.HerdrApiError) as refused:
         async with client.graphics_stream("w9:p9"):
             pass
@@ -145,7 +159,8 @@ async def test_ssh_agent_registration_lasts_while_the_connection_is_open(
         with pytest.raises(herdr.HerdrApiError) as refused:
             async with client.ssh_agent_register("relative.sock"):
                 pass
-    assert refused.value.code == "invalid_params"
+    # herdrdev/herdr src/api/server.rs handle_connection_with_stop@3f32b738
+    assert refused.value.code == "invalid_ssh_agent"
     assert (await client.ping()).capabilities.ssh_agent_registration is True  # type: ignore[union-attr]
 
 
@@ -211,21 +226,25 @@ async def await_bad_id(directory: Path, version: str) -> str:
 
 def test_blocking_client_streams_graphics_and_registers_an_agent(short_socket_dir: Path) -> None:
     async def main() -> None:
-        server = HerdrServer(short_socket_dir / "h.sock", shell=["/bin/sh"])
+        old = HerdrServer(short_socket_dir / "g.sock", herdr_version="0.9.1", shell=["/bin/sh"])
+        new = HerdrServer(short_socket_dir / "h.sock", shell=["/bin/sh"])
         async with anyio.create_task_group() as tg:
-            path = await tg.start(server.serve)
+            with_graphics = await tg.start(old.serve)
+            with_agents = await tg.start(new.serve)
 
             def blocking() -> None:
-                client = BlockingHerdrClient.for_socket(path)
+                client = BlockingHerdrClient.for_socket(with_graphics)
                 pane = client.workspace_create(cwd="/").root_pane.pane_id
                 with client.graphics_stream(pane) as stream:
                     stream.send_frame(RGBA, b"abcd")
+                client = BlockingHerdrClient.for_socket(with_agents)
                 with client.ssh_agent_register("/run/a.sock"):
                     assert client.ping().protocol == 22
 
             with anyio.fail_after(LIMIT):
                 await anyio.to_thread.run_sync(blocking)
-            server.shutdown()
+            old.shutdown()
+            new.shutdown()
 
     anyio.run(main)
 
@@ -281,10 +300,13 @@ async def test_a_subscriber_that_falls_behind_is_told_from_092(
         assert len(lines) < herdr.HUB_SIZE + 10  # the overwritten events were skipped
 
 
-@pytest.mark.parametrize(("version", "ending"), [("0.9.3", []), ("0.9.4", ["server_unavailable"])])
-async def test_a_stream_the_server_ends_says_why_from_094(
-    short_socket_dir: Path, version: str, ending: list[str]
+@pytest.mark.parametrize("version", ["0.9.1", "0.9.3", "0.9.5"])
+async def test_a_stream_ends_with_a_bare_eof_when_the_server_stops(
+    short_socket_dir: Path, version: str
 ) -> None:
+    # herdrdev/herdr src/api/server.rs:726,779@v0.8.2 and stream_subscriptions@3f32b738: the
+    # loop sees `running` false and returns Ok, no error line (server_unavailable "server is
+    # shutting down" answers only a new request while a stop is pending)
     server = HerdrServer(short_socket_dir / "h.sock", herdr_version=version, shell=["/bin/sh"])
     with anyio.fail_after(LIMIT):
         async with anyio.create_task_group() as tg:
@@ -295,5 +317,78 @@ async def test_a_stream_the_server_ends_says_why_from_094(
                 assert ack["result"]["type"] == "subscription_started"
                 server.shutdown()
                 lines = await _until_end(stream)
-    assert [line["error"]["code"] for line in lines] == ending  # type: ignore[index]
-    assert all(line["id"] == "sub" for line in lines)
+    assert lines == []
+
+
+@pytest.mark.parametrize(("version", "ends"), [("0.9.1", False), ("0.9.2", True), ("0.9.5", True)])
+async def test_an_event_that_cannot_be_encoded_ends_the_stream_with_internal_error_from_092(
+    short_socket_dir: Path, version: str, ends: bool
+) -> None:
+    # herdrdev/herdr src/api/subscriptions.rs event_encoding_error@3f32b738 ("failed to encode
+    # subscription event: {error}", written with the request id, then the stream returns);
+    # before: src/api/subscriptions.rs:337@v0.8.2 `to_value(event).ok()` skips the event
+    server = HerdrServer(short_socket_dir / "h.sock", herdr_version=version, shell=["/bin/sh"])
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            path = await tg.start(server.serve)
+            async with await anyio.connect_unix(path) as stream:
+                await stream.send(SUBSCRIBE + b"\n")
+                ack = json.loads(await stream.receive())
+                assert ack["result"]["type"] == "subscription_started"
+                bad = t.WorkspaceRenamedEventData(workspace_id="w1", label=object())  # type: ignore[arg-type]
+                server.hub.emit(bad)
+                server.hub.emit(t.WorkspaceRenamedEventData(workspace_id="w1", label="after"))
+                if ends:
+                    lines = await _until_end(stream)
+                else:
+                    data = b""
+                    while b'"after"' not in data:
+                        data += await stream.receive()
+                    lines = [json.loads(line) for line in data.splitlines()]
+            server.shutdown()
+    if ends:
+        [line] = lines
+        assert line["id"] == "sub"
+        error = line["error"]
+        assert isinstance(error, dict)
+        assert error["code"] == "internal_error"
+        assert error["message"].startswith("failed to encode subscription event: ")
+    else:  # the bad event was skipped, the stream went on
+        assert [line["data"]["label"] for line in lines] == ["after"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize("protocol", [20, 21])
+async def test_the_schema_only_protocols_serve_the_hidden_graphics_stream(
+    short_socket_dir: Path, protocol: int
+) -> None:
+    # herdrdev/herdr src/api/schema.rs:182-183@v0.8.2 (parsed, skipped only by the schema) and
+    # src/api/server/pane_graphics_stream.rs@v0.8.2: `ok`, then frames on the same connection
+    server = HerdrServer(short_socket_dir / "h.sock", protocol=protocol, shell=["/bin/sh"])
+    client = AsyncHerdrClient.for_socket(short_socket_dir / "h.sock", protocol=protocol)
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            await tg.start(server.serve)
+            pane = await _pane(client)
+            async with client.graphics_stream(pane, layer_id="l") as stream:
+                await stream.send_frame(RGBA, b"\x01\x02\x03\x04")
+                await _until(
+                    lambda: getattr(server.graphics.get(pane, {}).get("l"), "data_base64", "")
+                    == "AQIDBA=="
+                )
+            server.shutdown()
+
+
+
+@pytest.mark.parametrize("method", sorted(herdr.RETIRED_GRAPHICS))
+async def test_the_pane_graphics_api_is_unknown_method_from_092(
+    served: HerdrServer, method: str
+) -> None:
+    # herdrdev/herdr src/api/server.rs retired_pane_graphics_method_error and its test
+    # removed_pane_graphics_methods_return_unknown_method_without_stream_upgrade@3f32b738
+    line = json.dumps({"id": "removed", "method": method, "params": {}}).encode()
+    with anyio.fail_after(LIMIT):
+        answer = await _raw(served.path, line)
+    assert answer == {
+        "id": "removed",
+        "error": {"code": "unknown_method", "message": f"unknown method: {method}"},
+    }

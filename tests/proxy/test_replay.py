@@ -183,7 +183,7 @@ async def test_a_desktop_request_not_in_the_cassette_gets_the_dialect_s_error_an
         async with serving(replay) as path:
             received = await read_to_end(path, _desktop_request("7", "ui.state"))
             with pytest.raises(DesktopError) as caught:
-                async with AsyncDesktopClient(path) as client:
+                async with await AsyncDesktopClient.connect(path) as client:
                     await client.call("ui.state")
     reply = msgspec.json.decode(received)
     assert (reply["id"], reply["ok"], reply["error"]["code"]) == ("7", False, code)

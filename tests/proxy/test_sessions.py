@@ -97,7 +97,7 @@ async def test_desktop_session_records_and_replays(
     server = desktop_server_factory(dialect=dialect)
 
     async def session(path: Path) -> list[Any]:
-        async with AsyncDesktopClient(path) as client:
+        async with await AsyncDesktopClient.connect(path) as client:
             out: list[Any] = [await client.identify(), await client.call("rc.list")]
             try:
                 await client.call("no.such.op")
