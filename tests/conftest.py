@@ -1,12 +1,42 @@
-"""Shared test configuration: every async test runs on both anyio backends."""
+"""Shared test configuration: both anyio backends for every async test, the Hypothesis profile."""
 
 from __future__ import annotations
 
+import compileall
 import inspect
 import os
+import sys
 from pathlib import Path
 
 import pytest
+
+from tests._hypothesis import load_profile
+
+load_profile()  # SHEDPROTO_HYPOTHESIS_PROFILE: the quick default, or ``ci``'s full counts
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE_DIRS = (ROOT / "shedproto", ROOT / "clients", ROOT / "servers")
+"""The checkout's own package folders (``src/shedproto`` links them together)."""
+
+# The suite starts hundreds of interpreters (CLI commands, shims, servers) and
+# each pytest worker imports every test module: with PYTHONDONTWRITEBYTECODE set
+# (as in some containers) each of them would compile the package and rewrite the
+# tests' asserts from source every time. Compiled files go to the checkout's own
+# (git-ignored) __pycache__ folders, as a plain Python run would put them.
+sys.dont_write_bytecode = False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile the checkout's package once, before any worker or subprocess starts.
+
+    Only the controller does it (an xdist worker has ``workerinput``); a
+    sdist or a read-only checkout is left as it is.
+    """
+    if hasattr(config, "workerinput"):
+        return
+    for folder in PACKAGE_DIRS:
+        if folder.is_dir() and os.access(folder, os.W_OK):
+            compileall.compile_dir(folder, quiet=1)
 
 SHARED = Path(os.environ.get("SHEDPROTO_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 """The steering repo's shared/ folder (specs and real wire data), beside the project root."""

@@ -1,4 +1,4 @@
-"""The CLI as a user meets it: a table of mistakes, each run as a real process.
+"""The CLI as a user meets it: a table of mistakes, each run through the CLI's ``main``.
 
 Every row is a command with a wrong path, a dead server, a refused bind, bad
 params or a bad flag. Each must exit with the convention's code (1 failure,
@@ -6,6 +6,11 @@ params or a bad flag. Each must exit with the convention's code (1 failure,
 with the one prefix (usage errors: the command's own usage first), and never
 a traceback. Ctrl-C during long-running commands exits 130 (the daemons that
 mirror a real one exit 0, as the real one does).
+
+Every row runs in this process (``main`` with the user's environment and
+working directory, stdio captured at the file descriptors); a representative
+subset (one per kind of exit) also runs as a real process through the entry
+point, as do the Ctrl-C cases.
 """
 
 from __future__ import annotations
@@ -364,8 +369,47 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         subprocess.run(["rm", "-rf", str(directory)], check=False)
 
 
+THROUGH_THE_ENTRY_POINT = (
+    "desktop-call-missing-socket",  # an OSError: exit 1
+    "herdr-ping-mac-desktop-server",  # another protocol's server
+    "desktop-serve-live-socket",  # a refused bind
+    "desktop-call-no-equals",  # a usage error found after parsing
+    "unknown-command",  # argparse's own, at the top level
+    "run-bogus-flag",  # the mirrored agents-host run
+    "status-bogus-flag",  # the mirrored host-agent status
+)
+"""Rows also run as a real process (interpreter exit, stdio, signals as a user meets them)."""
+
+
 @pytest.mark.parametrize("name", list(MISTAKES))
-def test_mistake_is_one_line_with_the_right_exit_code(name: str, scratch: Path) -> None:
+def test_mistake_is_one_line_with_the_right_exit_code(
+    name: str, scratch: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Every row, through the CLI's ``main`` in this process (environment and cwd as a user's)."""
+    from shedproto.clients.cli import main
+
+    mistake = MISTAKES[name]
+    argv = [arg.replace("{d}", str(scratch)) for arg in mistake.argv]
+    before = sorted(p.name for p in scratch.iterdir())
+    env = _env(scratch)
+    for key in list(os.environ):
+        if key not in env:
+            monkeypatch.delenv(key)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.chdir(scratch)
+    capfd.readouterr()
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        assert isinstance(exc.code, int)
+        code = exc.code
+    out, err = capfd.readouterr()
+    _check(mistake, scratch, code=code, stdout=out, stderr=err, before=before)
+
+
+@pytest.mark.parametrize("name", THROUGH_THE_ENTRY_POINT)
+def test_mistake_through_the_real_entry_point(name: str, scratch: Path) -> None:
     mistake = MISTAKES[name]
     argv = [arg.replace("{d}", str(scratch)) for arg in mistake.argv]
     before = sorted(p.name for p in scratch.iterdir())
@@ -379,23 +423,37 @@ def test_mistake_is_one_line_with_the_right_exit_code(name: str, scratch: Path) 
         check=False,
         preexec_fn=_default_sigint,
     )
-    assert "Traceback" not in done.stderr, done.stderr
-    assert done.returncode == mistake.code, done.stderr
-    assert done.stdout == "" or not mistake.quiet
-    lines = done.stderr.splitlines()
+    _check(
+        mistake,
+        scratch,
+        code=done.returncode,
+        stdout=done.stdout,
+        stderr=done.stderr,
+        before=before,
+    )
+
+
+def _check(
+    mistake: Mistake, scratch: Path, *, code: int, stdout: str, stderr: str, before: list[str]
+) -> None:
+    """The convention: the exit code, one prefixed error line (after the usage), no traceback."""
+    assert "Traceback" not in stderr, stderr
+    assert code == mistake.code, stderr
+    assert stdout == "" or not mistake.quiet
+    lines = stderr.splitlines()
     assert lines, "no error message"
     error = lines[-1]
-    assert error.startswith(mistake.prefix), done.stderr
+    assert error.startswith(mistake.prefix), stderr
     expected = mistake.message.replace("{d}", str(scratch))
-    assert expected in error, done.stderr
+    assert expected in error, stderr
     if expected.startswith("the following arguments are required"):
         assert error.endswith(expected), f"an optional argument is listed as required: {error}"
     if mistake.once:
         assert error.count(expected) == 1, f"{expected!r} named more than once: {error}"
     if mistake.usage is None:
-        assert len(lines) == 1, done.stderr
+        assert len(lines) == 1, stderr
     else:
-        assert lines[0].startswith(f"usage: shedproto {mistake.usage}".rstrip()), done.stderr
+        assert lines[0].startswith(f"usage: shedproto {mistake.usage}".rstrip()), stderr
         assert all(not line.startswith(PREFIX) for line in lines[:-1])
     # a refused command leaves the scratch directory as it was
     assert sorted(p.name for p in scratch.iterdir()) == before

@@ -27,6 +27,7 @@ from shedproto import (
     TransitionTable,
 )
 from shedproto.desktop import Dialect
+from tests._hypothesis import examples
 
 # --- every connection class of the core is built on the contract ------------------------------
 
@@ -168,7 +169,7 @@ def test_a_table_whose_error_state_can_be_left_is_refused() -> None:
         TransitionTable("bad", {(S.ERROR, Go.BACK): S.A}, error=S.ERROR)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.sampled_from(list(S)), st.sampled_from([*Go, Frame]), st.sampled_from(list(Role)))
 def test_every_pair_transitions_or_raises_the_right_family(
     state: S, key: object, role: Role
@@ -241,7 +242,7 @@ def test_fatal_error_is_sticky_and_named_by_later_local_steps() -> None:
     assert toy.local(Go.EOF) is S.ERROR  # what the table allows in the error state still works
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(good=st.lists(st.sampled_from([b"n", b"f", b"b"]), max_size=10))
 def test_good_before_bad_every_good_event_is_delivered_then_the_error(good: list[bytes]) -> None:
     reference = Toy()
@@ -296,7 +297,7 @@ def test_outbox_lines_wait_behind_owed_answers() -> None:
         box.oldest()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.booleans(), max_size=30))
 def test_outbox_keeps_wire_order_for_a_shell_that_drains_after_each_event(
     owes: list[bool],

@@ -13,20 +13,25 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from shedproto import __version__
 
 from . import _completion, _demo, _proxy, _schemas
 from ._convention import CliParser, invoke
-from ._groups import add_groups
+from ._groups import GROUPS, add_groups
 from ._output import EXIT_USAGE
 
 __all__ = ["build_parser", "main"]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the full argument parser (every group and command)."""
+def build_parser(only: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """Build the argument parser: every group's commands, or with ``only`` those groups'.
+
+    ``only`` names protocol groups (see :data:`._groups.GROUPS`) whose
+    commands alone are added, so running one of them imports that group's
+    modules and no other's; every group stays a choice with its description.
+    """
     parser = CliParser(
         prog="shedproto",
         description="Speak the local control protocols of the AI-agent tooling stack.",
@@ -38,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     _schemas.register(subparsers)
     _add_missing_examples(subparsers.choices["schemas"], SCHEMAS_EXAMPLES)
     _proxy.register(subparsers)
-    add_groups(subparsers)
+    add_groups(subparsers, only)
     _completion.register(subparsers, parser)
     return parser
 
@@ -63,10 +68,27 @@ def _add_missing_examples(parser: argparse.ArgumentParser, examples: dict[str, s
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_groups_for(arguments))
+    args = parser.parse_args(arguments)
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     return invoke(func, args)
+
+
+def _groups_for(arguments: Sequence[str]) -> Collection[str] | None:
+    """Return the groups whose commands ``arguments`` need (``None``: every group's).
+
+    Only the first word counts (the top level has no option that takes a
+    value): a group's name needs that group; ``completion`` writes a script
+    covering every command; anything else (``--help``, ``demo``, a typo)
+    needs no group's commands, only the group names.
+    """
+    first = arguments[0] if arguments else ""
+    if first in GROUPS:
+        return (first,)
+    if first == "completion":
+        return None
+    return ()

@@ -134,12 +134,13 @@ def _silence_stdout() -> None:
 
 def invoke(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """Run ``func(args)``; map what a user can cause to one stderr line and an exit code."""
-    from shedproto import LocalProtocolError, ProtocolError
-    from shedproto.servers._loop import LoopChoiceError
-
     try:
         return func(args)
     except BaseException as exc:
+        # Imported here: a command that succeeds does not load the servers package.
+        from shedproto import LocalProtocolError, ProtocolError
+        from shedproto.servers._loop import LoopChoiceError
+
         inner = innermost(exc)
         # On Python 3.10 asyncio, Ctrl-C outside a signal receiver ends anyio.run
         # with the main task's CancelledError instead of KeyboardInterrupt.

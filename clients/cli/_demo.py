@@ -19,10 +19,6 @@ from typing import Any
 import anyio
 import msgspec
 
-from shedproto import encode_line
-from shedproto.clients import AsyncLineTransport
-from shedproto.servers.echo import echo_server
-
 from ._output import EXIT_FAILURE, EXIT_OK, emit, json_flag
 
 __all__ = ["DEMO_STEPS", "DemoStep", "register", "run_demo"]
@@ -41,6 +37,10 @@ DemoFunction = Callable[[Path], Awaitable[DemoStep]]
 
 async def framing_step(socket_dir: Path) -> DemoStep:
     """Round-trip three frames through the echo reference shell on a private socket."""
+    from shedproto import encode_line
+    from shedproto.clients import AsyncLineTransport
+    from shedproto.servers.echo import echo_server
+
     frames = [
         {"type": "hello", "v": 2},
         {"type": "ping", "seq": 1},

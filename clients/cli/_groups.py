@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+from collections.abc import Collection
 from typing import Any
 
 from ._output import EXIT_USAGE
@@ -40,11 +41,18 @@ whose ``func(args) -> int`` default runs them.
 """
 
 
-def add_groups(subparsers: Any) -> None:
-    """Add every protocol group to ``subparsers`` (an argparse sub-parsers action)."""
+def add_groups(subparsers: Any, only: Collection[str] | None = None) -> None:
+    """Add every protocol group to ``subparsers`` (an argparse sub-parsers action).
+
+    With ``only`` (group names), only those groups' commands are added (their
+    modules imported); the others keep their name and description, enough for
+    the top level's ``--help`` and for parsing a command of ``only``.
+    """
     for name, (description, reference) in GROUPS.items():
         group = subparsers.add_parser(name, help=description, description=description)
         group.set_defaults(func=_print_help(group))
+        if only is not None and name not in only:
+            continue
         commands = group.add_subparsers(title="commands", metavar="COMMAND")
         if reference is not None:
             module_name, _, function_name = reference.partition(":")

@@ -22,6 +22,7 @@ from shedproto.drivers.acp import (
     SessionUpdated,
     normalize_updates,
 )
+from tests._hypothesis import examples
 
 
 def line(obj: Any) -> bytes:
@@ -384,7 +385,7 @@ def test_normalize_merges_chunks_by_kind_and_message_id() -> None:
     assert long[0].textPreview == "x" * 500
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(data=st.binary(max_size=300), cuts=st.lists(st.integers(0, 300), max_size=5))
 def test_fuzz_receive_data(data: bytes, cuts: list[int]) -> None:
     conn = ready()

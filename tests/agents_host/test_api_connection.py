@@ -18,6 +18,7 @@ from shedproto.agents_host import (
     SubmitRequest,
     encode_result,
 )
+from tests._hypothesis import examples
 
 
 def test_requests_are_frames_and_bad_lines_queue_their_reply() -> None:
@@ -70,7 +71,7 @@ def test_eof_closes_the_read_side() -> None:
     assert conn.state is ApiState.PEER_CLOSED
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(data=st.binary(max_size=300), cut=st.integers(min_value=1, max_value=17))
 def test_fuzz_every_line_gets_exactly_one_answer_in_order(data: bytes, cut: int) -> None:
     whole = _serve(data, len(data) or 1)

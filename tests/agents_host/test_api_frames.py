@@ -16,6 +16,7 @@ from shedproto.agents_host import (
     encode_error,
     encode_event,
 )
+from tests._hypothesis import examples
 
 
 def test_requests_decode() -> None:
@@ -64,7 +65,7 @@ def test_replies_and_events() -> None:
         decode_reply(b'{"id":1}')
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.binary(max_size=200))
 def test_fuzz_request_decoder(data: bytes) -> None:
     try:
@@ -75,7 +76,7 @@ def test_fuzz_request_decoder(data: bytes) -> None:
         decode_reply(exc.reply_hint)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.binary(max_size=200))
 def test_fuzz_reply_decoder(data: bytes) -> None:
     try:

@@ -1,7 +1,8 @@
-"""Load: the issue's 1,000 commands across 20 sessions through the socket API.
+"""Load: commands across 20 sessions through the socket API (CI: the issue's 1,000).
 
 Per-session order is kept, every command gets exactly one terminal receipt,
-and nothing is lost.
+and nothing is lost. ``SHEDPROTO_AGENTSHOST_LOAD`` sets the count: 200 by
+default, 1,000 (the issue's figure) in ``.ci/run``.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from shedproto.testing._connector import AgentsHostDirs
 from .conftest import OWNER
 from .test_host_api import host_run, running
 
-COMMANDS = int(os.environ.get("SHEDPROTO_AGENTSHOST_LOAD", "1000"))
-"""The issue's figure; about 7-8 s per backend on this 2-core machine (ledger group commit,
-target index validated one row at a time); ``SHEDPROTO_AGENTSHOST_LOAD=200`` for a quicker run."""
+COMMANDS = int(os.environ.get("SHEDPROTO_AGENTSHOST_LOAD", "200"))
+"""200 by default (10 per session); CI runs the issue's 1,000 (about 7-8 s per backend on a
+2-core machine: ledger group commit, target index validated one row at a time)."""
 SESSIONS = 20
 
 

@@ -23,6 +23,7 @@ from shedproto.connector import (
     decode_command,
     parse_command_payload,
 )
+from tests._hypothesis import examples
 
 from ._helpers import OWNER, command
 
@@ -305,7 +306,7 @@ fields = st.sampled_from(
 
 # Generating nested JSON values is slow on a loaded machine (seen on Python 3.10):
 # the health check would fail the run for the generator's speed, not the code's.
-@settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(500), suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(fields, json_values, max_size=4))
 def test_fuzz_fields_object_and_string_paths_agree(changes: dict[str, Any]) -> None:
     value = command(**changes)
@@ -314,13 +315,13 @@ def test_fuzz_fields_object_and_string_paths_agree(changes: dict[str, Any]) -> N
     assert decode_command(json.dumps(value)) == from_object
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(st.binary(max_size=200))
 def test_fuzz_bytes_never_raise(data: bytes) -> None:
     assert isinstance(decode_command(data), (Command, InvalidCommand))
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(json_values)
 def test_fuzz_any_value_never_raises(value: Any) -> None:
     result = decode_command(value)

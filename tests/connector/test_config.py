@@ -23,6 +23,7 @@ from shedproto.connector import (
     parse_agents_host_config,
     parse_jsonc,
 )
+from tests._hypothesis import examples
 
 from ._helpers import OWNER, config, source
 
@@ -97,7 +98,7 @@ def test_jsonc_comment_markers_inside_strings_survive(inner: str) -> None:
     assert parse_jsonc(text) == {"v": "/*" + inner + "//", "w": [1]}
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.text(alphabet='{}[],:"/*\\ \n\tab1', max_size=40))
 def test_jsonc_fuzz_only_typed_errors(text: str) -> None:
     with contextlib.suppress(JsoncSyntaxError):
@@ -431,7 +432,7 @@ def _mutations() -> st.SearchStrategy[Any]:
     return st.tuples(keys, json_values, source_keys, json_values)
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(_mutations())
 def test_fuzz_config_only_typed_errors(mutation: tuple[str, Any, str, Any]) -> None:
     key, value, source_key, source_value = mutation
@@ -445,7 +446,7 @@ def test_fuzz_config_only_typed_errors(mutation: tuple[str, Any, str, Any]) -> N
         assert parsed.sources
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.binary(max_size=80))
 def test_fuzz_config_bytes_only_typed_errors(data: bytes) -> None:
     with contextlib.suppress(ConfigError, ConfigFileError):

@@ -24,6 +24,7 @@ from shedproto.connector import (
     parse_ledger,
     terminal_receipt,
 )
+from tests._hypothesis import examples
 
 from ._helpers import OWNER, receipt
 
@@ -197,7 +198,7 @@ def test_put_validates_and_exhaustion() -> None:
 ids = st.text(alphabet="abcAB-_.:/ 0123é", min_size=1, max_size=8).map(str.strip).filter(bool)
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(st.lists(st.tuples(ids, st.booleans()), max_size=12))
 def test_random_operation_sequences_round_trip(ops: list[tuple[str, bool]]) -> None:
     state = LedgerState()
@@ -210,7 +211,7 @@ def test_random_operation_sequences_round_trip(ops: list[tuple[str, bool]]) -> N
     assert reparsed.encode() == state.encode()
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.binary(max_size=120))
 def test_fuzz_ledger_bytes_only_typed_errors(data: bytes) -> None:
     with contextlib.suppress(LedgerError):
@@ -261,7 +262,7 @@ operations = st.lists(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(operations)
 def test_incremental_encoding_is_byte_identical_to_whole_document(ops: list[Any]) -> None:
     """The cached key order and receipt fragments never change a byte, whatever came before."""

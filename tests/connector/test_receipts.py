@@ -30,6 +30,7 @@ from shedproto.connector import (
     terminal_receipt,
     update_receipt_index,
 )
+from tests._hypothesis import examples
 
 from ._helpers import OWNER, SPACE, receipt
 
@@ -294,7 +295,7 @@ def test_index_validation() -> None:
         assert msgspec.json.encode(value) == before  # the malformed index is left untouched
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(
     st.dictionaries(
         st.sampled_from([*receipt(), "error", "result", "producer"]),

@@ -29,6 +29,7 @@ from shedproto.desktop import (
     parse_request,
     parse_response,
 )
+from tests._hypothesis import examples
 
 from ._helpers import serve_bytes
 
@@ -187,7 +188,7 @@ def test_deep_nesting_is_a_parse_error_not_a_crash() -> None:
 
 
 @pytest.mark.parametrize("dialect", list(Dialect))
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(data=st.binary(max_size=300), cut=st.integers(min_value=1, max_value=17))
 def test_fuzz_server_core_never_raises(dialect: Dialect, data: bytes, cut: int) -> None:
     whole = serve_bytes(dialect, data)
@@ -207,7 +208,7 @@ json_values = st.recursive(
 
 
 @pytest.mark.parametrize("dialect", list(Dialect))
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     request_id=json_values,
     op=st.sampled_from(["identify", "shed.start", "craze.create", "policy.set", "x", "roost.run"]),
@@ -230,7 +231,7 @@ def test_fuzz_structured_requests_get_exactly_one_answer(
 
 
 @given(data=st.binary(max_size=200))
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 def test_fuzz_client_core(data: bytes) -> None:
     client = ClientConnection()
     client.send_request("identify")
@@ -315,7 +316,7 @@ envelopes = (
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(value=envelopes, pad=st.sampled_from([b"", b" ", b"\t", b"\r", "\u00a0".encode()]))
 def test_fast_envelope_paths_agree_with_the_plain_reading(value: Any, pad: bytes) -> None:
     import msgspec

@@ -16,6 +16,7 @@ from shedproto.desktop import (
     ServerConnection,
     lookup,
 )
+from tests._hypothesis import examples
 
 _OPS = sorted(CATALOGUE)
 _KEYS = sorted(
@@ -56,7 +57,7 @@ def _events(dialect: Dialect, line: bytes, *, test_mode: bool, fast: bool) -> li
     return out
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     request_id=_IDS,
     op=st.sampled_from([*_OPS, "nope"]),
@@ -124,7 +125,7 @@ def _general_reading(line: bytes) -> Any:
         return (exc.code, str(exc))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     value=st.fixed_dictionaries(
         {},

@@ -47,6 +47,7 @@ from shedproto.drivers.claude import (
     session_summary,
     transcript_path,
 )
+from tests._hypothesis import examples
 
 SID = "11111111-1111-4111-8111-111111111111"
 
@@ -412,7 +413,7 @@ def test_stream_bytewise_equals_whole() -> None:
     assert run([stream + b'{"type":"resu', b""]) == whole
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.binary(max_size=64), max_size=8))
 def test_fuzz_stream_never_raises(chunks: list[bytes]) -> None:
     connection = ClaudeStreamConnection(session_id=SID)
@@ -600,7 +601,7 @@ KEYS = st.sampled_from(
 VALUES = st.one_of(JSON, st.sampled_from(["user", "assistant", "system", "tag", "a", "b"]))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.dictionaries(KEYS, VALUES, max_size=7), max_size=8))
 def test_fuzz_records_never_crash_the_readers(records: list[dict[str, Any]]) -> None:
     info_or_none = session_info(SID, records, last_modified_ms=0)
@@ -610,7 +611,7 @@ def test_fuzz_records_never_crash_the_readers(records: list[dict[str, Any]]) -> 
         session_summary(info_or_none)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.binary(max_size=256))
 def test_fuzz_parse_records_returns_objects(data: bytes) -> None:
     assert all(isinstance(r, dict) for r in parse_records(data))

@@ -40,6 +40,7 @@ from shedproto.drivers.codex import (
     turn_outcome,
     turn_start_params,
 )
+from tests._hypothesis import examples
 
 
 def line(obj: Any) -> bytes:
@@ -289,7 +290,7 @@ def test_over_cap_line_closes_after_earlier_lines() -> None:
     assert connection.state is CodexState.ERROR
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.binary(max_size=64), max_size=8))
 def test_fuzz_receive_data_yields_events_or_remote_errors(chunks: list[bytes]) -> None:
     connection = ready()
@@ -459,7 +460,7 @@ THREADS = st.dictionaries(
 )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(THREADS, max_size=4), JSON)
 def test_fuzz_thread_mapping_never_crashes(threads: list[dict[str, Any]], turns: Any) -> None:
     page = inventory_page(InventoryCursor(archived=False, cursor=None), {"data": threads})

@@ -35,7 +35,7 @@ from shedproto.clients.herdr import AsyncHerdrClient
 from shedproto.servers.herdr import HerdrServer
 from shedproto.testing import ClaudeProjects
 
-from ._interop import CLAUDE_FOCUS_DIR
+from ._interop import CLAUDE_FOCUS_DIR, CLAUDE_FOCUS_READY, CLAUDE_FOCUS_SKIP
 
 SESSION_ID = "5b0c2a8e-2f4d-4c1e-9a57-0d6f3e1c9b42"
 SESSION_NAME = "focus-stand-in"
@@ -110,10 +110,8 @@ async def _wait_for_stand_in(client: AsyncHerdrClient, pane: str) -> int:
         await anyio.sleep(0.05)
 
 
-@pytest.mark.skipif(
-    not (CLAUDE_FOCUS_DIR / "claude_focus").is_dir(),
-    reason="claude-focus is not unpacked (see tests/herdr/_interop.py)",
-)
+@pytest.mark.skipif(not CLAUDE_FOCUS_READY,
+    CLAUDE_FOCUS_SKIP, reason=CLAUDE_FOCUS_SKIP)
 async def test_claude_focus_list_finds_shell_panes_and_the_claude_session(
     short_socket_dir: Path, tmp_path: Path
 ) -> None:

@@ -19,6 +19,7 @@ from jsonschema.protocols import Validator
 
 from shedproto import herdr
 from shedproto.herdr import types as t
+from tests._hypothesis import examples
 from tests._tools import TOOLS, load_tool
 from tests._upstream_schema import schema_validator
 from tests.conftest import SHARED, requires_shared
@@ -331,7 +332,7 @@ def _from_schema(
 
 @requires_shared
 @pytest.mark.parametrize("tp", RESULT_TYPES, ids=lambda tp: tp.__name__)
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_generated_instances_encode_to_schema_valid_json(tp: Any, data: st.DataObject) -> None:
     instance = data.draw(_instances(tp))
@@ -418,7 +419,7 @@ def _params_values(method: str) -> st.SearchStrategy[Any]:
 
 @requires_shared
 @pytest.mark.parametrize("method", _PARAMS)
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(5), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_every_request_type_round_trips_schema_valid_json(method: str, data: st.DataObject) -> None:
     """Upstream-valid params convert into our type and encode back to upstream-valid JSON."""
@@ -432,7 +433,7 @@ def test_every_request_type_round_trips_schema_valid_json(method: str, data: st.
 
 @requires_shared
 @pytest.mark.parametrize("reply", _REPLIES, ids=lambda tp: tp.__name__)
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(5), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_every_result_type_encodes_to_schema_valid_json(reply: Any, data: st.DataObject) -> None:
     result = data.draw(_instances(reply))
@@ -443,7 +444,7 @@ def test_every_result_type_encodes_to_schema_valid_json(reply: Any, data: st.Dat
 
 @requires_shared
 @pytest.mark.parametrize("event", _EVENTS, ids=lambda tp: tp.__name__)
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(5), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_every_event_type_encodes_to_schema_valid_json(event: Any, data: st.DataObject) -> None:
     payload = data.draw(_instances(event))

@@ -14,6 +14,7 @@ from syrupy.assertion import SnapshotAssertion
 from shedproto import Contract, ErrorCode, LocalProtocolError, RemoteProtocolError, Role, herdr
 from shedproto.herdr import types as t
 from shedproto.herdr._state import CLIENT_TABLE, SERVER_TABLE, Input, State
+from tests._hypothesis import examples
 
 PING = b'{"id":"1","method":"ping","params":{}}\n'
 PONG = herdr.SuccessResponse(id="1", result=t.PongReply(version="0.8.0", protocol=21))
@@ -352,7 +353,7 @@ def test_client_failure_is_sticky_and_named_after_the_deferred_error() -> None:
         client.receive_data(b"")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=st.binary(max_size=300), cut=st.integers(min_value=0, max_value=300))
 def test_fuzz_server_connection(data: bytes, cut: int) -> None:
     server = herdr.ServerConnection()
@@ -365,7 +366,7 @@ def test_fuzz_server_connection(data: bytes, cut: int) -> None:
         assert isinstance(event, (t.Request, herdr.ClientGone, herdr.ConnectionClosed))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=st.binary(max_size=300), subscribe=st.booleans())
 def test_fuzz_client_connection(data: bytes, subscribe: bool) -> None:
     client = herdr.ClientConnection()
@@ -390,7 +391,7 @@ def test_fuzz_client_connection(data: bytes, subscribe: bool) -> None:
         pass
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.sampled_from(sorted(t.PROTOCOL_TABLES[21][0])), st.text(max_size=5))
 def test_every_method_round_trips_with_default_params(method: str, request_id: str) -> None:
     params_type = t.PROTOCOL_TABLES[21][1][method]

@@ -24,9 +24,17 @@ import pytest
 from shedproto.clients.herdr import AsyncHerdrClient
 from shedproto.servers.herdr import HerdrServer
 
-from ._interop import CLAUDE_FOCUS_DIR, CLIENT_DIR, python313
+from ._interop import (
+    CLAUDE_FOCUS_DIR,
+    CLAUDE_FOCUS_READY,
+    CLAUDE_FOCUS_SKIP,
+    CLIENT_DIR,
+    CLIENT_READY,
+    CLIENT_SKIP,
+    python313,
+)
 
-PYTHON = python313() if (CLIENT_DIR / "herdr_client").is_dir() else None
+PYTHON = python313() if CLIENT_READY else None
 
 SCRIPT = r"""
 import asyncio, json, sys
@@ -111,9 +119,7 @@ print(json.dumps(out))
 
 
 @pytest.mark.skipif(PYTHON is None, reason="no working Python >= 3.13")
-@pytest.mark.skipif(
-    not (CLIENT_DIR / "herdr_client").is_dir(), reason="herdr-client is not unpacked"
-)
+@pytest.mark.skipif(not CLIENT_READY, reason=CLIENT_SKIP)
 async def test_herdr_client_package_works_unchanged(short_socket_dir: Path) -> None:
     assert PYTHON is not None
     with anyio.fail_after(60):
@@ -188,10 +194,7 @@ def _resolved(path: str) -> str:
     return str(Path(path).resolve())
 
 
-@pytest.mark.skipif(
-    not (CLAUDE_FOCUS_DIR / "claude_focus").is_dir(),
-    reason="claude-focus is not unpacked (see tests/herdr/_interop.py)",
-)
+@pytest.mark.skipif(not CLAUDE_FOCUS_READY, reason=CLAUDE_FOCUS_SKIP)
 async def test_claude_focus_finds_shell_panes_and_the_agent_session(
     short_socket_dir: Path, tmp_path: Path
 ) -> None:

@@ -19,9 +19,9 @@ import pytest
 
 from shedproto.servers.herdr import HerdrServer
 
-from ._interop import CLIENT_DIR, python313
+from ._interop import CLIENT_DIR, CLIENT_READY, python313
 
-PYTHON = python313() if (CLIENT_DIR / "herdr_client").is_dir() else None
+PYTHON = python313() if CLIENT_READY else None
 
 CONFIG = """
 [[keys.command]]
@@ -87,7 +87,7 @@ print(json.dumps(out))
 """
 
 
-@pytest.mark.skipif(PYTHON is None, reason="no working Python >= 3.13, or herdr-client is not unpacked (see tests/herdr/_interop.py)")
+@pytest.mark.skipif(PYTHON is None, reason="no working Python >= 3.13, or herdr-client is not opted in (SHEDPROTO_HERDR_CLIENT)")
 async def test_herdr_client_drives_the_sandboxed_methods(short_socket_dir: Path) -> None:
     assert PYTHON is not None
     home, config, plugin = short_socket_dir / "home", short_socket_dir / "cfg", short_socket_dir / "plugin"

@@ -18,7 +18,7 @@ import pytest
 from tests._tools import load_tool
 from tests.conftest import SHARED, requires_shared
 
-from ._interop import CLIENT_DIR, python313
+from ._interop import CLIENT_DIR, CLIENT_READY, python313
 
 codegen = load_tool("herdr_codegen")
 
@@ -109,8 +109,9 @@ def _ours() -> dict[str, Any]:
 
 
 needs_client = pytest.mark.skipif(
-    not (CLIENT_DIR / "herdr_client").is_dir() or python313() is None,
-    reason="herdr-client 0.1.0 is not unpacked or no Python >= 3.13 (see tests/herdr/_interop.py)",
+    not CLIENT_READY or python313() is None,
+    reason="herdr-client 0.1.0 is opt-in (SHEDPROTO_HERDR_CLIENT) and needs Python >= 3.13"
+    " (see tests/herdr/_interop.py)",
 )
 
 

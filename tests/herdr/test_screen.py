@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from shedproto.herdr._screen import ReadOutcome
 from shedproto.servers.herdr._screen import MAX_SCROLLBACK, PaneScreen
+from tests._hypothesis import examples
 
 SOURCES = ("visible", "recent", "recent_unwrapped", "detection")
 
@@ -167,7 +168,7 @@ def test_scrollback_is_bounded() -> None:
     assert recent.text == "x\n" * 999
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.binary(max_size=300), st.integers(min_value=1, max_value=40))
 def test_any_bytes_in_any_chunking_read_the_same(data: bytes, cut: int) -> None:
     whole = PaneScreen(cols=8, rows=3)
@@ -181,7 +182,7 @@ def test_any_bytes_in_any_chunking_read_the_same(data: bytes, cut: int) -> None:
             assert isinstance(whole.read(source, lines=2, ansi=ansi).text, str)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     st.lists(
         st.sampled_from(

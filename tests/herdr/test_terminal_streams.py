@@ -40,6 +40,7 @@ from shedproto.herdr._terminal import (
 )
 from shedproto.servers.herdr import HerdrServer
 from shedproto.testing import ServerThread
+from tests._hypothesis import examples
 
 LIMIT = 30
 
@@ -116,7 +117,7 @@ def test_the_opening_line_round_trips_and_bounds_sizes() -> None:
     assert broken.value.code is ErrorCode.MALFORMED_FRAME
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.binary(max_size=200))
 def test_every_decoder_answers_arbitrary_bytes_with_a_value_or_a_typed_error(data: bytes) -> None:
     checks: list[tuple[Callable[[bytes], object], type[Exception], tuple[type, ...]]] = [

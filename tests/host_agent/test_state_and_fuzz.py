@@ -37,6 +37,7 @@ from shedproto.host_agent import (
     decode_consumer_frame,
     encode_frame,
 )
+from tests._hypothesis import examples
 
 CONSUMER_FRAMES = (Hello, ApprovalResponse, Pong, TokenGet, CredentialGet)
 AGENT_FRAMES = (ApprovalRequest, Event, Ping, TokenResponse, CredentialResponse)
@@ -112,7 +113,7 @@ def split(data: bytes, cuts: list[int]) -> list[bytes]:
     return [p for p in pieces if p]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(STREAMS, st.lists(st.integers(0, 1000), max_size=8), st.booleans())
 def test_agent_connection_never_raises_for_peer_bytes(
     data: bytes, cuts: list[int], eof: bool
@@ -139,7 +140,7 @@ def test_agent_connection_never_raises_for_peer_bytes(
         assert isinstance(events[0], ConnectionClosed)  # nothing else before the hello
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(STREAMS, st.lists(st.integers(0, 1000), max_size=8))
 def test_chunking_does_not_change_the_events(data: bytes, cuts: list[int]) -> None:
     whole = AgentConnection(accepted_at=0.0)
@@ -160,7 +161,7 @@ def normal(event: object) -> object:
     return event
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(STREAMS, st.lists(st.integers(0, 1000), max_size=8))
 def test_consumer_connection_never_raises_for_peer_bytes(data: bytes, cuts: list[int]) -> None:
     conn = ConsumerConnection()
@@ -172,7 +173,7 @@ def test_consumer_connection_never_raises_for_peer_bytes(data: bytes, cuts: list
     assert conn.state is ConsumerState.CLOSED
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.binary(max_size=300))
 def test_decoders_return_frames_or_remote_errors(line: bytes) -> None:
     for decode in (decode_consumer_frame, decode_agent_frame):
@@ -200,7 +201,7 @@ def test_skipped_lines_carry_remote_errors() -> None:
 TEXT = st.text(max_size=12)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.fixed_dictionaries(
         dict.fromkeys(
@@ -239,7 +240,7 @@ def test_event_omit_rules_and_round_trip(fields: dict[str, str]) -> None:
     assert decode_agent_frame(wire[:-1]) == event
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.tuples(TEXT, TEXT), max_size=4), TEXT, st.booleans())
 def test_live_status_round_trip(pairs: list[tuple[str, str]], name: str, connected: bool) -> None:
     from shedproto.host_agent import (

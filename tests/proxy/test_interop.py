@@ -16,16 +16,15 @@ import anyio
 import pytest
 
 from shedproto.servers.herdr import HerdrServer
-from tests.herdr._interop import CLIENT_DIR
+from tests.herdr._interop import CLIENT_DIR, CLIENT_READY, CLIENT_SKIP
 from tests.herdr.test_interop import PYTHON, SCRIPT
 
 from ._helpers import proxied
 
 
 @pytest.mark.skipif(PYTHON is None, reason="no working Python >= 3.13")
-@pytest.mark.skipif(
-    not (CLIENT_DIR / "herdr_client").is_dir(), reason="herdr-client is not unpacked"
-)
+@pytest.mark.skipif(not CLIENT_READY,
+    CLIENT_SKIP, reason=CLIENT_SKIP)
 async def test_herdr_client_works_unchanged_through_the_proxy(short_socket_dir: Path) -> None:
     assert PYTHON is not None
     cassette = short_socket_dir / "interop.ndjson"

@@ -31,6 +31,7 @@ from shedproto.observe import (
     decode_cassette,
     redact,
 )
+from tests._hypothesis import examples
 
 SECRET = "sk-live-Zq81secretvalue"
 
@@ -335,7 +336,9 @@ def _holds_or_unreadable(line: bytes, path: str, secret: str) -> bool:
 
 
 @settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(300),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     frames=st.lists(_frame(), min_size=1, max_size=4),
