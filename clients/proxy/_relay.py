@@ -37,7 +37,7 @@ import anyio.abc
 from shedproto.clients._transport import RECEIVE_CHUNK
 from shedproto.observe import Diagnostic, Direction, Observer, ObserverFactory
 from shedproto.servers._loop import running_asyncio_loop
-from shedproto.servers._receive import raw_socket_of
+from shedproto.servers._receive import SocketPump, raw_socket_of
 from shedproto.servers._unix import UnixServer
 
 from ._recorder import Recorder
@@ -281,15 +281,19 @@ class Proxy:
         sink: anyio.abc.SocketStream,
         both: anyio.CancelScope,
     ) -> None:
-        """Relay one direction as a task (trio, or a stream that is no socket)."""
+        """Relay one direction as a task (trio, a stream that is no socket, a connect that waited).
+
+        Through :class:`SocketPump` s, whose waits are guarded (never anyio's stream
+        ``send``/``receive``: see ``shedproto.servers._receive.send_all``).
+        """
+        reads, writes = SocketPump(source), SocketPump(sink)
         while True:
-            try:
-                data = await source.receive(RECEIVE_CHUNK)
-            except _GONE:
+            data = await reads.receive(RECEIVE_CHUNK)
+            if not data:  # the end, or the peer is gone
                 break
             self._put(conn, "data", direction, data)  # queued only: parsed after it is sent
             try:
-                await sink.send(data)
+                await writes.send(data)
             except _GONE:
                 both.cancel()  # the other end is gone: nothing more can be delivered
                 return

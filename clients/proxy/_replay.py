@@ -42,6 +42,7 @@ from shedproto.observe import (
     not_in_cassette_answer,
     redact,
 )
+from shedproto.servers._receive import SocketPump
 from shedproto.servers._unix import UnixServer
 
 from ._relay import RECEIVE_CHUNK
@@ -189,20 +190,21 @@ class ReplayServer:
         self._connections += 1
         conn = self._connections
         frames = FrameQueue(_LINES)
+        pump = SocketPump(stream)  # guarded waits: see shedproto.servers._receive.send_all
         first: bytes | None = None
         if not self.unplayed:  # beyond the cassette: close at once, never wait for the client
             self._mismatch(conn, None, None, None)
             return
         if self.unplayed[0].first_client_line() is not None:
-            first = await _next_line(stream, frames)
+            first = await _next_line(pump, frames)
         episode = self._choose(first)
-        await self._play(conn, episode, stream, frames, first)
+        await self._play(conn, episode, pump, frames, first)
 
     async def _refuse(
         self,
         conn: int,
         episode: Episode,
-        stream: anyio.abc.SocketStream,
+        pump: SocketPump,
         expected: bytes | None,
         received: bytes | None,
     ) -> None:
@@ -218,13 +220,13 @@ class ReplayServer:
         answer = not_in_cassette_answer(header.protocol, header.dialect, received, message)
         if answer is not None:
             with contextlib.suppress(*_GONE):
-                await stream.send(answer)
+                await pump.send(answer)
 
     async def _play(
         self,
         conn: int,
         episode: Episode,
-        stream: anyio.abc.SocketStream,
+        pump: SocketPump,
         frames: FrameQueue,
         first: bytes | None,
     ) -> None:
@@ -233,28 +235,28 @@ class ReplayServer:
         for record in episode.records:
             if record.ev == "data" and record.dir == "s2c":
                 with contextlib.suppress(*_GONE):
-                    await stream.send(record.data)
+                    await pump.send(record.data)
             elif record.ev == "data" and record.dir == "c2s":
                 if not record.data.strip():
                     continue
-                received = pending if pending is not None else await _next_line(stream, frames)
+                received = pending if pending is not None else await _next_line(pump, frames)
                 pending = None
                 if received is None or frame_key(protocol, received) != frame_key(
                     protocol, record.data
                 ):
-                    await self._refuse(conn, episode, stream, record.data, received)
+                    await self._refuse(conn, episode, pump, record.data, received)
                     return
             elif record.ev == "eof" and record.dir == "s2c":
                 with contextlib.suppress(*_GONE):
-                    await stream.send_eof()
+                    await pump.stream.send_eof()
             elif record.ev == "eof" and record.dir == "c2s":
-                received = await _next_line(stream, frames)
+                received = await _next_line(pump, frames)
                 if received is not None:
-                    await self._refuse(conn, episode, stream, None, received)
+                    await self._refuse(conn, episode, pump, None, received)
                     return
 
 
-async def _next_line(stream: anyio.abc.SocketStream, frames: FrameQueue) -> bytes | None:
+async def _next_line(pump: SocketPump, frames: FrameQueue) -> bytes | None:
     """Return the client's next line (without its newline), or ``None`` at end of stream."""
     while True:
         try:
@@ -265,8 +267,4 @@ async def _next_line(stream: anyio.abc.SocketStream, frames: FrameQueue) -> byte
             return line
         if frames.eof:
             return None
-        try:
-            data = await stream.receive(RECEIVE_CHUNK)
-        except _GONE:
-            data = b""
-        frames.feed(data)
+        frames.feed(await pump.receive(RECEIVE_CHUNK))  # b"": the end, or the client is gone

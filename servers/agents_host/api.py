@@ -128,7 +128,7 @@ class _Connection:
             rest = self.pump.send_now(data)
             if rest:
                 with anyio.fail_after(WRITE_TIMEOUT):
-                    await self.stream.send(rest)
+                    await self.pump.send(rest)
 
     async def close(self) -> None:
         """Stop watching the socket, then close the stream (a receive under way gets ``b""``)."""

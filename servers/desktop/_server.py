@@ -181,7 +181,7 @@ class DesktopServer:
                             ended = False
                         if out and (out := pump.send_now(out)):
                             sending = True
-                            await pump.stream.send(out)  # waits for room
+                            await pump.send(out)  # waits for room, guarded
                             sending = False
                             if clock() - now > step:  # a slow op: idle counts from its answer
                                 last_active = clock()

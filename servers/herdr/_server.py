@@ -58,7 +58,7 @@ from shedproto.herdr import types as t
 from shedproto.herdr._detect_state import DETECTION_TICK_SECONDS
 from shedproto.herdr._versions import require_supported
 from shedproto.servers._idle import loop_clock
-from shedproto.servers._receive import SocketPump, raw_socket_of, receive_or_eof
+from shedproto.servers._receive import SocketPump
 from shedproto.servers._unix import UnixServer
 
 from . import (
@@ -395,7 +395,7 @@ class HerdrServer(
         request, gone = received
         method = str(request.__struct_config__.tag)
         if method == "events.subscribe":
-            await self._subscribe(stream, conn, request, gone=gone)
+            await self._subscribe(pump, conn, request, gone=gone)
             return
         if conn.raw_stream:
             await self._graphics_stream(pump, conn, request)
@@ -404,7 +404,7 @@ class HerdrServer(
             await self._ssh_agent_register(pump, conn, request, gone=gone)
             return
         if conn.holds_connection:
-            answer = await self._answer_unless_gone(stream, conn, request, gone)
+            answer = await self._answer_unless_gone(pump, conn, request, gone)
             if answer is None:
                 return
         else:
@@ -452,7 +452,7 @@ class HerdrServer(
 
     async def _answer_unless_gone(
         self,
-        stream: anyio.abc.SocketStream,
+        pump: SocketPump,
         conn: ServerConnection,
         request: t.Request,
         gone: bool,
@@ -477,13 +477,14 @@ class HerdrServer(
                 tg.cancel_scope.cancel()
 
             tg.start_soon(work)
-            await self._watch_client(stream, conn)
+            await self._watch_client(pump, conn)
             tg.cancel_scope.cancel()  # the client left: drop the answer
         return result[0] if result else None
 
-    async def _watch_client(self, stream: anyio.abc.SocketStream, conn: ServerConnection) -> None:
+    async def _watch_client(self, pump: SocketPump, conn: ServerConnection) -> None:
+        """Return once the client sends bytes that end the wait (herdr's probe) or leaves."""
         while True:
-            data = await receive_or_eof(stream)
+            data = await pump.receive()
             if any(isinstance(e, ClientGone) for e in conn.receive_data(data)) or not data:
                 return
 
@@ -497,14 +498,19 @@ class HerdrServer(
         except anyio.BrokenResourceError:
             return
         if rest:
-            await self._write(pump.stream, rest)
+            await self._write(pump, rest)
 
-    async def _write(self, stream: anyio.abc.ByteSendStream, data: bytes) -> None:
+    async def _write(self, pump: SocketPump, data: bytes) -> None:
+        """Write ``data`` within :data:`WRITE_TIMEOUT`; a client that is gone loses it silently.
+
+        Through the pump's guarded wait for room, never anyio's ``stream.send``
+        (see :func:`shedproto.servers._receive.send_all`).
+        """
         with (
             anyio.move_on_after(WRITE_TIMEOUT),
             contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError),
         ):
-            await stream.send(data)
+            await pump.send(data)
 
     async def _answer(self, request: t.Request) -> SuccessResponse[Any] | ErrorResponse:
         method = str(request.__struct_config__.tag)
@@ -597,7 +603,7 @@ class HerdrServer(
 
     async def _subscribe(
         self,
-        stream: anyio.abc.SocketStream,
+        pump: SocketPump,
         conn: ServerConnection,
         request: t.Request,
         *,
@@ -610,21 +616,21 @@ class HerdrServer(
                 entries.append(self._entry(request.id, index, sub))
         except AnswerError as failure:
             answer = ErrorResponse.of(failure.id or request.id, failure.code, failure.message)
-            await self._write(stream, conn.send(answer))
+            await self._write(pump, conn.send(answer))
             return
         await self._write(
-            stream, conn.send(SuccessResponse(id=request.id, result=t.SubscriptionStartedReply()))
+            pump, conn.send(SuccessResponse(id=request.id, result=t.SubscriptionStartedReply()))
         )
         if gone:
             return  # herdr probes the socket before its first round: the stream ends here
         async with anyio.create_task_group() as tg:
 
-            async def pump() -> None:
+            async def rounds() -> None:
                 try:
                     # herdr probes the socket before every round and before
                     # every event line; a probe that sees data or EOF ends it
-                    while not _peer_gone(stream):
-                        sent = await self._round(stream, conn, entries)
+                    while not _peer_gone(pump.raw):
+                        sent = await self._round(pump, conn, entries)
                         if sent is None:
                             break
                         if not (sent and self.replay.drain_bursts):
@@ -632,24 +638,24 @@ class HerdrServer(
                 except StreamEncodeError as failure:
                     # herdr src/api/subscriptions.rs event_encoding_error@3f32b738
                     message = f"failed to encode subscription event: {failure}"
-                    await self._end_stream(stream, conn, request.id, E.INTERNAL_ERROR, message)
+                    await self._end_stream(pump, conn, request.id, E.INTERNAL_ERROR, message)
                 except EventsLostError:
                     await self._end_stream(
-                        stream, conn, request.id, EVENTS_LOST, EVENTS_LOST_MESSAGE
+                        pump, conn, request.id, EVENTS_LOST, EVENTS_LOST_MESSAGE
                     )
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError, TimeoutError):
                     pass
                 tg.cancel_scope.cancel()
 
-            tg.start_soon(pump)
+            tg.start_soon(rounds)
             # the server stopping ends the stream with a bare EOF in every release
             # (src/api/server.rs:726,779@v0.8.2; stream_subscriptions@3f32b738: `running` false, Ok)
-            await self._watch_client(stream, conn)
+            await self._watch_client(pump, conn)
             tg.cancel_scope.cancel()
 
     async def _end_stream(
         self,
-        stream: anyio.abc.SocketStream,
+        pump: SocketPump,
         conn: ServerConnection,
         id: str,
         code: str,
@@ -668,10 +674,10 @@ class HerdrServer(
             anyio.move_on_after(WRITE_TIMEOUT),
             contextlib.suppress(*_WRITE_FAILURES),
         ):
-            await stream.send(conn.send(line))
+            await pump.send(conn.send(line))
 
     async def _round(
-        self, stream: anyio.abc.SocketStream, conn: ServerConnection, entries: list[Entry]
+        self, pump: SocketPump, conn: ServerConnection, entries: list[Entry]
     ) -> bool | None:
         """Poll every entry once and send its line; True if any was sent, None if the peer left.
 
@@ -686,7 +692,7 @@ class HerdrServer(
         for entry in entries:
             line = entry.poll(self)
             if line is not None:
-                if _peer_gone(stream):
+                if _peer_gone(pump.raw):
                     return None
                 try:
                     encoded = conn.send(line)
@@ -695,7 +701,7 @@ class HerdrServer(
                         continue  # skipped: src/api/subscriptions.rs:337@v0.8.2
                     raise StreamEncodeError(str(exc)) from exc
                 with anyio.fail_after(WRITE_TIMEOUT):
-                    await stream.send(encoded)
+                    await pump.send(encoded)
                 sent = True
         return sent
 
@@ -722,9 +728,11 @@ class StreamEncodeError(Exception):
     """An event of a subscription could not be encoded (herdr: ``internal_error``)."""
 
 
-def _peer_gone(stream: anyio.abc.SocketStream) -> bool:
-    """Peek one byte without blocking, as herdr's probe reads one: data or EOF mean gone."""
-    sock = raw_socket_of(stream)
+def _peer_gone(sock: socket.socket | None) -> bool:
+    """Peek one byte without blocking, as herdr's probe reads one: data or EOF mean gone.
+
+    ``sock`` is the connection's socket (``None``, a stream that is no socket: never gone).
+    """
     if sock is None:
         return False
     try:

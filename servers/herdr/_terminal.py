@@ -61,7 +61,7 @@ from shedproto.herdr._terminal import (
     input_bytes,
     parse_command,
 )
-from shedproto.servers._receive import raw_socket_of, receive_or_eof
+from shedproto.servers._receive import SocketPump
 from shedproto.servers._unix import UnixServer
 
 from ._model import Pane
@@ -117,7 +117,8 @@ def resolve_target(
 class _Stream:
     pane: Pane
     opened: TerminalOpen
-    stream: anyio.abc.ByteStream
+    pump: SocketPump
+    """The connection (guarded waits: see ``shedproto.servers._receive.send_all``)."""
     scope: anyio.CancelScope
     cols: int
     rows: int
@@ -175,7 +176,7 @@ class TerminalStreams:
             if entry.closed:
                 continue
             entry.closed = True
-            sock = raw_socket_of(entry.stream)
+            sock = entry.pump.raw
             if sock is not None:
                 with contextlib.suppress(OSError):
                     sock.send(record)
@@ -194,19 +195,20 @@ class TerminalStreams:
     # ------------------------------------------------------------------ connection
     async def _handle(self, stream: anyio.abc.SocketStream) -> None:
         buffer = LineBuffer(_POLICY)
-        received = await self._read_open(stream, buffer)
+        pump = SocketPump(stream)
+        received = await self._read_open(pump, buffer)
         if received is None:
             return
         opened, pending = received
         pane, refusal = self._resolve(opened)
         if pane is None:
-            await self._send(stream, encode_record(TerminalClosed(reason=refusal)))
+            await self._send(pump, encode_record(TerminalClosed(reason=refusal)))
             return
         with anyio.CancelScope() as scope:
-            entry = _Stream(pane, opened, stream, scope, opened.cols, opened.rows)
+            entry = _Stream(pane, opened, pump, scope, opened.cols, opened.rows)
             if entry.controls and not self._claim(entry):
                 reason = CloseReason.busy(pane.terminal_id)
-                await self._send(stream, encode_record(TerminalClosed(reason=reason)))
+                await self._send(pump, encode_record(TerminalClosed(reason=reason)))
                 return
             self._streams.add(entry)
             try:
@@ -219,12 +221,12 @@ class TerminalStreams:
                 self._leave(entry)
 
     async def _read_open(
-        self, stream: anyio.abc.SocketStream, buffer: LineBuffer
+        self, pump: SocketPump, buffer: LineBuffer
     ) -> tuple[TerminalOpen, list[bytes]] | None:
         """Return the opening line and the command lines that came with it, or ``None``."""
         with anyio.move_on_after(OPEN_TIMEOUT):
             while True:
-                data = await receive_or_eof(stream)
+                data = await pump.receive()
                 try:
                     lines = buffer.feed(data)
                 except FramingError:
@@ -234,7 +236,7 @@ class TerminalStreams:
                         return decode_open(lines[0]), lines[1:]
                     except RemoteProtocolError as exc:
                         reason = f"invalid terminal stream request: {exc.message}"
-                        await self._send(stream, encode_record(TerminalClosed(reason=reason)))
+                        await self._send(pump, encode_record(TerminalClosed(reason=reason)))
                         return None
                 if not data:
                     return None
@@ -303,7 +305,7 @@ class TerminalStreams:
             )
             if frame is not None:
                 self.frames_sent += 1
-                if not await self._send(entry.stream, encode_record(frame)):
+                if not await self._send(entry.pump, encode_record(frame)):
                     entry.closed = True
                     return
             await entry.wake.wait()
@@ -316,7 +318,7 @@ class TerminalStreams:
             for line in lines:
                 if entry.controls and not await self._apply(entry, line):
                     return
-            data = await receive_or_eof(entry.stream)
+            data = await entry.pump.receive()
             if not data:
                 entry.closed = True
                 entry.kick()
@@ -380,7 +382,7 @@ class TerminalStreams:
         if entry.closed:
             return
         entry.closed = True
-        await self._send(entry.stream, encode_record(TerminalClosed(reason=reason)))
+        await self._send(entry.pump, encode_record(TerminalClosed(reason=reason)))
         entry.scope.cancel()
 
     def _finish_soon(self, entry: _Stream, reason: str) -> None:
@@ -389,10 +391,10 @@ class TerminalStreams:
             entry.ending = reason
         entry.kick()
 
-    async def _send(self, stream: anyio.abc.ByteSendStream, data: bytes) -> bool:
+    async def _send(self, pump: SocketPump, data: bytes) -> bool:
         with anyio.move_on_after(WRITE_TIMEOUT) as deadline:
             try:
-                await stream.send(data)
+                await pump.send(data)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
                 return False
         return not deadline.cancelled_caught

@@ -777,13 +777,14 @@ class HostAgentServer:
         one direct write of the cached line (:meth:`_status_line`): no
         encode, no timer, no event-loop pass.
         """
+        pump = SocketPump(stream)
         try:
-            rest = SocketPump(stream).send_now(self._status_line())
+            rest = pump.send_now(self._status_line())
         except anyio.BrokenResourceError:  # the reader already left
             return
         if rest:
             with anyio.move_on_after(self.write_timeout):
-                await stream.send(rest)
+                await pump.send(rest)
 
     def _status_line(self) -> bytes:
         """Return :meth:`status` encoded, encoding again only when one of its inputs changed.
@@ -833,7 +834,7 @@ class HostAgentServer:
         )
         try:
             with anyio.fail_after(self.write_timeout):
-                await stream.send(conn.accept(ack, now=self._clock()))
+                await pump.send(conn.accept(ack, now=self._clock()))
         except (TimeoutError, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             return  # never promoted
         self._next_key += 1
@@ -920,7 +921,7 @@ class HostAgentServer:
                 data = b"".join(queue)
                 queue.clear()
                 with anyio.fail_after(self.write_timeout):
-                    await consumer.stream.send(data)
+                    await consumer.pump.send(data)
         except (TimeoutError, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass  # a failed write drops the consumer
         consumer.hangup()
