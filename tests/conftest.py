@@ -26,6 +26,21 @@ PACKAGE_DIRS = (ROOT / "shedproto", ROOT / "clients", ROOT / "servers")
 sys.dont_write_bytecode = False
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: one worker per usable core, plus one.
+
+    Much of the suite waits on subprocesses, PTYs and sockets, so one more worker
+    than cores keeps the cores busy (on 2 cores: 3:07 against 4:02 with 2). The
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` variable still decides when it is set.
+    """
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    if hasattr(os, "sched_getaffinity"):  # Linux; macOS has only cpu_count
+        return len(os.sched_getaffinity(0)) + 1
+    return (os.cpu_count() or 1) + 1
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Compile the checkout's package once, before any worker or subprocess starts.
 
