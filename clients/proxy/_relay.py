@@ -193,6 +193,11 @@ class Proxy:
             else:
                 self._queued_bytes += len(data)
         self._queue.append((self.clock() - self._start, conn, ev, direction, data))
+        server = self._loop_server
+        if server is not None and len(server.pipes) <= 1:
+            if ev != "open":  # queued until the first bytes are relayed
+                self._drain()
+            return
         if not self._scheduled:
             self._scheduled = True
             loop = self._loop
