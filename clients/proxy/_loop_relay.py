@@ -16,8 +16,8 @@ in blocking mode and every read and write passes ``MSG_DONTWAIT`` (no
 ``ioctl`` to switch it), the upstream socket is made non-blocking when it is
 created, the listener is read once per readiness report (no failing accept),
 the last half-close is left to the close, and the end of stream that comes
-with a peer's first chunk (an answer, then a close) is found by one peek and
-relayed in the same pass.
+with the server's first chunk (an answer, then a close) is found by one peek
+and relayed in the same pass.
 
 Shutting down stops accepting at once (the listening socket is closed), gives
 open connections ``grace`` seconds, then shuts their sockets down (both
@@ -215,8 +215,12 @@ class LoopPipe:
         }
         self.pending: dict[Direction, bytes] = {}
         self.ended: set[Direction] = set()
-        self.first: set[Direction] = {"c2s", "s2c"}
-        """Directions whose first chunk is still to come (it is followed by a peek for EOF)."""
+        self.first: set[Direction] = {"s2c"}
+        """Directions whose first chunk is followed by a peek for an end of stream.
+
+        The server's only: a server that closes after its answer is the usual
+        pattern (herdr, the status socket); a client waits for the answer first.
+        """
         self.watched: set[tuple[str, int]] = set()
         self.finished = False
         self.retry: asyncio.TimerHandle | None = None
@@ -291,7 +295,7 @@ class LoopPipe:
                 self._ended_now(direction)
 
     def _ended_now(self, direction: Direction) -> None:
-        """Relay an end of stream that came with the first bytes (an answer, then a close) now.
+        """Relay an end of stream that came with the first answer (an answer, then a close) now.
 
         Saves the loop a pass, and the peer the wait for it; a peek, so data is never read.
         """

@@ -16,7 +16,8 @@ callbacks that were ready (every chunk that arrived together is relayed
 first, and the loop never wakes up only to observe), on trio in a task. The
 relay never waits for them: when more than ``max_queued_bytes`` are
 waiting, that connection's further bytes are relayed unobserved and
-unrecorded, which is reported once (``on_error``) and counted in
+unrecorded (a cassette gets a ``gap`` record there), which is reported once
+(``on_error``) and counted in
 :attr:`Proxy.dropped`.
 """
 
@@ -244,7 +245,7 @@ class Proxy:
     def _dropped(self, t: float, conn: int) -> None:
         self._observing.pop(conn, None)
         if self.recorder is not None:
-            self.recorder.forget(conn)
+            self._record(self.recorder, (t, conn, "gap", None, b""))
         self.on_error(
             f"connection {conn}: the observers fell behind ({self.max_queued_bytes} bytes "
             "waiting); the rest of this connection is relayed unobserved and unrecorded"
@@ -255,6 +256,8 @@ class Proxy:
         try:
             if ev == "data" and direction is not None:
                 recorder.data(t, conn, direction, data)
+            elif ev == "gap":
+                recorder.gap(t, conn)
             else:
                 recorder.event(t, conn, ev, direction)
         except OSError as exc:  # a full disk must not stop the relay
