@@ -311,3 +311,39 @@ async def test_an_observer_overflow_leaves_a_gap_record_that_replay_reports(
     assert len(found) == 1
     assert found[0].gap
     assert "the cassette has a gap here" in found[0].human()
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_full_upstream_backlog_is_waited_for_not_refused(short_socket_dir: Path) -> None:
+    """A Unix connect to a full backlog fails at once (EAGAIN): the loop relay retries it.
+
+    asyncio only: that connect is the loop relay's own (trio's goes through anyio).
+    """
+    import socket
+
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(short_socket_dir / "full.sock"))
+    listener.listen(0)  # Linux queues one connection at backlog 0
+    filler = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    filler.connect(str(short_socket_dir / "full.sock"))
+    errors: list[str] = []
+    proxy = Proxy(
+        short_socket_dir / "p.sock",
+        short_socket_dir / "full.sock",
+        Recording,
+        on_diagnostic=print,
+        on_error=errors.append,
+    )
+    with listener, filler:
+        async with serving(proxy) as path, await anyio.connect_unix(path) as stream:
+            await stream.send(b"hello\n")
+            await anyio.sleep(0.05)  # the proxy's connect meets the full backlog meanwhile
+            first, _ = listener.accept()  # the filler: the backlog has room again
+            first.close()
+            with anyio.fail_after(5):
+                upstream = await anyio.to_thread.run_sync(listener.accept)
+            with upstream[0] as server:
+                assert server.recv(100) == b"hello\n"
+                server.sendall(b"world\n")
+                assert await stream.receive() == b"world\n"
+    assert errors == []
