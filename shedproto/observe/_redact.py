@@ -42,9 +42,11 @@ REDACTION_TABLE: dict[tuple[str, Direction], str] = {
     ("agents-host", "c2s"): "every value of any `env` object at any depth of any request "
     "(a `submit` command, also when the command is a JSON string)",
     ("herdr", "c2s"): "every value of any `env` object at any depth of any request "
-    "(`workspace.create`, `tab.create`, `pane.split`, `plugin.pane.open`, layouts)",
+    "(`workspace.create`, `tab.create`, `pane.split`, `plugin.pane.open`, layouts), and a "
+    "command string that holds `env` but does not decode",
     ("herdr", "s2c"): "every value of any `env` object at any depth of any answer or event "
-    "(a `layout.export` result's panes, layout events)",
+    "(a `layout.export` result's panes, `layout_updated` events), and a command string "
+    "that holds `env` but does not decode",
 }
 """(protocol, direction) -> the fields redacted there, in words (docs/proxy.md has this table)."""
 
