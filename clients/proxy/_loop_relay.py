@@ -246,9 +246,14 @@ class LoopPipe:
             self.server.ended(self)
             return
         self.proxy._put(self.conn, "open", None)
-        self._read("c2s")
+        # a client usually spoke before it was accepted: its request goes on before the
+        # readers are registered (a level-triggered loop reports what is already there)
+        self._readable("c2s")
+        if self.finished:
+            return
+        if "c2s" not in self.ended and "c2s" not in self.pending:
+            self._read("c2s")
         self._read("s2c")
-        self._readable("c2s")  # a client usually spoke before it was accepted
 
     # ------------------------------------------------------------ relaying
 
