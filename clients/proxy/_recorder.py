@@ -55,6 +55,16 @@ class Recorder:
         for key in [key for key in self._partial if key[0] == conn]:
             del self._partial[key]
 
+    def gap(self, t: float, conn: int) -> None:
+        """Record that ``conn`` goes on unrecorded from here (partial lines first); forget it."""
+        t = self._last = max(t, self._last)
+        for key in [key for key in self._partial if key[0] == conn]:
+            tail = self._partial.pop(key)
+            if tail:
+                self._data(t, conn, key[1], bytes(tail))
+        self._write(CassetteRecord(t=t, conn=conn, ev="gap"))
+        self.forget(conn)
+
     def event(self, t: float, conn: int, ev: str, direction: Direction | None = None) -> None:
         """Record ``open``/``eof``/``close`` (an ``eof`` first flushes that direction's tail)."""
         t = self._last = max(t, self._last)

@@ -16,7 +16,8 @@ callbacks that were ready (every chunk that arrived together is relayed
 first, and the loop never wakes up only to observe), on trio in a task. The
 relay never waits for them: when more than ``max_queued_bytes`` are
 waiting, that connection's further bytes are relayed unobserved and
-unrecorded, which is reported once (``on_error``) and counted in
+unrecorded (a cassette gets a ``gap`` record there), which is reported once
+(``on_error``) and counted in
 :attr:`Proxy.dropped`.
 """
 
@@ -25,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import socket
 import time
 from collections import deque
 from collections.abc import Callable
@@ -37,12 +37,16 @@ import anyio.abc
 from shedproto.clients._transport import RECEIVE_CHUNK
 from shedproto.observe import Diagnostic, Direction, Observer, ObserverFactory
 from shedproto.servers._loop import running_asyncio_loop
-from shedproto.servers._receive import SocketPump, raw_socket_of
-from shedproto.servers._unix import UnixServer
+from shedproto.servers._receive import SocketPump
+from shedproto.servers._unix import UnixServer, bind_unix_socket
 
+from ._loop_relay import LoopServer
 from ._recorder import Recorder
 
 __all__ = ["MAX_QUEUED_BYTES", "RECEIVE_CHUNK", "Proxy"]
+
+GRACE = 1.0
+"""Seconds open connections get to end on their own once the proxy stops."""
 
 MAX_QUEUED_BYTES = 64 << 20
 """Relayed bytes that may wait for the observers before a connection goes unobserved."""
@@ -95,7 +99,11 @@ class Proxy:
         """How many client connections were accepted so far."""
         self.dropped = 0
         """How many connections went unobserved because the observers fell behind."""
-        self.server = UnixServer(listen, self._handle, grace=1.0)
+        self.listen = Path(listen)
+        self.server = UnixServer(listen, self._handle, grace=GRACE)
+        """The accept loop on trio (on asyncio the relay runs in loop callbacks)."""
+        self._loop_server: LoopServer | None = None
+        self._stop_requested = False
         self._start = clock()
         self._queue: deque[_Item] = deque()
         self._queued_bytes = 0
@@ -136,14 +144,39 @@ class Proxy:
 
     async def _relay(self, *, task_status: anyio.abc.TaskStatus[Path]) -> None:
         try:
-            await self.server.serve(task_status=task_status)
+            if self._loop is None:
+                await self.server.serve(task_status=task_status)
+            else:
+                await self._relay_on_loop(self._loop, task_status)
         finally:
             self._closed = True
             if self._wake is not None:
                 self._wake.set()  # the observer task drains what is queued, then ends
 
+    async def _relay_on_loop(
+        self, loop: asyncio.AbstractEventLoop, task_status: anyio.abc.TaskStatus[Path]
+    ) -> None:
+        """Bind (the ceremony, in a worker thread: it may probe a socket), relay by callbacks."""
+        listen = self.listen
+        bound = await anyio.to_thread.run_sync(lambda: bind_unix_socket(listen))
+        try:
+            self._loop_server = LoopServer(self, loop, bound.sock, GRACE)
+            if self._stop_requested:
+                self._loop_server.stop()
+            task_status.started(bound.path)
+            await self._loop_server.serve()
+        finally:
+            bound.sock.close()
+            bound.unlink_if_ours()
+
     def shutdown(self) -> None:
-        """Stop accepting; open connections get a second, then everything relayed is observed."""
+        """Stop accepting; open connections get a second, then everything relayed is observed.
+
+        Safe to call before ``serve`` has started and more than once.
+        """
+        self._stop_requested = True
+        if self._loop_server is not None:
+            self._loop_server.stop()
         self.server.shutdown()
 
     # ------------------------------------------------------------ the queue
@@ -162,6 +195,11 @@ class Proxy:
             else:
                 self._queued_bytes += len(data)
         self._queue.append((self.clock() - self._start, conn, ev, direction, data))
+        server = self._loop_server
+        if server is not None and len(server.pipes) <= 1:
+            if ev != "open":  # queued until the first bytes are relayed
+                self._drain()
+            return
         if not self._scheduled:
             self._scheduled = True
             loop = self._loop
@@ -208,7 +246,7 @@ class Proxy:
     def _dropped(self, t: float, conn: int) -> None:
         self._observing.pop(conn, None)
         if self.recorder is not None:
-            self.recorder.forget(conn)
+            self._record(self.recorder, (t, conn, "gap", None, b""))
         self.on_error(
             f"connection {conn}: the observers fell behind ({self.max_queued_bytes} bytes "
             "waiting); the rest of this connection is relayed unobserved and unrecorded"
@@ -219,6 +257,8 @@ class Proxy:
         try:
             if ev == "data" and direction is not None:
                 recorder.data(t, conn, direction, data)
+            elif ev == "gap":
+                recorder.gap(t, conn)
             else:
                 recorder.event(t, conn, ev, direction)
         except OSError as exc:  # a full disk must not stop the relay
@@ -250,26 +290,20 @@ class Proxy:
     # ------------------------------------------------------------ the relay
 
     async def _handle(self, client: anyio.abc.SocketStream) -> None:
+        """Relay one connection with a task per direction (trio; asyncio uses ``LoopServer``)."""
         self.connections += 1
         conn = self.connections
-        loop = self._loop
-        near = raw_socket_of(client) if loop is not None else None
         try:
-            far = _connect_now(self.upstream) if near is not None else None
-            upstream = None if far is not None else await anyio.connect_unix(self.upstream)
+            upstream = await anyio.connect_unix(self.upstream)
         except OSError as exc:
             self.on_error(f"connection {conn}: cannot reach upstream {self.upstream}: {exc}")
             return
         self._put(conn, "open", None)
         try:
-            if far is not None and near is not None and loop is not None:
-                with far:
-                    await _LoopPipe(self, conn, loop, near, far).run()
-            elif upstream is not None:
-                async with upstream, anyio.create_task_group() as pumps:
-                    both = pumps.cancel_scope
-                    pumps.start_soon(self._pump, conn, "c2s", client, upstream, both)
-                    pumps.start_soon(self._pump, conn, "s2c", upstream, client, both)
+            async with upstream, anyio.create_task_group() as pumps:
+                both = pumps.cancel_scope
+                pumps.start_soon(self._pump, conn, "c2s", client, upstream, both)
+                pumps.start_soon(self._pump, conn, "s2c", upstream, client, both)
         finally:
             self._put(conn, "close", None)
 
@@ -314,157 +348,3 @@ def _warm_up(observers: ObserverFactory) -> None:
         observer = observers(0)
         observer.feed("c2s", b"{}\n")
         observer.feed("s2c", b"{}\n")
-
-
-def _connect_now(path: Path) -> socket.socket | None:
-    """Connect a non-blocking Unix socket to ``path`` at once; ``None`` if it has to wait.
-
-    A Unix-socket connect completes at once unless the listener's backlog is
-    full (then anyio's connect waits for it). Raises ``OSError`` as ``connect``.
-    """
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.setblocking(False)
-    try:
-        sock.connect(os.fspath(path))
-    except BlockingIOError:
-        sock.close()
-        return None
-    except BaseException:
-        sock.close()
-        raise
-    return sock
-
-
-class _LoopPipe:
-    """Both directions of one connection as reader callbacks on an asyncio loop (uvloop too).
-
-    A readable source is read once and what it held is sent to the sink at
-    once; what the sink does not take is written when it has room, and the
-    source is not read meanwhile. ``run`` returns when both directions have
-    ended (or a sink failed: the other end is gone); cancellation
-    unregisters everything.
-    """
-
-    __slots__ = ("conn", "done", "ended", "loop", "pending", "proxy", "sockets", "watched")
-
-    def __init__(
-        self,
-        proxy: Proxy,
-        conn: int,
-        loop: asyncio.AbstractEventLoop,
-        client: socket.socket,
-        upstream: socket.socket,
-    ) -> None:
-        self.proxy = proxy
-        self.conn = conn
-        self.loop = loop
-        self.sockets: dict[Direction, tuple[socket.socket, socket.socket]] = {
-            "c2s": (client, upstream),
-            "s2c": (upstream, client),
-        }
-        self.pending: dict[Direction, bytes] = {}
-        self.ended: set[Direction] = set()
-        self.watched: set[tuple[str, int]] = set()
-        self.done: asyncio.Future[None] = loop.create_future()
-
-    async def run(self) -> None:
-        """Relay until both directions ended or one side is gone."""
-        try:
-            self._read("c2s")
-            self._read("s2c")
-            self._readable("c2s")  # a client that spoke before the upstream answered the connect
-            await self.done
-        finally:
-            for what, fd in self.watched:
-                if what == "r":
-                    self.loop.remove_reader(fd)
-                else:
-                    self.loop.remove_writer(fd)
-            self.watched.clear()
-
-    def _read(self, direction: Direction) -> None:
-        fd = self.sockets[direction][0].fileno()
-        self.loop.add_reader(fd, self._readable, direction)
-        self.watched.add(("r", fd))
-
-    def _unread(self, direction: Direction) -> None:
-        fd = self.sockets[direction][0].fileno()
-        self.loop.remove_reader(fd)
-        self.watched.discard(("r", fd))
-
-    def _readable(self, direction: Direction) -> None:
-        source, sink = self.sockets[direction]
-        try:
-            data = source.recv(RECEIVE_CHUNK)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        if not data:
-            self._unread(direction)
-            self.ended.add(direction)
-            self.proxy._put(self.conn, "eof", direction)
-            self._half_close(direction)
-            return
-        try:
-            sent = sink.send(data)
-        except BlockingIOError:
-            sent = 0
-        except OSError:
-            self._finish()  # the other end is gone: nothing more can be delivered
-            return
-        self.proxy._put(self.conn, "data", direction, data)
-        if sent < len(data):
-            self.pending[direction] = data[sent:]
-            self._unread(direction)
-            fd = sink.fileno()
-            self.loop.add_writer(fd, self._writable, direction)
-            self.watched.add(("w", fd))
-        elif len(data) < RECEIVE_CHUNK:
-            self._ended_now(direction)
-
-    def _ended_now(self, direction: Direction) -> None:
-        """Relay an end of stream that came with the last bytes (an answer, then a close) now.
-
-        Saves the loop a pass, and the client the wait for it; a peek, so data is never read.
-        """
-        try:
-            more = self.sockets[direction][0].recv(1, socket.MSG_PEEK)
-        except OSError:  # BlockingIOError: nothing yet; the reader sees the rest
-            return
-        if not more:
-            self._readable(direction)
-
-    def _writable(self, direction: Direction) -> None:
-        sink = self.sockets[direction][1]
-        rest = self.pending[direction]
-        try:
-            sent = sink.send(rest)
-        except BlockingIOError:
-            return
-        except OSError:
-            self._finish()
-            return
-        if sent < len(rest):
-            self.pending[direction] = rest[sent:]
-            return
-        del self.pending[direction]
-        fd = sink.fileno()
-        self.loop.remove_writer(fd)
-        self.watched.discard(("w", fd))
-        if direction in self.ended:
-            self._half_close(direction)
-        else:
-            self._read(direction)
-
-    def _half_close(self, direction: Direction) -> None:
-        if direction in self.pending:
-            return  # after the rest is written
-        with contextlib.suppress(OSError):
-            self.sockets[direction][1].shutdown(socket.SHUT_WR)
-        if len(self.ended) == 2 and not self.pending:
-            self._finish()
-
-    def _finish(self) -> None:
-        if not self.done.done():
-            self.done.set_result(None)

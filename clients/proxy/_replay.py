@@ -16,7 +16,9 @@ received request is answered with the protocol's own error where it has one
 (:func:`~shedproto.observe.not_in_cassette_answer`) and the connection is
 closed; the server stays up. A connection beyond the cassette's recordings
 is closed at once, without waiting for the client to speak (a status client
-waits for the server).
+waits for the server). A recorded connection with a ``gap`` (the recording
+proxy's observers fell behind) is played up to the gap, then closed, and
+reported as a mismatch (``gap`` set): the cassette cannot say what followed.
 """
 
 from __future__ import annotations
@@ -74,16 +76,27 @@ class Episode:
 
 
 class ReplayMismatch(msgspec.Struct, frozen=True, kw_only=True):
-    """A client frame the cassette did not expect (``expected`` ``None``: nothing more)."""
+    """A client frame the cassette did not expect (``expected`` ``None``: nothing more).
+
+    ``gap``: the recorded connection has a gap (nothing was recorded past it);
+    the replay played it up to there and closed the connection.
+    """
 
     connection: int
     episode: int | None
     expected: str | None
     received: str | None
+    gap: bool = False
 
     def human(self) -> str:
         """Return the one-line rendering."""
         where = f"recorded connection {self.episode}" if self.episode else "no recorded connection"
+        if self.gap:
+            return (
+                f"replay connection {self.connection} ({where}): the cassette has a gap here "
+                "(the recording proxy's observers fell behind, the rest was not recorded); "
+                "played up to it, then closed"
+            )
         return (
             f"replay connection {self.connection} ({where}): expected "
             f"{self.expected or 'nothing more'}, received {self.received or 'end of stream'}"
@@ -164,13 +177,20 @@ class ReplayServer:
         self.server.shutdown()
 
     def _mismatch(
-        self, conn: int, episode: Episode | None, expected: bytes | None, received: bytes | None
+        self,
+        conn: int,
+        episode: Episode | None,
+        expected: bytes | None,
+        received: bytes | None,
+        *,
+        gap: bool = False,
     ) -> ReplayMismatch:
         mismatch = ReplayMismatch(
             connection=conn,
             episode=episode.conn if episode else None,
             expected=_show(expected),
             received=_show(received and _redacted_line(self.header.protocol, received)),
+            gap=gap,
         )
         self.mismatches.append(mismatch)
         self.on_mismatch(mismatch)
@@ -254,6 +274,9 @@ class ReplayServer:
                 if received is not None:
                     await self._refuse(conn, episode, pump, None, received)
                     return
+            elif record.ev == "gap":
+                self._mismatch(conn, episode, None, None, gap=True)
+                return
 
 
 async def _next_line(pump: SocketPump, frames: FrameQueue) -> bytes | None:

@@ -18,6 +18,13 @@ works on complete frames. ``redacted`` lists the JSON paths whose values were
 replaced by ``"REDACTED"`` (the rules are in :mod:`shedproto.observe._redact`);
 a line that could not be searched for secrets is replaced whole: its
 ``redacted`` is ``["$"]`` and ``withheld`` says why.
+
+A ``gap`` record (no ``dir``) says the recording of that connection stops
+there although the connection went on: the proxy's observers fell behind by
+more than their bound, so the rest of it was relayed unrecorded (a partial
+line waiting for its newline is written before the gap). Nothing more of that
+connection follows, not even its ``close``. Readers older than the ``gap``
+event refuse such a cassette, naming the line, rather than replay it as whole.
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ __all__ = [
 CASSETTE_FORMAT = 1
 """The format version this library writes and reads."""
 
-RecordEvent = Literal["open", "data", "eof", "close"]
+RecordEvent = Literal["open", "data", "eof", "close", "gap"]
 
 
 class CassetteError(RemoteProtocolError):

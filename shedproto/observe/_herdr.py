@@ -8,6 +8,17 @@ line herdr cannot parse is mirrored as a request with id ``""``, the id of
 herdr's ``invalid_request`` answer. A ``pong`` whose ``protocol`` is not the
 observed version is a ``version_mismatch`` (``--version 22`` in front of a
 herdr that speaks 20).
+
+The usual connection (one whole request line of a method that neither holds
+the connection nor streams, one whole answer line, then the closes) takes a
+quick path: the request and the answer are decoded with the same decoders
+the connection objects use and checked by the same code, but the two
+connection objects are not built (a proxy meets a new connection per
+request). Anything else (a line in pieces or with company, a decode error,
+a subscription, bytes after the answer, an end of stream before it) builds
+them, replays what the quick path took through them with its diagnostics
+(already reported) discarded, and goes on there: the diagnostics are those
+of the connection objects in every case.
 """
 
 from __future__ import annotations
@@ -15,6 +26,9 @@ from __future__ import annotations
 from shedproto._errors import LocalProtocolError, RemoteProtocolError
 from shedproto.herdr import (
     CLI_ONLY_CODES,
+    HOLDING_METHODS,
+    MAX_REQUEST_BYTES,
+    RAW_STREAM_METHODS,
     ClientConnection,
     ClientGone,
     ErrorResponse,
@@ -23,17 +37,22 @@ from shedproto.herdr import (
     ServerConnection,
     State,
     SuccessResponse,
+    decode_request,
+    decode_response,
     release_for,
     request_id_of,
 )
 from shedproto.herdr import ConnectionClosed as HerdrClosed
-from shedproto.herdr.types import NEWEST_PROTOCOL, Request
+from shedproto.herdr._connection import MAX_ANSWER_BYTES  # the client's own answer cap
+from shedproto.herdr.types import NEWEST_PROTOCOL, Request, SubscriptionStartedReply
 
 from ._base import Observer
+from ._diagnostic import Direction
 
 __all__ = ["HerdrObserver"]
 
 _CODES = frozenset(code.value for code in HerdrErrorCode if code not in CLI_ONLY_CODES)
+_NOT_QUICK = HOLDING_METHODS | RAW_STREAM_METHODS
 
 
 class HerdrObserver(Observer):
@@ -44,19 +63,119 @@ class HerdrObserver(Observer):
     def __init__(self, connection: int, *, version: int) -> None:
         super().__init__(connection)
         self.version = version
-        # 20 and 21 as their release parses them: with the schema-hidden pane.graphics.stream
-        release = release_for(version) if version < NEWEST_PROTOCOL else None
-        self.server = ServerConnection(
-            protocol=version, request_timeout=float("inf"), release=release
-        )
-        self.client = ClientConnection(protocol=version)
+        self._server: ServerConnection | None = None
+        self._client: ClientConnection | None = None
         self._request_id: str | None = None
         self._version = version
         self._echo_ids: frozenset[str] = frozenset()
         """Ids an ``invalid_request`` answer may carry besides ``""`` (a release's echo)."""
         self._s2c_dead = False
+        self._quick: list[tuple[Direction, bytes]] | None = []
+        """What the quick path took (module docstring); ``None`` once on the connection objects."""
+        self._answered = False
+
+    @property
+    def server(self) -> ServerConnection:
+        """The server-side connection object the client's bytes go to (built when first needed)."""
+        self._leave_quick_path()
+        assert self._server is not None
+        return self._server
+
+    @property
+    def client(self) -> ClientConnection:
+        """The client-side connection object the server's bytes go to (built when first needed)."""
+        self._leave_quick_path()
+        assert self._client is not None
+        return self._client
 
     def _client_bytes(self, data: bytes) -> None:
+        taken = self._quick
+        if taken is not None:
+            if taken:
+                return  # after a quick request the server ignores the client's bytes
+            if self._quick_request(data):
+                taken.append(("c2s", data))
+                return
+            self._leave_quick_path()
+        self._client_bytes_full(data)
+
+    def _server_bytes(self, data: bytes) -> None:
+        taken = self._quick
+        if taken is not None:
+            if self._answered and not data:
+                taken.append(("s2c", data))  # the close after the answer
+                return
+            if taken and not self._answered and self._quick_answer(data):
+                taken.append(("s2c", data))
+                return
+            self._leave_quick_path()
+        self._server_bytes_full(data)
+
+    def _quick_request(self, data: bytes) -> bool:
+        """Take one whole plain request line (True), or leave it to the connection objects."""
+        if not (
+            data[:1] == b"{"
+            and data[-2:] == b"}\n"
+            and len(data) <= MAX_REQUEST_BYTES
+            and data.isascii()
+            and data.count(b"\n") == 1
+        ):
+            return False
+        try:
+            request = decode_request(data[:-1], self._version)
+        except RemoteProtocolError:
+            return False
+        if request.__struct_config__.tag in _NOT_QUICK:
+            return False
+        self._frame("c2s")
+        self._request_id = request.id
+        return True
+
+    def _quick_answer(self, data: bytes) -> bool:
+        """Take one whole answer line that is no acknowledgement (True), or leave it."""
+        if not (
+            data[:1] == b"{"
+            and data[-2:] == b"}\n"
+            and len(data) <= MAX_ANSWER_BYTES
+            and data.count(b"\n") == 1
+        ):
+            return False
+        try:
+            answer = decode_response(data[:-1], self._version)
+        except RemoteProtocolError:
+            return False
+        if isinstance(answer, SuccessResponse) and isinstance(
+            answer.result, SubscriptionStartedReply
+        ):
+            return False
+        self._answered = True
+        self._answer(answer, self._frame("s2c"))
+        return True
+
+    def _leave_quick_path(self) -> None:
+        """Build the connection objects and replay what the quick path took, muted."""
+        taken = self._quick
+        if taken is None:
+            return
+        self._quick = None
+        # 20 and 21 as their release parses them: with the schema-hidden pane.graphics.stream
+        release = release_for(self._version) if self._version < NEWEST_PROTOCOL else None
+        self._server = ServerConnection(
+            protocol=self._version, request_timeout=float("inf"), release=release
+        )
+        self._client = ClientConnection(protocol=self._version)
+        self.frames = {"c2s": 0, "s2c": 0}
+        self._request_id = None
+        self._answered = False
+        reported, self._out = self._out, []
+        for direction, data in taken:
+            if direction == "c2s":
+                self._client_bytes_full(data)
+            else:
+                self._server_bytes_full(data)
+        self._out = reported  # the replay's diagnostics were reported by the quick path
+
+    def _client_bytes_full(self, data: bytes) -> None:
         if self.server.state is State.ERROR:
             return
         try:
@@ -83,7 +202,7 @@ class HerdrObserver(Observer):
         except LocalProtocolError as exc:
             self.report("illegal_state", "c2s", exc.message)
 
-    def _server_bytes(self, data: bytes) -> None:
+    def _server_bytes_full(self, data: bytes) -> None:
         if self._s2c_dead or (not data and self._request_id is None):
             return  # a silent close is herdr's answer to a line it drops
         try:

@@ -7,8 +7,9 @@ another field is redacted all the same) and every such field found is
 replaced by :data:`REDACTED`. A line that is not JSON at all (not UTF-8,
 truncated, cut by the 64 MiB record cap, the tail of a stream) cannot be
 searched, so the whole line is withheld: it becomes ``REDACTED`` and the
-result says why. Blank lines are kept; directions the table does not name
-are never touched.
+result says why (so is a raw ``pane.graphics.stream`` after herdr's
+``ok``: its frames are not JSON lines). Blank lines are kept; directions the
+table does not name are never touched.
 """
 
 from __future__ import annotations
@@ -41,7 +42,11 @@ REDACTION_TABLE: dict[tuple[str, Direction], str] = {
     ("agents-host", "c2s"): "every value of any `env` object at any depth of any request "
     "(a `submit` command, also when the command is a JSON string)",
     ("herdr", "c2s"): "every value of any `env` object at any depth of any request "
-    "(`workspace.create`, `tab.create`, `pane.split`, `plugin.pane.open`, layouts)",
+    "(`workspace.create`, `tab.create`, `pane.split`, `plugin.pane.open`, layouts), and a "
+    "command string that holds `env` but does not decode",
+    ("herdr", "s2c"): "every value of any `env` object at any depth of any answer or event "
+    "(a `layout.export` result's panes, `layout_updated` events), and a command string "
+    "that holds `env` but does not decode",
 }
 """(protocol, direction) -> the fields redacted there, in words (docs/proxy.md has this table)."""
 
@@ -154,4 +159,6 @@ _SCRUBBERS: dict[tuple[str, Direction], Callable[[Any, str, list[str]], Any]] = 
     ("host-agent", "s2c"): _credentials,
     ("agents-host", "c2s"): _env,
     ("herdr", "c2s"): _env,
+    ("herdr", "s2c"): _env,
 }
+

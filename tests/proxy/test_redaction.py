@@ -107,6 +107,24 @@ _ROWS: list[tuple[str, Direction, bytes, str, bytes]] = [
         _obj({"id": "h2", "method": "pane.split",
               "params": {"direction": "sideways", "env": {"TOKEN": SECRET}}}),
     ),
+    # herdr answers echo env: a layout's panes (PaneLayoutNode.env in shedproto/herdr/types.py)
+    (
+        "herdr", "s2c",
+        _obj({"id": "h3", "result": {"type": "layout_export", "layout": {
+            "type": "pane", "cwd": "/w", "env": {"TOKEN": SECRET}}}}),
+        "$.result.layout.env.TOKEN",
+        _obj({"id": "h3", "result": {"type": "layout_export", "layout": {
+            "type": "pane", "cwd": 7, "env": {"TOKEN": SECRET}}}}),
+    ),
+    (
+        "herdr", "s2c",
+        _obj({"event": "layout_updated", "data": {"type": "layout_updated", "layout": {
+            "type": "split", "children": [{"type": "pane", "env": {"TOKEN": SECRET}}]}}}),
+        "$.data.layout.children[0].env.TOKEN",
+        _obj({"event": "layout_updated", "data": {"type": "layout_updated", "layout": {
+            "type": "split", "ratio": "half",
+            "children": [{"type": "pane", "env": {"TOKEN": SECRET}}]}}}),
+    ),
 ]  # fmt: skip
 FIELDS = [Field(*row) for row in _ROWS]
 IDS = [f"{field.protocol}-{field.path}-{index}" for index, field in enumerate(FIELDS)]

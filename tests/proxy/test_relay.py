@@ -271,3 +271,79 @@ async def test_observers_are_warmed_up_before_readiness(short_socket_dir: Path) 
     proxy = Proxy(listen, nobody, Recording, on_diagnostic=print)
     async with serving(proxy):
         assert [(o.connection, o.seen) for o in SEEN] == [(0, {"c2s": b"{}\n", "s2c": b"{}\n"})]
+
+
+async def test_an_observer_overflow_leaves_a_gap_record_that_replay_reports(
+    short_socket_dir: Path,
+) -> None:
+    """The cassette said nothing of a drop: it looked like a whole recording, cut short."""
+    from shedproto.clients.proxy import ReplayMismatch, ReplayServer
+    from shedproto.observe import decode_cassette
+
+    cassette = short_socket_dir / "c.ndjson"
+    recorder = Recorder(cassette, CassetteHeader(protocol="herdr"), overwrite=False)
+    async with anyio.create_task_group() as tasks:
+        upstream = UnixServer(short_socket_dir / "echo.sock", _echo)
+        echo_path = await tasks.start(upstream.serve)
+        proxy = Proxy(
+            short_socket_dir / "p.sock",
+            echo_path,
+            Recording,
+            on_diagnostic=print,
+            recorder=recorder,
+            max_queued_bytes=1000,
+        )
+        path = await tasks.start(proxy.serve)
+        payload = bytes(range(256)) * 4096  # its first chunk is past the bound already
+        assert await _send_and_read_all(path, payload) == payload
+        proxy.shutdown()
+        upstream.shutdown()
+    _, records = decode_cassette(cassette.read_bytes())
+    events = [record.ev for record in records]
+    assert events[0] == "open"
+    assert events.count("gap") == 1
+    assert events[-1] == "gap"  # nothing of the connection after it, not even its close
+    found: list[ReplayMismatch] = []
+    replay = ReplayServer(cassette, short_socket_dir / "r.sock", on_mismatch=found.append)
+    async with serving(replay) as replay_path, await anyio.connect_unix(replay_path) as stream:
+        with pytest.raises(anyio.EndOfStream):  # played up to the gap (nothing), then closed
+            await stream.receive()
+    assert len(found) == 1
+    assert found[0].gap
+    assert "the cassette has a gap here" in found[0].human()
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_full_upstream_backlog_is_waited_for_not_refused(short_socket_dir: Path) -> None:
+    """A Unix connect to a full backlog fails at once (EAGAIN): the loop relay retries it.
+
+    asyncio only: that connect is the loop relay's own (trio's goes through anyio).
+    """
+    import socket
+
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(short_socket_dir / "full.sock"))
+    listener.listen(0)  # Linux queues one connection at backlog 0
+    filler = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    filler.connect(str(short_socket_dir / "full.sock"))
+    errors: list[str] = []
+    proxy = Proxy(
+        short_socket_dir / "p.sock",
+        short_socket_dir / "full.sock",
+        Recording,
+        on_diagnostic=print,
+        on_error=errors.append,
+    )
+    with listener, filler:
+        async with serving(proxy) as path, await anyio.connect_unix(path) as stream:
+            await stream.send(b"hello\n")
+            await anyio.sleep(0.05)  # the proxy's connect meets the full backlog meanwhile
+            first, _ = listener.accept()  # the filler: the backlog has room again
+            first.close()
+            with anyio.fail_after(5):
+                upstream = await anyio.to_thread.run_sync(listener.accept)
+            with upstream[0] as server:
+                assert server.recv(100) == b"hello\n"
+                server.sendall(b"world\n")
+                assert await stream.receive() == b"world\n"
+    assert errors == []
