@@ -229,3 +229,30 @@ def test_launch_of_a_kind_without_a_recipe_names_the_kind() -> None:
         "action_failed",
         'unknown kind "opencode": roost has no launch recipe for it',
     )
+
+
+# --- lane.rs ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "op", ["lane.open", "lane.messages", "lane.approvals", "lane.settings", "lane.close"]
+)
+def test_a_row_without_an_agent_lane_is_no_lane(op: str) -> None:
+    """charliek/shed desktop/tauri/src-tauri/src/lane.rs (the 150k stored version, id
+    66594410956) ``Lanes::lane_stamp``: a session the machine's rows carry no
+    ``agent_lane`` for is ``no_lane`` ``session "<id>" on machine "<m>" carries no
+    agent_lane (its tab reported no agent server)``, the machine as the caller sent it
+    (``LaneFailure::code``/``message``). It was ``unknown_session`` before, which the
+    real app answers only from the adapter's roster."""
+    model = DesktopModel()
+    model.add_machine("mini")
+    params = {"machine": "mini", "kind": "craze", "session_id": "s9"}
+    if op == "lane.close":
+        # closing a lane that is not open is success (``Lanes::close`` is idempotent)
+        assert _ok(_tauri(op, params, model)) == {}
+        return
+    assert _error(_tauri(op, params, model)) == (
+        "no_lane",
+        'session "s9" on machine "mini" carries no agent_lane (its tab reported no agent '
+        "server)",
+    )
