@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from shedproto.desktop import (
     DesktopCode,
     DesktopError,
@@ -13,6 +15,7 @@ from shedproto.desktop import (
     LaunchPolicy,
     Release,
     parse_host_id,
+    rust_debug,
 )
 from shedproto.desktop import types as o
 
@@ -28,6 +31,7 @@ __all__ = [
 
 BAD = DesktopCode.BAD_REQUEST
 FAILED = DesktopCode.ACTION_FAILED
+_CONFIG = "~/.shed/config.yaml"
 TERMINAL_PRESET_IDS = ("ghostty", "roost", "custom")
 """The Tauri app's ``TerminalPreset`` wire values (termctl.rs:42-59@5a762e8)."""
 
@@ -157,16 +161,23 @@ class AppBase:
         return o.DashboardEmpty(title="No sheds yet", body="Create one to get started.")
 
     def _machine_row(self, machine: Machine) -> o.MachineRow:
+        # RoostHosts::status (charliek/shed desktop/tauri/src-tauri/src/roost_hosts.rs@0041e17,
+        # status_locked): every configured machine has a row, reachable or not
         origin = f"machine:{machine.name}"
         return o.MachineRow(
             name=machine.name,
+            label=machine.name,
             origin=origin,
+            kind="machine",
+            server=None,
             reachable=machine.reachable,
             connected_once=machine.connected_once,
-            roost_watched=machine.roost_watched,
             sessions=len(self.model.sessions_for(origin)),
             detail=None if machine.reachable else machine.detail,
-            craze=None if machine.craze is None else o.CrazeStatus(**machine.craze.status()),
+            down_kind=None if machine.reachable else machine.down_kind,
+            craze=msgspec.UNSET
+            if machine.craze is None
+            else o.CrazeStatus(**machine.craze.status()),
         )
 
     def _capabilities(self, origin: str) -> dict[str, Any]:
@@ -177,24 +188,59 @@ class AppBase:
             "kinds": sorted(self.model.kinds),
         }
 
-    def _resolve_launch_host(self, host: HostId) -> None:
-        """Check ``host`` is known and reachable; host-layer failures are ``action_failed``."""
+    def _machines_in_order(self) -> list[Machine]:
+        """Return the machines as the app lists them, the implicit ``localhost`` last.
+
+        ``RoostHosts::start`` registers it after the configured machines.
+        """
+        machines = list(self.model.machines.values())
+        return sorted(machines, key=lambda m: m.name == "localhost")
+
+    def _unknown_host(self, host: HostId) -> DesktopError:
+        """Return ``unknown_host``'s refusal (roost_hosts.rs@0041e17): the watched tokens."""
+        have = ", ".join(f"machine:{m.name}" for m in self._machines_in_order())
+        return DesktopError(FAILED, f"no host {host.origin} is being watched (have: {have})")
+
+    def _registered(self, host: HostId, code: str = FAILED) -> None:
+        """Check ``host`` can be registered, as ``RoostHosts::ssh_entry`` words it.
+
+        Raises:
+            DesktopError: ``code`` with ``no machine "<n>" in ~/.shed/config.yaml``,
+                ``no server "<s>" in ~/.shed/config.yaml`` or ``no shed "<n>" on server
+                "<s>": "<s>" has not listed a running shed by that name, so nothing was
+                contacted`` (roost_hosts.rs@0041e17 ssh_entry).
+
+        """
         if host.kind == "shed":
             server = self.model.hosts.get(host.server)
-            if server is None or host.name not in server.sheds:
-                raise DesktopError(FAILED, f"{host.origin}: unknown host")
+            if server is None:
+                raise DesktopError(code, f"no server {rust_debug(host.server)} in {_CONFIG}")
+            if host.name not in server.sheds:
+                quoted = rust_debug(host.server)
+                raise DesktopError(
+                    code,
+                    f"no shed {rust_debug(host.name)} on server {quoted}: {quoted} has not "
+                    "listed a running shed by that name, so nothing was contacted",
+                )
+            return
+        if host.name not in self.model.machines:
+            raise DesktopError(code, f"no machine {rust_debug(host.name)} in {_CONFIG}")
+
+    def _resolve_launch_host(self, host: HostId, code: str = FAILED) -> None:
+        """Check ``host`` is known and reachable; host-layer failures are ``code``."""
+        self._registered(host, code)
+        if host.kind == "shed":
+            server = self.model.hosts[host.server]
             if not server.reachable:
                 raise DesktopError(
-                    FAILED,
+                    code,
                     f"{host.origin} has no usable transport: {server.last_error or 'unreachable'}",
                 )
             return
-        machine = self.model.machines.get(host.name)
-        if machine is None:
-            raise DesktopError(FAILED, f"{host.origin}: unknown host")
+        machine = self.model.machines[host.name]
         if not machine.reachable:
             raise DesktopError(
-                FAILED, f"{host.origin} has no usable transport: {machine.detail or 'unreachable'}"
+                code, f"{host.origin} has no usable transport: {machine.detail or 'unreachable'}"
             )
 
     def _launch_host(self, text: str) -> HostId:

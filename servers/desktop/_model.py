@@ -133,8 +133,9 @@ class Machine:
     name: str
     reachable: bool = True
     connected_once: bool = True
-    roost_watched: bool = True
     detail: str | None = None
+    down_kind: str | None = None
+    """The transport's classification while unreachable (``not-installed``, ``no-session``)."""
     craze: CrazeSource | None = None
     kinds: frozenset[str] | None = None
     """Kinds roost has a recipe for on this host (``None``: every known kind)."""
@@ -444,10 +445,12 @@ class DesktopModel:
         self.machines[name] = machine
         return machine
 
-    def make_machine_unreachable(self, name: str, detail: str) -> None:
-        """Mark a machine unreachable; ``detail`` is reported verbatim."""
+    def make_machine_unreachable(
+        self, name: str, detail: str, down_kind: str | None = None
+    ) -> None:
+        """Mark a machine unreachable; ``detail`` and ``down_kind`` are reported verbatim."""
         machine = self.machines[name]
-        machine.reachable, machine.detail = False, detail
+        machine.reachable, machine.detail, machine.down_kind = False, detail, down_kind
 
     def add_roost_session(
         self, origin: str, slug: str, kind: str = "claude", **fields: Any

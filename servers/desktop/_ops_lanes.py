@@ -21,6 +21,7 @@ from shedproto.desktop import (
     craze_host,
     lane_answer_lost,
     lane_verb_wait,
+    rust_debug,
 )
 from shedproto.desktop import types as o
 
@@ -34,6 +35,14 @@ class LaneOps(AppBase):
     """Agent-lane ops over craze rows (``lane.*``)."""
 
     def _lane_session(self, p: Any) -> Session:
+        """Return the row whose ``agent_lane`` stamp is ``(kind, session_id)``.
+
+        Raises:
+            DesktopError: ``no_lane`` ``session "<id>" on machine "<m>" carries no
+                agent_lane (its tab reported no agent server)`` (lane.rs ``lane_stamp``,
+                charliek/shed desktop/tauri/src-tauri/src/lane.rs, the 150k version).
+
+        """
         host = craze_host(p.machine)
         for session in self.model.sessions:
             lane = session.extra.get("agent_lane")
@@ -43,7 +52,9 @@ class LaneOps(AppBase):
             }:
                 return session
         raise DesktopError(
-            DesktopCode.UNKNOWN_SESSION, f'{host.origin} lists no {p.kind} session "{p.session_id}"'
+            DesktopCode.NO_LANE,
+            f"session {rust_debug(p.session_id)} on machine {rust_debug(p.machine)} carries "
+            "no agent_lane (its tab reported no agent server)",
         )
 
     def _lane(self, p: Any) -> Lane:
@@ -112,7 +123,13 @@ class LaneOps(AppBase):
         return self._verb("lane.stop", p, lambda lane: None)
 
     def op_lane_close(self, p: o.LaneParams, raw: Any) -> Any:
-        self._lane(p)
+        # Lanes::close (lane.rs): evict whatever is open under the key; closing a lane
+        # that is not open is success, so nothing is looked up
+        try:
+            origin = craze_host(p.machine).origin
+        except DesktopError:
+            return o.Empty()
+        self.model.lanes.pop(f"{origin}#{p.session_id}", None)
         return o.Empty()
 
     def op_lane_answer(self, p: o.LaneAnswerParams, raw: Any) -> Any:

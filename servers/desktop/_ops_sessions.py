@@ -8,15 +8,19 @@ import anyio
 import msgspec
 
 from shedproto.desktop import (
+    DesktopCode,
     DesktopError,
     Dialect,
     HostId,
+    HostIdError,
     LaunchPolicy,
     classify_pane,
     launch_fields,
     launch_target,
+    parse_host_id,
     require_consent,
     run_command,
+    rust_debug,
 )
 from shedproto.desktop import types as o
 
@@ -25,6 +29,8 @@ from ._model import Session
 from ._ops_rc14 import Rc14Ops
 
 __all__ = ["SessionOps"]
+
+PROBE = DesktopCode.PROBE
 
 
 class SessionOps(Rc14Ops):
@@ -54,7 +60,7 @@ class SessionOps(Rc14Ops):
             rows = [s for s in rows if s.origin.startswith(f"roost:{p.host}/")]
         sessions = [s.row() for s in rows]
         origins = sorted({s.origin for s in rows})
-        machines = [msgspec_to_builtins(self._machine_row(m)) for m in self.model.machines.values()]
+        machines = [msgspec_to_builtins(self._machine_row(m)) for m in self._machines_in_order()]
         return o.TauriRcList(
             sessions=sessions,
             capabilities={origin: self._capabilities(origin) for origin in origins},
@@ -62,7 +68,7 @@ class SessionOps(Rc14Ops):
         )
 
     def op_machines_list(self, p: Any, raw: Any) -> Any:
-        return o.MachinesList(machines=[self._machine_row(m) for m in self.model.machines.values()])
+        return o.MachinesList(machines=[self._machine_row(m) for m in self._machines_in_order()])
 
     def _launch(self, host: HostId, kind: str, raw: Any) -> o.SessionRow:
         fields = launch_fields(
@@ -75,7 +81,10 @@ class SessionOps(Rc14Ops):
         self._resolve_launch_host(host)
         machine = self.model.machines.get(host.name) if host.kind == "machine" else None
         if machine is not None and machine.kinds is not None and fields.kind not in machine.kinds:
-            raise DesktopError(FAILED, f"{host.origin} has no recipe for kind '{fields.kind}'")
+            # open_params (roost_hosts.rs@0041e17): the kind, not the host, is named
+            raise DesktopError(
+                FAILED, f"unknown kind {rust_debug(fields.kind)}: roost has no launch recipe for it"
+            )
         title = None
         if fields.display_name is not None and self.launch_policy is LaunchPolicy.REFUSE_EXTRAS:
             title = "applied"
@@ -158,9 +167,23 @@ class SessionOps(Rc14Ops):
         return o.Empty()
 
     def op_machine_kill(self, p: o.MachineKillParams, raw: Any) -> Any:
+        # RoostHosts::kill (roost_hosts.rs@0041e17): the host id, the registered host,
+        # then the slug as a tab id; every failure is action_failed (ipc.rs machine_kill)
         host = self._launch_host(p.machine)
-        self._resolve_launch_host(host)
+        self._watched(host)
+        if not _is_tab_id(p.slug):
+            raise DesktopError(FAILED, f"{rust_debug(p.slug)} is not a roost tab id")
         return self._kill(host.origin, p.slug)
+
+    def _watched(self, host: HostId) -> None:
+        """Refuse a host the app does not watch, as ``RoostHosts::known`` words it."""
+        watched = (host.kind == "machine" and host.name in self.model.machines) or (
+            host.kind == "shed"
+            and host.server in self.model.hosts
+            and host.name in self.model.hosts[host.server].sheds
+        )
+        if not watched:
+            raise self._unknown_host(host)
 
     def op_roost_launch(self, p: o.RoostLaunchParams, raw: Any) -> Any:
         # the address, then the kind (charliek/shed desktop/tauri/src-tauri/src/ipc.rs:868@2cd01ef,
@@ -193,11 +216,7 @@ class SessionOps(Rc14Ops):
 
     def op_machine_capabilities(self, p: o.MachineParams, raw: Any) -> Any:
         host = self._launch_host(p.machine)
-        known = (host.kind == "machine" and host.name in self.model.machines) or (
-            host.kind == "shed" and host.server in self.model.hosts
-        )
-        if not known:
-            raise DesktopError(FAILED, f"{host.origin}: unknown host")
+        self._watched(host)  # RoostHosts::capabilities -> known (roost_hosts.rs@0041e17)
         return o.CapabilitiesResult(capabilities=self._capabilities(host.origin))
 
     def op_machine_add(self, p: o.MachineAddParams, raw: Any) -> Any:
@@ -206,70 +225,148 @@ class SessionOps(Rc14Ops):
         self.model.add_machine(p.name.strip())
         return o.Empty()
 
-    def _probe(self, target: str) -> tuple[HostId, dict[str, Any]]:
-        host = self._launch_host(target)
-        self._resolve_launch_host(host)
-        fingerprint = f"fp-{host.origin}"
-        return host, {"os": "linux", "arch": "x86_64", "fingerprint": fingerprint}
+    def _probe(self, target: str, code: str = PROBE) -> tuple[HostId, dict[str, Any]]:
+        """Probe the stand-in host; the answer is shaped as ``probe_json`` (roost_hosts.rs@0041e17).
+
+        A host the app cannot register or reach fails at the ``probe`` stage
+        (``run_probe``); ``code`` is how the caller answers that stage.
+        """
+        try:
+            host = parse_host_id(target)
+        except HostIdError as exc:
+            raise DesktopError(code, str(exc)) from None
+        self._resolve_launch_host(host, code)
+        dest = f"/home/{host.name}/.local/bin/roost-session"
+        return host, {
+            "outcome": {"kind": "missing"},
+            "arch": "x86_64",
+            "home": f"/home/{host.name}",
+            "session": {"state": "not-installed"},
+            "candidates": [],
+            "dest": dest,
+            "fingerprint": f"fp-{host.origin}",
+        }
+
+    @staticmethod
+    def _plan(probe: dict[str, Any]) -> dict[str, Any]:
+        """Return the plan a missing binary lands on (``plan_json``'s ``install`` row)."""
+        return {"kind": "install", "needs_source": True, "dest": probe["dest"]}
 
     def op_roost_probe(self, p: o.RoostTargetParams, raw: Any) -> Any:
         host, probe = self._probe(p.target)
-        return o.RoostProbe(target=host.origin, probe=probe, plan={"steps": ["install", "start"]})
+        return o.RoostProbe(target=host.origin, probe=probe, plan=self._plan(probe))
 
     def op_roost_preview(self, p: o.RoostTargetParams, raw: Any) -> Any:
         host, probe = self._probe(p.target)
         return o.RoostProbe(
             target=host.origin,
             probe=probe,
-            plan={"steps": ["install", "start"]},
+            plan=self._plan(probe),
             source={
                 "rung": "release",
-                "sentence": "download the release",
+                "sentence": f"download the roost-session release for {probe['arch']}",
                 "available": True,
                 "skipped": [],
             },
             actionable=True,
-            client_label="shed-desktop",
+            client_label=CLIENT_LABEL,
         )
 
-    def _bootstrap_checks(self, p: o.RoostBootstrapParams) -> o.RoostBootstrapResult | HostId:
-        """Consent, target and fingerprint: a refusal, a stage failure, or the host to install."""
+    def _bootstrap_target(self, p: o.RoostBootstrapParams) -> HostId:
+        """Consent, then the target grammar (``Refusal``s, error envelopes)."""
         require_consent(p.target, p.consent)
-        host, probe = self._probe(p.target)
+        try:
+            return parse_host_id(p.target)
+        except HostIdError as exc:
+            raise DesktopError(BAD, str(exc)) from None
+
+    def _bootstrap_checks(
+        self, p: o.RoostBootstrapParams, host: HostId
+    ) -> o.RoostBootstrapResult | None:
+        """Run the re-probe and the fingerprint: a stage failure (``ok: false``), or ``None``."""
+        try:
+            _, probe = self._probe(p.target)
+        except DesktopError as exc:
+            return _stage_failure("probe", exc.message)
         if p.fingerprint != probe["fingerprint"]:
-            return o.RoostBootstrapResult(
-                ok=False,
-                error=o.BootstrapStageError(
-                    stage="fingerprint", message="the host changed since the probe"
-                ),
-            )
-        return host
+            return _stage_failure("fingerprint", "the host changed since the probe")
+        return None
+
+    def _installed(self, host: HostId) -> o.RoostBootstrapResult:
+        """``installed_json`` for the stand-in's install (roost_hosts.rs@0041e17)."""
+        dest = f"/home/{host.name}/.local/bin/roost-session"
+        return o.RoostBootstrapResult(
+            ok=True,
+            target=host.origin,
+            plan={"kind": "install", "needs_source": True, "dest": dest},
+            dest=dest,
+            verdict="installed",
+            session_protocol=ROOST_SESSION_PROTOCOL,
+            session_id=f"stand-in-{host.origin}",
+            path_warning=None,
+            backup_warning=None,
+            hooks={
+                "client": CLIENT_LABEL,
+                "applied": True,
+                "wired": [],
+                "refreshed": [],
+                "removed": [],
+                "skipped": [],
+                "errors": [],
+                "error": None,
+            },
+        )
 
     def op_roost_bootstrap(self, p: o.RoostBootstrapParams, raw: Any) -> Any:
         """Install at once (the synchronous form, for ``DesktopApp.handle``).
 
         It still refuses while a served bootstrap of the same host runs.
         """
-        checked = self._bootstrap_checks(p)
-        if isinstance(checked, o.RoostBootstrapResult):
-            return checked
-        self.model.bootstraps.begin(checked.origin, 0.0)
-        self.model.bootstraps.end(checked.origin)
-        return o.RoostBootstrapResult(ok=True, target=checked.origin, installed=True)
+        host = self._bootstrap_target(p)
+        ledger = self.model.bootstraps
+        ledger.begin(host.origin, 0.0)
+        try:
+            failed = self._bootstrap_checks(p, host)
+        finally:
+            ledger.end(host.origin)
+        return failed if failed is not None else self._installed(host)
 
     async def aop_roost_bootstrap(self, p: o.RoostBootstrapParams, raw: Any) -> Any:
         """Install over ``model.bootstrap_seconds`` (the served form), within the budget."""
-        checked = self._bootstrap_checks(p)
-        if isinstance(checked, o.RoostBootstrapResult):
-            return checked
+        host = self._bootstrap_target(p)
         ledger = self.model.bootstraps
-        origin = checked.origin
+        origin = host.origin
         ledger.begin(origin, anyio.current_time())
         try:
             with anyio.move_on_after(ledger.remaining(origin, anyio.current_time())) as budget:
+                failed = self._bootstrap_checks(p, host)
+                if failed is not None:
+                    return failed
                 await anyio.sleep(self.model.bootstrap_seconds)
             if budget.cancelled_caught:
-                raise ledger.over_budget(origin)
+                raise ledger.over_budget(p.target)
         finally:
             ledger.end(origin)
-        return o.RoostBootstrapResult(ok=True, target=origin, installed=True)
+        return self._installed(host)
+
+
+CLIENT_LABEL = "shed-desktop"
+"""Who shed says it is on roost's wire (roost_hosts.rs@0041e17 ``CLIENT_LABEL``)."""
+ROOST_SESSION_PROTOCOL = 6
+"""The roost session protocol the stand-in reports after an install (the stand-in's value)."""
+
+
+def _is_tab_id(slug: str) -> bool:
+    """Whether ``slug`` parses as Rust's ``i64`` after trimming (``parse_tab_id``)."""
+    text = slug.strip()
+    body = text[1:] if text[:1] in "+-" else text
+    if not body or not body.isascii() or not body.isdigit():
+        return False
+    return -(2**63) <= int(text) < 2**63
+
+
+def _stage_failure(stage: str, message: str) -> o.RoostBootstrapResult:
+    """``failure_json``: ``{ok: false, error: {stage, message, restored}}``."""
+    return o.RoostBootstrapResult(
+        ok=False, error=o.BootstrapStageError(stage=stage, message=message, restored=False)
+    )

@@ -3,14 +3,15 @@
 Pure: time is ``now`` (any monotonic clock, seconds); the shell that runs the
 install owns the waiting and asks this ledger what to answer.
 
-Decisions where the digest names a refusal but not its words (the real
-messages were not recovered): a second bootstrap of a host while one runs is
-``action_failed`` ``"<origin>: roost.bootstrap is already running (started
-<n> s ago)"``; a run that outlives the budget is ``action_failed``
-``"<origin>: roost.bootstrap did not finish within 600 s"``. "Already
-bootstrapping" is per host (origin), not global: the app installs on several
-hosts independently. The budget counts from the moment the run starts (after
-the consent and target checks).
+The words are the newer Tauri app's (charliek/shed
+desktop/tauri/src-tauri/src/roost_hosts.rs@0041e17 ``Refusal`` and
+``RoostHosts::bootstrap``; ipc.rs@2cd01ef ``roost_bootstrap``): a second
+bootstrap of a target while one runs is ``already_bootstrapping`` ``"<token> is
+already being bootstrapped — nothing was changed; wait for that one to
+finish"``; a run that outlives the budget is ``action_failed`` ``"<target>: the
+bootstrap did not finish within 10 minutes"`` (``target`` as the caller sent
+it). The gate is per target, not global. The budget counts from the moment the
+run starts (after the consent and target checks).
 """
 
 from __future__ import annotations
@@ -60,16 +61,15 @@ class BootstrapLedger:
         """Record that a bootstrap of ``origin`` starts at ``now``.
 
         Raises:
-            DesktopError: ``action_failed``: one is already running for ``origin``
-                (the ledger is unchanged).
+            DesktopError: ``already_bootstrapping``: one is already running for
+                ``origin`` (the ledger is unchanged).
 
         """
-        started = self._started.get(origin)
-        if started is not None:
+        if origin in self._started:
             raise DesktopError(
-                DesktopCode.ACTION_FAILED,
-                f"{origin}: roost.bootstrap is already running "
-                f"(started {max(0, int(now - started))} s ago)",
+                DesktopCode.ALREADY_BOOTSTRAPPING,
+                f"{origin} is already being bootstrapped \u2014 nothing was changed; "
+                "wait for that one to finish",
             )
         self._started[origin] = now
 
@@ -80,12 +80,15 @@ class BootstrapLedger:
             return 0.0
         return max(0.0, started + self.budget - now)
 
-    def over_budget(self, origin: str) -> DesktopError:
-        """Return the answer for a run of ``origin`` that outlived the budget."""
-        budget = f"{self.budget:g}"
+    def over_budget(self, target: str) -> DesktopError:
+        """Return the answer for a run that outlived the budget (``target`` as sent).
+
+        The budget is worded in whole minutes, as the app's ``as_secs() / 60``.
+        """
+        minutes = int(self.budget) // 60
         return DesktopError(
             DesktopCode.ACTION_FAILED,
-            f"{origin}: roost.bootstrap did not finish within {budget} s",
+            f"{target}: the bootstrap did not finish within {minutes} minutes",
         )
 
     def end(self, origin: str) -> None:

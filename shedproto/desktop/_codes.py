@@ -81,6 +81,10 @@ class DesktopCode(str, Enum):
     """The host lists no such session."""
     CONSENT_REQUIRED = "consent_required"
     """roost.bootstrap was called without ``consent: true``."""
+    ALREADY_BOOTSTRAPPING = "already_bootstrapping"
+    """roost.bootstrap: one for the same target is already running; nothing was changed."""
+    PROBE = "probe"
+    """roost.probe/roost.preview: the probe stage failed (the stage name is the code)."""
     # lane contract
     UNAUTHORIZED = "unauthorized"
     """lane: the caller may not use this lane."""

@@ -922,17 +922,28 @@ class CrazeStatus(Result, omit_defaults=True, frozen=True, kw_only=True):
     create_options: bool
 
 
-class MachineRow(Result, omit_defaults=True, frozen=True, kw_only=True):
-    """One ``machines.list`` entry: unreachable is a state, ``detail`` verbatim."""
+class MachineRow(Result, frozen=True, kw_only=True):
+    """One ``machines.list`` row (``RoostHosts::status``): unreachable is a state.
+
+    ``name`` is the address ops take (a machine's bare name), ``origin`` the
+    grammar token, ``kind`` ``machine`` or ``shed``, ``server`` ``null`` for a
+    machine. ``detail`` is the watcher's sentence verbatim and ``down_kind`` the
+    transport's classification (``not-installed``, ``no-session``, ...), both
+    ``null`` while reachable. ``craze`` is the stand-in's craze state, absent
+    when the host has no craze source.
+    """
 
     name: str
+    label: str
     origin: str
+    kind: str
+    server: str | None
     reachable: bool
     connected_once: bool
-    roost_watched: bool
     sessions: int
-    detail: str | None = None
-    craze: CrazeStatus | None = None
+    detail: str | None
+    down_kind: str | None
+    craze: CrazeStatus | msgspec.UnsetType = msgspec.UNSET
 
 
 class MachinesList(Result, frozen=True, kw_only=True):
@@ -1026,24 +1037,37 @@ class RoostBootstrapParams(Params, frozen=True, kw_only=True):
 
 
 class BootstrapStageError(Result, frozen=True, kw_only=True):
-    """The failing stage of a ``roost.bootstrap`` (``fingerprint``, ``probe``, ...)."""
+    """The failing stage of a ``roost.bootstrap`` (``fingerprint``, ``probe``, ...).
+
+    ``restored`` says whether the host was put back as it was (``failure_json``).
+    """
 
     stage: str
     message: str
+    restored: Any = None
 
 
-class RoostBootstrapResult(Result, omit_defaults=True, frozen=True, kw_only=True):
+class RoostBootstrapResult(Result, frozen=True, kw_only=True):
     """``roost.bootstrap``'s result, which always rides an ``ok: true`` envelope.
 
-    Installed: ``{ok: true, target, installed: true}``. A stage failure
-    (a stale fingerprint included) is *not* an error envelope: ``{ok: false,
-    error: {stage, message}}``.
+    Installed (``installed_json``): ``{ok: true, target, plan, dest, verdict,
+    session_protocol, session_id, path_warning, backup_warning, hooks}``, every
+    key present (``null`` when unset). A stage failure (a stale fingerprint
+    included) is *not* an error envelope: ``{ok: false, error: {stage, message,
+    restored}}`` (``failure_json``), and the installed keys are absent.
     """
 
     ok: bool
-    target: str | None = None
-    installed: bool | None = None
-    error: BootstrapStageError | None = None
+    target: str | msgspec.UnsetType = msgspec.UNSET
+    plan: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
+    dest: str | msgspec.UnsetType | None = msgspec.UNSET
+    verdict: Any = msgspec.UNSET
+    session_protocol: int | msgspec.UnsetType | None = msgspec.UNSET
+    session_id: str | msgspec.UnsetType | None = msgspec.UNSET
+    path_warning: str | msgspec.UnsetType | None = msgspec.UNSET
+    backup_warning: str | msgspec.UnsetType | None = msgspec.UNSET
+    hooks: dict[str, Any] | msgspec.UnsetType | None = msgspec.UNSET
+    error: BootstrapStageError | msgspec.UnsetType = msgspec.UNSET
 
 
 class SessionRow(Result, omit_defaults=True, frozen=True, kw_only=True):

@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 import anyio
+import msgspec
 import pytest
 
 from shedproto.clients.desktop import AsyncDesktopClient, DesktopError
@@ -33,14 +34,18 @@ def test_consent_is_required_and_missing_means_false() -> None:
 
 
 def test_ledger_refuses_a_second_run_of_the_same_host() -> None:
+    # Refusal::AlreadyBootstrapping, its code and sentence:
+    # charliek/shed desktop/tauri/src-tauri/src/roost_hosts.rs@0041e17 (Refusal::code,
+    # RoostHosts::bootstrap)
     ledger = BootstrapLedger()
     assert ledger.budget == BOOTSTRAP_BUDGET == 600.0
     ledger.begin("machine:mini", now=100.0)
     with pytest.raises(DesktopError) as info:
         ledger.begin("machine:mini", now=142.5)
-    assert info.value.code == DesktopCode.ACTION_FAILED
-    assert (
-        info.value.message == "machine:mini: roost.bootstrap is already running (started 42 s ago)"
+    assert info.value.code == "already_bootstrapping"
+    assert info.value.message == (
+        "machine:mini is already being bootstrapped \u2014 nothing was changed; "
+        "wait for that one to finish"
     )
     assert ledger.running == {"machine:mini": 100.0}  # unchanged by the refusal
     ledger.begin("roost:prod/web", now=142.5)  # other hosts are independent
@@ -56,9 +61,10 @@ def test_ledger_budget_is_an_input() -> None:
     assert ledger.remaining("machine:mini", now=400.0) == 210.0
     assert ledger.remaining("machine:mini", now=1000.0) == 0.0
     assert ledger.remaining("machine:other", now=10.0) == 0.0
-    error = ledger.over_budget("machine:mini")
+    # ipc.rs roost_bootstrap@2cd01ef: the target as sent, the budget in whole minutes
+    error = ledger.over_budget("mini")
     assert error.code == DesktopCode.ACTION_FAILED
-    assert error.message == "machine:mini: roost.bootstrap did not finish within 600 s"
+    assert error.message == "mini: the bootstrap did not finish within 10 minutes"
 
 
 def _model(seconds: float) -> DesktopModel:
@@ -76,6 +82,32 @@ async def until_running(model: DesktopModel) -> None:
             return
         await anyio.sleep(0.01)
     raise AssertionError("no bootstrap started")
+
+
+def installed(origin: str, name: str) -> dict[str, object]:
+    """The stand-in's ``installed_json`` (roost_hosts.rs@0041e17): every key present."""
+    dest = f"/home/{name}/.local/bin/roost-session"
+    return {
+        "ok": True,
+        "target": origin,
+        "plan": {"kind": "install", "needs_source": True, "dest": dest},
+        "dest": dest,
+        "verdict": "installed",
+        "session_protocol": 6,
+        "session_id": f"stand-in-{origin}",
+        "path_warning": None,
+        "backup_warning": None,
+        "hooks": {
+            "client": "shed-desktop",
+            "applied": True,
+            "wired": [],
+            "refreshed": [],
+            "removed": [],
+            "skipped": [],
+            "errors": [],
+            "error": None,
+        },
+    }
 
 
 def _params(machine: str) -> dict[str, object]:
@@ -101,11 +133,11 @@ async def test_second_bootstrap_of_a_host_is_refused_while_one_runs(
             await until_running(model)
             with pytest.raises(DesktopError) as info:
                 await second.call("roost.bootstrap", _params("mini"))
-            assert info.value.code == "action_failed"
-            assert "already running" in info.value.message
+            assert info.value.code == "already_bootstrapping"
+            assert "machine:mini is already being bootstrapped" in info.value.message
             other = await second.call("roost.bootstrap", _params("maxi"))
-            assert other == {"installed": True, "ok": True, "target": "machine:maxi"}
-        assert answers["first"] == {"installed": True, "ok": True, "target": "machine:mini"}
+            assert other == installed("machine:maxi", "maxi")
+        assert answers["first"] == installed("machine:mini", "mini")
         assert model.bootstraps.running == {}
 
 
@@ -131,10 +163,9 @@ async def test_a_long_bootstrap_holds_later_requests_on_its_connection_only(
             while received.count(b"\n") < 2:
                 received += await stream.receive()
         # in order, and the connection survived a bootstrap longer than its send deadline
-        assert received == (
-            b'{"id":1,"ok":true,"result":{"installed":true,"ok":true,"target":"machine:mini"}}\n'
-            b'{"id":2,"ok":true,"result":{"pane":"agents"}}\n'
-        )
+        first, second = (msgspec.json.decode(line) for line in received.splitlines())
+        assert first == {"id": 1, "ok": True, "result": installed("machine:mini", "mini")}
+        assert second == {"id": 2, "ok": True, "result": {"pane": "agents"}}
 
 
 async def test_bootstrap_past_the_budget_is_action_failed(short_socket_dir: Path) -> None:
@@ -147,11 +178,14 @@ async def test_bootstrap_past_the_budget_is_action_failed(short_socket_dir: Path
         with pytest.raises(DesktopError) as info:
             await client.call("roost.bootstrap", _params("mini"))
         assert info.value.code == "action_failed"
-        assert info.value.message == "machine:mini: roost.bootstrap did not finish within 0.2 s"
+        # whole minutes, as the app's as_secs() / 60 (ipc.rs roost_bootstrap@2cd01ef)
+        assert info.value.message == "mini: the bootstrap did not finish within 0 minutes"
         assert model.bootstraps.running == {}
         # the host is free again and the connection still answers
         model.bootstrap_seconds = 0.0
-        assert (await client.call("roost.bootstrap", _params("mini")))["installed"] is True
+        assert await client.call("roost.bootstrap", _params("mini")) == installed(
+            "machine:mini", "mini"
+        )
 
 
 async def test_a_call_without_deadline_is_bounded_by_the_callers_scope(

@@ -225,7 +225,12 @@ async def test_launch_rules_over_the_wire(short_socket_dir: Path) -> None:
             ({"machine": "mini", "kind": "vim"}, "bad_request", "unknown rc kind 'vim'"),
             ({"kind": "codex"}, "bad_request", "missing 'machine'"),
             ({"target": "roost:prod", "kind": "codex"}, "action_failed", "names no server"),
-            ({"target": "nowhere", "kind": "codex"}, "action_failed", "unknown host"),
+            # RoostHosts::ssh_entry (roost_hosts.rs@0041e17)
+            (
+                {"target": "nowhere", "kind": "codex"},
+                "action_failed",
+                'no machine "nowhere" in ~/.shed/config.yaml',
+            ),
             (
                 {"target": 7, "machine": "mini", "kind": "codex", "initial_prompt": ["x"]},
                 None,

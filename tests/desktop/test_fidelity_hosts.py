@@ -1,0 +1,258 @@
+"""The newer Tauri app's roost-host layer as its own code answers it, op by op.
+
+``roost_hosts.rs`` is read at commit ``0041e17`` (0041e171d4be8db41acb07e8ae4120e41b26ed10,
+the largest stored version, 169k chars; the index holds no version at ``2cd01ef``).
+It is cited by function name: the stored text is served by character offset and its
+lines were not counted. The ipc.rs arms that call it are at ``2cd01ef``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from shedproto.desktop import Dialect
+from shedproto.desktop import types as o
+from shedproto.servers.desktop import DesktopModel
+
+from ._helpers import answer
+
+TAURI = Dialect.TAURI
+UNWATCHED = (
+    "no host machine:nowhere is being watched (have: machine:mini, machine:maxi, machine:localhost)"
+)
+
+
+def _ok(reply: dict[str, Any]) -> Any:
+    assert reply["ok"] is True, reply
+    return reply["result"]
+
+
+def _error(reply: dict[str, Any]) -> tuple[str, str]:
+    assert reply["ok"] is False, reply
+    return reply["error"]["code"], reply["error"]["message"]
+
+
+def _model() -> DesktopModel:
+    model = DesktopModel()
+    model.add_machine("mini")
+    model.add_machine("maxi")
+    model.add_shed("prod", "web")
+    return model
+
+
+def _tauri(op: str, params: Any = None, model: DesktopModel | None = None) -> Any:
+    return answer(TAURI, _model() if model is None else model, op, params)
+
+
+def test_machines_list_rows_are_the_status_rows() -> None:
+    """roost_hosts.rs@0041e17 ``status_locked``; ipc.rs ``machines_list``@2cd01ef.
+
+    ``{name, label, origin, kind, server, reachable, connected_once, sessions, detail,
+    down_kind}``: every key present, ``server`` ``null`` for a machine, ``detail`` and
+    ``down_kind`` only while unreachable. No ``roost_watched`` (no version has it).
+    """
+    model = _model()
+    model.add_roost_session("machine:mini", "4")
+    model.make_machine_unreachable("maxi", "no route to host", down_kind="unreachable")
+    rows = _ok(_tauri("machines.list", {}, model))["machines"]
+    # the implicit localhost is registered after the configured machines (``start``)
+    assert [row["name"] for row in rows] == ["mini", "maxi", "localhost"]
+    assert rows[:2] == [
+        {
+            "name": "mini",
+            "label": "mini",
+            "origin": "machine:mini",
+            "kind": "machine",
+            "server": None,
+            "reachable": True,
+            "connected_once": True,
+            "sessions": 1,
+            "detail": None,
+            "down_kind": None,
+        },
+        {
+            "name": "maxi",
+            "label": "maxi",
+            "origin": "machine:maxi",
+            "kind": "machine",
+            "server": None,
+            "reachable": False,
+            "connected_once": True,
+            "sessions": 0,
+            "detail": "no route to host",
+            "down_kind": "unreachable",
+        },
+    ]
+    for row in rows:
+        o.MachineRow(**row)  # the type takes exactly these keys
+
+
+def test_capabilities_of_an_unwatched_host_names_the_watched_ones() -> None:
+    """roost_hosts.rs@0041e17 ``capabilities`` -> ``known`` -> ``unknown_host``; ipc.rs
+    ``machine_capabilities``@2cd01ef answers it ``action_failed``."""
+    assert _error(_tauri("machine.capabilities", {"machine": "nowhere"})) == (
+        "action_failed",
+        UNWATCHED,
+    )
+    assert "capabilities" in _ok(_tauri("machine.capabilities", {"machine": "mini"}))
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        (
+            {"machine": "nowhere", "slug": "4"},
+            UNWATCHED,
+        ),
+        ({"machine": "mini", "slug": "abc"}, '"abc" is not a roost tab id'),
+        ({"machine": "roost:prod", "slug": "4"}, '"roost:prod" names no server'),
+    ],
+)
+def test_machine_kill_checks_the_host_then_the_tab_id(
+    params: dict[str, str], message: str
+) -> None:
+    """roost_hosts.rs@0041e17 ``kill``: ``HostId::parse``, ``reach``, then
+    ``parse_tab_id``; ipc.rs ``machine_kill``@2cd01ef answers all ``action_failed``."""
+    code, text = _error(_tauri("machine.kill", params))
+    assert code == "action_failed"
+    assert text.startswith(message)
+
+
+def test_machine_kill_takes_a_trimmed_integer_slug() -> None:
+    """roost_hosts.rs@0041e17 ``parse_tab_id``: ``slug.trim().parse::<i64>()``."""
+    model = _model()
+    model.add_roost_session("machine:mini", "4")
+    assert _ok(_tauri("machine.kill", {"machine": "mini", "slug": "4"}, model)) == {}
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("nowhere", 'no machine "nowhere" in ~/.shed/config.yaml'),
+        ("roost:staging/web", 'no server "staging" in ~/.shed/config.yaml'),
+        (
+            "roost:prod/api",
+            'no shed "api" on server "prod": "prod" has not listed a running shed by '
+            "that name, so nothing was contacted",
+        ),
+        ("roost:prod", '"roost:prod" names no server (want roost:<server>/<shed>)'),
+    ],
+)
+@pytest.mark.parametrize("op", ["roost.probe", "roost.preview"])
+def test_probe_failures_answer_their_stage_as_the_code(
+    op: str, target: str, message: str
+) -> None:
+    """ipc.rs ``roost_probe``/``roost_preview``@2cd01ef: ``err(failure.stage.as_str(),
+    failure.message)``; ``run_probe`` fails every resolution at ``Stage::Probe`` with
+    ``HostId::parse``'s or ``ssh_entry``'s sentence (roost_hosts.rs@0041e17)."""
+    assert _error(_tauri(op, {"target": target})) == ("probe", message)
+
+
+def test_probe_answers_probe_json_and_plan_json() -> None:
+    """roost_hosts.rs@0041e17 ``probe``, ``probe_json``, ``plan_json``: ``{target, probe:
+    {outcome{kind}, arch, home, session{state}, candidates, dest, fingerprint}, plan{kind,
+    needs_source, ...}}``; the stand-in's host has no binary (``missing``/``not-installed``,
+    the ``install`` plan row)."""
+    result = _ok(_tauri("roost.probe", {"target": "mini"}))
+    assert set(result) == {"target", "probe", "plan"}
+    assert result["target"] == "machine:mini"
+    probe = result["probe"]
+    assert set(probe) == {
+        "outcome",
+        "arch",
+        "home",
+        "session",
+        "candidates",
+        "dest",
+        "fingerprint",
+    }
+    assert probe["outcome"] == {"kind": "missing"}
+    assert probe["session"] == {"state": "not-installed"}
+    assert result["plan"] == {"kind": "install", "needs_source": True, "dest": probe["dest"]}
+
+
+def test_preview_adds_source_actionable_and_the_client_label() -> None:
+    """roost_hosts.rs@0041e17 ``preview``: the probe's keys plus ``source{rung, sentence,
+    available, skipped}``, ``actionable`` and ``client_label`` ``shed-desktop``
+    (``CLIENT_LABEL``)."""
+    result = _ok(_tauri("roost.preview", {"target": "roost:prod/web"}))
+    assert result["target"] == "roost:prod/web"
+    assert set(result["source"]) == {"rung", "sentence", "available", "skipped"}
+    assert (result["actionable"], result["client_label"]) == (True, "shed-desktop")
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("", "an empty host id names nothing"),
+        ("machine:", '"machine:" names no machine'),
+    ],
+)
+def test_bootstrap_of_an_unaddressable_target_is_bad_request(target: str, message: str) -> None:
+    """roost_hosts.rs@0041e17 ``bootstrap``: after consent, ``HostId::parse`` fails as
+    ``Refusal::BadTarget``, whose code is ``bad_request``; an error envelope, not a
+    stage."""
+    params = {"target": target, "fingerprint": "x", "consent": True}
+    assert _error(_tauri("roost.bootstrap", params)) == ("bad_request", message)
+
+
+def test_bootstrap_consent_comes_before_the_target() -> None:
+    """roost_hosts.rs@0041e17 ``bootstrap``: ``!consent`` is refused before the parse."""
+    code, _ = _error(_tauri("roost.bootstrap", {"target": "", "fingerprint": "x"}))
+    assert code == "consent_required"
+
+
+def test_bootstrap_of_an_unknown_host_is_a_probe_stage_failure() -> None:
+    """roost_hosts.rs@0041e17 ``bootstrap``: the re-probe's failure is ``Ok(Err(failure))``,
+    answered by ``failure_json`` as ``{ok: false, error: {stage: probe, message,
+    restored}}`` in an ok envelope."""
+    params = {"target": "nowhere", "fingerprint": "x", "consent": True}
+    assert _ok(_tauri("roost.bootstrap", params)) == {
+        "ok": False,
+        "error": {
+            "stage": "probe",
+            "message": 'no machine "nowhere" in ~/.shed/config.yaml',
+            "restored": False,
+        },
+    }
+
+
+def test_launch_of_a_kind_without_a_recipe_names_the_kind() -> None:
+    """roost_hosts.rs@0041e17 ``open_params``: ``unknown kind "<k>": roost has no launch
+    recipe for it``; ipc.rs ``roost_launch``@2cd01ef answers it ``action_failed``."""
+    model = _model()
+    model.machines["mini"].kinds = frozenset({"codex"})
+    reply = _tauri("roost.launch", {"target": "mini", "kind": "opencode"}, model)
+    assert _error(reply) == (
+        "action_failed",
+        'unknown kind "opencode": roost has no launch recipe for it',
+    )
+
+
+# --- lane.rs ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "op", ["lane.open", "lane.messages", "lane.approvals", "lane.settings", "lane.close"]
+)
+def test_a_row_without_an_agent_lane_is_no_lane(op: str) -> None:
+    """charliek/shed desktop/tauri/src-tauri/src/lane.rs (the 150k stored version, id
+    66594410956) ``Lanes::lane_stamp``: a session the machine's rows carry no
+    ``agent_lane`` for is ``no_lane`` ``session "<id>" on machine "<m>" carries no
+    agent_lane (its tab reported no agent server)``, the machine as the caller sent it
+    (``LaneFailure::code``/``message``). It was ``unknown_session`` before, which the
+    real app answers only from the adapter's roster."""
+    model = DesktopModel()
+    model.add_machine("mini")
+    params = {"machine": "mini", "kind": "craze", "session_id": "s9"}
+    if op == "lane.close":
+        # closing a lane that is not open is success (``Lanes::close`` is idempotent)
+        assert _ok(_tauri(op, params, model)) == {}
+        return
+    assert _error(_tauri(op, params, model)) == (
+        "no_lane",
+        'session "s9" on machine "mini" carries no agent_lane (its tab reported no agent '
+        "server)",
+    )
