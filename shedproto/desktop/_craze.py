@@ -13,7 +13,7 @@ from typing import Generic, TypeVar
 
 from ._codes import DesktopCode
 from ._errors import DesktopError
-from ._rules import HostId, HostIdError, parse_host_id
+from ._rules import HostId, HostIdError, parse_host_id, rust_debug
 from ._state import (
     ATTEMPT_TRANSITIONS,
     TICKET_TRANSITIONS,
@@ -93,29 +93,36 @@ def validate_craze_create(params: CrazeCreateParams) -> CrazeCreateRequest:
     """Apply ``craze.create``'s parameter rules to decoded params.
 
     Strict string typing is the params decoder's job (``'<key>' must be a
-    string``); here: ``cwd`` required and absolute, a present ``request_id``
-    in craze's form (used verbatim, never replaced), blank provider/prompt absent.
+    string``); the rest is craze.rs ``create_request`` (charliek/shed
+    desktop/tauri/src-tauri/src/craze.rs, stored version id 70373335472): ``cwd``
+    trimmed and absolute (a missing one reads as ``""``), a present
+    ``request_id`` in craze's form (used verbatim, never replaced), a blank
+    provider absent and any other trimmed, a blank prompt absent and any other
+    sent as typed.
 
     Raises:
-        DesktopError: ``bad_request``.
+        DesktopError: ``bad_request`` ``the session's directory must be an absolute
+            path, got "<cwd>"`` or ``request id "<id>" is not craze's form (1\u201364 of
+            [A-Za-z0-9._-])``.
 
     """
     host = craze_host(params.machine)
-    if params.cwd is None:
-        raise DesktopError(DesktopCode.BAD_REQUEST, "missing 'cwd'")
-    if not params.cwd.startswith("/"):
+    cwd = (params.cwd or "").strip()
+    if not cwd.startswith("/"):
         raise DesktopError(
-            DesktopCode.BAD_REQUEST, f"'cwd' must be an absolute path, got {params.cwd!r}"
+            DesktopCode.BAD_REQUEST,
+            f"the session's directory must be an absolute path, got {rust_debug(cwd)}",
         )
     if params.request_id is not None and not valid_request_id(params.request_id):
         raise DesktopError(
             DesktopCode.BAD_REQUEST,
-            f"'request_id' must match [A-Za-z0-9._-]{{1,64}}, got {params.request_id!r}",
+            f"request id {rust_debug(params.request_id)} is not craze's form "
+            "(1\u201364 of [A-Za-z0-9._-])",
         )
     provider = params.provider.strip() if params.provider and params.provider.strip() else None
-    prompt = params.prompt.strip() if params.prompt and params.prompt.strip() else None
+    prompt = params.prompt if params.prompt and params.prompt.strip() else None
     return CrazeCreateRequest(
-        host=host, cwd=params.cwd, provider=provider, prompt=prompt, request_id=params.request_id
+        host=host, cwd=cwd, provider=provider, prompt=prompt, request_id=params.request_id
     )
 
 

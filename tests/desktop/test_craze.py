@@ -40,14 +40,36 @@ def params(**kw: object) -> CrazeCreateParams:
 
 
 def test_valid_create_normalises() -> None:
-    req = validate_craze_create(params(provider="  ", prompt=" hi ", request_id="abc.DEF-1_2"))
+    # craze.rs create_request (charliek/shed desktop/tauri/src-tauri/src/craze.rs, stored
+    # version id 70373335472): cwd trimmed, blank provider absent, a prompt sent as typed
+    req = validate_craze_create(
+        params(cwd=" /work ", provider="  ", prompt=" hi ", request_id="abc.DEF-1_2")
+    )
     assert (req.host.origin, req.cwd, req.provider, req.prompt, req.request_id) == (
         "machine:mini",
         "/work",
         None,
-        "hi",
+        " hi ",
         "abc.DEF-1_2",
     )
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"cwd": None}, 'the session\'s directory must be an absolute path, got ""'),
+        ({"cwd": " w "}, 'the session\'s directory must be an absolute path, got "w"'),
+        (
+            {"request_id": "no spaces!"},
+            'request id "no spaces!" is not craze\'s form (1\u201364 of [A-Za-z0-9._-])',
+        ),
+    ],
+)
+def test_create_refusals_are_create_requests_words(kw: dict[str, Any], message: str) -> None:
+    """craze.rs create_request (stored version id 70373335472): both ``bad_request``."""
+    with pytest.raises(DesktopError) as info:
+        validate_craze_create(params(**kw))
+    assert (info.value.code, info.value.message) == ("bad_request", message)
 
 
 @pytest.mark.parametrize(
