@@ -49,8 +49,8 @@ EVENTS_LOST_MESSAGE = (
     "event subscription fell behind retained history; resubscribe and resync with "
     "session.snapshot"
 )
-"""herdr's message with :data:`EVENTS_LOST` (src/api/subscriptions.rs
-``subscription_events_after``@3f32b738)."""
+"""herdr's message with :data:`EVENTS_LOST` (``src/api/subscriptions.rs``,
+``subscription_events_after``, at commit 3f32b738)."""
 
 
 @dataclass(frozen=True)
