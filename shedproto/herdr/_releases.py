@@ -11,7 +11,7 @@ its version. The sources of each row are in the docs' release table
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import types as t
 from ._versions import VersionMismatchError
@@ -103,6 +103,25 @@ releases (a third says 0.9.3).
 """
 _RETIRED = tuple(sorted(RETIRED_GRAPHICS))
 
+_HERDR_092 = HerdrRelease(
+    version="0.9.2",
+    protocol=22,
+    methods=_methods(22, without=_RETIRED),
+    retired=RETIRED_GRAPHICS,
+    echoes_invalid_id=True,
+    reports_events_lost=True,
+    stream_end_errors=True,
+    ssh_agent_registration=True,
+    differences=(
+        "adds pane.clear and server.ssh_agent.register (capability "
+        "ssh_agent_registration); removes the pane.graphics.* methods (answered "
+        "unknown_method); invalid_request and probe failures echo the request id; "
+        "a subscriber that falls behind gets events_lost, one whose event cannot "
+        "be encoded internal_error, then EOF"
+    ),
+)
+"""0.9.2, as the newest stored source (commit 3f32b738, 0.9.2 or later) answers."""
+
 RELEASES: dict[str, HerdrRelease] = {
     release.version: release
     for release in (
@@ -136,55 +155,14 @@ RELEASES: dict[str, HerdrRelease] = {
             methods=_methods(22, without=_LATER_092),
             differences="adds pane.link.resolve; invalid_request answers carry id \"\"",
         ),
-        HerdrRelease(
-            version="0.9.2",
-            protocol=22,
-            methods=_methods(22, without=_RETIRED),
-            retired=RETIRED_GRAPHICS,
-            echoes_invalid_id=True,
-            reports_events_lost=True,
-            stream_end_errors=True,
-            ssh_agent_registration=True,
-            differences=(
-                "adds pane.clear and server.ssh_agent.register (capability "
-                "ssh_agent_registration); removes the pane.graphics.* methods (answered "
-                "unknown_method); invalid_request and probe failures echo the request id; "
-                "a subscriber that falls behind gets events_lost, one whose event cannot "
-                "be encoded internal_error, then EOF"
-            ),
-        ),
-        HerdrRelease(
-            version="0.9.3",
-            protocol=22,
-            methods=_methods(22, without=_RETIRED),
-            retired=RETIRED_GRAPHICS,
-            echoes_invalid_id=True,
-            reports_events_lost=True,
-            stream_end_errors=True,
-            ssh_agent_registration=True,
-            differences="as 0.9.2 on the socket API (no source tells them apart)",
-        ),
-        HerdrRelease(
-            version="0.9.4",
-            protocol=22,
-            methods=_methods(22, without=_RETIRED),
-            retired=RETIRED_GRAPHICS,
-            echoes_invalid_id=True,
-            reports_events_lost=True,
-            stream_end_errors=True,
-            ssh_agent_registration=True,
-            differences="as 0.9.2 on the socket API (no source tells them apart)",
-        ),
-        HerdrRelease(
-            version="0.9.5",
-            protocol=22,
-            methods=_methods(22, without=_RETIRED),
-            retired=RETIRED_GRAPHICS,
-            echoes_invalid_id=True,
-            reports_events_lost=True,
-            stream_end_errors=True,
-            ssh_agent_registration=True,
-            differences="as 0.9.2 on the socket API (no source tells them apart)",
+        _HERDR_092,
+        *(
+            replace(
+                _HERDR_092,
+                version=version,
+                differences="as 0.9.2 on the socket API (no source tells them apart)",
+            )
+            for version in ("0.9.3", "0.9.4", "0.9.5")
         ),
     )
 }
