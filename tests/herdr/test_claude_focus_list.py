@@ -110,8 +110,7 @@ async def _wait_for_stand_in(client: AsyncHerdrClient, pane: str) -> int:
         await anyio.sleep(0.05)
 
 
-@pytest.mark.skipif(not CLAUDE_FOCUS_READY,
-    CLAUDE_FOCUS_SKIP, reason=CLAUDE_FOCUS_SKIP)
+@pytest.mark.skipif(not CLAUDE_FOCUS_READY, reason=CLAUDE_FOCUS_SKIP)
 async def test_claude_focus_list_finds_shell_panes_and_the_claude_session(
     short_socket_dir: Path, tmp_path: Path
 ) -> None:

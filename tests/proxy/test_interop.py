@@ -23,8 +23,7 @@ from ._helpers import proxied
 
 
 @pytest.mark.skipif(PYTHON is None, reason="no working Python >= 3.13")
-@pytest.mark.skipif(not CLIENT_READY,
-    CLIENT_SKIP, reason=CLIENT_SKIP)
+@pytest.mark.skipif(not CLIENT_READY, reason=CLIENT_SKIP)
 async def test_herdr_client_works_unchanged_through_the_proxy(short_socket_dir: Path) -> None:
     assert PYTHON is not None
     cassette = short_socket_dir / "interop.ndjson"
