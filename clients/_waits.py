@@ -17,6 +17,8 @@ from typing import ClassVar, Protocol
 
 import anyio
 
+from shedproto.servers._loop import running_asyncio_loop
+
 __all__ = ["CallLock", "LoopDeadlines", "TimedWait", "running_asyncio_loop"]
 
 
@@ -157,12 +159,3 @@ _BY_LOOP: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopDeadlines] = 
 """Each running event loop's :class:`LoopDeadlines`."""
 
 LoopDeadlines._last = (lambda: None, LoopDeadlines())
-
-
-def running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
-    """Return the running asyncio loop, or None (under trio, or outside a loop).
-
-    ``asyncio._get_running_loop`` is asyncio's own exception-free form of
-    ``get_running_loop`` (public in ``asyncio.events.__all__`` since 3.7).
-    """
-    return asyncio._get_running_loop()

@@ -55,8 +55,9 @@ def run(func: Callable[[Unpack[PosArgsT]], Awaitable[T]], *args: Unpack[PosArgsT
 
 
 def running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
-    """Return the running asyncio loop (uvloop included), or None under trio or outside one."""
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
+    """Return the running asyncio loop (uvloop included), or None under trio or outside one.
+
+    ``asyncio._get_running_loop`` is asyncio's own exception-free form of
+    ``get_running_loop`` (public in ``asyncio.events.__all__`` since 3.7).
+    """
+    return asyncio._get_running_loop()
