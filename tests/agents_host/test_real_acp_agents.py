@@ -30,13 +30,12 @@ from shedproto.connector import AgentSourceConfig, PromptPayload, StartPayload
 from shedproto.servers.agents_host import OperationOptions
 from shedproto.servers.agents_host.process_group import group_alive
 from shedproto.servers.drivers import AcpDriver
+from tests._pins import ACP_AGENT_PACKAGES
 
 from .acp_driving import running_driver, start, turn_with
 from .fake_model import REPLY, FakeModel
 
-CODEX_ACP = "@zed-industries/codex-acp@0.16.0"
-CLAUDE_ACP = "@zed-industries/claude-agent-acp@0.23.1"
-PACKAGES = (CODEX_ACP, CLAUDE_ACP)
+PACKAGES = ACP_AGENT_PACKAGES
 NPM_QUICK = ("--fetch-retries=1", "--fetch-timeout=30000")
 """An unreachable registry fails the install in about a minute instead of many."""
 AGENTS_ENV = "SHEDPROTO_ACP_AGENTS"

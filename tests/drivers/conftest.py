@@ -14,8 +14,6 @@ from pathlib import Path
 import pytest
 
 REAL_BINARIES_ENV = "SHEDPROTO_REAL_BINARIES"
-CODEX_VERSION = "0.171.0"
-CLAUDE_SDK_VERSION = "0.3.332"
 
 
 def pytest_configure(config: pytest.Config) -> None:

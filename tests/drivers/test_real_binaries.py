@@ -23,11 +23,12 @@ from shedproto.connector import AgentSourceConfig, PromptPayload, StartPayload
 from shedproto.drivers.claude import transcript_path
 from shedproto.servers.agents_host import OperationOptions
 from shedproto.servers.drivers import ClaudeAgentSdkDriver, CodexAppServerDriver
+from tests._pins import CLAUDE_SDK_VERSION, CODEX_VERSION
 from tests._upstream_schema import problems as schema_problems
 from tests._upstream_schema import schema_validator
 
 from ._helpers import FAKE_CODEX, received
-from .conftest import CLAUDE_SDK_VERSION, CODEX_VERSION, real_prefix
+from .conftest import real_prefix
 
 pytestmark = pytest.mark.real_binaries
 
