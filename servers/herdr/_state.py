@@ -421,7 +421,8 @@ class ServerState:
         index = self.workspaces.index(ws)
         info = self._ws_info(ws)
         self.workspaces.remove(ws)
-        self.hub.emit(t.WorkspaceClosedEventData(workspace_id=ws.id, workspace=info))
+        if ws.announce_close:
+            self.hub.emit(t.WorkspaceClosedEventData(workspace_id=ws.id, workspace=info))
         if self.active is ws:
             self.active = self.workspaces[max(0, index - 1)] if self.workspaces else None
             if self.active is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from shedproto.herdr import GROUP_CLOSE_REQUIRED_MESSAGE, close_group_members
 from shedproto.herdr import types as t
 
 from ._model import Workspace, new_workspace_id
@@ -94,8 +95,27 @@ class WorkspaceHandlers(ServerState):
         return t.WorkspaceInfoReply(workspace=self._ws_info(ws))
 
     async def _workspace_close(self, id: str, params: Any) -> t.OkReply:
+        """Close a workspace, or its whole worktree group when it is the group's primary.
+
+        From 0.9.0 (``release.group_close_intent``) a group closes only with
+        ``close_group: true``; otherwise the answer is
+        ``workspace_group_close_required`` and nothing closes. 0.8.2 closes
+        the group unasked and announces only the target (herdrdev/herdr
+        src/app/actions.rs:1673, src/app/api/workspaces.rs:298@v0.8.2).
+        """
         ws = self._find_workspace(params.workspace_id)
-        await self._close_all(ws.panes())
+        trees = [member.worktree for member in self.workspaces]
+        members = [
+            self.workspaces[i] for i in close_group_members(self.workspaces.index(ws), trees)
+        ]
+        if len(members) > 1 and self.release.group_close_intent:
+            if not getattr(params, "close_group", False):
+                raise AnswerError(E.WORKSPACE_GROUP_CLOSE_REQUIRED, GROUP_CLOSE_REQUIRED_MESSAGE)
+        elif len(members) > 1:
+            for member in members:
+                member.announce_close = member is ws
+        for member in members:
+            await self._close_all(member.panes())
         return t.OkReply()
 
     async def _workspace_move(self, id: str, params: t.WorkspaceMoveParams) -> t.WorkspaceListReply:

@@ -142,8 +142,13 @@ class HerdrErrorCode(str, Enum):
     WORKTREE_CREATE_FAILED = "worktree_create_failed"
     WORKTREE_OPERATION_IN_PROGRESS = "worktree_operation_in_progress"
     WORKTREE_REMOVE_FAILED = "worktree_remove_failed"
+    # src/app/api/worktrees.rs:206, 292, 318@v0.8.2: create/open from a linked worktree
+    LINKED_WORKTREE_SOURCE = "linked_worktree_source"
     # workspace moves: src/app/api/workspaces.rs:166
     WORKSPACE_MOVE_BLOCK_FAILED = "workspace_move_block_failed"
+    # worktree groups (0.9.0-preview and later): workspace.close of a group's primary
+    # without close_group; CHANGELOG.md:27@16996f3 (0.9.0, #2874)
+    WORKSPACE_GROUP_CLOSE_REQUIRED = "workspace_group_close_required"
     # server: src/api/server.rs:980 (a socket-thread method reached the app)
     UNEXPECTED_DISPATCH = "unexpected_dispatch"
     # custom commands (protocol 22): src/app/commands.rs handle_command_invoke,

@@ -68,6 +68,11 @@ class HerdrRelease:
     ``retired``: methods the release no longer has but answers ``unknown_method``
     (``unknown method: <name>``, with the line's string id) instead of
     ``invalid_request``: the ``pane.graphics.*`` methods from 0.9.2.
+    ``group_close_intent``: ``workspace.close`` of a worktree group's primary
+    closes the group only with ``close_group: true`` (one ``workspace_closed``
+    per member) and otherwise answers ``workspace_group_close_required``
+    leaving every member open; without it (0.8.2) the close takes the whole
+    group and reports one ``workspace_closed``, the target's.
     """
 
     version: str
@@ -78,6 +83,7 @@ class HerdrRelease:
     stream_end_errors: bool = False
     ssh_agent_registration: bool = False
     retired: frozenset[str] = frozenset()
+    group_close_intent: bool = True
     differences: str = ""
 
 
@@ -129,9 +135,11 @@ RELEASES: dict[str, HerdrRelease] = {
             version="0.8.2",
             protocol=20,
             methods=_methods(20),
+            group_close_intent=False,
             differences=(
                 "protocol 20; pane.graphics.stream is served though the published "
-                "schema leaves it out"
+                "schema leaves it out; closing a worktree group's primary closes the "
+                "group without asking"
             ),
         ),
         HerdrRelease(
