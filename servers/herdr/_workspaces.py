@@ -101,7 +101,7 @@ class WorkspaceHandlers(ServerState):
         ``close_group: true``; otherwise the answer is
         ``workspace_group_close_required`` and nothing closes. 0.8.2 closes
         the group unasked and announces only the target (herdrdev/herdr
-        src/app/actions.rs:1673, src/app/api/workspaces.rs:298@v0.8.2).
+        src/app/actions.rs:1680-1697, src/app/api/workspaces.rs:318-328@v0.8.2).
         """
         ws = self._find_workspace(params.workspace_id)
         trees = [member.worktree for member in self.workspaces]

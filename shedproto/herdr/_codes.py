@@ -37,14 +37,14 @@ class HerdrErrorCode(str, Enum):
     CELL_SIZE_UNAVAILABLE = "cell_size_unavailable"
     HANDOFF_FAILED = "handoff_failed"
     UNSUPPORTED_IN_APP_MODE = "unsupported_in_app_mode"
-    # client_shell.surface.set over the API socket: herdrdev/herdr src/api/server.rs
-    # handle_request@3f32b738 (and every stored 0.9.x copy)
+    # client_shell.surface.set over the API socket: herdrdev/herdr
+    # src/api/server.rs:575-581@3f32b738 (handle_request; and every stored 0.9.x copy)
     CONNECTION_LOCAL_ONLY = "connection_local_only"
-    # a retired pane.graphics.* method (0.9.2 on): herdrdev/herdr src/api/server.rs
-    # retired_pane_graphics_method_error@3f32b738
+    # a retired pane.graphics.* method (0.9.2 on): herdrdev/herdr
+    # src/api/server.rs:272-294@3f32b738 (retired_pane_graphics_method_error)
     UNKNOWN_METHOD = "unknown_method"
-    # server.ssh_agent.register: herdrdev/herdr src/api/server.rs
-    # handle_connection_with_stop@3f32b738 (an InvalidInput error, else unavailable)
+    # server.ssh_agent.register: herdrdev/herdr
+    # src/api/server.rs:387-407@3f32b738 (an InvalidInput error, else unavailable)
     INVALID_SSH_AGENT = "invalid_ssh_agent"
     SSH_AGENT_UNAVAILABLE = "ssh_agent_unavailable"
     # app layer: workspaces, tabs, panes

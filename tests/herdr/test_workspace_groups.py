@@ -1,6 +1,6 @@
 """Worktree groups: ``workspace.close`` of a group's primary and ``close_group`` (issue 26).
 
-Sources: herdrdev/herdr src/app/actions.rs:1673-1694@v0.8.2 (the group a close takes:
+Sources: herdrdev/herdr src/app/actions.rs:1680-1697@v0.8.2 (the group a close takes:
 every workspace of the primary's repo_key, when there are two or more),
 src/app/api/workspaces.rs:298-331@v0.8.2 (0.8.2: one ``workspace_closed``, the target's),
 src/app/api/worktrees.rs:380-405@v0.8.2 (a worktree create/open makes the repository's
@@ -38,7 +38,7 @@ def _member(key: str, linked: bool) -> t.WorkspaceWorktreeInfo:
 
 
 def test_closing_a_primary_takes_its_group_and_anything_else_closes_alone() -> None:
-    # src/app/actions.rs:1679-1694@v0.8.2: a primary (not linked) with >= 2 members of its key
+    # src/app/actions.rs:1680-1697@v0.8.2: a primary (not linked) with >= 2 members of its key
     primary, child, other = _member("k", False), _member("k", True), _member("o", True)
     trees = [primary, None, child, other, _member("k", True)]
     assert herdr.close_group_members(0, trees) == [0, 2, 4]
@@ -153,7 +153,7 @@ async def test_a_linked_member_closes_alone_and_then_the_primary_closes_plainly(
 async def test_herdr_082_closes_the_whole_group_unasked_and_announces_the_target(
     short_socket_dir: Path, tmp_path: Path
 ) -> None:
-    # src/app/actions.rs:1673-1720 and src/app/api/workspaces.rs:318-326@v0.8.2
+    # src/app/actions.rs:1680-1715 and src/app/api/workspaces.rs:318-328@v0.8.2
     repo = _git_repo(tmp_path)
     server = HerdrServer(
         short_socket_dir / "h.sock", protocol=20, shell=["/bin/sh"], cwd=str(repo),
