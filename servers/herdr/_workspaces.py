@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from shedproto.herdr import GROUP_CLOSE_REQUIRED_MESSAGE, close_group_members
+from shedproto.herdr import GROUP_CLOSE_REQUIRED_MESSAGE
 from shedproto.herdr import types as t
 
 from ._model import Workspace, new_workspace_id
@@ -104,10 +104,7 @@ class WorkspaceHandlers(ServerState):
         src/app/actions.rs:1680-1697, src/app/api/workspaces.rs:318-328@v0.8.2).
         """
         ws = self._find_workspace(params.workspace_id)
-        trees = [member.worktree for member in self.workspaces]
-        members = [
-            self.workspaces[i] for i in close_group_members(self.workspaces.index(ws), trees)
-        ]
+        members = self._group_of(ws)
         if len(members) > 1 and self.release.group_close_intent:
             if not getattr(params, "close_group", False):
                 raise AnswerError(E.WORKSPACE_GROUP_CLOSE_REQUIRED, GROUP_CLOSE_REQUIRED_MESSAGE)

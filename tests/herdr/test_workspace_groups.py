@@ -193,3 +193,37 @@ async def test_a_worktree_from_a_linked_worktree_is_refused(
                     await call
                 assert refused.value.code == herdr.HerdrErrorCode.LINKED_WORKTREE_SOURCE
             server.shutdown()
+
+
+@needs_git
+async def test_closing_a_primarys_last_tab_or_pane_asks_first(
+    short_socket_dir: Path, tmp_path: Path
+) -> None:
+    # src/app/api/tabs.rs:246-253, src/app/api/panes.rs:1562-1569 and
+    # src/app/actions.rs:2004-2012@v0.8.2 (ui.confirm_close, on by default)
+    repo = _git_repo(tmp_path)
+    server = HerdrServer(
+        short_socket_dir / "h.sock", shell=["/bin/sh"], cwd=str(repo),
+        worktrees_dir=str(tmp_path / "trees"),
+    )  # fmt: skip
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            path = await tg.start(server.serve)
+            client = AsyncHerdrClient.for_socket(path)
+            primary, child = await _group(server, repo, client)
+            info = (await client.workspace_get(primary)).workspace
+            [pane] = (await client.pane_list(workspace_id=primary)).panes
+            for call, what in (
+                (client.tab_close(info.active_tab_id), "tab"),
+                (client.pane_close(pane.pane_id), "pane"),
+            ):
+                with pytest.raises(herdr.HerdrApiError) as refused:
+                    await call
+                assert refused.value.code == herdr.HerdrErrorCode.CONFIRMATION_REQUIRED
+                assert refused.value.message == f"closing this {what} would close a worktree group"
+            assert len((await client.workspace_list()).workspaces) == 2
+            # a linked member's last pane closes it as ever
+            [linked] = (await client.pane_list(workspace_id=child)).panes
+            await client.pane_close(linked.pane_id)
+            assert _closed(server) == [child]
+            server.shutdown()
