@@ -46,13 +46,22 @@ class WorkspaceHandlers(ServerState):
         return self._follow_cwd(focused) or (self._follow_cwd(panes[0]) if panes else None)
 
     async def _workspace_create(
-        self, id: str, params: t.WorkspaceCreateParams
+        self,
+        id: str,
+        params: t.WorkspaceCreateParams,
+        *,
+        worktree: t.WorkspaceWorktreeInfo | None = None,
     ) -> t.WorkspaceCreatedReply:
+        """Create a workspace with one tab and one pane (``worktree``: its group membership).
+
+        The membership is set before the creation events, so ``workspace_created``
+        carries it (herdrdev/herdr src/app/api/worktrees.rs:127-153@v0.8.2).
+        """
         self._check_env(params.env)
         number = next(self._workspace_numbers)
         cwd = params.cwd or self._creation_follow_cwd(params) or self.cwd
         label = params.label or (os.path.basename(cwd.rstrip("/")) or cwd)
-        ws = Workspace(number=number, id=new_workspace_id(number), label=label)
+        ws = Workspace(number=number, id=new_workspace_id(number), label=label, worktree=worktree)
         tab = ws.new_tab(None)
         try:
             pane = self._spawn(ws, tab, cwd, params.env)

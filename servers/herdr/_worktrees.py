@@ -118,11 +118,11 @@ class WorktreeHandlers(WorkspaceHandlers):
             )  # fmt: skip
         if parent is None:
             created = await self._workspace_create(
-                "", t.WorkspaceCreateParams(cwd=source.source_checkout_path, focus=False)
+                "",
+                t.WorkspaceCreateParams(cwd=source.source_checkout_path, focus=False),
+                worktree=parent_membership(source),
             )
-            parent = self._find_workspace(created.workspace.workspace_id)
-            parent.worktree = parent_membership(source)
-            return parent
+            return self._find_workspace(created.workspace.workspace_id)
         membership = parent_membership(source)
         if parent.worktree != membership:
             parent.worktree = membership
@@ -152,17 +152,12 @@ class WorktreeHandlers(WorkspaceHandlers):
     async def _open_as_workspace(
         self, source: t.WorktreeSourceInfo, info: t.WorktreeInfo, label: str | None, focus: bool
     ) -> t.WorkspaceCreatedReply:
-        created = await self._workspace_create(
-            "", t.WorkspaceCreateParams(cwd=info.path, label=label or info.label, focus=focus)
-        )
-        ws = self._find_workspace(created.workspace.workspace_id)
-        ws.worktree = t.WorkspaceWorktreeInfo(
+        membership = t.WorkspaceWorktreeInfo(
             repo_key=source.repo_key, repo_name=source.repo_name, repo_root=source.repo_root,
             checkout_path=info.path, is_linked_worktree=info.is_linked_worktree,
         )  # fmt: skip
-        return t.WorkspaceCreatedReply(
-            workspace=self._ws_info(ws), tab=created.tab, root_pane=created.root_pane
-        )
+        params = t.WorkspaceCreateParams(cwd=info.path, label=label or info.label, focus=focus)
+        return await self._workspace_create("", params, worktree=membership)
 
     async def _worktree_create(
         self, id: str, params: t.WorktreeCreateParams

@@ -115,6 +115,13 @@ async def test_a_primary_refuses_to_close_its_group_without_close_group(
             linked = (await client.workspace_get(child)).workspace.worktree
             assert linked is not None
             assert linked.is_linked_worktree
+            # src/app/api/worktrees.rs:127-153@v0.8.2: membership first, then the open events
+            created = [
+                event.data.workspace.worktree
+                for _, event in server.hub.events
+                if isinstance(event.data, t.WorkspaceCreatedEventData)
+            ]
+            assert created == [info.worktree, linked]
             with pytest.raises(herdr.HerdrApiError) as refused:
                 await client.workspace_close(primary)
             assert refused.value.code == herdr.HerdrErrorCode.WORKSPACE_GROUP_CLOSE_REQUIRED
