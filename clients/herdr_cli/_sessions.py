@@ -108,6 +108,24 @@ def workspace_report_metadata(ctx: Context, args: Sequence[str]) -> int:
     return ctx.call_ok("workspace.report_metadata", params)
 
 
+def workspace_close(ctx: Context, args: Sequence[str]) -> int:
+    """``workspace close ID [--group]`` -> ``workspace.close`` (``--group``: ``close_group``).
+
+    ``--group`` closes a worktree group's primary with its linked workspaces;
+    herdr 0.8.2's CLI (protocol 20) has no such flag. Anything else is a
+    usage error naming the usage line herdr prints for a bad invocation.
+    """
+    grouped = ctx.client_protocol != 20
+    usage = "usage: herdr workspace close <workspace_id>" + (" [--group]" if grouped else "")
+    rest = [arg for arg in args if not (grouped and arg == "--group")]
+    if len(rest) != 1 or rest[0].startswith("-"):
+        raise Usage(usage)
+    params: dict[str, Any] = {"workspace_id": rest[0]}
+    if len(rest) != len(args):
+        params["close_group"] = True
+    return ctx.call("cli:workspace:close", "workspace.close", params)
+
+
 WORKSPACE_HELP = [
     "herdr workspace commands:",
     "  herdr workspace list",
@@ -117,7 +135,7 @@ WORKSPACE_HELP = [
     "  herdr workspace rename <workspace_id> <label>",
     "  herdr workspace report-metadata <workspace_id> --source ID [--token NAME=VALUE] "
     "[--clear-token NAME] [--seq N] [--ttl-ms N]",
-    "  herdr workspace close <workspace_id>",
+    "  herdr workspace close <workspace_id> [--group]",
 ]
 
 WORKSPACE: tuple[dict[str, Handler], list[str]] = (
@@ -128,7 +146,7 @@ WORKSPACE: tuple[dict[str, Handler], list[str]] = (
         "focus": _target("workspace", "focus"),
         "rename": _rename("workspace"),
         "report-metadata": workspace_report_metadata,
-        "close": _target("workspace", "close"),
+        "close": workspace_close,
     },
     WORKSPACE_HELP,
 )

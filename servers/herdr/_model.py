@@ -217,7 +217,11 @@ class Tab:
 
 @dataclass(eq=False)
 class Workspace:
-    """One workspace: its tabs, the active one, and its id counters."""
+    """One workspace: its tabs, the active one, and its id counters.
+
+    ``worktree`` is its worktree-group membership; ``announce_close`` false
+    closes it without a ``workspace_closed`` event (a 0.8.2 group member).
+    """
 
     number: int
     id: str
@@ -226,6 +230,7 @@ class Workspace:
     active_tab: Tab | None = None
     tokens: dict[str, str] = field(default_factory=dict)
     worktree: t.WorkspaceWorktreeInfo | None = None
+    announce_close: bool = True
     tab_numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     pane_numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 

@@ -82,7 +82,10 @@ class PaneHandlers(ServerState):
         return t.PaneInfoReply(pane=self._pane_updated(pane))
 
     async def _pane_close(self, id: str, params: t.PaneTarget) -> t.OkReply:
-        await self._close_pane(self._find_pane(params.pane_id))
+        pane = self._find_pane(params.pane_id)
+        if pane.workspace.panes() == [pane]:
+            self._refuse_implicit_group_close(pane.workspace, "pane")
+        await self._close_pane(pane)
         return t.OkReply()
 
     async def _pane_current(self, id: str, params: t.PaneCurrentParams) -> t.PaneCurrentReply:

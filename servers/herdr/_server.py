@@ -636,7 +636,7 @@ class HerdrServer(
                         if not (sent and self.replay.drain_bursts):
                             await anyio.sleep(self.poll_interval)
                 except StreamEncodeError as failure:
-                    # herdr src/api/subscriptions.rs event_encoding_error@3f32b738
+                    # herdr src/api/subscriptions.rs:342-347@3f32b738
                     message = f"failed to encode subscription event: {failure}"
                     await self._end_stream(pump, conn, request.id, E.INTERNAL_ERROR, message)
                 except EventsLostError:

@@ -26,6 +26,7 @@ from shedproto.herdr import (
     HerdrRelease,
     ReplayRule,
     UnsupportedKeyError,
+    close_group_members,
     encode_keys,
     parse_pane_ref,
     parse_tab_ref,
@@ -421,11 +422,30 @@ class ServerState:
         index = self.workspaces.index(ws)
         info = self._ws_info(ws)
         self.workspaces.remove(ws)
-        self.hub.emit(t.WorkspaceClosedEventData(workspace_id=ws.id, workspace=info))
+        if ws.announce_close:
+            self.hub.emit(t.WorkspaceClosedEventData(workspace_id=ws.id, workspace=info))
         if self.active is ws:
             self.active = self.workspaces[max(0, index - 1)] if self.workspaces else None
             if self.active is not None:
                 self.hub.emit(t.WorkspaceFocusedEventData(workspace_id=self.active.id))
+
+    def _group_of(self, ws: Workspace) -> list[Workspace]:
+        """Return the workspaces closing ``ws`` closes: its worktree group when it is a primary."""
+        trees = [member.worktree for member in self.workspaces]
+        return [self.workspaces[i] for i in close_group_members(self.workspaces.index(ws), trees)]
+
+    def _refuse_implicit_group_close(self, ws: Workspace, what: str) -> None:
+        """Answer ``confirmation_required`` when closing ``what`` would close ``ws``'s group.
+
+        herdr asks first (its ``ui.confirm_close``, on by default) when a tab or
+        pane close would take a worktree group's primary, and so the group,
+        with it (herdrdev/herdr src/app/api/tabs.rs:246-253, panes.rs:1562-1569,
+        actions.rs:2004-2012@v0.8.2).
+        """
+        if len(self._group_of(ws)) > 1:
+            raise AnswerError(
+                E.CONFIRMATION_REQUIRED, f"closing this {what} would close a worktree group"
+            )
 
     async def _close_all(self, panes: list[Pane]) -> None:
         for pane in panes:

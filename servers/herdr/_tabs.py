@@ -70,6 +70,8 @@ class TabHandlers(ServerState):
 
     async def _tab_close(self, id: str, params: t.TabTarget) -> t.OkReply:
         tab = self._find_tab(params.tab_id)
+        if len(tab.workspace.tabs) == 1:
+            self._refuse_implicit_group_close(tab.workspace, "tab")
         await self._close_all(tab.panes())
         return t.OkReply()
 

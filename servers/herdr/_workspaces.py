@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from shedproto.herdr import GROUP_CLOSE_REQUIRED_MESSAGE
 from shedproto.herdr import types as t
 
 from ._model import Workspace, new_workspace_id
@@ -45,13 +46,22 @@ class WorkspaceHandlers(ServerState):
         return self._follow_cwd(focused) or (self._follow_cwd(panes[0]) if panes else None)
 
     async def _workspace_create(
-        self, id: str, params: t.WorkspaceCreateParams
+        self,
+        id: str,
+        params: t.WorkspaceCreateParams,
+        *,
+        worktree: t.WorkspaceWorktreeInfo | None = None,
     ) -> t.WorkspaceCreatedReply:
+        """Create a workspace with one tab and one pane (``worktree``: its group membership).
+
+        The membership is set before the creation events, so ``workspace_created``
+        carries it (herdrdev/herdr src/app/api/worktrees.rs:127-153@v0.8.2).
+        """
         self._check_env(params.env)
         number = next(self._workspace_numbers)
         cwd = params.cwd or self._creation_follow_cwd(params) or self.cwd
         label = params.label or (os.path.basename(cwd.rstrip("/")) or cwd)
-        ws = Workspace(number=number, id=new_workspace_id(number), label=label)
+        ws = Workspace(number=number, id=new_workspace_id(number), label=label, worktree=worktree)
         tab = ws.new_tab(None)
         try:
             pane = self._spawn(ws, tab, cwd, params.env)
@@ -94,8 +104,24 @@ class WorkspaceHandlers(ServerState):
         return t.WorkspaceInfoReply(workspace=self._ws_info(ws))
 
     async def _workspace_close(self, id: str, params: Any) -> t.OkReply:
+        """Close a workspace, or its whole worktree group when it is the group's primary.
+
+        From 0.9.0 (``release.group_close_intent``) a group closes only with
+        ``close_group: true``; otherwise the answer is
+        ``workspace_group_close_required`` and nothing closes. 0.8.2 closes
+        the group unasked and announces only the target (herdrdev/herdr
+        src/app/actions.rs:1680-1697, src/app/api/workspaces.rs:318-328@v0.8.2).
+        """
         ws = self._find_workspace(params.workspace_id)
-        await self._close_all(ws.panes())
+        members = self._group_of(ws)
+        if len(members) > 1 and self.release.group_close_intent:
+            if not getattr(params, "close_group", False):
+                raise AnswerError(E.WORKSPACE_GROUP_CLOSE_REQUIRED, GROUP_CLOSE_REQUIRED_MESSAGE)
+        elif len(members) > 1:
+            for member in members:
+                member.announce_close = member is ws
+        for member in members:
+            await self._close_all(member.panes())
         return t.OkReply()
 
     async def _workspace_move(self, id: str, params: t.WorkspaceMoveParams) -> t.WorkspaceListReply:

@@ -11,6 +11,7 @@ from shedproto.herdr import (
     generated_branch,
     is_dirty_remove_error,
     option_shaped,
+    parent_membership,
     parse_worktree_list,
     removed_worktree,
     worktree_add_args,
@@ -23,6 +24,9 @@ from shedproto.herdr import types as t
 from ._model import Workspace
 from ._state import AnswerError, E
 from ._workspaces import WorkspaceHandlers
+
+LINKED_SOURCE_MESSAGE = "New and open worktree actions start from the repo parent workspace."
+"""herdr's ``linked_worktree_source`` message (src/app/api/worktrees.rs:207@v0.8.2)."""
 
 HANDLERS: dict[str, str] = {
     "worktree.list": "_worktree_list",
@@ -75,6 +79,56 @@ class WorktreeHandlers(WorkspaceHandlers):
         )  # fmt: skip
         return worktree_source(top, common, ws.id if ws else None), ws
 
+    def _refuse_linked_source(self, source: t.WorktreeSourceInfo, given: Workspace | None) -> None:
+        """Answer ``linked_worktree_source`` when a create or open starts from a linked worktree."""
+        tree = given.worktree if given is not None else None
+        linked = tree is not None and tree.is_linked_worktree
+        if linked or source.source_checkout_path != source.repo_root:
+            raise AnswerError(E.LINKED_WORKTREE_SOURCE, LINKED_SOURCE_MESSAGE)
+
+    async def _ensure_parent(
+        self, source: t.WorktreeSourceInfo, given: Workspace | None
+    ) -> Workspace:
+        """Make the repository's workspace the group's primary, opening one if none is open.
+
+        The primary is the workspace the request named, else an open primary of
+        the same repository, else one open on the repository's checkout, else a
+        new unfocused workspace there. A workspace that was already open and
+        becomes a primary is announced with ``workspace_updated`` (herdrdev/herdr
+        src/app/api/worktrees.rs:380-405, :447-470@v0.8.2).
+        """
+        parent = given
+        if parent is None:
+            parent = next(
+                (
+                    ws for ws in self.workspaces
+                    if ws.worktree is not None and not ws.worktree.is_linked_worktree
+                    and ws.worktree.repo_key == source.repo_key
+                ),
+                None,
+            ) or self._open_workspace(source.source_checkout_path)  # fmt: skip
+        if parent is None:
+            parent = next(
+                (
+                    ws for ws in self.workspaces
+                    if ws.worktree is None and ws.panes()
+                    and ws.panes()[0].cwd == source.source_checkout_path
+                ),
+                None,
+            )  # fmt: skip
+        if parent is None:
+            created = await self._workspace_create(
+                "",
+                t.WorkspaceCreateParams(cwd=source.source_checkout_path, focus=False),
+                worktree=parent_membership(source),
+            )
+            return self._find_workspace(created.workspace.workspace_id)
+        membership = parent_membership(source)
+        if parent.worktree != membership:
+            parent.worktree = membership
+            self.hub.emit(t.WorkspaceUpdatedEventData(workspace=self._ws_info(parent)))
+        return parent
+
     def _open_workspace(self, path: str) -> Workspace | None:
         for ws in self.workspaces:
             if ws.worktree is not None and ws.worktree.checkout_path == path:
@@ -98,22 +152,18 @@ class WorktreeHandlers(WorkspaceHandlers):
     async def _open_as_workspace(
         self, source: t.WorktreeSourceInfo, info: t.WorktreeInfo, label: str | None, focus: bool
     ) -> t.WorkspaceCreatedReply:
-        created = await self._workspace_create(
-            "", t.WorkspaceCreateParams(cwd=info.path, label=label or info.label, focus=focus)
-        )
-        ws = self._find_workspace(created.workspace.workspace_id)
-        ws.worktree = t.WorkspaceWorktreeInfo(
+        membership = t.WorkspaceWorktreeInfo(
             repo_key=source.repo_key, repo_name=source.repo_name, repo_root=source.repo_root,
             checkout_path=info.path, is_linked_worktree=info.is_linked_worktree,
         )  # fmt: skip
-        return t.WorkspaceCreatedReply(
-            workspace=self._ws_info(ws), tab=created.tab, root_pane=created.root_pane
-        )
+        params = t.WorkspaceCreateParams(cwd=info.path, label=label or info.label, focus=focus)
+        return await self._workspace_create("", params, worktree=membership)
 
     async def _worktree_create(
         self, id: str, params: t.WorktreeCreateParams
     ) -> t.WorktreeCreatedReply:
-        source, _ = await self._repo(params.workspace_id, params.cwd)
+        source, given = await self._repo(params.workspace_id, params.cwd)
+        self._refuse_linked_source(source, given)
         branch = params.branch or generated_branch(next(self._worktree_seeds))
         refused = option_shaped(branch, params.base)
         if refused is not None:
@@ -133,6 +183,7 @@ class WorktreeHandlers(WorkspaceHandlers):
         if not matching:
             raise AnswerError("worktree_create_failed", f"git did not list {path}")
         info = matching[0]
+        await self._ensure_parent(source, given)
         created = await self._open_as_workspace(source, info, params.label, params.focus)
         info = msgspec.structs.replace(info, open_workspace_id=created.workspace.workspace_id)
         self.hub.emit(t.WorktreeCreatedEventData(workspace=created.workspace, worktree=info))
@@ -142,7 +193,8 @@ class WorktreeHandlers(WorkspaceHandlers):
         )  # fmt: skip
 
     async def _worktree_open(self, id: str, params: t.WorktreeOpenParams) -> t.WorktreeOpenedReply:
-        source, _ = await self._repo(params.workspace_id, params.cwd)
+        source, given = await self._repo(params.workspace_id, params.cwd)
+        self._refuse_linked_source(source, given)
         entries = await self._worktrees(source)
         wanted = await anyio.Path(params.path).resolve() if params.path else None
         info = None
@@ -154,6 +206,7 @@ class WorktreeHandlers(WorkspaceHandlers):
                 info = entry
         if info is None:
             raise AnswerError("worktree_not_found", "worktree cannot be opened")
+        await self._ensure_parent(source, given)
         open_ws = self._open_workspace(info.path)
         if open_ws is not None:
             if params.focus:

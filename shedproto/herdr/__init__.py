@@ -157,14 +157,17 @@ from ._versions import (
     differing_methods,
 )
 from ._worktrees import (
+    GROUP_CLOSE_REQUIRED_MESSAGE,
     GitWorktree,
     branch_exists_args,
     branch_slug,
     checkout_path,
+    close_group_members,
     default_checkout_path,
     generated_branch,
     is_dirty_remove_error,
     option_shaped,
+    parent_membership,
     parse_worktree_list,
     removed_worktree,
     worktree_add_args,
@@ -314,6 +317,9 @@ __all__ = [
     "worktree_info",
     "worktree_remove_args",
     "worktree_source",
+    "GROUP_CLOSE_REQUIRED_MESSAGE",
+    "close_group_members",
+    "parent_membership",
     # pane reads
     "MAX_READ_LINES",
     "DEFAULT_RECENT_LINES",

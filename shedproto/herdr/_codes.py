@@ -37,14 +37,14 @@ class HerdrErrorCode(str, Enum):
     CELL_SIZE_UNAVAILABLE = "cell_size_unavailable"
     HANDOFF_FAILED = "handoff_failed"
     UNSUPPORTED_IN_APP_MODE = "unsupported_in_app_mode"
-    # client_shell.surface.set over the API socket: herdrdev/herdr src/api/server.rs
-    # handle_request@3f32b738 (and every stored 0.9.x copy)
+    # client_shell.surface.set over the API socket: herdrdev/herdr
+    # src/api/server.rs:575-581@3f32b738 (handle_request; and every stored 0.9.x copy)
     CONNECTION_LOCAL_ONLY = "connection_local_only"
-    # a retired pane.graphics.* method (0.9.2 on): herdrdev/herdr src/api/server.rs
-    # retired_pane_graphics_method_error@3f32b738
+    # a retired pane.graphics.* method (0.9.2 on): herdrdev/herdr
+    # src/api/server.rs:272-294@3f32b738 (retired_pane_graphics_method_error)
     UNKNOWN_METHOD = "unknown_method"
-    # server.ssh_agent.register: herdrdev/herdr src/api/server.rs
-    # handle_connection_with_stop@3f32b738 (an InvalidInput error, else unavailable)
+    # server.ssh_agent.register: herdrdev/herdr
+    # src/api/server.rs:387-407@3f32b738 (an InvalidInput error, else unavailable)
     INVALID_SSH_AGENT = "invalid_ssh_agent"
     SSH_AGENT_UNAVAILABLE = "ssh_agent_unavailable"
     # app layer: workspaces, tabs, panes
@@ -142,8 +142,13 @@ class HerdrErrorCode(str, Enum):
     WORKTREE_CREATE_FAILED = "worktree_create_failed"
     WORKTREE_OPERATION_IN_PROGRESS = "worktree_operation_in_progress"
     WORKTREE_REMOVE_FAILED = "worktree_remove_failed"
+    # src/app/api/worktrees.rs:206, 292, 318@v0.8.2: create/open from a linked worktree
+    LINKED_WORKTREE_SOURCE = "linked_worktree_source"
     # workspace moves: src/app/api/workspaces.rs:166
     WORKSPACE_MOVE_BLOCK_FAILED = "workspace_move_block_failed"
+    # worktree groups (0.9.0-preview and later): workspace.close of a group's primary
+    # without close_group; CHANGELOG.md:27@16996f3 (0.9.0, #2874)
+    WORKSPACE_GROUP_CLOSE_REQUIRED = "workspace_group_close_required"
     # server: src/api/server.rs:980 (a socket-thread method reached the app)
     UNEXPECTED_DISPATCH = "unexpected_dispatch"
     # custom commands (protocol 22): src/app/commands.rs handle_command_invoke,

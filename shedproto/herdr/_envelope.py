@@ -175,7 +175,7 @@ def request_id_of(line: bytes) -> str:
     """Return the string ``id`` of a request line that may be invalid, else ``""``.
 
     A line whose object names ``id`` twice gives ``""``: herdr's serde reading
-    refuses the duplicate (src/api/server.rs handle_connection_with_stop@3f32b738,
+    refuses the duplicate (src/api/server.rs:354-366@3f32b738,
     "ambiguous duplicate IDs stay uncorrelated").
     """
     try:
@@ -197,8 +197,8 @@ def retired_method_reply(line: bytes, retired: frozenset[str], id: str) -> bytes
     """Return herdr's ``unknown_method`` answer when ``line`` names a ``retired`` method.
 
     ``None`` when it names another method (or none): that line gets
-    ``invalid_request``. herdrdev/herdr src/api/server.rs
-    ``retired_pane_graphics_method_error``@3f32b738.
+    ``invalid_request``. herdrdev/herdr src/api/server.rs:272-294@3f32b738
+    (``retired_pane_graphics_method_error``).
     """
     if not retired:
         return None

@@ -68,6 +68,11 @@ class HerdrRelease:
     ``retired``: methods the release no longer has but answers ``unknown_method``
     (``unknown method: <name>``, with the line's string id) instead of
     ``invalid_request``: the ``pane.graphics.*`` methods from 0.9.2.
+    ``group_close_intent``: ``workspace.close`` of a worktree group's primary
+    closes the group only with ``close_group: true`` (one ``workspace_closed``
+    per member) and otherwise answers ``workspace_group_close_required``
+    leaving every member open; without it (0.8.2) the close takes the whole
+    group and reports one ``workspace_closed``, the target's.
     """
 
     version: str
@@ -78,6 +83,7 @@ class HerdrRelease:
     stream_end_errors: bool = False
     ssh_agent_registration: bool = False
     retired: frozenset[str] = frozenset()
+    group_close_intent: bool = True
     differences: str = ""
 
 
@@ -122,6 +128,16 @@ _HERDR_092 = HerdrRelease(
 )
 """0.9.2, as the newest stored source (commit 3f32b738, 0.9.2 or later) answers."""
 
+_AS_092 = {
+    "0.9.3": (
+        "as 0.9.2: no herdr file is stored at its commit (7b116c05); clients' records of "
+        "its live answers (ping capabilities, workspace.close) match 0.9.2's"
+    ),
+    "0.9.4": "as 0.9.2: no source for this release is stored",
+    "0.9.5": "as 0.9.2: no source for this release is stored",
+}
+"""The releases modelled as 0.9.2, and why (docs/protocols/herdr.md, *Releases*)."""
+
 RELEASES: dict[str, HerdrRelease] = {
     release.version: release
     for release in (
@@ -129,9 +145,11 @@ RELEASES: dict[str, HerdrRelease] = {
             version="0.8.2",
             protocol=20,
             methods=_methods(20),
+            group_close_intent=False,
             differences=(
                 "protocol 20; pane.graphics.stream is served though the published "
-                "schema leaves it out"
+                "schema leaves it out; closing a worktree group's primary closes the "
+                "group without asking"
             ),
         ),
         HerdrRelease(
@@ -147,7 +165,10 @@ RELEASES: dict[str, HerdrRelease] = {
             version="0.9.0",
             protocol=22,
             methods=_methods(22, without=("pane.link.resolve", *_LATER_092)),
-            differences="protocol 22; no pane.link.resolve, pane.clear, server.ssh_agent.register",
+            differences=(
+                "protocol 22; no pane.link.resolve, pane.clear, server.ssh_agent.register; "
+                "closing a worktree group's primary needs close_group"
+            ),
         ),
         HerdrRelease(
             version="0.9.1",
@@ -157,12 +178,8 @@ RELEASES: dict[str, HerdrRelease] = {
         ),
         _HERDR_092,
         *(
-            replace(
-                _HERDR_092,
-                version=version,
-                differences="as 0.9.2 on the socket API (no source tells them apart)",
-            )
-            for version in ("0.9.3", "0.9.4", "0.9.5")
+            replace(_HERDR_092, version=version, differences=differences)
+            for version, differences in _AS_092.items()
         ),
     )
 }

@@ -8,25 +8,38 @@ A relative ``path`` resolves in the repository, as git resolves it. Request
 values never reach git as options: paths follow ``--`` and an option-shaped
 branch or base is refused (:func:`option_shaped`). The shell runs the argv
 these functions build and turns git's output into the protocol's infos here.
+
+Worktree groups: opening or creating a worktree makes the repository's
+workspace (the primary, ``is_linked_worktree`` false) and each worktree's
+workspace members of one group, keyed by ``repo_key``
+(:func:`parent_membership`). Closing the primary closes the group
+(:func:`close_group_members`); closing a linked member closes it alone. From
+0.9.0 herdr closes a group only when asked (``close_group: true``), and
+otherwise answers ``workspace_group_close_required`` with
+:data:`GROUP_CLOSE_REQUIRED_MESSAGE`; 0.8.2 closes it without asking.
 """
 
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 
 from . import types as t
 
 __all__ = [
+    "GROUP_CLOSE_REQUIRED_MESSAGE",
     "GitWorktree",
     "branch_exists_args",
     "branch_slug",
     "checkout_path",
+    "close_group_members",
     "default_checkout_path",
     "generated_branch",
     "is_dirty_remove_error",
     "option_shaped",
+    "parent_membership",
     "parse_worktree_list",
     "removed_worktree",
     "worktree_add_args",
@@ -178,3 +191,44 @@ def removed_worktree(path: str) -> t.WorktreeInfo:
         is_linked_worktree=True,
         label=posixpath.basename(path),
     )
+
+
+GROUP_CLOSE_REQUIRED_MESSAGE = (
+    "workspace has linked worktree workspaces; use --group (close_group=true in the API) "
+    "to close the group"
+)
+"""The message of herdr's ``workspace_group_close_required`` answer (0.9.0 and later)."""
+
+
+def parent_membership(source: t.WorktreeSourceInfo) -> t.WorkspaceWorktreeInfo:
+    """Return the group membership of the repository's own workspace (the primary)."""
+    return t.WorkspaceWorktreeInfo(
+        repo_key=source.repo_key,
+        repo_name=source.repo_name,
+        repo_root=source.repo_root,
+        checkout_path=source.source_checkout_path,
+        is_linked_worktree=False,
+    )
+
+
+def close_group_members(
+    target: int, memberships: Sequence[t.WorkspaceWorktreeInfo | None]
+) -> list[int]:
+    """Return the indices of the workspaces closing ``memberships[target]`` closes, in order.
+
+    A group's primary takes every workspace of its ``repo_key`` with it when
+    the group has at least two; any other workspace closes alone.
+
+    Raises:
+        IndexError: ``target`` is not an index of ``memberships``.
+
+    """
+    tree = memberships[target]
+    if tree is None or tree.is_linked_worktree:
+        return [target]
+    group = [
+        index
+        for index, member in enumerate(memberships)
+        if member is not None and member.repo_key == tree.repo_key
+    ]
+    return group if len(group) >= 2 else [target]

@@ -110,6 +110,9 @@ def herdr(
     return code, out.getvalue(), err.getvalue()
 
 
+CLOSE_USAGE = "usage: herdr workspace close <workspace_id> [--group]"
+"""The usage a bad ``workspace close`` prints (a client's record of live 0.9.1 output)."""
+
 # (argv, request id, method, params) as herdr's CLI builds them (src/cli/*.rs).
 REQUESTS: list[tuple[list[str], str, str, dict[str, Any]]] = [
     (["workspace", "list"], "cli:workspace:list", "workspace.list", {}),
@@ -169,6 +172,13 @@ REQUESTS: list[tuple[list[str], str, str, dict[str, Any]]] = [
         "cli:workspace:close",
         "workspace.close",
         {"workspace_id": "w1"},
+    ),
+    # --group maps to close_group (CHANGELOG.md:27@16996f3; clients' records of 0.9.1/0.9.3)
+    (
+        ["workspace", "close", "w1", "--group"],
+        "cli:workspace:close",
+        "workspace.close",
+        {"workspace_id": "w1", "close_group": True},
     ),
     (["tab", "list", "--workspace", "w1"], "cli:tab:list", "tab.list", {"workspace_id": "w1"}),
     (
@@ -634,6 +644,8 @@ LATE_ERROR = 'Error: Custom { kind: Other, error: "invalid value for --lines: -3
         (["agent", "prompt", "bob", "hi", "--until", "idle"], 2, "--until requires --wait"),
         (["agent", "wait", "bob", "--until", "sleepy"], 2, "invalid agent status: sleepy"),
         (["agent", "read", "bob", "--lines", "-3"], 1, LATE_ERROR),
+        (["workspace", "close", "w1", "--close-group"], 2, CLOSE_USAGE),
+        (["workspace", "close"], 2, CLOSE_USAGE),
         (["worktree", "open", "--path", "/a", "--branch", "b"], 2, "usage: herdr worktree open"),
         (["worktree", "remove"], 2, "usage: herdr worktree remove --workspace ID [--force]"),
         (["notification", "show", "t", "--sound", "loud"], 2, "invalid sound: loud"),
@@ -853,3 +865,13 @@ def test_plugin_list_summary_lines(canned: CannedServer) -> None:
         "  config: /cfg/herdr/plugins/config/acme.notes",
         "  warning: old api",
     ]
+
+
+def test_workspace_close_group_is_not_in_herdr_082s_cli(canned: CannedServer) -> None:
+    # herdr 0.8.2 (protocol 20) has no close_group: WorkspaceTarget at
+    # src/app/api/workspaces.rs:298@v0.8.2; --group came with 0.9.0 (CHANGELOG.md:27@16996f3)
+    env = {"SHEDPROTO_HERDR_CLIENT_PROTOCOL": "20"}
+    code, _, err = herdr(canned, "workspace", "close", "w1", "--group", env=env)
+    assert code == 2
+    assert "usage: herdr workspace close <workspace_id>\n" in err
+    assert canned.sent() == []

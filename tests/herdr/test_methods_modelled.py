@@ -253,7 +253,7 @@ async def test_agent_and_state_methods(herdr_server: HerdrServer) -> None:
             (client.integration_install("claude"), "integration_install_failed"),
             # herdr src/app/commands.rs handle_command_invoke: unknown id -> command_not_found
             (client.command_invoke("no.such.command"), "command_not_found"),
-            # herdrdev/herdr src/api/server.rs handle_request@3f32b738: API socket refuses it
+            # herdrdev/herdr src/api/server.rs:575-581@3f32b738: API socket refuses it
             (client.client_shell_surface_set(True), "connection_local_only"),
         ]:
             with pytest.raises(herdr.HerdrApiError) as refused:

@@ -6,6 +6,7 @@ Sources per release are in docs/protocols/herdr.md (*Releases*).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import msgspec
 import pytest
@@ -49,7 +50,7 @@ def test_each_protocol22_release_has_its_method_set(version: str) -> None:
         line = json.dumps({"id": "m", "method": method, "params": {"pane_id": "p"}}).encode()
         answer = _answer(version, line)
         if method in GRAPHICS:
-            # src/api/server.rs retired_pane_graphics_method_error@3f32b738
+            # src/api/server.rs:272-294 (retired_pane_graphics_method_error) and :367-374@3f32b738
             assert answer == {
                 "id": "m",
                 "error": {"code": "unknown_method", "message": f"unknown method: {method}"},
@@ -66,8 +67,8 @@ def test_each_protocol22_release_has_its_method_set(version: str) -> None:
     [(v, "" if v in ("0.9.0", "0.9.1") else "r1") for v in sorted(EXPECTED_LACKS)],
 )
 def test_which_id_an_invalid_request_answer_carries(version: str, echoed: str) -> None:
-    # src/api/server.rs:190@v0.8.2 answers id ""; handle_connection_with_stop@3f32b738
-    # recovers a string id from a line starting with "{"
+    # src/api/server.rs:190@v0.8.2 answers id ""; src/api/server.rs:351-378@3f32b738
+    # (handle_connection_with_stop) recovers a string id from a line starting with "{"
     assert _answer(version, b'{"id":"r1","method":"no.such","params":{}}')["id"] == echoed
     assert _answer(version, b'{"id":"r1","method":"ping"}')["id"] == echoed  # params missing
     assert _answer(version, b'{"id":7,"method":"ping","params":{}}')["id"] == ""  # not a string
@@ -88,9 +89,10 @@ def test_which_id_an_invalid_request_answer_carries(version: str, echoed: str) -
 def test_stream_endings_and_capabilities_per_release(
     version: str, lost: bool, ends: bool, ssh: bool
 ) -> None:
-    # herdrdev/herdr src/api/subscriptions.rs subscription_events_after and
-    # event_encoding_error@3f32b738: events_lost, server_unavailable and internal_error come
-    # from one poll_batch; src/api/subscriptions.rs@665d6d83 and :337@v0.8.2 have none
+    # herdrdev/herdr src/api/subscriptions.rs:326-340 (subscription_events_after) and
+    # :342-347 (event_encoding_error)@3f32b738: events_lost, server_unavailable and
+    # internal_error come from one poll_batch (:282-323); src/api/subscriptions.rs:337-346@665d6d83
+    # and :333-341@v0.8.2 have none (their poll skips an event it cannot encode)
     release = herdr.release_for(22, version)
     assert (release.reports_events_lost, release.stream_end_errors) == (lost, ends)
     assert release.ssh_agent_registration is ssh
@@ -122,8 +124,8 @@ def test_the_server_connection_refuses_a_release_of_another_protocol() -> None:
 
 def test_request_id_of_reads_only_a_string_id() -> None:
     assert herdr.request_id_of(b'{"id":"x","method":1}') == "x"
-    # herdrdev/herdr src/api/server.rs handle_connection_with_stop@3f32b738: serde refuses a
-    # duplicate id, so the answer stays uncorrelated; a nested "id" is not a duplicate
+    # herdrdev/herdr src/api/server.rs:356-366@3f32b738 (handle_connection_with_stop): serde
+    # refuses a duplicate id, so the answer stays uncorrelated; a nested "id" is not a duplicate
     assert herdr.request_id_of(b'{"id":"a","id":"b","method":"x"}') == ""
     assert herdr.request_id_of(b'{"id":"a","params":{"id":"b"}}') == "a"
     assert herdr.request_id_of(b'{"id":null}') == ""
@@ -142,7 +144,7 @@ def test_hidden_methods_are_in_22_and_not_generated_for_the_schema_only_protocol
 def test_the_schema_only_releases_parse_the_hidden_graphics_stream(protocol: int) -> None:
     # herdrdev/herdr src/api/schema.rs:182-183@v0.8.2: the variant is serde-renamed (parsed),
     # only #[schemars(skip)] leaves it out of the published schema; the server dispatches it
-    # (src/api/server.rs, Method::PaneGraphicsStream@v0.8.2)
+    # (src/api/server.rs:205, Method::PaneGraphicsStream@v0.8.2)
     release = herdr.release_for(protocol)
     assert release.methods >= herdr.HIDDEN_METHODS
     conn = herdr.ServerConnection(protocol=protocol, release=release)
@@ -165,7 +167,7 @@ def test_a_hidden_method_is_only_what_herdr_hides() -> None:
 
 
 def test_restore_error_is_a_pane_field_after_foreground_cwd() -> None:
-    # herdrdev/herdr src/api/schema/panes.rs struct PaneInfo@3f32b738 (restore_error:
+    # herdrdev/herdr src/api/schema/panes.rs:449-462@3f32b738 (PaneInfo; restore_error:
     # Option<String>, skip_serializing_if none, between foreground_cwd and label); the
     # AgentInfo of src/api/schema/agents.rs@b129bebc has no such field
     fields = list(t.PaneInfo.__struct_fields__)
@@ -179,3 +181,14 @@ def test_restore_error_is_a_pane_field_after_foreground_cwd() -> None:
     assert b'"restore_error":"resume failed"' in msgspec.json.encode(pane)
     cleared = msgspec.structs.replace(pane, restore_error=None)
     assert b"restore_error" not in msgspec.json.encode(cleared)
+
+
+@pytest.mark.parametrize("version", ["0.9.3", "0.9.4", "0.9.5"])
+def test_releases_without_a_stored_source_of_their_own_behave_as_092(version: str) -> None:
+    # docs/protocols/herdr.md *Releases*: no herdrdev/herdr file is stored at 0.9.3's commit
+    # (7b116c05) and nothing at all for 0.9.4 or 0.9.5, so each is 0.9.2 under its own name
+    base = herdr.release_for(22, "0.9.2")
+    release = herdr.release_for(22, version)
+    assert release.version == version
+    assert release.differences.startswith("as 0.9.2")
+    assert replace(release, version=base.version, differences=base.differences) == base

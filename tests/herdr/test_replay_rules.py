@@ -104,7 +104,7 @@ async def test_protocol_22_subscription_that_falls_behind_answers_events_lost(
             "id": "gap",
             "error": {
                 "code": "events_lost",
-                # herdrdev/herdr src/api/subscriptions.rs subscription_events_after@3f32b738
+                # herdrdev/herdr src/api/subscriptions.rs:331-334@3f32b738
                 "message": herdr.EVENTS_LOST_MESSAGE,
             },
         }

@@ -159,7 +159,7 @@ async def test_ssh_agent_registration_lasts_while_the_connection_is_open(
         with pytest.raises(herdr.HerdrApiError) as refused:
             async with client.ssh_agent_register("relative.sock"):
                 pass
-    # herdrdev/herdr src/api/server.rs handle_connection_with_stop@3f32b738
+    # herdrdev/herdr src/api/server.rs:387-407@3f32b738 (InvalidInput -> invalid_ssh_agent)
     assert refused.value.code == "invalid_ssh_agent"
     assert (await client.ping()).capabilities.ssh_agent_registration is True  # type: ignore[union-attr]
 
@@ -324,9 +324,9 @@ async def test_a_stream_ends_with_a_bare_eof_when_the_server_stops(
 async def test_an_event_that_cannot_be_encoded_ends_the_stream_with_internal_error_from_092(
     short_socket_dir: Path, version: str, ends: bool
 ) -> None:
-    # herdrdev/herdr src/api/subscriptions.rs event_encoding_error@3f32b738 ("failed to encode
+    # herdrdev/herdr src/api/subscriptions.rs:342-347@3f32b738 ("failed to encode
     # subscription event: {error}", written with the request id, then the stream returns);
-    # before: src/api/subscriptions.rs:337@v0.8.2 `to_value(event).ok()` skips the event
+    # before: src/api/subscriptions.rs:333-341@v0.8.2 `to_value(event).ok()` skips the event
     server = HerdrServer(short_socket_dir / "h.sock", herdr_version=version, shell=["/bin/sh"])
     with anyio.fail_after(LIMIT):
         async with anyio.create_task_group() as tg:
