@@ -1,7 +1,8 @@
 """``server.live_handoff``: hand the panes to a new server process that takes over the socket.
 
-herdr's handoff (herdrdev/herdr src/server/headless.rs:1235-1441 and
-src/server/handoff.rs@1c76079f), step by step, as this server does it:
+herdr's handoff (herdrdev/herdr src/server/headless.rs:1235-1441 (the source),
+5178-5260 (the successor), 3636-3658 (the answer) and src/server/handoff.rs@1c76079f),
+step by step, as this server does it:
 
 1. The source binds a private handoff socket beside its API socket
    (``herdr-handoff-<pid>.sock``; herdr's is in its data directory), refuses
@@ -80,19 +81,22 @@ __all__ = [
 log = logging.getLogger("shedproto.servers.herdr")
 
 SUPPORTED = hasattr(socket, "send_fds") and sys.platform != "win32"
-"""Whether this platform can pass descriptors (herdr: ``cfg!(unix)``, src/platform/mod.rs:66)."""
+"""Whether this platform can pass descriptors.
+
+herdr: ``cfg!(unix)`` (src/platform/mod.rs:66@1c76079f).
+"""
 MAX_FDS_PER_HANDOFF = 64
-"""herdr's cap on panes in one handoff (src/server/handoff.rs:29@1c76079f)."""
+"""herdr's cap on panes in one handoff (src/server/handoff.rs:26@1c76079f)."""
 READY_TIMEOUT = 30.0
-"""How long each step may take (src/server/handoff.rs:25@1c76079f)."""
+"""How long each step may take (src/server/handoff.rs:22@1c76079f)."""
 OWNED_ACK_TIMEOUT = 0.5
-"""How long the source waits for ``owned`` after ``committed`` (src/server/handoff.rs:27)."""
+"""Seconds the source waits for ``owned`` after ``committed`` (handoff.rs:24@1c76079f)."""
 OLD_SOCKETS_TIMEOUT = 5.0
-"""How long the successor waits for the old sockets to go (src/server/headless.rs:5222)."""
+"""How long the successor waits for the old sockets to go (src/server/headless.rs:5222@1c76079f)."""
 PAUSE_TIMEOUT = 2.0
 """How long a pane's reader may take to stop (herdr's ``pause_handoff_reader(2 s)``)."""
 MAX_LINE = 16 * 1024 * 1024
-"""herdr's cap on one line of the handoff stream (src/server/handoff.rs read_line_unbuffered)."""
+"""herdr's cap on one line of the handoff stream (src/server/handoff.rs:374@1c76079f)."""
 
 
 class HandoffFailed(Exception):  # noqa: N818 - herdr's code is handoff_failed
@@ -249,13 +253,23 @@ async def _handoff(
                 )
             except HandoffFailed as exc:
                 log.warning("handoff import ownership ack was not received after commit: %s", exc)
-    except BaseException:
-        if child is not None:
+    except BaseException as failure:
+        if child is None:  # not started, or committed (then the panes are not ours)
+            if not server.handed_off:
+                _resume(server, panes)
+            raise
+        with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(_kill, child)
-            if sockets_removed:
-                with anyio.CancelScope(shield=True):
+            try:
+                if sockets_removed:
                     await _restore_public_sockets(server)
-            _resume(server, panes)
+            except (HandoffFailed, OSError) as lost:
+                # src/server/headless.rs:1403-1408@1c76079f: both reasons, in one message
+                _resume(server, panes)
+                raise HandoffFailed(
+                    f"{failure}; old server could not restore public sockets: {lost}"
+                ) from None
+        _resume(server, panes)
         raise
 
 
@@ -310,7 +324,10 @@ def default_import_command(server: HerdrServer) -> list[str]:
 def _spawn(
     server: HerdrServer, import_exe: str | None, handoff_path: Path, token: str
 ) -> subprocess.Popen[bytes]:
-    """Start the successor (herdr's ``spawn_handoff_import``, src/server/handoff.rs:67-112)."""
+    """Start the successor (herdr's ``spawn_handoff_import``).
+
+    src/server/handoff.rs:62-104@1c76079f.
+    """
     if import_exe is not None:
         argv = [import_exe, "server", "--handoff-import", os.fspath(handoff_path), token]
     elif server.handoff_command is not None:

@@ -1,13 +1,13 @@
 """What a live handoff carries from one reference server to its successor, and its checks.
 
-herdr's handoff manifest (herdrdev/herdr src/server/handoff.rs:36-49@1c76079f)
+herdr's handoff manifest (herdrdev/herdr src/server/handoff.rs:34-49@1c76079f)
 is one JSON line: the handoff format version (1), the source's version and
 protocol, the ``expected_version`` / ``expected_protocol`` the caller of
 ``server.live_handoff`` asked for, the session snapshot, one runtime record per
 pane (its id, the program's pid, its size, its screen history as ANSI;
-src/handoff_runtime.rs:12-31@1c76079f) and the window title set over the API.
+src/handoff_runtime.rs:13-31@1c76079f) and the window title set over the API.
 The successor checks the manifest before it takes anything
-(``validate_manifest``, src/server/handoff.rs:227-257@1c76079f): an unknown
+(``receive``, src/server/handoff.rs:241-267@1c76079f): an unknown
 format version, a protocol other than its own, or a version other than its own
 is refused with herdr's message.
 
@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 HANDOFF_VERSION = 1
-"""herdr's handoff format version (src/server/handoff.rs:23@1c76079f)."""
+"""herdr's handoff format version (src/server/handoff.rs:20@1c76079f)."""
 
 
 class PaneRuntime(msgspec.Struct, frozen=True, kw_only=True):
@@ -205,7 +205,7 @@ def validate_manifest(manifest: HandoffManifest, protocol: int, version: str) ->
     """Return why a successor speaking ``protocol`` as ``version`` refuses ``manifest``, or None.
 
     herdr's three checks and messages, in its order
-    (src/server/handoff.rs:227-257@1c76079f).
+    (src/server/handoff.rs:241-267@1c76079f).
     """
     if manifest.version != HANDOFF_VERSION:
         return f"unsupported handoff version {manifest.version}"
