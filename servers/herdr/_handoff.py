@@ -11,7 +11,7 @@ step by step, as this server does it:
 2. It starts ``IMPORT_EXE server --handoff-import SOCKET TOKEN`` with
    stdin/stdout/stderr on ``/dev/null`` in a new session. Without
    ``import_exe`` herdr starts its own binary; here that is the ``herdr`` shim
-   when the server runs under it (:attr:`HerdrServer.handoff_command`), else
+   when the server runs under it (``HerdrServer.handoff_command``), else
    ``python -m shedproto.clients.cli herdr serve --handoff-import SOCKET TOKEN``.
 3. The successor connects and sends the token; the source answers the
    manifest line; the successor validates it (format, ``expected_protocol``,
@@ -485,7 +485,7 @@ def run_handoff_import(
 ) -> int:
     """Run ``server --handoff-import SOCKET TOKEN``: take the session over and serve it.
 
-    ``handoff_command`` becomes the new server's :attr:`HerdrServer.handoff_command`.
+    ``handoff_command`` becomes the new server's ``handoff_command``.
     Returns the exit status: 0 after serving (stopped by ``server.stop`` or a
     signal), 1 when the handoff was refused or failed (one line on ``err``;
     the source then keeps its panes).

@@ -5,7 +5,9 @@ terminal (a tiny exec shim calls ``TIOCSCTTY``; ``preexec_fn`` is avoided
 because it is unsafe with threads). Output is read without blocking the event
 loop via ``anyio.wait_readable`` on the master descriptor. Closing a pane
 hangs up its process group (SIGHUP), then kills it after a grace period, and
-always reaps the child, so no process outlives the server.
+always reaps the child, so no process outlives the server, except the
+programs a live handoff passed to a successor: it adopts their PTYs
+(:meth:`PtyProcess.adopt`) without being their parent (:class:`AdoptedProcess`).
 """
 
 from __future__ import annotations
