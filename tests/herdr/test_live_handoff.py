@@ -396,3 +396,29 @@ def test_the_replay_redraws_screen_scrollback_wraps_and_modes() -> None:
         source.read("recent", lines=100),
         source.cursor,
     )
+
+
+def test_the_import_commands_refuse_bad_usage(short_socket_dir: Path) -> None:
+    serve = subprocess.run(
+        [*CLI, "herdr", "serve", "--handoff-import", "s", "t", "--shell", "/bin/sh"],
+        capture_output=True, text=True, env=_env(), check=False,
+    )  # fmt: skip
+    assert serve.returncode == 2
+    assert "--handoff-import takes the old server's options; drop --shell" in serve.stderr
+    shim = write_shim(short_socket_dir / "bin")
+    wrong = subprocess.run(
+        [str(shim), "server", "--handoff-import", "only-a-socket"],
+        capture_output=True, text=True, env=_env(), check=False,
+    )  # fmt: skip
+    assert (wrong.returncode, wrong.stderr) == (
+        2,
+        "usage: herdr server --handoff-import <socket> <token>\n",
+    )
+    gone = subprocess.run(
+        [str(shim), "server", "--handoff-import", str(short_socket_dir / "none.sock"), "t"],
+        capture_output=True, text=True, env=_env(), check=False,
+    )  # fmt: skip
+    assert (gone.returncode, gone.stderr) == (
+        1,
+        "herdr: handoff import failed: No such file or directory (os error 2)\n",
+    )
