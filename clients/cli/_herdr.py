@@ -140,6 +140,14 @@ def _add_serve(subparsers: Any) -> None:
         default=None,
         help="home directory integration.install may edit (default: none, so it refuses)",
     )
+    serve.add_argument(
+        "--handoff-import",
+        nargs=2,
+        metavar=("SOCKET", "TOKEN"),
+        default=None,
+        help="take over a live handoff (started by server.live_handoff; the session, "
+        "socket paths and options come from the old server)",
+    )
     serve.set_defaults(func=_serve)
     _register_compat(subparsers)
 
@@ -321,10 +329,13 @@ def _methods(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     import anyio
+    import anyio.abc
 
     from shedproto.herdr import VersionMismatchError, api_socket_path
     from shedproto.servers.herdr import HerdrServer
 
+    if args.handoff_import is not None:
+        return _handoff_import(args)
     protocol = _protocol(args)
     if protocol is None:
         return EXIT_USAGE
@@ -351,7 +362,14 @@ def _serve(args: argparse.Namespace) -> int:
         # KeyboardInterrupt would leave it wrapped in an exception group on 3.10.
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async with anyio.create_task_group() as tg:
-                bound = await tg.start(server.serve)
+
+                async def serve_until_stopped(
+                    *, task_status: anyio.abc.TaskStatus[Path] = anyio.TASK_STATUS_IGNORED
+                ) -> None:
+                    await server.serve(task_status=task_status)
+                    tg.cancel_scope.cancel()  # server.stop or a live handoff: the command ends
+
+                bound = await tg.start(serve_until_stopped)
                 emit(
                     args,
                     f"herdr reference server (protocol {protocol}) on {bound}; Ctrl-C stops it",
@@ -371,6 +389,24 @@ def _serve(args: argparse.Namespace) -> int:
     from shedproto.servers._loop import run as run_server_loop
     run_server_loop(main)
     return EXIT_INTERRUPTED if stopped_by == [signal.SIGINT] else EXIT_OK
+
+
+def _handoff_import(args: argparse.Namespace) -> int:
+    """``serve --handoff-import SOCKET TOKEN``: be the successor of a live handoff."""
+    from shedproto.servers.herdr import ImportIdentity, run_handoff_import
+
+    taken = [flag for flag, value in (("--socket", args.socket), ("--shell", args.shell),
+             ("--config-dir", args.config_dir), ("--home", args.home)) if value]  # fmt: skip
+    if taken:
+        return usage_error(
+            args, f"--handoff-import takes the old server's options; drop {', '.join(taken)}"
+        )
+    identity = ImportIdentity(
+        protocol=args.protocol, version=args.server_version, herdr_version=args.herdr_version
+    )
+    socket_path, token = args.handoff_import
+    code: int = run_handoff_import(socket_path, token, identity)
+    return code
 
 
 async def demo_step(socket_dir: Path) -> DemoStep:

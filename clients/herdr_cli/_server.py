@@ -225,10 +225,35 @@ def server_live_handoff(ctx: Context, args: Sequence[str]) -> int:
     return 0
 
 
+def server_handoff_import(ctx: Context, args: Sequence[str]) -> int:
+    """``server --handoff-import SOCKET TOKEN``: the successor a live handoff starts.
+
+    Not in herdr's help (src/cli/server.rs:11@1c76079f passes it on to the
+    server); it serves as this shim's release, with the old server's session
+    and options (:func:`shedproto.servers.herdr.run_handoff_import`).
+    """
+    if len(args) != 2:
+        raise Usage("usage: herdr server --handoff-import <socket> <token>")
+    from shedproto.herdr import RELEASES
+    from shedproto.servers.herdr import ImportIdentity, run_handoff_import
+
+    release = RELEASES.get(ctx.client_version)
+    own = release is not None and release.protocol == ctx.client_protocol
+    identity = ImportIdentity(
+        protocol=ctx.client_protocol,
+        version=ctx.client_version,
+        herdr_version=ctx.client_version if own else None,
+    )
+    shim = ctx.env.get("SHEDPROTO_HERDR_BIN")
+    command = [shim] if shim else None
+    return run_handoff_import(args[0], args[1], identity, handoff_command=command, err=ctx.stderr)
+
+
 SERVER: tuple[dict[str, Handler], list[str]] = (
     {
         "stop": server_stop,
         "live-handoff": server_live_handoff,
+        "--handoff-import": server_handoff_import,
         "reload-config": _plain("reload-config", "server.reload_config"),
         "agent-manifests": server_agent_manifests,
         "update-agent-manifests": lambda ctx, args: server_agent_manifests(ctx, args, reload=True),

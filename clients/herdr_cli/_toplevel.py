@@ -124,6 +124,9 @@ def run_headless_server(ctx: Context) -> int:
         version=ctx.client_version,
         herdr_version=ctx.client_version if own else None,
     )
+    shim = ctx.env.get("SHEDPROTO_HERDR_BIN")
+    if shim:
+        server.handoff_command = [shim]  # herdr hands off to its own binary by default
     failure: list[BindError] = []
 
     async def main() -> None:

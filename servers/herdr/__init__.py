@@ -13,6 +13,7 @@ herdr: ``docs/architecture/decisions/herdr.rst`` (*The reference server*).
 
 from __future__ import annotations
 
+from ._handoff import ImportIdentity, run_handoff_import
 from ._pty import PtyProcess
 from ._server import AGENT_NAME_PATTERN, DEFAULT_AGENT_KINDS, MODELLED_METHODS, HerdrServer
 
@@ -21,5 +22,7 @@ __all__ = [
     "DEFAULT_AGENT_KINDS",
     "MODELLED_METHODS",
     "HerdrServer",
+    "ImportIdentity",
     "PtyProcess",
+    "run_handoff_import",
 ]

@@ -120,6 +120,8 @@ class Pane:
     """Counts output changes: what copy-mode answers report as ``content_revision``."""
     launch: ManagedLaunch | None = None
     """The readiness of the agent ``agent.start`` launched here (None: none pending/ready)."""
+    paused: bool = False
+    """A live handoff stopped reading this pane's output (the successor reads it next)."""
 
     def notify_output(self) -> None:
         """Wake everything waiting for this pane's output to change."""

@@ -5,7 +5,9 @@ terminal (a tiny exec shim calls ``TIOCSCTTY``; ``preexec_fn`` is avoided
 because it is unsafe with threads). Output is read without blocking the event
 loop via ``anyio.wait_readable`` on the master descriptor. Closing a pane
 hangs up its process group (SIGHUP), then kills it after a grace period, and
-always reaps the child, so no process outlives the server.
+always reaps the child, so no process outlives the server, except the
+programs a live handoff passed to a successor: it adopts their PTYs
+(:meth:`PtyProcess.adopt`) without being their parent (:class:`AdoptedProcess`).
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ import subprocess
 import sys
 import termios
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 import anyio
 
-__all__ = ["PtyProcess"]
+__all__ = ["AdoptedProcess", "ChildProcess", "PtyProcess"]
 
 _SHIM = (
     "import fcntl,os,sys,termios\n"
@@ -35,6 +38,46 @@ _SHIM = (
 READ_CHUNK = 65536
 
 
+class ChildProcess(Protocol):
+    """What a pane needs of its program's process: its id and whether it has exited."""
+
+    @property
+    def pid(self) -> int:
+        """The process id."""
+        ...
+
+    def poll(self) -> int | None:
+        """Return the exit status once the process has exited, else ``None``."""
+        ...
+
+
+class AdoptedProcess:
+    """A pane program this server did not start (a live handoff passed its PTY here).
+
+    It is not our child, so it cannot be waited for: it counts as exited once
+    no process has its id any more, or that process is a zombie (read from
+    ``/proc`` where there is one). The exit status is unknown (``0``).
+    """
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+
+    def poll(self) -> int | None:
+        """Return ``None`` while the process runs, ``0`` once it is gone or a zombie."""
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return 0
+        except PermissionError:  # the id was reused by another user's process
+            return 0
+        try:
+            with open(f"/proc/{self.pid}/stat", "rb") as stat:
+                state = stat.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return None
+        return 0 if state in (b"Z", b"X") else None
+
+
 class PtyProcess:
     """One program running on a fresh PTY.
 
@@ -42,7 +85,7 @@ class PtyProcess:
         OSError: the PTY could not be opened or the program could not start.
     """
 
-    def __init__(self, process: subprocess.Popen[bytes], master: int) -> None:
+    def __init__(self, process: ChildProcess, master: int) -> None:
         self.process = process
         self.master = master
         self.closed = False
@@ -83,6 +126,12 @@ class PtyProcess:
             os.close(slave)
         os.set_blocking(master, False)
         return cls(process, master)
+
+    @classmethod
+    def adopt(cls, master: int, pid: int) -> PtyProcess:
+        """Take over a PTY master ``master`` whose program ``pid`` another server started."""
+        os.set_blocking(master, False)
+        return cls(AdoptedProcess(pid), master)
 
     def resize(self, cols: int, rows: int) -> None:
         """Tell the program its terminal is now ``cols`` x ``rows``; ignored after close."""

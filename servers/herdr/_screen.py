@@ -499,6 +499,42 @@ class PaneScreen:
         """Clear the screen and the scrollback and home the cursor (CSI H, 2 J, 3 J)."""
         self.feed(b"\x1b[H\x1b[2J\x1b[3J")  # a new revision: streams repaint
 
+    def replay(self) -> bytes:
+        """Return output that redraws this screen on a fresh one of the same size.
+
+        The scrollback and the primary screen (soft wraps kept), the alternate
+        screen when the program is on it, the title, the input modes a client
+        depends on (bracketed paste, application cursor keys, mouse reports)
+        and the cursor. A live handoff feeds it to the successor's screen.
+        """
+        term = self._terminal
+        primary = term._primary if self.alternate else term.buffer
+        rows: list[Row | None] = [*term.scrollback]
+        rows += [(primary or {}).get(y) for y in range(term.lines)]
+        out: list[str] = []
+        if self.title:
+            out.append(f"\x1b]2;{self.title}\x07")
+        for index, row in enumerate(rows):
+            if _is_wrapped(row):
+                out.append(_row_ansi(row, trim=False))  # the next row continues it
+                continue
+            out.append(_row_ansi(row))
+            if index < len(rows) - 1:
+                out.append("\r\n")
+        if self.alternate:
+            saved = term._saved_cursor
+            if saved is not None:
+                out.append(f"\x1b[{saved[1] + 1};{saved[0] + 1}H")
+            out.append("\x1b[?1049h")
+            out += [f"\x1b[{y + 1};1H{_row_ansi(term.buffer.get(y))}" for y in range(term.lines)]
+        x, y = self.cursor
+        out.append(f"\x1b[{y + 1};{x + 1}H")
+        modes_on = [code for code in (1, 1000, 1002, 1003, 2004) if code << 5 in term.mode]
+        out += [f"\x1b[?{code}h" for code in modes_on]
+        if term.cursor.hidden:
+            out.append("\x1b[?25l")
+        return "".join(out).encode()
+
     def take_replies(self) -> bytes:
         """Return (and forget) what the terminal answered to the program's queries."""
         replies = bytes(self._terminal.replies)

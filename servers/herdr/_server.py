@@ -281,6 +281,8 @@ class HerdrServer(
         self._clock: Callable[[], float] = anyio.current_time
         """The running loop's clock while serving (:func:`loop_clock`: found once, not per read)."""
         self._handlers: dict[str, Handler] = self._handler_table()
+        self.retired_listeners: list[UnixServer] = []
+        """Listeners whose socket files a failed handoff gave up (shut down with the server)."""
 
     def _init_sandbox(
         self,
@@ -356,6 +358,8 @@ class HerdrServer(
         self._stopping = True
         self.streams.shutdown()
         self._unix.shutdown()
+        for listener in self.retired_listeners:
+            listener.shutdown()
         if self._tasks is not None:
             self._tasks.cancel_scope.cancel()
 
@@ -393,6 +397,10 @@ class HerdrServer(
         if received is None:
             return
         request, gone = received
+        if self.handoff_gate is not None:
+            await self.handoff_gate.wait()  # herdr's app loop is busy with the handoff
+        if self.handed_off:
+            return  # the successor serves now: the client retries there
         method = str(request.__struct_config__.tag)
         if method == "events.subscribe":
             await self._subscribe(pump, conn, request, gone=gone)
@@ -410,7 +418,7 @@ class HerdrServer(
         else:
             answer = await self._answer(request)
         await self._write_pumped(pump, conn.send(answer))
-        if method == "server.stop":
+        if method == "server.stop" or self.handed_off:
             self.shutdown()
 
     async def _read_request(

@@ -6,13 +6,20 @@ title and the shell surface (popups and the config reload: ``_commands``).
 
 from __future__ import annotations
 
-from typing import Any
+import subprocess
+from typing import TYPE_CHECKING, Any, cast
 
+import anyio
 import msgspec
 
 from shedproto.herdr import types as t
 
+from ._handoff import SUPPORTED as LIVE_HANDOFF
+from ._handoff import HandoffFailed, live_handoff
 from ._state import AnswerError, E, ServerState
+
+if TYPE_CHECKING:
+    from ._server import HerdrServer
 
 
 class _CapabilitiesBefore092(msgspec.Struct, frozen=True, kw_only=True):
@@ -43,15 +50,27 @@ HANDLERS: dict[str, str] = {
 class SessionHandlers(ServerState):
     """The server, session and client-surface handlers."""
 
+    handoff_gate: anyio.Event | None = None
+    """Set while a live handoff runs: other requests wait for it (``_server``)."""
+    handed_off = False
+    """A live handoff passed the session to a successor: this server is to stop."""
+    handoff_command: list[str] | None = None
+    """The program a handoff without ``import_exe`` starts as herdr's binary
+    (``... server --handoff-import``); None: ``shedproto herdr serve`` (:mod:`._handoff`)."""
+    successor: subprocess.Popen[bytes] | None = None
+    """The process a live handoff passed the session to."""
+
     async def _ping(self, id: str, params: Any) -> t.PongReply:
         capabilities: Any = t.ServerCapabilities(
-            live_handoff=False,
+            live_handoff=LIVE_HANDOFF,
             detached_server_daemon=False,
             ssh_agent_registration=self.release.ssh_agent_registration,
         )
         if self.protocol == 22 and not self.release.ssh_agent_registration:
             # a release before 0.9.2 has no such field: it is not written at all
-            capabilities = _CapabilitiesBefore092(live_handoff=False, detached_server_daemon=False)
+            capabilities = _CapabilitiesBefore092(
+                live_handoff=LIVE_HANDOFF, detached_server_daemon=False
+            )
         return t.PongReply(version=self.version, protocol=self.protocol, capabilities=capabilities)
 
     async def _ssh_agent_check(self, id: str, params: t.ServerSshAgentRegisterParams) -> t.OkReply:
@@ -87,9 +106,26 @@ class SessionHandlers(ServerState):
         return t.SessionSnapshotReply(snapshot=snapshot)
 
     async def _live_handoff(self, id: str, params: t.ServerLiveHandoffParams) -> t.OkReply:
-        raise AnswerError(
-            E.HANDOFF_FAILED, "live handoff needs a herdr server to hand off to (decision notes)"
-        )
+        """Hand the session to a successor process (:mod:`._handoff`); ``ok`` once it owns it.
+
+        Any failure is herdr's ``handoff_failed`` with herdr's message for the
+        step (src/server/headless.rs:3636-3658@1c76079f); the server then
+        serves on with its panes.
+        """
+        gate = self.handoff_gate = anyio.Event()
+        try:
+            await live_handoff(
+                cast("HerdrServer", self),
+                params.import_exe,
+                params.expected_protocol,
+                params.expected_version,
+            )
+        except HandoffFailed as failure:
+            raise AnswerError(E.HANDOFF_FAILED, str(failure)) from None
+        finally:
+            self.handoff_gate = None
+            gate.set()
+        return t.OkReply()
 
     async def _window_title(self, id: str, params: Any) -> t.ClientWindowTitleReply:
         self.window_title = getattr(params, "title", None)

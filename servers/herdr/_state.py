@@ -340,21 +340,17 @@ class ServerState:
         """Copy the pane's PTY output into its screen until the program exits."""
         with anyio.CancelScope() as scope:
             pane.reader = scope
-            while True:
+            while not pane.paused:
                 data = await pane.process.read()
                 if not data:
                     break
-                # pyte is pure Python: feed a burst in slices and let other
-                # connections run in between, so a chatty pane cannot stall the server
-                for start in range(0, len(data), FEED_SLICE):
-                    pane.screen.feed(data[start : start + FEED_SLICE])
-                    if len(data) > FEED_SLICE:
-                        await anyio.lowlevel.checkpoint()
-                replies = pane.screen.take_replies()
-                if replies:
-                    with contextlib.suppress(OSError):
-                        await pane.process.write(replies, timeout=self.input_timeout)
-                pane.notify_output()
+                # a pause (live handoff) waits for a read: bytes read are never half-fed
+                with anyio.CancelScope(shield=True):
+                    await self._feed(pane, data)
+        if pane.paused:
+            pane.reader = None
+            pane.wake()  # the handoff waiting for the pause
+            return
         if pane.closed:
             return
         await pane.process.wait_exit(2.0)
@@ -364,6 +360,20 @@ class ServerState:
         self.hub.emit(t.PaneExitedEventData(pane_id=pane.id, workspace_id=pane.workspace.id))
         pane.notify_output()
         await self._close_pane(pane)
+
+    async def _feed(self, pane: Pane, data: bytes) -> None:
+        """Apply ``data`` read from the pane's PTY to its screen and answer its queries."""
+        # pyte is pure Python: feed a burst in slices and let other
+        # connections run in between, so a chatty pane cannot stall the server
+        for start in range(0, len(data), FEED_SLICE):
+            pane.screen.feed(data[start : start + FEED_SLICE])
+            if len(data) > FEED_SLICE:
+                await anyio.lowlevel.checkpoint()
+        replies = pane.screen.take_replies()
+        if replies:
+            with contextlib.suppress(OSError):
+                await pane.process.write(replies, timeout=self.input_timeout)
+        pane.notify_output()
 
     def _follow_cwd(self, pane: Pane | None) -> str | None:
         """Return where a new terminal started from ``pane`` begins (herdr's follow rule).
