@@ -98,6 +98,9 @@ class Host:
     last_error: str | None = None
     failure: dict[str, str] | None = None
     auth_mode: str = "token"
+    """The config entry's ``auth_mode`` (absent or unrecognised reads as ``token``)."""
+    auth_learned: bool = False
+    """Whether a mint proved the mode this session (``hosts.auth``'s ``learned``)."""
     sheds: dict[str, Shed] = field(default_factory=dict)
     images: list[dict[str, Any]] = field(default_factory=list)
     """The server's ``ShedImage`` rows (``images.list`` on mac)."""
@@ -131,6 +134,10 @@ class Machine:
     """A native host reached over SSH; unreachable is a state, ``detail`` verbatim."""
 
     name: str
+    host: str | None = None
+    """The ssh host its config entry names (``None``: the name itself)."""
+    user: str | None = None
+    ssh_port: int = 22
     reachable: bool = True
     connected_once: bool = True
     detail: str | None = None

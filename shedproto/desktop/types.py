@@ -1003,12 +1003,16 @@ class CapabilitiesResult(Result, frozen=True, kw_only=True):
 
 
 class MachineAddParams(Params, frozen=True, kw_only=True):
-    """``machine.add``."""
+    """``machine.add``: read as ``add_from_json`` reads them (a non-string is absent).
 
-    name: str
+    ``ssh_port`` is any JSON value: an unsigned integer or a string holding one,
+    1..65535, is a port; anything else but ``null`` is refused by name.
+    """
+
+    name: str | None = None
     host: str | None = None
     user: str | None = None
-    ssh_port: int | None = None
+    ssh_port: Any = None
 
 
 class RoostTargetParams(Params, frozen=True, kw_only=True):
@@ -1198,7 +1202,7 @@ class LaneAnswerParams(Params, frozen=True, kw_only=True):
     kind: str
     session_id: str
     approval_id: str
-    answer: dict[str, Any]
+    answer: Any
 
 
 class LaneSettings(Result, frozen=True, kw_only=True):
@@ -1213,7 +1217,7 @@ class LaneSetParams(Params, frozen=True, kw_only=True):
     machine: str
     kind: str
     session_id: str
-    change: dict[str, Any]
+    change: Any
 
 
 # --- approvals ------------------------------------------------------------------

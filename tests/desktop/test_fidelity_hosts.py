@@ -207,14 +207,15 @@ def test_bootstrap_consent_comes_before_the_target() -> None:
 def test_bootstrap_of_an_unknown_host_is_a_probe_stage_failure() -> None:
     """roost_hosts.rs@0041e17 ``bootstrap``: the re-probe's failure is ``Ok(Err(failure))``,
     answered by ``failure_json`` as ``{ok: false, error: {stage: probe, message,
-    restored}}`` in an ok envelope."""
+    restored}}`` in an ok envelope; ``restored`` is ``null`` (``BootstrapFailure::new``,
+    crates/shed-core/src/roost/bootstrap/copy.rs@0041e17)."""
     params = {"target": "nowhere", "fingerprint": "x", "consent": True}
     assert _ok(_tauri("roost.bootstrap", params)) == {
         "ok": False,
         "error": {
             "stage": "probe",
             "message": 'no machine "nowhere" in ~/.shed/config.yaml',
-            "restored": False,
+            "restored": None,
         },
     }
 
@@ -237,22 +238,28 @@ def test_launch_of_a_kind_without_a_recipe_names_the_kind() -> None:
 @pytest.mark.parametrize(
     "op", ["lane.open", "lane.messages", "lane.approvals", "lane.settings", "lane.close"]
 )
-def test_a_row_without_an_agent_lane_is_no_lane(op: str) -> None:
-    """charliek/shed desktop/tauri/src-tauri/src/lane.rs (the 150k stored version, id
-    66594410956) ``Lanes::lane_stamp``: a session the machine's rows carry no
-    ``agent_lane`` for is ``no_lane`` ``session "<id>" on machine "<m>" carries no
-    agent_lane (its tab reported no agent server)``, the machine as the caller sent it
-    (``LaneFailure::code``/``message``). It was ``unknown_session`` before, which the
-    real app answers only from the adapter's roster."""
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        ("craze", 'machine "mini"\'s craze source lists no session "s9"'),
+        (
+            "opencode",
+            'session "s9" on machine "mini" carries no opencode agent_lane (its tab reported '
+            "no agent server)",
+        ),
+    ],
+)
+def test_a_row_without_an_agent_lane_is_no_lane(op: str, kind: str, message: str) -> None:
+    """charliek/shed desktop/tauri/src-tauri/src/lane.rs@9a84ddf ``Lanes::lane_stamp``: the
+    row is looked up in the namespace ``kind`` names -- a craze session among the craze
+    source's rows, any other kind among roost's stamps of that kind -- and a miss is
+    ``no_lane`` in its words, the machine as the caller sent it. The older 150k version
+    (id 66594410956, no ``kind``) said ``carries no agent_lane``."""
     model = DesktopModel()
     model.add_machine("mini")
-    params = {"machine": "mini", "kind": "craze", "session_id": "s9"}
+    params = {"machine": "mini", "kind": kind, "session_id": "s9"}
     if op == "lane.close":
         # closing a lane that is not open is success (``Lanes::close`` is idempotent)
         assert _ok(_tauri(op, params, model)) == {}
         return
-    assert _error(_tauri(op, params, model)) == (
-        "no_lane",
-        'session "s9" on machine "mini" carries no agent_lane (its tab reported no agent '
-        "server)",
-    )
+    assert _error(_tauri(op, params, model)) == ("no_lane", message)
