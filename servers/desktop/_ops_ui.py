@@ -359,7 +359,7 @@ class UiOps(AppBase):
         return dict(self.model.prefs["provider_modes"])
 
     def op_prefs_set_provider(self, p: o.PrefsSetProviderParams, raw: Any) -> Any:
-        """The coordinator's ``set_provider_mode`` (shed-app coordinator.rs@861fedae).
+        """Set a provider mode as ``set_provider_mode`` does (shed-app coordinator.rs@861fedae).
 
         serde reads ``decision`` as an ``ApprovalDecision`` first; then only the two
         provider namespaces take a mode.

@@ -103,7 +103,7 @@ def check_craze_host_id(session_id: str) -> str:
 
 
 CRAZE_TOO_OLD = "craze on this machine is too old for shed; update it"
-"""The refusal for a host whose craze the probe read as too old (roost_hosts.rs ``CRAZE_TOO_OLD``)."""
+"""The refusal for a host whose craze the probe read as too old (``CRAZE_TOO_OLD``)."""
 
 
 def craze_refusals(token: str) -> dict[str, DesktopError]:

@@ -223,7 +223,7 @@ def parse_lane_answer(answer: Any) -> dict[str, Any]:
 
 
 def _serde_lists(value: Any, *, depth: int, nullable: bool = False) -> str | None:
-    """serde's refusal of ``value`` as ``depth`` nested lists of strings, or ``None``."""
+    """Return serde's refusal of ``value`` as ``depth`` nested lists of strings, or ``None``."""
     if depth == 0:
         if isinstance(value, str) or (nullable and value is None):
             return None

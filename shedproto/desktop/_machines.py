@@ -1,4 +1,4 @@
-"""``machine.add``'s reading of its params and its refusals, as the newer Tauri app has them.
+r"""``machine.add``'s reading of its params and its refusals, as the newer Tauri app has them.
 
 The app's ``machines::add_from_json`` (charliek/shed
 ``desktop/tauri/src-tauri/src/machines.rs@9a84ddf``) and the config editor it calls
@@ -14,7 +14,7 @@ this order, and every refusal is ``bad_request`` (ipc.rs ``machine_add``@2cd01ef
 4. a machine already configured under the name is a duplicate;
 5. the written entry must read back as written: the config reader cuts a value
    at ``#`` and never unescapes, so a ``host`` or ``user`` with ``#``, ``"`` or
-   ``\\`` is refused (our reading of the reader's quirks; the rest round-trip).
+   ``\`` is refused (our reading of the reader's quirks; the rest round-trip).
 
 ``host`` and ``user`` are strings, trimmed, blank meaning absent (``host`` then
 defaults to the name). Pure: the configured names are an argument.

@@ -141,7 +141,10 @@ COMMANDS: list[tuple[str, str, dict[str, Any], dict[Dialect, Any]]] = [
         "raw create.status --param create_id=abc",
         "create.status",
         {"create_id": "abc"},
-        {Dialect.TAURI: {"state": "unknown"}, Dialect.MAC: "error not-found: no create with id abc"},
+        {
+            Dialect.TAURI: {"state": "unknown"},
+            Dialect.MAC: "error not-found: no create with id abc",
+        },
     ),
     (
         "shed stop web --host nowhere",
