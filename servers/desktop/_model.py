@@ -28,6 +28,7 @@ __all__ = [
     "Approval",
     "CrazeFault",
     "CrazeSource",
+    "craze_status",
     "DesktopModel",
     "Host",
     "LaunchedTab",
@@ -119,14 +120,26 @@ class CrazeSource:
     default_provider: str | None = "claude"
     recent_dirs: list[str] = field(default_factory=list)
 
-    def status(self) -> dict[str, Any]:
-        """Return the ``craze`` object carried by machine rows."""
-        out: dict[str, Any] = {"state": self.state}
-        if self.cause is not None:
-            out["cause"] = self.cause
-        out["create"] = self.can_create and self.installed and not self.too_old
-        out["create_options"] = out["create"]
-        return out
+
+def craze_status(source: CrazeSource | None) -> dict[str, Any]:
+    """Return a status row's ``craze`` half as ``CrazeState::status`` words it.
+
+    No source, or craze not installed: ``absent`` (the latter with cause
+    ``not_installed``); too old: ``offline`` with cause ``too_old``; otherwise the
+    source's state, an ``offline`` one with its ``cause``. The capabilities are
+    the live hub's only (craze.rs@9a84ddf ``CrazeState::status``).
+    """
+    if source is None:
+        return {"state": "absent", "cause": None, "create": False, "create_options": False}
+    if not source.installed:
+        state, cause = "absent", "not_installed"
+    elif source.too_old:
+        state, cause = "offline", "too_old"
+    else:
+        state = source.state
+        cause = source.cause if state == "offline" else None
+    live = state == "live" and source.can_create
+    return {"state": state, "cause": cause, "create": live, "create_options": live}
 
 
 @dataclass

@@ -913,8 +913,14 @@ class TauriRcInjectParams(Params, frozen=True, kw_only=True):
     attention: bool | None = None
 
 
-class CrazeStatus(Result, omit_defaults=True, frozen=True, kw_only=True):
-    """A host's craze source state as carried by machine rows."""
+class CrazeStatus(Result, frozen=True, kw_only=True):
+    """A status row's ``craze`` half (``CrazeState::status``), every key present.
+
+    ``state`` ``live``, ``dormant``, ``offline`` or ``absent`` (no craze source,
+    never reached, or not installed); ``cause`` the offline (or not-installed)
+    reason class, else ``null``; ``create``/``create_options`` the live hub's
+    capabilities, ``false`` otherwise.
+    """
 
     state: str
     cause: str | None = None
@@ -929,8 +935,8 @@ class MachineRow(Result, frozen=True, kw_only=True):
     grammar token, ``kind`` ``machine`` or ``shed``, ``server`` ``null`` for a
     machine. ``detail`` is the watcher's sentence verbatim and ``down_kind`` the
     transport's classification (``not-installed``, ``no-session``, ...), both
-    ``null`` while reachable. ``craze`` is the stand-in's craze state, absent
-    when the host has no craze source.
+    ``null`` while reachable. ``craze`` is the host's craze source state
+    (:class:`CrazeStatus`), ``absent`` for a host with none.
     """
 
     name: str
@@ -943,7 +949,7 @@ class MachineRow(Result, frozen=True, kw_only=True):
     sessions: int
     detail: str | None
     down_kind: str | None
-    craze: CrazeStatus | msgspec.UnsetType = msgspec.UNSET
+    craze: CrazeStatus
 
 
 class MachinesList(Result, frozen=True, kw_only=True):

@@ -446,3 +446,32 @@ def test_bootstrap_fingerprint_failure_is_shed_cores_sentence() -> None:
         },
     }
     assert fingerprint_changed("roost:prod/web").startswith("roost:prod/web changed since")
+
+
+@pytest.mark.parametrize(
+    ("source", "craze"),
+    [
+        (None, ("absent", None, False)),
+        (CrazeSource(), ("live", None, True)),
+        (CrazeSource(can_create=False), ("live", None, False)),
+        (CrazeSource(state="dormant"), ("dormant", None, False)),
+        (CrazeSource(state="offline", cause="unreachable"), ("offline", "unreachable", False)),
+        (CrazeSource(installed=False, cause="exit 127"), ("absent", "not_installed", False)),
+        (CrazeSource(too_old=True), ("offline", "too_old", False)),
+    ],
+)
+def test_machines_list_rows_carry_the_craze_status(
+    source: CrazeSource | None, craze: tuple[str, str | None, bool]
+) -> None:
+    """roost_hosts.rs@9668981 ``status_locked``: every row carries ``craze``, craze.rs@9a84ddf
+    ``CrazeState::status``: ``{state, cause, create, create_options}``, every key present;
+    no source (or never reached) ``absent``, not installed ``absent`` with cause
+    ``not_installed``, too old ``offline`` ``too_old``; the capabilities only while live."""
+    model = DesktopModel()
+    model.add_machine("mini", craze=source)
+    rows = _ok(answer(TAURI, model, "machines.list"))["machines"]
+    (row,) = [r for r in rows if r["name"] == "mini"]
+    state, cause, create = craze
+    assert row["craze"] == {
+        "state": state, "cause": cause, "create": create, "create_options": create
+    }  # fmt: skip

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 
 from shedproto.desktop import Dialect
@@ -19,6 +20,7 @@ from shedproto.servers.desktop import DesktopModel
 from ._helpers import answer
 
 TAURI = Dialect.TAURI
+ABSENT = {"state": "absent", "cause": None, "create": False, "create_options": False}
 UNWATCHED = (
     "no host machine:nowhere is being watched (have: machine:mini, machine:maxi, machine:localhost)"
 )
@@ -51,7 +53,9 @@ def test_machines_list_rows_are_the_status_rows() -> None:
 
     ``{name, label, origin, kind, server, reachable, connected_once, sessions, detail,
     down_kind}``: every key present, ``server`` ``null`` for a machine, ``detail`` and
-    ``down_kind`` only while unreachable. No ``roost_watched`` (no version has it).
+    ``down_kind`` only while unreachable. No ``roost_watched`` (no version has it). The
+    craze-era version (roost_hosts.rs@9668981) adds ``craze``, a host with no craze
+    source ``absent`` (test_fidelity_core.py has its states).
     """
     model = _model()
     model.add_roost_session("machine:mini", "4")
@@ -71,6 +75,7 @@ def test_machines_list_rows_are_the_status_rows() -> None:
             "sessions": 1,
             "detail": None,
             "down_kind": None,
+            "craze": ABSENT,
         },
         {
             "name": "maxi",
@@ -83,10 +88,11 @@ def test_machines_list_rows_are_the_status_rows() -> None:
             "sessions": 0,
             "detail": "no route to host",
             "down_kind": "unreachable",
+            "craze": ABSENT,
         },
     ]
     for row in rows:
-        o.MachineRow(**row)  # the type takes exactly these keys
+        msgspec.convert(row, o.MachineRow)  # the type takes exactly these keys
 
 
 def test_capabilities_of_an_unwatched_host_names_the_watched_ones() -> None:
