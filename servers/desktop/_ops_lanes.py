@@ -22,6 +22,7 @@ from shedproto.desktop import (
     DesktopError,
     craze_host,
     lane_answer_lost,
+    lane_error,
     lane_verb_wait,
     no_lane_stamp,
     no_open_lane,
@@ -184,7 +185,7 @@ class LaneOps(AppBase):
         lane = self._lane(p)
         pending = [a for a in lane.approvals if a.get("id") == p.approval_id]
         if not pending:
-            raise DesktopError(DesktopCode.UNKNOWN_APPROVAL, f"no pending approval {p.approval_id}")
+            raise lane_error(DesktopCode.UNKNOWN_APPROVAL)
         return self._verb("lane.answer", p, lambda lane: lane.approvals.remove(pending[0]))
 
     def op_lane_settings(self, p: o.LaneParams, raw: Any) -> Any:
@@ -195,7 +196,7 @@ class LaneOps(AppBase):
         lane = self._lane(p)
         settings = lane.settings
         if settings is None:
-            raise DesktopError(DesktopCode.NOT_ACCEPTING, "this session has no settings to change")
+            raise lane_error(DesktopCode.NOT_ACCEPTING)
 
         def apply(lane: Lane) -> None:
             settings[change["kind"]] = change["id"]

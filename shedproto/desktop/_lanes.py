@@ -39,6 +39,7 @@ __all__ = [
     "LANE_VERBS",
     "LANE_VERB_DEADLINE",
     "lane_answer_lost",
+    "lane_error",
     "lane_verb_wait",
     "no_lane_stamp",
     "no_open_lane",
@@ -309,3 +310,27 @@ def json_word(value: Any) -> str:
     if isinstance(value, str):
         return f"string {rust_debug(value)}"
     return "sequence" if isinstance(value, list) else "map"
+
+
+_LANE_ERROR_TEXT = {
+    DesktopCode.UNAUTHORIZED: "the agent requires authentication",
+    DesktopCode.UNKNOWN_SESSION: "no such session",
+    DesktopCode.UNKNOWN_APPROVAL: "no such approval",
+    DesktopCode.ALREADY_SUBMITTED: "that approval already has an answer in flight",
+    DesktopCode.ALREADY_RESOLVED: "that approval is already resolved",
+    DesktopCode.NOT_ACCEPTING: "the session is not accepting that right now",
+}
+
+
+def lane_error(code: DesktopCode) -> DesktopError:
+    """Return an adapter's refusal as ``LaneFailure::Lane`` carries it: its code, its text.
+
+    The unit variants of shed-core's ``LaneError`` and their ``Display`` (charliek/shed
+    crates/shed-core/src/lane.rs@6c5536a): ``unauthorized``, ``unknown_session``,
+    ``unknown_approval``, ``already_submitted``, ``already_resolved``, ``not_accepting``.
+
+    Raises:
+        KeyError: ``code`` is not one of those (the others carry their own text).
+
+    """
+    return DesktopError(code, _LANE_ERROR_TEXT[code])

@@ -28,10 +28,12 @@ import pytest
 
 from shedproto.desktop import (
     LANE_KINDS,
+    DesktopCode,
     DesktopError,
     Dialect,
     check_craze_host_id,
     fingerprint_changed,
+    lane_error,
     parse_lane_answer,
     parse_lane_setting,
     parse_send_mode,
@@ -475,3 +477,21 @@ def test_machines_list_rows_carry_the_craze_status(
     assert row["craze"] == {
         "state": state, "cause": cause, "create": create, "create_options": create
     }  # fmt: skip
+
+
+def test_adapter_refusals_carry_lane_errors_display() -> None:
+    """shed-core lane.rs@6c5536a ``LaneError``'s ``Display``, carried whole by lane.rs@9a84ddf
+    ``LaneFailure::message``: an answer to an approval the lane does not hold is
+    ``unknown_approval`` ``no such approval``."""
+    model = _lane_model()
+    _ok(answer(TAURI, model, "lane.open", CRAZE_LANE))
+    params = {**CRAZE_LANE, "approval_id": "gone", "answer": {"reject": True}}
+    assert _error(answer(TAURI, model, "lane.answer", params)) == (
+        "unknown_approval",
+        "no such approval",
+    )
+    codes = (DesktopCode.NOT_ACCEPTING, DesktopCode.UNKNOWN_SESSION)
+    assert [lane_error(code).message for code in codes] == [
+        "the session is not accepting that right now",
+        "no such session",
+    ]
