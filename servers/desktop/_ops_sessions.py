@@ -304,7 +304,7 @@ class SessionOps(Rc14Ops):
             target=host.origin,
             plan={"kind": "install", "needs_source": True, "dest": dest},
             dest=dest,
-            verdict="installed",
+            verdict=f"ready pid={STAND_IN_PID}",
             session_protocol=ROOST_SESSION_PROTOCOL,
             session_id=f"stand-in-{host.origin}",
             path_warning=None,
@@ -358,6 +358,10 @@ CLIENT_LABEL = "shed-desktop"
 """Who shed says it is on roost's wire (roost_hosts.rs@0041e17 ``CLIENT_LABEL``)."""
 ROOST_SESSION_PROTOCOL = 6
 """The roost session protocol the stand-in reports after an install (the stand-in's value)."""
+STAND_IN_PID = 4242
+"""The pid in the stand-in's readiness verdict: ``Installed::verdict`` is roost's verdict
+rendered, ``ready pid=<n>`` or ``already-running`` (shed-core
+roost/bootstrap/machines.rs@3170191)."""
 
 
 def _is_tab_id(slug: str) -> bool:
