@@ -25,6 +25,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shedproto.desktop import (
     LANE_KINDS,
@@ -41,6 +43,7 @@ from shedproto.desktop import (
     run_command,
 )
 from shedproto.servers.desktop import CrazeSource, DesktopModel
+from tests._hypothesis import examples
 
 from ._helpers import answer
 
@@ -495,3 +498,32 @@ def test_adapter_refusals_carry_lane_errors_display() -> None:
         "the session is not accepting that right now",
         "no such session",
     ]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(
+        st.sampled_from(["kind", "id", "value", "for_model", "choice", "permission", "question",
+                         "reject", "custom_text", "x"]),
+        inner,
+        max_size=4,
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(_JSON, _JSON)
+def test_the_payload_readers_answer_or_refuse_bad_request(answer_value: Any, change: Any) -> None:
+    """Any JSON value: ``parse_answer``/``parse_setting``/``read_machine_add`` return, or
+    refuse with ``bad_request`` -- never another exception."""
+    for call in (
+        lambda: parse_lane_answer(answer_value),
+        lambda: parse_lane_setting(change),
+        lambda: read_machine_add(answer_value, change, change, answer_value, configured=()),
+    ):
+        try:
+            call()
+        except DesktopError as exc:
+            assert exc.code == "bad_request"
