@@ -131,13 +131,12 @@ def craze_status(source: CrazeSource | None) -> dict[str, Any]:
     """
     if source is None:
         return {"state": "absent", "cause": None, "create": False, "create_options": False}
+    state: str = source.state
+    cause: str | None = source.cause if state == "offline" else None
     if not source.installed:
         state, cause = "absent", "not_installed"
     elif source.too_old:
         state, cause = "offline", "too_old"
-    else:
-        state = source.state
-        cause = source.cause if state == "offline" else None
     live = state == "live" and source.can_create
     return {"state": state, "cause": cause, "create": live, "create_options": live}
 
