@@ -1,6 +1,7 @@
 """Agent-lane ops over craze rows (``lane.*``), with the lane contract's failures.
 
-The reads (``lane.open``, ``lane.messages``, ``lane.approvals``,
+A lane is opened by ``lane.open`` (the row looked up in the namespace its
+``kind`` names) and every other op but ``lane.close`` needs it open. The reads (``lane.open``, ``lane.messages``, ``lane.approvals``,
 ``lane.settings``) answer from the app's own state. The verbs go down the
 lane: on a reconnecting lane they wait (up to 10 s) for it to come back or
 fail ``unavailable`` unsent; with a lost answer they apply and fail
@@ -61,9 +62,13 @@ class LaneOps(AppBase):
 
         """
         try:
-            origin = craze_host(p.machine).origin
+            host = craze_host(p.machine)
         except DesktopError:
             raise no_lane_stamp(p.machine, p.kind, p.session_id) from None
+        origin = host.origin
+        if p.kind == CRAZE_LANE and self._craze_of(host) is None:
+            # a host with no craze source lists no craze rows (RoostHosts::craze_lanes)
+            raise no_lane_stamp(p.machine, p.kind, p.session_id)
         for session in self.model.sessions:
             if session.origin != origin:
                 continue
@@ -80,6 +85,10 @@ class LaneOps(AppBase):
             ):
                 return session
         raise no_lane_stamp(p.machine, p.kind, p.session_id)
+
+    def _craze_of(self, host: Any) -> Any:
+        machine = self.model.machines.get(host.name) if host.kind == "machine" else None
+        return None if machine is None else machine.craze
 
     @staticmethod
     def _key(session: Session, p: Any) -> str:

@@ -527,3 +527,15 @@ def test_the_payload_readers_answer_or_refuse_bad_request(answer_value: Any, cha
             call()
         except DesktopError as exc:
             assert exc.code == "bad_request"
+
+
+def test_a_host_without_a_craze_source_lists_no_craze_lane() -> None:
+    """roost_hosts.rs@9668981 ``craze_lanes``: the craze rows a host lists are its craze
+    source's, so a host whose source is gone lists none, and lane.rs@9a84ddf ``lane_stamp``
+    answers ``no_lane`` for them."""
+    model = _lane_model()
+    model.machines["mini"].craze = None
+    assert _error(answer(TAURI, model, "lane.open", CRAZE_LANE)) == (
+        "no_lane",
+        'machine "mini"\'s craze source lists no session "000000000001"',
+    )
