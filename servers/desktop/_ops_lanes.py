@@ -1,8 +1,9 @@
 """Agent-lane ops over craze rows (``lane.*``), with the lane contract's failures.
 
 A lane is opened by ``lane.open`` (the row looked up in the namespace its
-``kind`` names) and every other op but ``lane.close`` needs it open. The reads (``lane.open``, ``lane.messages``, ``lane.approvals``,
-``lane.settings``) answer from the app's own state. The verbs go down the
+``kind`` names) and every other op but ``lane.close`` needs it open. The
+reads (``lane.open``, ``lane.messages``, ``lane.approvals``, ``lane.settings``)
+answer from the app's own state. The verbs go down the
 lane: on a reconnecting lane they wait (up to 10 s) for it to come back or
 fail ``unavailable`` unsent; with a lost answer they apply and fail
 ``outcome_unknown``. The served form really waits
