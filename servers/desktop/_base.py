@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
 from shedproto.desktop import (
     DesktopCode,
     DesktopError,
@@ -19,7 +17,7 @@ from shedproto.desktop import (
 )
 from shedproto.desktop import types as o
 
-from ._model import DesktopModel, LaunchedTab, Machine
+from ._model import DesktopModel, LaunchedTab, Machine, craze_status
 
 __all__ = [
     "AppBase",
@@ -162,7 +160,8 @@ class AppBase:
 
     def _machine_row(self, machine: Machine) -> o.MachineRow:
         # RoostHosts::status (charliek/shed desktop/tauri/src-tauri/src/roost_hosts.rs@0041e17,
-        # status_locked): every configured machine has a row, reachable or not
+        # status_locked): every configured machine has a row, reachable or not; its craze
+        # half is CrazeState::status (roost_hosts.rs@9668981, craze.rs@9a84ddf)
         origin = f"machine:{machine.name}"
         return o.MachineRow(
             name=machine.name,
@@ -175,9 +174,7 @@ class AppBase:
             sessions=len(self.model.sessions_for(origin)),
             detail=None if machine.reachable else machine.detail,
             down_kind=None if machine.reachable else machine.down_kind,
-            craze=msgspec.UNSET
-            if machine.craze is None
-            else o.CrazeStatus(**machine.craze.status()),
+            craze=o.CrazeStatus(**craze_status(machine.craze)),
         )
 
     def _capabilities(self, origin: str) -> dict[str, Any]:

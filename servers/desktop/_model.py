@@ -28,6 +28,7 @@ __all__ = [
     "Approval",
     "CrazeFault",
     "CrazeSource",
+    "craze_status",
     "DesktopModel",
     "Host",
     "LaunchedTab",
@@ -98,6 +99,9 @@ class Host:
     last_error: str | None = None
     failure: dict[str, str] | None = None
     auth_mode: str = "token"
+    """The config entry's ``auth_mode`` (absent or unrecognised reads as ``token``)."""
+    auth_learned: bool = False
+    """Whether a mint proved the mode this session (``hosts.auth``'s ``learned``)."""
     sheds: dict[str, Shed] = field(default_factory=dict)
     images: list[dict[str, Any]] = field(default_factory=list)
     """The server's ``ShedImage`` rows (``images.list`` on mac)."""
@@ -116,14 +120,25 @@ class CrazeSource:
     default_provider: str | None = "claude"
     recent_dirs: list[str] = field(default_factory=list)
 
-    def status(self) -> dict[str, Any]:
-        """Return the ``craze`` object carried by machine rows."""
-        out: dict[str, Any] = {"state": self.state}
-        if self.cause is not None:
-            out["cause"] = self.cause
-        out["create"] = self.can_create and self.installed and not self.too_old
-        out["create_options"] = out["create"]
-        return out
+
+def craze_status(source: CrazeSource | None) -> dict[str, Any]:
+    """Return a status row's ``craze`` half as ``CrazeState::status`` words it.
+
+    No source, or craze not installed: ``absent`` (the latter with cause
+    ``not_installed``); too old: ``offline`` with cause ``too_old``; otherwise the
+    source's state, an ``offline`` one with its ``cause``. The capabilities are
+    the live hub's only (craze.rs@9a84ddf ``CrazeState::status``).
+    """
+    if source is None:
+        return {"state": "absent", "cause": None, "create": False, "create_options": False}
+    state: str = source.state
+    cause: str | None = source.cause if state == "offline" else None
+    if not source.installed:
+        state, cause = "absent", "not_installed"
+    elif source.too_old:
+        state, cause = "offline", "too_old"
+    live = state == "live" and source.can_create
+    return {"state": state, "cause": cause, "create": live, "create_options": live}
 
 
 @dataclass
@@ -131,6 +146,10 @@ class Machine:
     """A native host reached over SSH; unreachable is a state, ``detail`` verbatim."""
 
     name: str
+    host: str | None = None
+    """The ssh host its config entry names (``None``: the name itself)."""
+    user: str | None = None
+    ssh_port: int = 22
     reachable: bool = True
     connected_once: bool = True
     detail: str | None = None

@@ -10,8 +10,12 @@ from shedproto.desktop import (
     DesktopCode,
     DesktopError,
     HostId,
+    check_craze_host_id,
     craze_host,
+    craze_not_installed,
+    craze_refusals,
     mint_request_id,
+    rust_debug,
     validate_craze_create,
 )
 from shedproto.desktop import types as o
@@ -25,27 +29,28 @@ __all__ = ["CrazeOps"]
 class CrazeOps(AppBase):
     """craze ops: create options, idempotent create (the hub stand-in), open terminal."""
 
-    def _craze_source(self, host: HostId, *, held: bool = False) -> Any:
-        """craze_ask's gates, in order; on a held retry a preflight refusal is outcome_unknown."""
+    def _craze_source(self, host: HostId, *, held: bool = False, create: bool = True) -> Any:
+        """craze_ask's gates, in order; on a held retry a preflight refusal is outcome_unknown.
+
+        roost_hosts.rs@9668981 ``craze_ask``: an unwatched host is ``bad_request``
+        with ``unknown_host``'s words, then ``no_craze``, ``not_installed``,
+        ``too_old``, and a live hub that lacks what ``create`` (else the options
+        read) needs.
+        """
         machine = self.model.machines.get(host.name) if host.kind == "machine" else None
+        refusals = craze_refusals(host.origin)
         try:
             if machine is None:
-                raise DesktopError(BAD, f"{host.origin}: unknown host")
+                raise DesktopError(BAD, self._unknown_host(host).message)
             source = machine.craze
             if source is None:
-                raise DesktopError(DesktopCode.NO_CRAZE, f"{host.origin} has no craze source")
+                raise refusals["no_craze"]
             if not source.installed:
-                raise DesktopError(
-                    DesktopCode.NOT_INSTALLED,
-                    f"craze is not installed on {host.origin}: {source.cause or 'not found'}",
-                )
+                raise craze_not_installed(host.origin, source.cause or "not found")
             if source.too_old:
-                raise DesktopError(DesktopCode.TOO_OLD, "update craze on this machine")
+                raise refusals["too_old"]
             if source.state == "live" and not source.can_create:
-                raise DesktopError(
-                    DesktopCode.TOO_OLD,
-                    "update craze on this machine: its hub cannot create sessions",
-                )
+                raise refusals["cannot_create" if create else "cannot_list"]
         except DesktopError as exc:
             if held and not exc.matches(BAD):
                 raise DesktopError(
@@ -57,7 +62,7 @@ class CrazeOps(AppBase):
 
     def op_craze_create_options(self, p: o.MachineParams, raw: Any) -> Any:
         host = craze_host(p.machine)
-        source = self._craze_source(host)
+        source = self._craze_source(host, create=False)
         source.state = "live"  # opening the sheet starts a dormant hub
         return o.CrazeCreateOptions(
             machine=host.address,
@@ -181,12 +186,13 @@ class CrazeOps(AppBase):
         return o.CrazeCreateResult(**answer)
 
     def op_craze_open_terminal(self, p: o.CrazeOpenTerminalParams, raw: Any) -> Any:
+        """roost_hosts.rs@9668981 ``craze_open_terminal``: the target, the host id, the row.
+
+        No craze-source gate: a session the host's rows do not hold (an unknown
+        host included) is ``unknown_session``; the tab opens whatever the hub's state.
+        """
         host = craze_host(p.machine)
-        if len(p.session_id) != 12 or not all(c in "0123456789abcdef" for c in p.session_id):
-            raise DesktopError(
-                BAD, f"'session_id' must be 12 lowercase hex digits, got {p.session_id!r}"
-            )
-        self._craze_source(host)
+        check_craze_host_id(p.session_id)
         for session in self.model.sessions:
             if (
                 session.source == "craze"
@@ -205,5 +211,6 @@ class CrazeOps(AppBase):
                     argv=list(tab.argv),
                 )
         raise DesktopError(
-            DesktopCode.UNKNOWN_SESSION, f'{host.origin} lists no craze session "{p.session_id}"'
+            DesktopCode.UNKNOWN_SESSION,
+            f"{host.origin} lists no craze session {rust_debug(p.session_id)}",
         )

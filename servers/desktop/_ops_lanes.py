@@ -1,7 +1,9 @@
 """Agent-lane ops over craze rows (``lane.*``), with the lane contract's failures.
 
-The reads (``lane.open``, ``lane.messages``, ``lane.approvals``,
-``lane.settings``) answer from the app's own state. The verbs go down the
+A lane is opened by ``lane.open`` (the row looked up in the namespace its
+``kind`` names) and every other op but ``lane.close`` needs it open. The
+reads (``lane.open``, ``lane.messages``, ``lane.approvals``, ``lane.settings``)
+answer from the app's own state. The verbs go down the
 lane: on a reconnecting lane they wait (up to 10 s) for it to come back or
 fail ``unavailable`` unsent; with a lost answer they apply and fail
 ``outcome_unknown``. The served form really waits
@@ -16,53 +18,100 @@ from typing import Any
 import anyio
 
 from shedproto.desktop import (
+    CRAZE_LANE,
+    LANE_KINDS,
     DesktopCode,
     DesktopError,
     craze_host,
     lane_answer_lost,
+    lane_error,
     lane_verb_wait,
-    rust_debug,
+    no_lane_stamp,
+    no_open_lane,
+    parse_lane_answer,
+    parse_lane_setting,
+    parse_send_mode,
+    unsupported_lane,
 )
 from shedproto.desktop import types as o
 
-from ._base import BAD, AppBase
+from ._base import AppBase
 from ._model import Lane, Session
 
 __all__ = ["LaneOps"]
 
 
 class LaneOps(AppBase):
-    """Agent-lane ops over craze rows (``lane.*``)."""
+    """Agent-lane ops over craze and roost rows (``lane.*``).
+
+    As lane.rs@9a84ddf answers them: the row is looked up in the namespace the
+    ``kind`` names (:func:`~shedproto.desktop.no_lane_stamp`), ``lane.open``
+    refuses a kind no adapter speaks, and every other op needs a lane
+    ``lane.open`` opened (:func:`~shedproto.desktop.no_open_lane`); a verb's
+    payload is read before the lane is looked up (ipc.rs@2cd01ef).
+    """
 
     def _lane_session(self, p: Any) -> Session:
-        """Return the row whose ``agent_lane`` stamp is ``(kind, session_id)``.
+        """Return the row the address names (lane.rs ``lane_stamp``).
+
+        A craze kind names a craze session of the machine's craze source; any
+        other kind a roost row whose ``agent_lane`` has that kind and session id.
+        A machine that does not parse names nothing.
 
         Raises:
-            DesktopError: ``no_lane`` ``session "<id>" on machine "<m>" carries no
-                agent_lane (its tab reported no agent server)`` (lane.rs ``lane_stamp``,
-                charliek/shed desktop/tauri/src-tauri/src/lane.rs, the 150k version).
+            DesktopError: ``no_lane`` in lane.rs's words.
 
         """
-        host = craze_host(p.machine)
+        try:
+            host = craze_host(p.machine)
+        except DesktopError:
+            raise no_lane_stamp(p.machine, p.kind, p.session_id) from None
+        origin = host.origin
+        if p.kind == CRAZE_LANE and self._craze_of(host) is None:
+            # a host with no craze source lists no craze rows (RoostHosts::craze_lanes)
+            raise no_lane_stamp(p.machine, p.kind, p.session_id)
         for session in self.model.sessions:
+            if session.origin != origin:
+                continue
+            if p.kind == CRAZE_LANE:
+                if session.source == "craze" and session.slug == p.session_id:
+                    return session
+                continue
             lane = session.extra.get("agent_lane")
-            if session.origin == host.origin and lane == {
-                "kind": p.kind,
-                "session_id": p.session_id,
-            }:
+            if (
+                session.source != "craze"
+                and isinstance(lane, dict)
+                and lane.get("kind") == p.kind
+                and lane.get("session_id") == p.session_id
+            ):
                 return session
-        raise DesktopError(
-            DesktopCode.NO_LANE,
-            f"session {rust_debug(p.session_id)} on machine {rust_debug(p.machine)} carries "
-            "no agent_lane (its tab reported no agent server)",
-        )
+        raise no_lane_stamp(p.machine, p.kind, p.session_id)
 
-    def _lane(self, p: Any) -> Lane:
+    def _craze_of(self, host: Any) -> Any:
+        machine = self.model.machines.get(host.name) if host.kind == "machine" else None
+        return None if machine is None else machine.craze
+
+    @staticmethod
+    def _key(session: Session, p: Any) -> str:
+        return f"{session.origin}#{p.session_id}"
+
+    def _open(self, p: Any) -> Lane:
+        """``Lanes::open``: the row, then the kind's adapter; idempotent."""
         session = self._lane_session(p)
-        key = f"{session.origin}#{p.session_id}"
+        if p.kind not in LANE_KINDS:
+            raise unsupported_lane(p.kind)
+        key = self._key(session, p)
         lane = self.model.lanes.get(key)
         if lane is None:
             lane = self.model.lanes[key] = Lane(session=session.row())
+        return lane
+
+    def _lane(self, p: Any) -> Lane:
+        """``Lanes::open_entry``: the open lane, or why there is none."""
+        session = self._lane_session(p)
+        lane = self.model.lanes.get(self._key(session, p))
+        if lane is None:
+            raise no_open_lane(p.machine, p.session_id)
         return lane
 
     def _verb(self, verb: str, p: Any, apply: Callable[[Lane], None]) -> Any:
@@ -76,8 +125,18 @@ class LaneOps(AppBase):
             raise lane_answer_lost(verb)
         return o.Empty()
 
+    def _check_payload(self, verb: str, p: Any) -> None:
+        """Read the verb's payload as ipc.rs does, before the lane is looked up."""
+        if verb == "lane.send":
+            parse_send_mode(p.mode)
+        elif verb == "lane.answer":
+            parse_lane_answer(p.answer)
+        elif verb == "lane.set":
+            parse_lane_setting(p.change)
+
     async def lane_verb_async(self, verb: str, p: Any) -> None:
         """Wait as the app does for a reconnecting lane before ``verb`` is sent (served form)."""
+        self._check_payload(verb, p)
         lane = self._lane(p)
         limit = self.model.lane_reconnect_wait
         try:
@@ -90,7 +149,7 @@ class LaneOps(AppBase):
             lane.reconnected()
 
     def op_lane_open(self, p: o.LaneParams, raw: Any) -> Any:
-        return o.LaneOpenResult(session=self._lane(p).session)
+        return o.LaneOpenResult(session=self._open(p).session)
 
     def op_lane_messages(self, p: o.LaneParams, raw: Any) -> Any:
         lane = self._lane(p)
@@ -108,11 +167,10 @@ class LaneOps(AppBase):
         return o.LaneApprovals(approvals=list(self._lane(p).approvals))
 
     def op_lane_send(self, p: o.LaneSendParams, raw: Any) -> Any:
-        if p.mode is not None and p.mode not in ("queue", "interject"):
-            raise DesktopError(BAD, f'unknown mode: "{p.mode}"')
+        mode = parse_send_mode(p.mode)
 
         def apply(lane: Lane) -> None:
-            lane.messages.append({"role": "user", "text": p.text, "mode": p.mode or "queue"})
+            lane.messages.append({"role": "user", "text": p.text, "mode": mode})
 
         return self._verb("lane.send", p, apply)
 
@@ -133,30 +191,25 @@ class LaneOps(AppBase):
         return o.Empty()
 
     def op_lane_answer(self, p: o.LaneAnswerParams, raw: Any) -> Any:
+        parse_lane_answer(p.answer)
         lane = self._lane(p)
-        forms = [k for k in ("choice", "permission", "question", "reject") if k in p.answer]
-        if len(forms) != 1:
-            raise DesktopError(
-                BAD, "'answer' must hold exactly one of choice, permission, question, reject"
-            )
         pending = [a for a in lane.approvals if a.get("id") == p.approval_id]
         if not pending:
-            raise DesktopError(DesktopCode.UNKNOWN_APPROVAL, f"no pending approval {p.approval_id}")
+            raise lane_error(DesktopCode.UNKNOWN_APPROVAL)
         return self._verb("lane.answer", p, lambda lane: lane.approvals.remove(pending[0]))
 
     def op_lane_settings(self, p: o.LaneParams, raw: Any) -> Any:
         return o.LaneSettings(settings=self._lane(p).settings)
 
     def op_lane_set(self, p: o.LaneSetParams, raw: Any) -> Any:
+        change = parse_lane_setting(p.change)
         lane = self._lane(p)
-        if p.change.get("kind") not in ("model", "mode", "config") or "id" not in p.change:
-            raise DesktopError(BAD, "'change' must be {kind: model|mode|config, id, ...}")
         settings = lane.settings
         if settings is None:
-            raise DesktopError(DesktopCode.NOT_ACCEPTING, "this session has no settings to change")
+            raise lane_error(DesktopCode.NOT_ACCEPTING)
 
         def apply(lane: Lane) -> None:
-            settings[p.change["kind"]] = p.change["id"]
+            settings[change["kind"]] = change["id"]
 
         return self._verb("lane.set", p, apply)
 

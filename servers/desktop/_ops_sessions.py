@@ -15,9 +15,11 @@ from shedproto.desktop import (
     HostIdError,
     LaunchPolicy,
     classify_pane,
+    fingerprint_changed,
     launch_fields,
     launch_target,
     parse_host_id,
+    read_machine_add,
     require_consent,
     run_command,
     rust_debug,
@@ -203,8 +205,6 @@ class SessionOps(Rc14Ops):
 
     def op_roost_run(self, p: o.RoostRunParams, raw: Any) -> Any:
         address = launch_target(p.target, p.machine)  # before the command (ipc.rs:871@2cd01ef)
-        if p.command is None:
-            raise DesktopError(BAD, "missing 'command'")
         argv = run_command(p.command)
         workdir = p.workdir.strip() if p.workdir and p.workdir.strip() else None
         host = self._launch_host(address)
@@ -220,9 +220,13 @@ class SessionOps(Rc14Ops):
         return o.CapabilitiesResult(capabilities=self._capabilities(host.origin))
 
     def op_machine_add(self, p: o.MachineAddParams, raw: Any) -> Any:
-        if not p.name.strip():
-            raise DesktopError(BAD, "missing 'name'")
-        self.model.add_machine(p.name.strip())
+        """``add_from_json`` (machines.rs@9a84ddf): the stand-in's config is its machines."""
+        entry = read_machine_add(
+            p.name, p.host, p.user, p.ssh_port, configured=self.model.machines.keys()
+        )
+        self.model.add_machine(
+            entry.name, host=entry.host, user=entry.user, ssh_port=entry.ssh_port
+        )
         return o.Empty()
 
     def _probe(self, target: str, code: str = PROBE) -> tuple[HostId, dict[str, Any]]:
@@ -289,7 +293,7 @@ class SessionOps(Rc14Ops):
         except DesktopError as exc:
             return _stage_failure("probe", exc.message)
         if p.fingerprint != probe["fingerprint"]:
-            return _stage_failure("fingerprint", "the host changed since the probe")
+            return _stage_failure("fingerprint", fingerprint_changed(host.origin))
         return None
 
     def _installed(self, host: HostId) -> o.RoostBootstrapResult:
@@ -300,7 +304,7 @@ class SessionOps(Rc14Ops):
             target=host.origin,
             plan={"kind": "install", "needs_source": True, "dest": dest},
             dest=dest,
-            verdict="installed",
+            verdict=f"ready pid={STAND_IN_PID}",
             session_protocol=ROOST_SESSION_PROTOCOL,
             session_id=f"stand-in-{host.origin}",
             path_warning=None,
@@ -354,6 +358,10 @@ CLIENT_LABEL = "shed-desktop"
 """Who shed says it is on roost's wire (roost_hosts.rs@0041e17 ``CLIENT_LABEL``)."""
 ROOST_SESSION_PROTOCOL = 6
 """The roost session protocol the stand-in reports after an install (the stand-in's value)."""
+STAND_IN_PID = 4242
+"""The pid in the stand-in's readiness verdict: ``Installed::verdict`` is roost's verdict
+rendered, ``ready pid=<n>`` or ``already-running`` (shed-core
+roost/bootstrap/machines.rs@3170191)."""
 
 
 def _is_tab_id(slug: str) -> bool:
@@ -366,7 +374,11 @@ def _is_tab_id(slug: str) -> bool:
 
 
 def _stage_failure(stage: str, message: str) -> o.RoostBootstrapResult:
-    """``failure_json``: ``{ok: false, error: {stage, message, restored}}``."""
+    """``failure_json``: ``{ok: false, error: {stage, message, restored}}``.
+
+    ``restored`` is ``null``: shed-core's ``BootstrapFailure::new`` leaves it unset,
+    and only a post-commit failure knows it (copy.rs@0041e17).
+    """
     return o.RoostBootstrapResult(
-        ok=False, error=o.BootstrapStageError(stage=stage, message=message, restored=False)
+        ok=False, error=o.BootstrapStageError(stage=stage, message=message, restored=None)
     )

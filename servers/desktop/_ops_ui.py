@@ -13,7 +13,7 @@ from shedproto.desktop import (
 )
 from shedproto.desktop import types as o
 
-from ._base import BAD, AppBase
+from ._base import BAD, AppBase, serde_unknown_variant
 
 BROKER_PREFS = ("auto", "embedded", "external")
 """``broker.set_mode``'s modes (broker.rs@51bd544, ``parse_mode_pref``)."""
@@ -191,10 +191,21 @@ class UiOps(AppBase):
         return o.HostList(hosts=hosts)
 
     def op_hosts_auth(self, p: Any, raw: Any) -> Any:
+        """``AuthModeRegistry::snapshot``: every configured server, sorted by name.
+
+        ``auth_mode`` is ``AuthMode::as_str`` (``token`` or ``mtls``; the config's
+        absent or unrecognised mode reads as ``token``); ``learned`` is whether a
+        mint proved it this session (charliek/shed crates/shed-app/src/auth_modes.rs
+        @c7d4c85, ipc.rs ``hosts_auth``@2cd01ef).
+        """
         return o.HostsAuth(
             hosts=[
-                o.HostAuth(name=h.name, auth_mode=h.auth_mode, learned=h.reachable)
-                for h in self.model.hosts.values()
+                o.HostAuth(
+                    name=h.name,
+                    auth_mode="mtls" if h.auth_mode == "mtls" else "token",
+                    learned=h.auth_learned,
+                )
+                for h in sorted(self.model.hosts.values(), key=lambda h: h.name)
             ]
         )
 
@@ -348,6 +359,17 @@ class UiOps(AppBase):
         return dict(self.model.prefs["provider_modes"])
 
     def op_prefs_set_provider(self, p: o.PrefsSetProviderParams, raw: Any) -> Any:
+        """Set a provider mode as ``set_provider_mode`` does (shed-app coordinator.rs@861fedae).
+
+        serde reads ``decision`` as an ``ApprovalDecision`` first; then only the two
+        provider namespaces take a mode.
+        """
+        if p.decision not in _DECISIONS:
+            raise DesktopError(BAD, serde_unknown_variant(p.decision, _DECISIONS))
+        if p.namespace not in _PROVIDER_NAMESPACES:
+            raise DesktopError(
+                BAD, f"provider mode not settable for namespace {rust_debug(p.namespace)}"
+            )
         self.model.prefs["provider_modes"][p.namespace] = p.decision
         self._rebuild_policy()
         return o.Empty()
@@ -442,3 +464,9 @@ class UiOps(AppBase):
         if p.profile is not None:
             view["selected"] = {"profile": p.profile, "host": p.host}
         return o.Empty()
+
+
+_DECISIONS = ("approve", "deny")
+"""shed-core's ``ApprovalDecision`` variants."""
+_PROVIDER_NAMESPACES = frozenset({"aws-credentials", "docker-credentials"})
+"""The namespaces a provider mode is kept for (coordinator.rs ``set_provider_mode``)."""

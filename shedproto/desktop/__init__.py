@@ -15,7 +15,7 @@ in the documentation: ``docs/architecture/decisions/desktop.rst``.
 
 from __future__ import annotations
 
-from ._bootstrap import BOOTSTRAP_BUDGET, BootstrapLedger, require_consent
+from ._bootstrap import BOOTSTRAP_BUDGET, BootstrapLedger, fingerprint_changed, require_consent
 from ._catalogue import (
     CATALOGUE,
     Gate,
@@ -40,13 +40,17 @@ from ._connection import (
     ServerEvent,
 )
 from ._craze import (
+    CRAZE_TOO_OLD,
     IDEMPOTENCY_WINDOW,
     REQUEST_ID_PATTERN,
     CrazeAttempt,
     CrazeCreateRequest,
     CreateTicket,
     IdempotencyLedger,
+    check_craze_host_id,
     craze_host,
+    craze_not_installed,
+    craze_refusals,
     mint_request_id,
     valid_request_id,
     validate_craze_create,
@@ -66,12 +70,22 @@ from ._envelope import (
 )
 from ._errors import DesktopError
 from ._lanes import (
+    CRAZE_LANE,
+    LANE_KINDS,
     LANE_RECONNECT_WAIT,
     LANE_VERB_DEADLINE,
     LANE_VERBS,
     lane_answer_lost,
+    lane_error,
     lane_verb_wait,
+    no_lane_stamp,
+    no_open_lane,
+    parse_lane_answer,
+    parse_lane_setting,
+    parse_send_mode,
+    unsupported_lane,
 )
+from ._machines import RESERVED_MACHINE, NewMachine, read_machine_add
 from ._params import check_gate, decode_params, resolve_op, validate_request
 from ._paths import (
     MOCK_UNREACHABLE_URL,
@@ -178,14 +192,31 @@ __all__ = [
     "LANE_VERBS",
     "lane_answer_lost",
     "lane_verb_wait",
+    "lane_error",
+    "CRAZE_LANE",
+    "LANE_KINDS",
+    "no_lane_stamp",
+    "no_open_lane",
+    "unsupported_lane",
+    "parse_send_mode",
+    "parse_lane_answer",
+    "parse_lane_setting",
+    "RESERVED_MACHINE",
+    "NewMachine",
+    "read_machine_add",
     "BOOTSTRAP_BUDGET",
     "BootstrapLedger",
+    "fingerprint_changed",
     "require_consent",
     "IDEMPOTENCY_WINDOW",
     "REQUEST_ID_PATTERN",
     "CrazeCreateRequest",
     "validate_craze_create",
     "craze_host",
+    "check_craze_host_id",
+    "craze_refusals",
+    "craze_not_installed",
+    "CRAZE_TOO_OLD",
     "mint_request_id",
     "valid_request_id",
     "IdempotencyLedger",

@@ -11,7 +11,9 @@ already being bootstrapped — nothing was changed; wait for that one to
 finish"``; a run that outlives the budget is ``action_failed`` ``"<target>: the
 bootstrap did not finish within 10 minutes"`` (``target`` as the caller sent
 it). The gate is per target, not global. The budget counts from the moment the
-run starts (after the consent and target checks).
+run starts (after the consent and target checks). A re-probe that no longer
+matches the consent card's fingerprint is the ``fingerprint`` stage's sentence
+(:func:`fingerprint_changed`, shed-core's own copy).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 from ._codes import DesktopCode
 from ._errors import DesktopError
 
-__all__ = ["BOOTSTRAP_BUDGET", "BootstrapLedger", "require_consent"]
+__all__ = ["BOOTSTRAP_BUDGET", "BootstrapLedger", "fingerprint_changed", "require_consent"]
 
 BOOTSTRAP_BUDGET = 600.0
 """Seconds a ``roost.bootstrap`` may run before it is answered ``action_failed``."""
@@ -38,6 +40,16 @@ def require_consent(target: str, consent: bool | None) -> None:
             DesktopCode.CONSENT_REQUIRED,
             f"{target}: roost.bootstrap needs consent: true \u2014 nothing was changed",
         )
+
+
+def fingerprint_changed(token: str) -> str:
+    """Return the ``fingerprint`` stage's message for host ``token`` (its grammar token).
+
+    charliek/shed crates/shed-core/src/roost/bootstrap/copy.rs@0041e17
+    ``fingerprint_changed``, which roost_hosts.rs ``bootstrap`` answers with the
+    re-probed target's token. Never raises.
+    """
+    return f"{token} changed since you were asked \u2014 nothing was changed; look again."
 
 
 class BootstrapLedger:

@@ -32,7 +32,11 @@ __all__ = [
     "CrazeCreateRequest",
     "CreateTicket",
     "IdempotencyLedger",
+    "CRAZE_TOO_OLD",
+    "check_craze_host_id",
     "craze_host",
+    "craze_not_installed",
+    "craze_refusals",
     "mint_request_id",
     "validate_craze_create",
     "valid_request_id",
@@ -73,6 +77,54 @@ def craze_host(machine: str) -> HostId:
         return parse_host_id(machine)
     except HostIdError as exc:
         raise DesktopError(DesktopCode.BAD_REQUEST, str(exc)) from None
+
+
+_HOST_ID = re.compile(r"[0-9a-f]{12}\Z")
+
+
+def check_craze_host_id(session_id: str) -> str:
+    """Return ``session_id`` if it is a craze host id: twelve lowercase hex digits.
+
+    ``craze.open_terminal`` checks it before anything is looked up, because it is
+    spliced into the command the tab runs (charliek/shed
+    crates/shed-core/src/craze.rs@9a84ddf ``attach_argv``, ``BadHostId``).
+
+    Raises:
+        DesktopError: ``bad_request``
+            ``not a craze host id (twelve lowercase hex digits): "<id>"``.
+
+    """
+    if not _HOST_ID.match(session_id):
+        raise DesktopError(
+            DesktopCode.BAD_REQUEST,
+            f"not a craze host id (twelve lowercase hex digits): {rust_debug(session_id)}",
+        )
+    return session_id
+
+
+CRAZE_TOO_OLD = "craze on this machine is too old for shed; update it"
+"""The refusal for a host whose craze the probe read as too old (``CRAZE_TOO_OLD``)."""
+
+
+def craze_refusals(token: str) -> dict[str, DesktopError]:
+    """Return the create sheet's source refusals for host ``token`` (roost_hosts.rs ``craze_ask``).
+
+    Keys: ``no_craze``, ``too_old``, ``cannot_list`` and ``cannot_create`` (a live
+    hub whose ``hello`` lacks the capability); ``not_installed`` is
+    :func:`craze_not_installed` (it carries the probe's reason).
+    """
+    needs = "update craze on this machine: its hub cannot "
+    return {
+        "no_craze": DesktopError(DesktopCode.NO_CRAZE, f"{token} has no craze source"),
+        "too_old": DesktopError(DesktopCode.TOO_OLD, CRAZE_TOO_OLD),
+        "cannot_list": DesktopError(DesktopCode.TOO_OLD, needs + "list what a create can start"),
+        "cannot_create": DesktopError(DesktopCode.TOO_OLD, needs + "create sessions"),
+    }
+
+
+def craze_not_installed(token: str, why: str) -> DesktopError:
+    """Return ``not_installed`` ``craze is not installed on <token>: <why>`` (``craze_ask``)."""
+    return DesktopError(DesktopCode.NOT_INSTALLED, f"craze is not installed on {token}: {why}")
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ _URLS = {
     "claude-broker": re.compile(r"https?://claude\.ai/code\?environment=env_[A-Za-z0-9_-]+"),
     "claude-rc": re.compile(r"https?://claude\.ai/code/session_[A-Za-z0-9_-]+"),
 }
-_WHITE_SPACE = (
+WHITE_SPACE = (
     "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
     "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 )
@@ -73,7 +73,7 @@ def classify_pane(kind: str, pane: str) -> tuple[str, str | None]:
         if any(text in lower for text in _NEEDS_AUTH):
             return "needs-auth", _url(kind, pane)
     if kind == "shell":
-        return ("starting" if not pane.strip(_WHITE_SPACE) else "ready"), None
+        return ("starting" if not pane.strip(WHITE_SPACE) else "ready"), None
     url = _url(kind, pane)
     if kind == "claude-broker" and _RECONNECTING.search(pane):
         return "reconnecting", url
@@ -96,7 +96,7 @@ def normalize_rc_prompt(raw: str | None, kind: str) -> str | None:
     request:`` prefix) for a prompt on ``claude-broker``, a control character,
     or more than 2000 UTF-8 bytes.
     """
-    prompt = "" if raw is None else raw.strip(_WHITE_SPACE)
+    prompt = "" if raw is None else raw.strip(WHITE_SPACE)
     if not prompt:
         return None
     if kind == "claude-broker":

@@ -19,6 +19,7 @@ from typing import Any
 from ._codes import DesktopCode
 from ._dialect import Dialect
 from ._errors import DesktopError
+from ._rc import WHITE_SPACE
 
 __all__ = [
     "DEFAULT_MAC_KIND",
@@ -237,17 +238,23 @@ def launch_fields(
     return LaunchFields(kind=kind, workdir=workdir, display_name=display_name)
 
 
-def run_command(command: str) -> list[str]:
-    """Return ``roost.run``'s argv for ``command``.
+def run_command(command: str | None) -> list[str]:
+    """Return ``roost.run``'s argv for ``command`` (``RunCommand::parse``).
+
+    Split on ASCII whitespace (:func:`split_argv`); refused when absent (a
+    non-string reads as absent) or blank by Rust's ``trim`` (Unicode
+    ``White_Space``), so a command that passes always has a first word (charliek/shed
+    desktop/tauri/src-tauri/src/roost_hosts.rs@9668981 ``RunCommand::parse``).
 
     Raises:
-        DesktopError: ``bad_request`` when the command is empty or whitespace-only
-            (a blank command is not a plain shell).
+        DesktopError: ``bad_request`` ``missing 'command': name the program to run
+            (a blank command is not a plain shell \u2014 roost's own UI opens those)``.
 
     """
-    argv = split_argv(command)
-    if not argv:
+    if command is None or not command.strip(WHITE_SPACE):
         raise DesktopError(
-            DesktopCode.BAD_REQUEST, "'command' is empty; a blank command is not a plain shell"
+            DesktopCode.BAD_REQUEST,
+            "missing 'command': name the program to run (a blank command is not a plain "
+            "shell \u2014 roost's own UI opens those)",
         )
-    return argv
+    return split_argv(command)

@@ -913,8 +913,14 @@ class TauriRcInjectParams(Params, frozen=True, kw_only=True):
     attention: bool | None = None
 
 
-class CrazeStatus(Result, omit_defaults=True, frozen=True, kw_only=True):
-    """A host's craze source state as carried by machine rows."""
+class CrazeStatus(Result, frozen=True, kw_only=True):
+    """A status row's ``craze`` half (``CrazeState::status``), every key present.
+
+    ``state`` ``live``, ``dormant``, ``offline`` or ``absent`` (no craze source,
+    never reached, or not installed); ``cause`` the offline (or not-installed)
+    reason class, else ``null``; ``create``/``create_options`` the live hub's
+    capabilities, ``false`` otherwise.
+    """
 
     state: str
     cause: str | None = None
@@ -929,8 +935,8 @@ class MachineRow(Result, frozen=True, kw_only=True):
     grammar token, ``kind`` ``machine`` or ``shed``, ``server`` ``null`` for a
     machine. ``detail`` is the watcher's sentence verbatim and ``down_kind`` the
     transport's classification (``not-installed``, ``no-session``, ...), both
-    ``null`` while reachable. ``craze`` is the stand-in's craze state, absent
-    when the host has no craze source.
+    ``null`` while reachable. ``craze`` is the host's craze source state
+    (:class:`CrazeStatus`), ``absent`` for a host with none.
     """
 
     name: str
@@ -943,7 +949,7 @@ class MachineRow(Result, frozen=True, kw_only=True):
     sessions: int
     detail: str | None
     down_kind: str | None
-    craze: CrazeStatus | msgspec.UnsetType = msgspec.UNSET
+    craze: CrazeStatus
 
 
 class MachinesList(Result, frozen=True, kw_only=True):
@@ -1003,12 +1009,16 @@ class CapabilitiesResult(Result, frozen=True, kw_only=True):
 
 
 class MachineAddParams(Params, frozen=True, kw_only=True):
-    """``machine.add``."""
+    """``machine.add``: read as ``add_from_json`` reads them (a non-string is absent).
 
-    name: str
+    ``ssh_port`` is any JSON value: an unsigned integer or a string holding one,
+    1..65535, is a port; anything else but ``null`` is refused by name.
+    """
+
+    name: str | None = None
     host: str | None = None
     user: str | None = None
-    ssh_port: int | None = None
+    ssh_port: Any = None
 
 
 class RoostTargetParams(Params, frozen=True, kw_only=True):
@@ -1198,7 +1208,7 @@ class LaneAnswerParams(Params, frozen=True, kw_only=True):
     kind: str
     session_id: str
     approval_id: str
-    answer: dict[str, Any]
+    answer: Any
 
 
 class LaneSettings(Result, frozen=True, kw_only=True):
@@ -1213,7 +1223,7 @@ class LaneSetParams(Params, frozen=True, kw_only=True):
     machine: str
     kind: str
     session_id: str
-    change: dict[str, Any]
+    change: Any
 
 
 # --- approvals ------------------------------------------------------------------

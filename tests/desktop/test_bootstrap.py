@@ -92,7 +92,7 @@ def installed(origin: str, name: str) -> dict[str, object]:
         "target": origin,
         "plan": {"kind": "install", "needs_source": True, "dest": dest},
         "dest": dest,
-        "verdict": "installed",
+        "verdict": "ready pid=4242",  # roost's readiness verdict (bootstrap/machines.rs@3170191)
         "session_protocol": 6,
         "session_id": f"stand-in-{origin}",
         "path_warning": None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 
 from shedproto.desktop import Dialect
@@ -19,6 +20,7 @@ from shedproto.servers.desktop import DesktopModel
 from ._helpers import answer
 
 TAURI = Dialect.TAURI
+ABSENT = {"state": "absent", "cause": None, "create": False, "create_options": False}
 UNWATCHED = (
     "no host machine:nowhere is being watched (have: machine:mini, machine:maxi, machine:localhost)"
 )
@@ -51,7 +53,9 @@ def test_machines_list_rows_are_the_status_rows() -> None:
 
     ``{name, label, origin, kind, server, reachable, connected_once, sessions, detail,
     down_kind}``: every key present, ``server`` ``null`` for a machine, ``detail`` and
-    ``down_kind`` only while unreachable. No ``roost_watched`` (no version has it).
+    ``down_kind`` only while unreachable. No ``roost_watched`` (no version has it). The
+    craze-era version (roost_hosts.rs@9668981) adds ``craze``, a host with no craze
+    source ``absent`` (test_fidelity_core.py has its states).
     """
     model = _model()
     model.add_roost_session("machine:mini", "4")
@@ -71,6 +75,7 @@ def test_machines_list_rows_are_the_status_rows() -> None:
             "sessions": 1,
             "detail": None,
             "down_kind": None,
+            "craze": ABSENT,
         },
         {
             "name": "maxi",
@@ -83,10 +88,11 @@ def test_machines_list_rows_are_the_status_rows() -> None:
             "sessions": 0,
             "detail": "no route to host",
             "down_kind": "unreachable",
+            "craze": ABSENT,
         },
     ]
     for row in rows:
-        o.MachineRow(**row)  # the type takes exactly these keys
+        msgspec.convert(row, o.MachineRow)  # the type takes exactly these keys
 
 
 def test_capabilities_of_an_unwatched_host_names_the_watched_ones() -> None:
@@ -207,14 +213,15 @@ def test_bootstrap_consent_comes_before_the_target() -> None:
 def test_bootstrap_of_an_unknown_host_is_a_probe_stage_failure() -> None:
     """roost_hosts.rs@0041e17 ``bootstrap``: the re-probe's failure is ``Ok(Err(failure))``,
     answered by ``failure_json`` as ``{ok: false, error: {stage: probe, message,
-    restored}}`` in an ok envelope."""
+    restored}}`` in an ok envelope; ``restored`` is ``null`` (``BootstrapFailure::new``,
+    crates/shed-core/src/roost/bootstrap/copy.rs@0041e17)."""
     params = {"target": "nowhere", "fingerprint": "x", "consent": True}
     assert _ok(_tauri("roost.bootstrap", params)) == {
         "ok": False,
         "error": {
             "stage": "probe",
             "message": 'no machine "nowhere" in ~/.shed/config.yaml',
-            "restored": False,
+            "restored": None,
         },
     }
 
@@ -237,22 +244,28 @@ def test_launch_of_a_kind_without_a_recipe_names_the_kind() -> None:
 @pytest.mark.parametrize(
     "op", ["lane.open", "lane.messages", "lane.approvals", "lane.settings", "lane.close"]
 )
-def test_a_row_without_an_agent_lane_is_no_lane(op: str) -> None:
-    """charliek/shed desktop/tauri/src-tauri/src/lane.rs (the 150k stored version, id
-    66594410956) ``Lanes::lane_stamp``: a session the machine's rows carry no
-    ``agent_lane`` for is ``no_lane`` ``session "<id>" on machine "<m>" carries no
-    agent_lane (its tab reported no agent server)``, the machine as the caller sent it
-    (``LaneFailure::code``/``message``). It was ``unknown_session`` before, which the
-    real app answers only from the adapter's roster."""
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        ("craze", 'machine "mini"\'s craze source lists no session "s9"'),
+        (
+            "opencode",
+            'session "s9" on machine "mini" carries no opencode agent_lane (its tab reported '
+            "no agent server)",
+        ),
+    ],
+)
+def test_a_row_without_an_agent_lane_is_no_lane(op: str, kind: str, message: str) -> None:
+    """charliek/shed desktop/tauri/src-tauri/src/lane.rs@9a84ddf ``Lanes::lane_stamp``: the
+    row is looked up in the namespace ``kind`` names -- a craze session among the craze
+    source's rows, any other kind among roost's stamps of that kind -- and a miss is
+    ``no_lane`` in its words, the machine as the caller sent it. The older 150k version
+    (id 66594410956, no ``kind``) said ``carries no agent_lane``."""
     model = DesktopModel()
     model.add_machine("mini")
-    params = {"machine": "mini", "kind": "craze", "session_id": "s9"}
+    params = {"machine": "mini", "kind": kind, "session_id": "s9"}
     if op == "lane.close":
         # closing a lane that is not open is success (``Lanes::close`` is idempotent)
         assert _ok(_tauri(op, params, model)) == {}
         return
-    assert _error(_tauri(op, params, model)) == (
-        "no_lane",
-        'session "s9" on machine "mini" carries no agent_lane (its tab reported no agent '
-        "server)",
-    )
+    assert _error(_tauri(op, params, model)) == ("no_lane", message)

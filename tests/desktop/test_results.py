@@ -71,12 +71,12 @@ def test_prefs_reads(snapshot: Any) -> None:
         ("prefs.set_terminal", {"preset": "custom", "template": "kitty -e {cmd}"}),
         ("prefs.get", {}),
         ("prefs.provider_modes", {}),
-        ("prefs.set_provider", {"namespace": "aws", "decision": "approve"}),
+        ("prefs.set_provider", {"namespace": "aws-credentials", "decision": "approve"}),
         ("prefs.provider_modes", {}),
     )
     assert lines == snapshot
     modes = msgspec.json.decode(lines[-1])["result"]
-    assert modes == {"aws": "approve"}  # the map itself, no wrapper key
+    assert modes == {"aws-credentials": "approve"}  # the map itself, no wrapper key
 
 
 def test_prefs_dump_tracks_the_window(snapshot: Any) -> None:
@@ -138,7 +138,7 @@ def test_bootstrap_answers(snapshot: Any) -> None:
     # installed_json / failure_json (roost_hosts.rs@0041e17): a failure carries only
     # {ok, error{stage, message, restored}}, an install every key of its own
     assert set(stale["result"]) == {"ok", "error"}
-    assert stale["result"]["error"]["restored"] is False
+    assert stale["result"]["error"]["restored"] is None  # BootstrapFailure::new (copy.rs)
     done = msgspec.convert(installed["result"], o.RoostBootstrapResult)
     assert done.ok is True
     assert done.session_protocol == 6

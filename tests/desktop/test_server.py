@@ -464,7 +464,7 @@ async def test_every_catalogue_op_answers_its_shape(short_socket_dir: Path) -> N
         "mode": "dark",
         "enabled": True,
         "preset": "ghostty",
-        "namespace": "git",
+        "namespace": "aws-credentials",
         "server": "prod",
         "open": True,
         "row": "model",
@@ -499,6 +499,12 @@ async def test_every_catalogue_op_answers_its_shape(short_socket_dir: Path) -> N
                     params["mode"] = "queue"
                 if name.startswith(("lane.", "ui.show_lane")) and "kind" in params:
                     params.update(lane)
+                    if name.startswith("lane.") and name != "lane.close":
+                        # every lane op but open and close needs an open lane
+                        # (lane.rs@9a84ddf open_entry); lane.close in the walk closes it
+                        await client.call("lane.open", lane)
+                if name == "machine.add":
+                    params["name"] = "added"
                 try:
                     result = await client.call(name, params)
                 except DesktopError as exc:

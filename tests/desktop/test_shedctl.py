@@ -81,6 +81,72 @@ COMMANDS: list[tuple[str, str, dict[str, Any], dict[Dialect, Any]]] = [
     ),
     ("shed start web", "shed.start", {"name": "web"}, {Dialect.TAURI: {}, Dialect.MAC: {}}),
     (
+        "shed stop web --host prod",
+        "shed.stop",
+        {"name": "web", "host": "prod"},
+        {Dialect.TAURI: {}, Dialect.MAC: {}},
+    ),
+    (
+        "shed reset web --host prod",
+        "shed.reset",
+        {"name": "web", "host": "prod"},
+        {Dialect.TAURI: {}, Dialect.MAC: {}},
+    ),
+    (
+        "shed delete web --host prod",
+        "shed.delete",
+        {"name": "web", "host": "prod"},
+        {Dialect.TAURI: {}, Dialect.MAC: {}},
+    ),
+    (
+        "shed start nope",
+        "shed.start",
+        {"name": "nope"},
+        {
+            Dialect.TAURI: "error action_failed: shed-server returned HTTP 404",
+            Dialect.MAC: "error internal: BadStatus(status: 404)",
+        },
+    ),
+    (
+        "screenshot --out x.png --scale 2",
+        "app.screenshot",
+        {"scale": 2},
+        {Dialect.TAURI: "png", Dialect.MAC: "png"},
+    ),
+    (
+        "screenshot --scale 0",
+        "app.screenshot",
+        {"scale": 0},
+        {Dialect.TAURI: "png", Dialect.MAC: "error invalid-param: scale must be 1 or 2, got 0"},
+    ),
+    (
+        "raw identify --param bogus=1",
+        "identify",
+        {"bogus": 1},
+        {Dialect.TAURI: "platform", Dialect.MAC: "error unknown-field: unknown params: bogus"},
+    ),
+    (
+        "raw sheds.list --param host=nowhere",
+        "sheds.list",
+        {"host": "nowhere"},
+        {Dialect.TAURI: "host_errors", Dialect.MAC: {"sheds": []}},
+    ),
+    (
+        "raw shed.start --param name=3",
+        "shed.start",
+        {"name": 3},
+        {Dialect.TAURI: "error bad_request: missing 'name'", Dialect.MAC: "invalid-param"},
+    ),
+    (
+        "raw create.status --param create_id=abc",
+        "create.status",
+        {"create_id": "abc"},
+        {
+            Dialect.TAURI: {"state": "unknown"},
+            Dialect.MAC: "error not-found: no create with id abc",
+        },
+    ),
+    (
         "shed stop web --host nowhere",
         "shed.stop",
         {"name": "web", "host": "nowhere"},
@@ -206,3 +272,19 @@ async def test_client_sheds_list_typed_rows(short_socket_dir: Path) -> None:
             listing = await client.sheds_list()
         assert [type(r) for r in listing.sheds] == [row_type]
         assert (listing.sheds[0].host, listing.sheds[0].name) == ("prod", "web")
+
+
+async def test_shedctl_shed_action_with_no_configured_host(short_socket_dir: Path) -> None:
+    """``shed start web`` with no server configured: Tauri ``action_failed`` ``no configured
+    host`` (backend.rs:156-161@5a762e8), mac ``not-found`` ``no configured host``
+    (AppModel.swift:848-857@5a762e8)."""
+    expected = {
+        Dialect.TAURI: "error action_failed: no configured host",
+        Dialect.MAC: "error not-found: no configured host",
+    }
+    for dialect in Dialect:
+        async with running(short_socket_dir, dialect, model=DesktopModel()) as server:
+            assert await shedctl(server.path, "shed.start", {"name": "web"}) == (
+                False,
+                expected[dialect],
+            )
