@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from shedproto.desktop import (
@@ -55,6 +56,9 @@ class ShedOps(AppBase):
     def op_create_start(self, p: o.CreateStartParams, raw: Any) -> Any:
         server = self._server(p.host)
         create_id = f"create-{len(self.model.creates) + 1}"
+        if self.is_mac:  # UUID().uuidString: upper-case (AppModel.swift:859-861@5a762e8,
+            # charliek/shed desktop/Sources/ShedDesktopApp/AppModel.swift@5339dc4 startCreate)
+            create_id = str(uuid.UUID(bytes=self.model.entropy(16), version=4)).upper()
         shed = self.model.add_shed(
             server,
             p.name,
