@@ -187,7 +187,7 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "create.status": _both(o.CreateIdParams, o.CreateProgress),
     "create.cancel": _both(o.CreateIdParams, _E),
     "terminal.preview": (
-        OpShape(o.MacTerminalParams, o.TerminalCommand),
+        OpShape(o.MacTerminalParams, o.MacTerminalPreview),
         OpShape(o.TauriTerminalParams, o.TerminalCommand),
     ),
     "terminal.open": (

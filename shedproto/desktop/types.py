@@ -106,6 +106,8 @@ __all__ = [
     "PresetsResult",
     # sessions
     "MacTerminalOpened",
+    "MacTerminalPreview",
+    "LaunchInvocation",
     "RcClassification",
     "RcSession",
     "RcSessionList",
@@ -742,10 +744,10 @@ class CreateProgress(Result, frozen=True, kw_only=True):
 
 
 class MacTerminalParams(Params, frozen=True, kw_only=True):
-    """mac ``terminal.preview`` / ``terminal.open``."""
+    """mac ``terminal.preview`` / ``terminal.open`` (fields in the decoder's order)."""
 
-    shed: str
     host: str | None = None
+    shed: str
     session: str | None = None
 
 
@@ -767,6 +769,27 @@ class TerminalCommand(Result, frozen=True, kw_only=True):
     command: str
     preset: str
     invocation: str
+
+
+class LaunchInvocation(Result, frozen=True, kw_only=True):
+    """mac: what the terminal preset would exec (``TerminalLauncher.swift:35-45@5a762e8``)."""
+
+    executable: str
+    arguments: list[str]
+
+
+class MacTerminalPreview(Result, frozen=True, kw_only=True):
+    """mac ``terminal.preview``: the ssh ``TerminalCommand`` plus the preset and what it runs.
+
+    ``preset`` a ``TerminalPreset`` (``terminal-app``, ``ghostty``, ``iterm2``, ``warp``,
+    ``roost``, ``custom``); ``invocation`` an object, not the Tauri string
+    (``IPCHandlerImpl.swift`` ``TerminalPreviewResult``@5a762e8, @3fecd8a).
+    """
+
+    argv: list[str]
+    command: str
+    preset: str
+    invocation: LaunchInvocation
 
 
 class MacTerminalOpened(Result, frozen=True, kw_only=True):
