@@ -68,6 +68,18 @@ class AppBase:
         """Whether this app speaks the mac dialect."""
         return self.dialect is Dialect.MAC
 
+    def _mac_show_pane(self, pane: str) -> None:
+        """Show the mac dashboard on ``pane``, as ``ui.show_window`` then ``ui.navigate`` do.
+
+        ``showCreateSheet``/``showLaunchSheet`` and the notification's open action
+        (``AppModel.swift:755-765,1161-1165@5a762e8``; the same in charliek/shed
+        ``AppModel.swift@5339dc4``).
+        """
+        self.model.ui["visible"] = True
+        if not self.test_mode:
+            self.model.ui["activation_policy"] = "regular"
+        self.model.ui["pane"] = pane
+
     def _fail(self, message: str) -> DesktopError:
         return DesktopError(self.dialect.internal, message)
 

@@ -158,6 +158,8 @@ class ApprovalOps(AppBase):
 
     def op_notification_open(self, p: Any, raw: Any) -> Any:
         self._test_presenter("notification.open")
+        if self.is_mac:  # the banner body opens the dashboard on Approvals (onOpen,
+            self._mac_show_pane("approvals")  # AppModel.swift@5339dc4 startApprovals)
         return o.Empty()
 
     def op_notification_invoke(self, p: Any, raw: Any) -> Any:

@@ -152,7 +152,9 @@ class UiOps(AppBase):
     def op_ui_window_state(self, p: Any, raw: Any) -> Any:
         # mac launches as a menu-bar accessory (ShedDesktopApp.swift:26@5a762e8)
         return o.WindowState(
-            visible=self.model.ui.get("visible", True),
+            # built hidden: the harness (and a login launch) starts menu-bar only
+            # (AppModel.swift:608-640, ShedDesktopApp.swift:40-50@5a762e8)
+            visible=self.model.ui.get("visible", False),
             activation_policy=self.model.ui.get("activation_policy", "accessory"),
         )
 
@@ -162,10 +164,19 @@ class UiOps(AppBase):
             self.model.ui["activation_policy"] = "regular"  # harness (AppModel.swift:745-753)
         return o.Empty()
 
+    def op_ui_show_create(self, p: Any, raw: Any) -> Any:
+        if self.is_mac:
+            self._mac_show_pane("sheds")
+        return o.Empty()
+
     def op_ui_hide_window(self, p: Any, raw: Any) -> Any:
         self.model.ui["visible"] = False
-        # closing the last window reverts to accessory (AppModel.swift:738-743,1385-1395)
-        self.model.ui["activation_policy"] = "accessory"
+        # closing the last window reverts to accessory; an open Preferences window keeps
+        # the app regular; under the harness the close handler does nothing
+        # (AppModel.swift:738-743,1385-1395@5a762e8, AppModel.swift@5339dc4 windowWillClose)
+        if not self.test_mode:
+            prefs_open = self.model.preferences_window == "visible"
+            self.model.ui["activation_policy"] = "regular" if prefs_open else "accessory"
         return o.Empty()
 
     def op_ui_open_menu(self, p: o.UiOpenMenuParams, raw: Any) -> Any:
@@ -368,6 +379,8 @@ class UiOps(AppBase):
 
     def op_ui_open_preferences(self, p: Any, raw: Any) -> Any:
         self.model.preferences_window = "visible"
+        if self.is_mac and not self.test_mode:  # AppModel.swift openPreferences (@5339dc4)
+            self.model.ui["activation_policy"] = "regular"
         return o.Empty()
 
     def op_prefs_close(self, p: Any, raw: Any) -> Any:
