@@ -77,9 +77,9 @@ def swift_kind(value: Any) -> str:
 class _IndexKey(str):
     """An array position in a coding path (see :func:`swift_index`)."""
 
-    __slots__ = ("index",)
+    __slots__ = ("position",)
 
-    index: int
+    position: int
 
 
 def swift_index(index: int) -> str:
@@ -90,14 +90,14 @@ def swift_index(index: int) -> str:
     ``_JSONKey``: the stand-in follows the current one).
     """
     key = _IndexKey(f"Index {index}")
-    key.index = index
+    key.position = index
     return key
 
 
 def swift_key(key: str) -> str:
     """Describe a synthesized coding key (or an array index from :func:`swift_index`)."""
     if isinstance(key, _IndexKey):
-        return f'_CodingKey(stringValue: "{key}", intValue: {key.index})'
+        return f'_CodingKey(stringValue: "{key}", intValue: {key.position})'
     return f'CodingKeys(stringValue: "{key}", intValue: nil)'
 
 
