@@ -312,7 +312,7 @@ class AppBase:
         mac decodes the param as the ``String``-backed Swift enum ``swift_name``:
         ``invalid-param`` with ``DecodingError.dataCorrupted``'s description at
         ``path`` (default: ``key``), e.g. ``Cannot initialize ApprovalDecision from
-        invalid String value X`` (``IPCHandlerImpl.swift`` ``decodeParams``@5a762e8 and
+        invalid String value X`` (``IPCHandlerImpl.swift@5a762e8`` ``decodeParams``, and
         charliek/shed ``@3fecd8a``).
         """
         if value in variants:

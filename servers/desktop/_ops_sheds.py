@@ -145,7 +145,7 @@ class ShedOps(AppBase):
 
         ``ssh -t <host-key options> <shed>@<host> -p <port>`` (then ``tmux attach -t
         <session>``), ``command`` its shell-quoted line (``TerminalLauncher.sshCommand``,
-        ``SSHOptions.swift:17-22``, ``Shell.swift:8-12``@5a762e8; unchanged in charliek/shed
+        ``SSHOptions.swift:17-22``, ``Shell.swift:8-12@5a762e8``; unchanged in charliek/shed
         ``TerminalLauncher.swift@94585e5``).
 
         Raises:

@@ -83,7 +83,7 @@ class _IndexKey(str):
 
 
 def swift_index(index: int) -> str:
-    """Return a coding-path entry for array element ``index`` (for :func:`swift_context`).
+    """Return a coding-path entry for array element ``index`` (for ``swift_context``).
 
     Rendered as swift-foundation's ``JSONDecoder`` names it,
     ``_CodingKey(stringValue: "Index 0", intValue: 0)`` (older Foundation said

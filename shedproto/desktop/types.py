@@ -292,7 +292,7 @@ class MacUiSetSshApprovalParams(Params, frozen=True, kw_only=True):
     """mac ``ui.set_ssh_approval``: Swift enums.
 
     ``method`` an ``ApprovalMethod?``, ``policy`` an ``SSHApprovalPolicy?``
-    (``IPCHandlerImpl.swift`` ``SetSshApprovalParams``@5a762e8).
+    (``IPCHandlerImpl.swift@5a762e8``: ``SetSshApprovalParams``).
     """
 
     method: _ApprovalMethod | None = None
@@ -512,7 +512,7 @@ class ScreenshotParams(Params, frozen=True, kw_only=True):
     """mac ``app.screenshot``: ``scale`` (1 or 2, checked after the decode), then ``surface``.
 
     ``surface`` is a ``ScreenshotSurface`` (``window``, ``menu``, ``preferences``), read
-    after ``scale`` (``IPCHandlerImpl.swift`` ``ScreenshotParams``@5a762e8, @3fecd8a).
+    after ``scale`` (``IPCHandlerImpl.swift@5a762e8``, ``@3fecd8a``: ``ScreenshotParams``).
     """
 
     scale: int | None = None
@@ -783,7 +783,7 @@ class MacTerminalPreview(Result, frozen=True, kw_only=True):
 
     ``preset`` a ``TerminalPreset`` (``terminal-app``, ``ghostty``, ``iterm2``, ``warp``,
     ``roost``, ``custom``); ``invocation`` an object, not the Tauri string
-    (``IPCHandlerImpl.swift`` ``TerminalPreviewResult``@5a762e8, @3fecd8a).
+    (``IPCHandlerImpl.swift@5a762e8``, ``@3fecd8a``: ``TerminalPreviewResult``).
     """
 
     argv: list[str]
@@ -1345,7 +1345,7 @@ class MacApprovalDecideParams(Params, frozen=True, kw_only=True):
     """mac ``approval.decide``: Swift enums.
 
     ``decision`` an ``ApprovalDecision``, ``scope`` an ``ApprovalScope?``
-    (``IPCHandlerImpl.swift`` ``ApprovalDecideParams``@5a762e8, @3fecd8a).
+    (``IPCHandlerImpl.swift@5a762e8``, ``@3fecd8a``: ``ApprovalDecideParams``).
     """
 
     id: str
