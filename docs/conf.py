@@ -68,8 +68,13 @@ nitpick_ignore_regex = [
         r"anyio(\.\w+)*|msgspec(\.\w+)*|pytest|_pytest(\.\w+)*)\.[\w.]+",
     ),
     (r"py:meth", r"str\.\w+"),
-    # SwiftEnum("RcKind") in desktop field annotations names the mac app's Swift type, not ours.
-    (r"py:class", r"RcKind"),
+    # SwiftEnum("RcKind") and the like in desktop field annotations name the mac app's Swift
+    # types, not ours.
+    (
+        r"py:class",
+        r"RcKind|RcState|ScreenshotSurface|ApprovalDecision|ApprovalScope|ApprovalMethod|"
+        r"SSHApprovalPolicy|PolicyScope|PolicyAction|PolicyGate",
+    ),
     # Annotations imported under TYPE_CHECKING render with their short names.
     (r"py:class", r"Path|BlockingPortal"),
     # The constraints of the herdr types' ``Annotated[int, msgspec.Meta(ge=0, ...)]`` render as

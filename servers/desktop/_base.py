@@ -14,6 +14,7 @@ from shedproto.desktop import (
     Release,
     parse_host_id,
     rust_debug,
+    swift_bad_enum,
 )
 from shedproto.desktop import types as o
 
@@ -64,6 +65,18 @@ class AppBase:
     def is_mac(self) -> bool:
         """Whether this app speaks the mac dialect."""
         return self.dialect is Dialect.MAC
+
+    def _mac_show_pane(self, pane: str) -> None:
+        """Show the mac dashboard on ``pane``, as ``ui.show_window`` then ``ui.navigate`` do.
+
+        ``showCreateSheet``/``showLaunchSheet`` and the notification's open action
+        (``AppModel.swift:755-765,1161-1165@5a762e8``; the same in charliek/shed
+        ``AppModel.swift@5339dc4``).
+        """
+        self.model.ui["visible"] = True
+        if not self.test_mode:
+            self.model.ui["activation_policy"] = "regular"
+        self.model.ui["pane"] = pane
 
     def _fail(self, message: str) -> DesktopError:
         return DesktopError(self.dialect.internal, message)
@@ -124,14 +137,18 @@ class AppBase:
 
         Tauri: ``action_failed`` with the Rust ``Display`` (``shed-server returned
         HTTP 404``, ``transport error: ...``; shed-core ``http.rs:28-39@5a762e8``).
-        mac: ``internal`` with Swift's string interpolation of the error (``IPCServer.swift:
-        163-165@5a762e8``): the Swift core's ``ShedClientError`` description
-        (``ShedServerClient.swift:16-30@5a762e8``), the same sentence; under the
-        default Rust core the UniFFI enum's case rendering (``BadStatus(status: 404)``).
+        mac: ``internal``. v0.0.14 prints Swift's string interpolation of the error
+        (``IPCServer.swift:163-165@5a762e8``): the Swift core's ``ShedClientError``
+        description (``ShedServerClient.swift:16-30@5a762e8``), the same sentence;
+        under the default Rust core the UniFFI enum's case rendering (``BadStatus(status:
+        404)``). The newer mac app prints ``HostFailure.displayMessage``, the Rust
+        ``Display`` sentence under either core (charliek/shed
+        ``desktop/Sources/ShedKit/IPC/IPCServer.swift@1cea187`` ``dispatch``,
+        ``Models/HostFailure.swift@1cea187`` ``displayMessage``).
         ``error`` is ``"404"`` for a bad status, else the transport detail.
         """
         status = error.isdigit()
-        if not self.is_mac or self.model.core == "swift":
+        if not self.is_mac or self.model.core == "swift" or self.is_latest:
             text = f"shed-server returned HTTP {error}" if status else f"transport error: {error}"
             return DesktopError(FAILED if not self.is_mac else self.dialect.internal, text)
         text = f"BadStatus(status: {error})" if status else f'Transport(message: "{error}")'
@@ -284,12 +301,21 @@ class AppBase:
             return self.model.engine_rules
         return builtin_rules(self.model.prefs) + self.model.policy_rules
 
-    def _variant(self, key: str, value: str, variants: tuple[str, ...]) -> None:
-        """Refuse an enum value: serde's wording on Tauri, our own on mac."""
+    def _variant(
+        self, key: str, value: str, variants: tuple[str, ...], swift_name: str, *path: str
+    ) -> None:
+        """Refuse an enum value: serde's wording on Tauri, Swift's on mac.
+
+        mac decodes the param as the ``String``-backed Swift enum ``swift_name``:
+        ``invalid-param`` with ``DecodingError.dataCorrupted``'s description at
+        ``path`` (default: ``key``), e.g. ``Cannot initialize ApprovalDecision from
+        invalid String value X`` (``IPCHandlerImpl.swift@5a762e8`` ``decodeParams``, and
+        charliek/shed ``@3fecd8a``).
+        """
         if value in variants:
             return
         if self.is_mac:
-            raise self._bad(f"{key}: {value} is not one of {', '.join(variants)}")
+            raise self._bad(swift_bad_enum(swift_name, value, list(path) or [key]))
         raise DesktopError(BAD, serde_unknown_variant(value, variants))
 
 

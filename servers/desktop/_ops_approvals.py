@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from shedproto.desktop import (
     DesktopError,
     audit_log_path,
@@ -39,9 +41,11 @@ class ApprovalOps(AppBase):
         return o.ApprovalsList(approvals=[a.row(scope, ssh["ttl"]) for a in pending])
 
     def op_approval_decide(self, p: o.ApprovalDecideParams, raw: Any) -> Any:
-        self._variant("decision", p.decision, ("approve", "deny"))
+        # mac decoded both as Swift enums already (MacApprovalDecideParams)
+        self._variant("decision", p.decision, ("approve", "deny"), "ApprovalDecision")
         if p.scope is not None:
-            self._variant("scope", p.scope, ("per-request", "per-session", "per-shed"))
+            scopes = ("per-request", "per-session", "per-shed")
+            self._variant("scope", p.scope, scopes, "ApprovalScope")
         if not self._decide(p.id, p.decision, p.scope, p.ttl, p.persist):
             if not self.is_mac:  # the coordinator drops an unknown id: ok, nothing done
                 return o.Empty()  # (shed-app coordinator.rs:528-532@5a762e8)
@@ -104,23 +108,36 @@ class ApprovalOps(AppBase):
         # installed (coordinator.rs:384-396, AppModel.swift:1354-1358@5a762e8)
         return o.PolicyList(rules=[o.PolicyRule(**r) for r in self._policy_rules()])
 
-    def op_policy_set(self, p: o.PolicySetParams, raw: Any) -> Any:
-        rules = []
-        for rule in p.rules:
-            for key in ("scope", "action"):
-                if not isinstance(rule.get(key), str):
-                    raise self._rule_error(f"missing field `{key}`")
-            self._variant("scope", rule["scope"], POLICY_SCOPES)
-            self._variant("action", rule["action"], POLICY_ACTIONS)
-            gate = rule.get("gate", "biometrics-or-password")
-            self._variant("gate", gate, POLICY_GATES)
-            kept = {k: rule[k] for k in ("server", "namespace", "shed") if rule.get(k) is not None}
-            rules.append({"scope": rule["scope"], **kept, "action": rule["action"], "gate": gate})
+    def op_policy_set(self, p: Any, raw: Any) -> Any:
+        if self.is_mac:  # MacPolicySetParams: each rule decoded as Swift's PolicyRule
+            rules = [
+                {k: v for k, v in msgspec.structs.asdict(rule).items() if v is not None}
+                for rule in p.rules
+            ]
+        else:
+            rules = [self._policy_rule(rule) for rule in p.rules]
         self.model.engine_rules = rules  # replaces every rule, built-ins too
         return o.Empty()
 
-    def _rule_error(self, message: str) -> DesktopError:
-        return self._bad(message) if self.is_mac else DesktopError(BAD, message)
+    def _policy_rule(self, rule: dict[str, Any]) -> dict[str, Any]:
+        """Read one Tauri ``PolicyRule`` as serde does.
+
+        ``scope`` and ``action`` are required, ``gate`` defaults to
+        ``biometrics-or-password`` (shed-core approval/models.rs:143-164@5a762e8).
+
+        Raises:
+            DesktopError: ``bad_request`` with serde's wording.
+
+        """
+        for key in ("scope", "action"):
+            if not isinstance(rule.get(key), str):
+                raise DesktopError(BAD, f"missing field `{key}`")
+        self._variant("scope", rule["scope"], POLICY_SCOPES, "PolicyScope")
+        self._variant("action", rule["action"], POLICY_ACTIONS, "PolicyAction")
+        gate = rule.get("gate", "biometrics-or-password")
+        self._variant("gate", gate, POLICY_GATES, "PolicyGate")
+        kept = {k: rule[k] for k in ("server", "namespace", "shed") if rule.get(k) is not None}
+        return {"scope": rule["scope"], **kept, "action": rule["action"], "gate": gate}
 
     def op_notifications_list(self, p: Any, raw: Any) -> Any:
         # only the test presenter records posts; the native notifiers list none
@@ -141,12 +158,13 @@ class ApprovalOps(AppBase):
 
     def op_notification_open(self, p: Any, raw: Any) -> Any:
         self._test_presenter("notification.open")
+        if self.is_mac:  # the banner body opens the dashboard on Approvals (onOpen,
+            self._mac_show_pane("approvals")  # AppModel.swift@5339dc4 startApprovals)
         return o.Empty()
 
     def op_notification_invoke(self, p: Any, raw: Any) -> Any:
-        if p.action not in ("approve", "deny"):
-            if self.is_mac:
-                raise self._bad(f"action: {p.action} is not one of approve, deny")
+        if not self.is_mac and p.action not in ("approve", "deny"):
+            # (mac decoded it as an ApprovalDecision already: NotificationInvokeParams)
             # serde_json::from_value::<ApprovalDecision>(action or null), prefixed "action: "
             # (charliek/shed desktop/tauri/src-tauri/src/ipc.rs:930@2cd01ef, notification_invoke)
             raise DesktopError(BAD, f"action: {serde_enum_error(p.action, ('approve', 'deny'))}")

@@ -1,11 +1,15 @@
 """shed-desktop v0.0.14's ``rc.*``: the ``RcSession`` table, in test mode as both apps run it.
 
 v0.0.14 kept its own RC session table (``host/shed/slug`` keys, kinds
-``claude-rc``/``claude-broker``/``shell``) where the newer app lists roost
-sessions. Under test mode both apps synthesize a ready, managed session
-instead of running ``shed-ext-rc`` over SSH (shed-app ``rc.rs:195-253``,
-``Sources/ShedDesktopApp/AppModel.swift:998-1036@5a762e8``); the stand-in
-always takes that path.
+``claude-rc``/``claude-broker``/``shell``) where the newer Tauri app lists roost
+sessions; the newer mac app keeps the table, with an open ``RcKind`` (``codex``,
+``opencode``, ``cursor`` and any other string; charliek/shed
+``desktop/Sources/ShedKit/RC/RemoteControl.swift@1545191``) and the same test-mode
+synthesis (``desktop/Sources/ShedDesktopApp/AppModel.swift@5339dc4`` ``rcLaunch``).
+Under test mode both apps synthesize a ready, managed session instead of running
+``shed-ext-rc`` over SSH (shed-app ``rc.rs:195-253``,
+``Sources/ShedDesktopApp/AppModel.swift:998-1036@5a762e8``); the stand-in always
+takes that path.
 """
 
 from __future__ import annotations
@@ -54,17 +58,15 @@ class Rc14Ops(AppBase):
         return DesktopError(DesktopCode.INVALID_PARAM, prefix + message)
 
     def _rc14_kind(self, value: Any, *, default: str | None) -> str:
+        """Read ``kind`` (``default`` when absent).
+
+        mac: the params decode has checked it (v0.0.14's closed ``RcKind``, the newer
+        open one). Tauri: an ``RcKind``, else ``bad_request``.
+        """
         if value is None and default is not None:
             return default
-        if isinstance(value, str) and value in RC_KINDS:
+        if isinstance(value, str) and (self.is_mac or value in RC_KINDS):
             return value
-        if self.is_mac:
-            raise self._rc14_param_error(
-                "dataCorrupted(Swift.DecodingError.Context(codingPath: "
-                '[CodingKeys(stringValue: "kind", intValue: nil)], debugDescription: '
-                f'"Cannot initialize RcKind from invalid String value {value}", '
-                "underlyingError: nil))"
-            )
         raise DesktopError(BAD, "missing or invalid 'kind'")
 
     def _rc14_now(self) -> str:
@@ -94,7 +96,10 @@ class Rc14Ops(AppBase):
         slug = "".join(SLUG_ALPHABET[b % len(SLUG_ALPHABET)] for b in self.model.entropy(6))
         name = opt("display_name") or f"{shed}/{slug}"
         workdir = opt("workdir")
-        if not is_safe_rc_value(name) or (workdir is not None and not is_safe_rc_value(workdir)):
+        swift = self.is_mac  # mac also refuses Unicode format (Cf) characters
+        if not is_safe_rc_value(name, swift=swift) or (
+            workdir is not None and not is_safe_rc_value(workdir, swift=swift)
+        ):
             raise self._rc14_param_error(
                 "display name and workdir must not contain newlines or control characters"
             )
@@ -120,7 +125,7 @@ class Rc14Ops(AppBase):
 
     def _rc14_prompt(self, raw: str | None, kind: str) -> None:
         try:
-            normalize_rc_prompt(raw, kind)
+            normalize_rc_prompt(raw, kind, swift=self.is_mac)
         except ValueError as exc:
             raise self._rc14_param_error(str(exc)) from None
 
@@ -146,20 +151,17 @@ class Rc14Ops(AppBase):
             host = "" if self.is_mac else self._server(None, tauri_code=BAD)
         managed = params.get("managed") is True
         kind, state = params.get("kind"), params.get("state")
-        if self.is_mac:  # Swift decodes RcKind?/RcState? strictly (IPCHandlerImpl.swift:448-449)
-            kind = self._rc14_kind(kind, default="claude-rc")
-            if state is not None and state not in RC_STATES:
-                raise self._rc14_param_error(
-                    "dataCorrupted(Swift.DecodingError.Context(codingPath: "
-                    '[CodingKeys(stringValue: "state", intValue: nil)], debugDescription: '
-                    f'"Cannot initialize RcState from invalid String value {state}", '
-                    "underlyingError: nil))"
-                )
-            if not self.test_mode:  # after the decode (AppModel.swift:1074-1077)
+        if self.is_mac:
+            # the decode checked kind (closed in v0.0.14, open in the newer app) and
+            # state (an RcState); test mode is checked after it (AppModel.swift:1074-1077)
+            if not self.test_mode:
                 raise DesktopError(self.dialect.not_enabled, "rc.inject_test requires test mode")
-        # Tauri reads kind/state leniently: an unknown value is the default (ipc.rs:564-571)
-        kind = kind if kind in RC_KINDS else "claude-rc"
-        state = state if state in RC_STATES else "ready"
+            kind = "claude-rc" if kind is None else kind
+            state = "ready" if state is None else state
+        else:
+            # Tauri reads kind/state leniently: an unknown value is the default (ipc.rs:564-571)
+            kind = kind if kind in RC_KINDS else "claude-rc"
+            state = state if state in RC_STATES else "ready"
         session = o.RcSession(
             host=host,
             shed=shed,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import uuid
 from typing import Any
 
 from shedproto.desktop import (
@@ -22,6 +24,33 @@ TERMINAL_PRESETS = (
 )
 """``terminal.presets``: shed-core ``TerminalPreset`` ids, labels and details
 (terminal.rs:79-115@5a762e8); ``custom`` is the default."""
+
+
+MAC_HOME = "/Users/shed"
+"""The stand-in mac app's ``NSHomeDirectory()`` (set ``model.ui["home"]``): unspecified."""
+MAC_SCRIPTS_DIR = "/Applications/ShedDesktop.app/Contents/Resources/bin"
+"""The stand-in's ``Bundle.main.resourceURL/bin`` for the opener scripts: unspecified."""
+MAC_PRESET_HELPERS = {
+    "ghostty": ("/bin/bash", "shed-open-ghostty"),
+    "iterm2": ("/bin/bash", "shed-open-iterm2"),
+    "warp": ("/bin/bash", "shed-open-warp"),
+    "roost": ("/usr/bin/python3", "shed-open-roost.py"),
+}
+"""mac ``TerminalPreset.helper`` (``TerminalLauncher.swift:99-106@5a762e8``)."""
+_SAFE_SHELL = "-_./@:"
+
+
+def swift_shell_quote(text: str) -> str:
+    """Quote one argument as ShedKit's ``shellQuote`` (``Shell.swift:8-12@5a762e8``).
+
+    ``''`` for empty; a bareword of letters, digits and ``-_./@:`` as is; anything
+    else single-quoted, an embedded quote closed, escaped and reopened.
+    """
+    if not text:
+        return "''"
+    if all(c.isalpha() or c.isnumeric() or c in _SAFE_SHELL for c in text):
+        return text
+    return "'" + text.replace("'", "'\\''") + "'"
 
 
 class ShedOps(AppBase):
@@ -55,6 +84,9 @@ class ShedOps(AppBase):
     def op_create_start(self, p: o.CreateStartParams, raw: Any) -> Any:
         server = self._server(p.host)
         create_id = f"create-{len(self.model.creates) + 1}"
+        if self.is_mac:  # UUID().uuidString: upper-case (AppModel.swift:859-861@5a762e8,
+            # charliek/shed desktop/Sources/ShedDesktopApp/AppModel.swift@5339dc4 startCreate)
+            create_id = str(uuid.UUID(bytes=self.model.entropy(16), version=4)).upper()
         shed = self.model.add_shed(
             server,
             p.name,
@@ -108,15 +140,79 @@ class ShedOps(AppBase):
             argv=argv, command=" ".join(argv), preset=preset, invocation="exec"
         )
 
+    def _mac_terminal(self, p: o.MacTerminalParams) -> o.MacTerminalOpened:
+        """Build the mac ``TerminalCommand`` for ``p``'s shed.
+
+        ``ssh -t <host-key options> <shed>@<host> -p <port>`` (then ``tmux attach -t
+        <session>``), ``command`` its shell-quoted line (``TerminalLauncher.sshCommand``,
+        ``SSHOptions.swift:17-22``, ``Shell.swift:8-12@5a762e8``; unchanged in charliek/shed
+        ``TerminalLauncher.swift@94585e5``).
+
+        Raises:
+            DesktopError: ``not-found`` for a host that is not configured.
+
+        """
+        server = self.model.hosts[self._server(p.host)]
+        known_hosts = f"{self.model.ui.get('home', MAC_HOME)}/.shed/known_hosts"
+        argv = ["ssh", "-t", "-o", "StrictHostKeyChecking=yes"]
+        argv += ["-o", f"UserKnownHostsFile={known_hosts}", f"{p.shed}@{server.host}"]
+        argv += ["-p", str(server.ssh_port)]
+        if p.session:
+            argv += ["tmux", "attach", "-t", p.session]
+        return o.MacTerminalOpened(argv=argv, command=" ".join(swift_shell_quote(a) for a in argv))
+
+    def _mac_invocation(self, command: str, shed: str, preset: str) -> o.LaunchInvocation:
+        """Resolve the preset's launch as ``TerminalLauncher.resolveLaunch`` does.
+
+        ``terminal-app`` (and ``custom`` with a blank template, and a script preset
+        without a bundle) drive Terminal.app through osascript; ``custom`` runs
+        ``/bin/sh -c`` with ``{cmd}`` raw and ``{shed}`` shell-quoted (the newer
+        one-pass expansion, charliek/shed ``TerminalLauncher.swift@94585e5``); the other
+        presets run their bundled opener script (the stand-in's bundle path is
+        :data:`MAC_SCRIPTS_DIR`).
+        """
+        template = (self.model.prefs["terminal"].get("template") or "").strip(" \t")
+        helper = MAC_PRESET_HELPERS.get(preset)
+        if preset == "custom" and template:
+            expanded = template
+            if self.is_latest:
+                parts = re.split(r"(\{cmd\}|\{shed\})", template)
+                expanded = "".join(
+                    command if part == "{cmd}" else swift_shell_quote(shed)
+                    if part == "{shed}" else part
+                    for part in parts
+                )
+            else:  # v0.0.14: two plain replacements (TerminalLauncher.swift:160-163@5a762e8)
+                expanded = template.replace("{cmd}", command).replace("{shed}", shed)
+            return o.LaunchInvocation(executable="/bin/sh", arguments=["-c", expanded])
+        if helper is not None:
+            interpreter, script = helper
+            return o.LaunchInvocation(
+                executable=interpreter, arguments=[f"{MAC_SCRIPTS_DIR}/{script}", shed, command]
+            )
+        escaped = command.replace("\\", "\\\\").replace('"', '\\"')
+        script_text = (
+            f'tell application "Terminal"\n    activate\n    do script "{escaped}"\nend tell'
+        )
+        return o.LaunchInvocation(executable="/usr/bin/osascript", arguments=["-e", script_text])
+
     def op_terminal_preview(self, p: Any, raw: Any) -> Any:
+        if self.is_mac:
+            cmd = self._mac_terminal(p)
+            preset = self.model.ui.get("terminal_preset", "terminal-app")
+            return o.MacTerminalPreview(
+                argv=cmd.argv,
+                command=cmd.command,
+                preset=preset,
+                invocation=self._mac_invocation(cmd.command, p.shed, preset),
+            )
         return self._terminal(p)
 
     def op_terminal_open(self, p: Any, raw: Any) -> Any:
         # the stand-in spawns nothing; it answers what the app reports having run
-        opened = self._terminal(p)
         if self.is_mac:
-            return o.MacTerminalOpened(argv=opened.argv, command=opened.command)
-        return o.TauriTerminalOpened(command=opened.command)
+            return self._mac_terminal(p)
+        return o.TauriTerminalOpened(command=self._terminal(p).command)
 
     def op_terminal_presets(self, p: Any, raw: Any) -> Any:
         return o.PresetsResult(

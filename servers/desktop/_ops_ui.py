@@ -47,6 +47,30 @@ PREFERENCES_TITLE = "shed desktop \u2014 Preferences"
 """The Preferences window's title (``prefs.dump``)."""
 
 
+NO_SHEDS_REACHABLE = "No sheds across the reachable hosts."
+NO_REACHABLE_HOSTS = (
+    "No reachable hosts. Check ~/.shed/config.yaml and that shed-server is running."
+)
+
+
+def mac_sheds_empty_state(hosts: list[o.MacHost]) -> str:
+    """Return the newer mac app's ``ui.state.sheds_empty_state`` for ``hosts``.
+
+    Decided by the hosts alone (the sentence is there whether or not sheds are
+    listed): a reachable host gives :data:`NO_SHEDS_REACHABLE`; else the first
+    failure of a known kind (not ``other``) speaks its summary; else
+    :data:`NO_REACHABLE_HOSTS` (charliek/shed
+    ``desktop/Sources/ShedKit/Models/HostFailure.swift@1cea187`` ``shedsEmptyState``,
+    ``Models.swift@1cea187`` ``UIState.init``).
+    """
+    if any(h.reachable for h in hosts):
+        return NO_SHEDS_REACHABLE
+    for h in hosts:
+        if h.failure is not None and h.failure.kind != "other":
+            return h.failure.summary
+    return NO_REACHABLE_HOSTS
+
+
 class UiOps(AppBase):
     """Core, UI, window, hosts, sheds, prefs, tray, broker and updater ops."""
 
@@ -80,16 +104,13 @@ class UiOps(AppBase):
 
     def op_ui_state(self, p: Any, raw: Any) -> Any:
         hosts = self.op_host_list(p, raw).hosts
-        empty = self._empty_state()
         return o.UiState(
             pane=self.model.ui["pane"],
             hosts=hosts,
             sheds=self._shed_rows(),
             host_agent_connected=True,
             last_error=self.model.ui.get("last_error"),
-            sheds_empty_state=(
-                msgspec.UNSET if not self.is_latest else "" if empty is None else empty.body
-            ),
+            sheds_empty_state=mac_sheds_empty_state(hosts) if self.is_latest else msgspec.UNSET,
         )
 
     def op_ui_navigate(self, p: Any, raw: Any) -> Any:
@@ -113,9 +134,9 @@ class UiOps(AppBase):
     def op_ui_set_ssh_approval(self, p: o.UiSetSshApprovalParams, raw: Any) -> Any:
         # the params are enums in both apps (shed-core approval/models.rs:174-243@5a762e8)
         if p.method is not None:
-            self._variant("method", p.method, SSH_METHODS)
+            self._variant("method", p.method, SSH_METHODS, "ApprovalMethod")
         if p.policy is not None:
-            self._variant("policy", p.policy, SSH_POLICIES)
+            self._variant("policy", p.policy, SSH_POLICIES, "SSHApprovalPolicy")
         ssh = self.model.prefs["ssh"]
         for key in ("method", "policy", "ttl"):
             value = getattr(p, key)
@@ -131,7 +152,9 @@ class UiOps(AppBase):
     def op_ui_window_state(self, p: Any, raw: Any) -> Any:
         # mac launches as a menu-bar accessory (ShedDesktopApp.swift:26@5a762e8)
         return o.WindowState(
-            visible=self.model.ui.get("visible", True),
+            # built hidden: the harness (and a login launch) starts menu-bar only
+            # (AppModel.swift:608-640, ShedDesktopApp.swift:40-50@5a762e8)
+            visible=self.model.ui.get("visible", False),
             activation_policy=self.model.ui.get("activation_policy", "accessory"),
         )
 
@@ -141,10 +164,19 @@ class UiOps(AppBase):
             self.model.ui["activation_policy"] = "regular"  # harness (AppModel.swift:745-753)
         return o.Empty()
 
+    def op_ui_show_create(self, p: Any, raw: Any) -> Any:
+        if self.is_mac:
+            self._mac_show_pane("sheds")
+        return o.Empty()
+
     def op_ui_hide_window(self, p: Any, raw: Any) -> Any:
         self.model.ui["visible"] = False
-        # closing the last window reverts to accessory (AppModel.swift:738-743,1385-1395)
-        self.model.ui["activation_policy"] = "accessory"
+        # closing the last window reverts to accessory; an open Preferences window keeps
+        # the app regular; under the harness the close handler does nothing
+        # (AppModel.swift:738-743,1385-1395@5a762e8, AppModel.swift@5339dc4 windowWillClose)
+        if not self.test_mode:
+            prefs_open = self.model.preferences_window == "visible"
+            self.model.ui["activation_policy"] = "regular" if prefs_open else "accessory"
         return o.Empty()
 
     def op_ui_open_menu(self, p: o.UiOpenMenuParams, raw: Any) -> Any:
@@ -178,7 +210,14 @@ class UiOps(AppBase):
                 reachable=h.reachable,
                 backend=h.backend,
                 version=h.version,
-                last_error=h.last_error,
+                # the newer app keeps the failure's summary as last_error
+                # (charliek/shed desktop/Sources/ShedKit/Models/Models.swift@1cea187,
+                # applyingProbe(info:failure:))
+                last_error=(
+                    h.failure["summary"]
+                    if h.failure is not None and self.is_latest
+                    else h.last_error
+                ),
                 # v0.0.14's ShedHost has no failure (Models.swift:26-43@5a762e8)
                 failure=(
                     None
@@ -230,7 +269,10 @@ class UiOps(AppBase):
         is shed-server's ``SystemDiskUsage`` (sizes 0 in the stand-in).
         """
         rows: list[dict[str, Any]] = []
-        for host in self.model.hosts.values():
+        hosts = list(self.model.hosts.values())
+        if self.is_mac:  # sorted by host (AppModel.swift:549@5a762e8)
+            hosts.sort(key=lambda h: h.name)
+        for host in hosts:
             if not host.reachable:
                 error = self._shed_server_error(host.last_error or "connection refused").message
                 row: dict[str, Any] = {"host": host.name, "usage": None, "error": error}
@@ -272,9 +314,11 @@ class UiOps(AppBase):
         return o.ImagesList(images=rows)
 
     def op_app_window_metrics(self, p: Any, raw: Any) -> Any:
+        # the dashboard window is built with an 860x660 content size
+        # (AppModel.swift:620@5a762e8; charliek/shed AppModel.swift@5339dc4 buildMainWindow)
         return o.WindowMetrics(
-            window_width=1100,
-            window_height=720,
+            window_width=860,
+            window_height=660,
             sidebar_width=200,  # Theme.sidebarWidth (ShedDesktopUI/Theme.swift:51@5a762e8)
             visible_pane=self.model.ui["pane"],
         )
@@ -287,14 +331,17 @@ class UiOps(AppBase):
     def op_app_screenshot(self, p: Any, raw: Any) -> Any:
         if not self.is_mac:
             return o.TauriScreenshot(png=self._PNG_1X1, width=1, height=1)
+        # mac: the params decode (scale, then the ScreenshotSurface enum) ran already;
+        # the range check and the surface's window follow (IPCHandlerImpl.swift
+        # screenshot(), @5a762e8 and charliek/shed @3fecd8a; AppModel.swift window(for:))
         surface = p.surface or "window"
         scale = 1 if p.scale is None else p.scale
         if scale not in (1, 2):
             raise self._bad(f"scale must be 1 or 2, got {scale}")
-        if surface not in ("window", "menu"):
-            raise self._bad(f"unknown surface: {surface} (want window|menu)")
         if surface == "menu" and not self.model.ui.get("menu_open"):
             raise self._fail("menu is not open; call ui.open_menu {open:true} first")
+        if surface == "preferences" and self.model.preferences_window is None:
+            raise self._fail("no window to capture")  # built on the first open only
         return o.MacScreenshot(
             png=self._PNG_1X1, width=scale, height=scale, scale=scale, surface=surface
         )
@@ -343,6 +390,8 @@ class UiOps(AppBase):
 
     def op_ui_open_preferences(self, p: Any, raw: Any) -> Any:
         self.model.preferences_window = "visible"
+        if self.is_mac and not self.test_mode:  # AppModel.swift openPreferences (@5339dc4)
+            self.model.ui["activation_policy"] = "regular"
         return o.Empty()
 
     def op_prefs_close(self, p: Any, raw: Any) -> Any:

@@ -103,6 +103,9 @@ class UiTruthOps(SessionOps, CrazeOps, LaneOps):
         }
 
     def op_ui_show_launch(self, p: Any, raw: Any) -> Any:
+        if self.is_mac:  # the dashboard on the Agents pane, its launch sheet up
+            self._mac_show_pane("agents")  # (AppModel.swift showLaunchSheet, @5339dc4)
+            return o.Empty()
         self.model.ui["launch"] = {
             "mode": "agent",
             "target": None,

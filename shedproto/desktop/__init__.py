@@ -98,7 +98,15 @@ from ._paths import (
     server_socket_path,
     tauri_socket_path,
 )
-from ._rc import RC_KINDS, RC_STATES, classify_pane, is_safe_rc_value, normalize_rc_prompt
+from ._rc import (
+    MAC_RC_KINDS,
+    MAC_TYPED_INPUT_KINDS,
+    RC_KINDS,
+    RC_STATES,
+    classify_pane,
+    is_safe_rc_value,
+    normalize_rc_prompt,
+)
 from ._release import REMOVED_OPS, V0_0_14_OPS, Release, release_has_op
 from ._rules import (
     DEFAULT_MAC_KIND,
@@ -114,6 +122,7 @@ from ._rules import (
     split_argv,
 )
 from ._state import AttemptState, ConnState, TicketState
+from ._swift import swift_bad_enum, swift_index, swift_mismatch, swift_missing
 
 __all__ = [
     # dialects and codes
@@ -171,6 +180,8 @@ __all__ = [
     # v0.0.14 RC sessions
     "RC_KINDS",
     "RC_STATES",
+    "MAC_RC_KINDS",
+    "MAC_TYPED_INPUT_KINDS",
     "classify_pane",
     "is_safe_rc_value",
     "normalize_rc_prompt",
@@ -181,6 +192,10 @@ __all__ = [
     "split_argv",
     "run_command",
     "rust_debug",
+    "swift_bad_enum",
+    "swift_index",
+    "swift_mismatch",
+    "swift_missing",
     "launch_target",
     "launch_fields",
     "LaunchFields",

@@ -71,6 +71,8 @@ class OpShape:
     reads_raw: bool = False
     """The op's rules read the params as received (the launch doors look at
     mistyped extras), so its requests always carry ``raw_params``."""
+    gate_after_params: bool = False
+    """The gate is checked after the params decode, not before (mac ``policy.set``)."""
 
 
 @dataclass(frozen=True)
@@ -124,7 +126,10 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
         OpShape(o.UiNavigateParams, o.PaneResult),
         OpShape(o.TauriUiNavigateParams, o.PaneResult),
     ),
-    "ui.set_ssh_approval": _both(o.UiSetSshApprovalParams, _E, typing=_SERDE),
+    "ui.set_ssh_approval": (
+        OpShape(o.MacUiSetSshApprovalParams, _E),
+        OpShape(o.UiSetSshApprovalParams, _E, typing=_SERDE),
+    ),
     "ui.ssh_prefs": _t(_NP, o.SshPrefs),
     "ui.show_window": _both(_NP, _E),
     "ui.hide_window": _m(_NP, _E),
@@ -182,7 +187,7 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "create.status": _both(o.CreateIdParams, o.CreateProgress),
     "create.cancel": _both(o.CreateIdParams, _E),
     "terminal.preview": (
-        OpShape(o.MacTerminalParams, o.TerminalCommand),
+        OpShape(o.MacTerminalParams, o.MacTerminalPreview),
         OpShape(o.TauriTerminalParams, o.TerminalCommand),
     ),
     "terminal.open": (
@@ -238,11 +243,19 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "lane.set": _t(o.LaneSetParams, _E, missing={"change": "missing 'change'"}),
     # 3.4 approvals
     "approvals.list": _both(_NP, o.ApprovalsList),
-    "approval.decide": _both(o.ApprovalDecideParams, _E, typing=_SERDE),
+    "approval.decide": (
+        OpShape(o.MacApprovalDecideParams, _E),
+        OpShape(o.ApprovalDecideParams, _E, typing=_SERDE),
+    ),
     "activity.list": _both(o.ActivityListParams, o.ActivityEntries),
     "activity.log_path": _both(_NP, o.LogPath),
     "policy.list": _both(_NP, o.PolicyList),
-    "policy.set": _both(o.PolicySetParams, _E, gate=_TM, typing=_SERDE),
+    # mac decodes the rules before it checks test mode (IPCHandlerImpl.swift policySetOp,
+    # @5a762e8 and charliek/shed @3fecd8a)
+    "policy.set": (
+        OpShape(o.MacPolicySetParams, _E, gate=_TM, gate_after_params=True),
+        OpShape(o.PolicySetParams, _E, gate=_TM, typing=_SERDE),
+    ),
     "notifications.list": _both(_NP, o.NotificationsList),
     "notification.invoke": (
         OpShape(o.NotificationInvokeParams, _E),
@@ -302,6 +315,12 @@ _BY_RELEASE: dict[tuple[str, Dialect, Release], OpShape] = {
     ("rc.inject_test", Dialect.TAURI, Release.V0_0_14): OpShape(
         o.Rc14TauriInjectParams, _E, gate=_TM
     ),
+    # v0.0.14's mac RcKind is closed (claude-rc, claude-broker, shell); the newer one keeps
+    # any string (charliek/shed desktop/Sources/ShedKit/RC/RemoteControl.swift@1545191)
+    ("rc.launch", Dialect.MAC, Release.V0_0_14): OpShape(
+        o.Rc14MacLaunchParams, o.RcSession, reads_raw=True
+    ),
+    ("rc.inject_test", Dialect.MAC, Release.V0_0_14): OpShape(o.Rc14MacInjectParams, _E),
 }
 """Where an older release's op has another shape than the newest (``lookup(..., release)``)."""
 
@@ -387,6 +406,8 @@ def catalogue_schemas() -> dict[str, Any]:
                 "result": ref_of[shape.result],
                 "test_mode": shape.gate.value,
             }
+            if shape.gate_after_params:
+                entry["test_mode_after_params"] = True
             alias = CATALOGUE[name].alias_of
             if alias is not None:
                 entry["alias_of"] = alias

@@ -219,7 +219,7 @@ class ServerConnection(Contract[ConnState]):
                 return RequestReceived(
                     id=request_id, op=op, params=params, raw_params=None, shape=shape
                 )
-        parsed = parse_request(self.dialect, line)
+        parsed = parse_request(self.dialect, line, self.release)
         if parsed is None:
             return None
         if isinstance(parsed, EnvelopeRejection):

@@ -17,6 +17,7 @@ from shedproto import ErrorCode, RemoteProtocolError, decoder_for, encode_line
 
 from ._codes import DesktopCode
 from ._dialect import Dialect, encode_response
+from ._release import Release
 from ._swift import swift_context, swift_mismatch, swift_missing, swift_null
 
 __all__ = [
@@ -195,6 +196,14 @@ class _MacEnvelope(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     params: Any = None
 
 
+class _Mac14Envelope(msgspec.Struct, gc=False):
+    """v0.0.14's fast path: unknown envelope keys are ignored (see :func:`_parse_mac`)."""
+
+    id: str
+    op: str
+    params: Any = None
+
+
 class _TauriEnvelope(msgspec.Struct, gc=False):
     """The fast path: a Tauri envelope whose ``op`` is a string (others read as absent)."""
 
@@ -217,21 +226,31 @@ class _WireResponse(msgspec.Struct, gc=False):
 
 _RESPONSE = decoder_for(_WireResponse)
 _MAC_ENVELOPE = decoder_for(_MacEnvelope)
+_MAC14_ENVELOPE = decoder_for(_Mac14Envelope)
 _TAURI_ENVELOPE = decoder_for(_TauriEnvelope)
 
 
-def _parse_mac(line: bytes) -> Request | EnvelopeRejection:
+def _parse_mac(line: bytes, strict: bool) -> Request | EnvelopeRejection:
+    """Decode a mac envelope as ``IPCRequest.init(from:)`` does.
+
+    ``strict`` (the newer app) refuses a key outside ``id``, ``op``, ``params``
+    (charliek/shed ``desktop/Sources/ShedKit/IPC/IPCMessages.swift@b317de7``: an
+    ``AnyJSONKey`` container lists every key). v0.0.14 runs the same check over a
+    ``CodingKeys`` container, whose ``allKeys`` holds declared keys only, so an unknown
+    key passes unseen (charliek/shed-desktop ``Sources/ShedKit/IPC/IPCMessages.swift:
+    29-45@5a762e8``).
+    """
     try:
-        fast = _MAC_ENVELOPE.decode(line)
+        fast = (_MAC_ENVELOPE if strict else _MAC14_ENVELOPE).decode(line)
     except (msgspec.DecodeError, RecursionError):
-        return _parse_mac_slowly(line)
+        return _parse_mac_slowly(line, strict)
     request_id = canonical_mac_id(fast.id)
     if request_id is None:
         return _mac_reject(f"id: not a valid int64: {fast.id}")
     return Request(id=request_id, op=fast.op, params={} if fast.params is None else fast.params)
 
 
-def _parse_mac_slowly(line: bytes) -> Request | EnvelopeRejection:
+def _parse_mac_slowly(line: bytes, strict: bool) -> Request | EnvelopeRejection:
     # Foundation's JSONDecoder into IPCRequest: the message is "\(error)", a
     # Swift DecodingError description (or the id check's own sentence).
     try:
@@ -242,14 +261,15 @@ def _parse_mac_slowly(line: bytes) -> Request | EnvelopeRejection:
         )
     if obj is None:
         description = "Cannot get keyed decoding container -- found null value instead."
+        keys = "ShedKit.AnyJSONKey" if strict else "ShedKit.IPCRequest.CodingKeys"
         return _mac_reject(
-            "valueNotFound(Swift.KeyedDecodingContainer<ShedKit.AnyJSONKey>, "
+            f"valueNotFound(Swift.KeyedDecodingContainer<{keys}>, "
             f"{swift_context([], description)})"
         )
     if not isinstance(obj, dict):
         dictionary = ("Swift.Dictionary<Swift.String, Any>", "Dictionary<String, Any>")
         return _mac_reject(swift_mismatch(*dictionary, obj, []))
-    extra = [key for key in obj if key not in _ENVELOPE_KEYS]
+    extra = [key for key in obj if key not in _ENVELOPE_KEYS] if strict else []
     if extra:
         description = f"unknown request fields: {', '.join(sorted(extra))}"
         return _mac_reject(f"dataCorrupted({swift_context([], description)})")
@@ -303,15 +323,19 @@ def _parse_tauri(line: bytes) -> Request | EnvelopeRejection | None:
     )
 
 
-def parse_request(dialect: Dialect, line: bytes) -> Request | EnvelopeRejection | None:
+def parse_request(
+    dialect: Dialect, line: bytes, release: Release = Release.LATEST
+) -> Request | EnvelopeRejection | None:
     """Parse one request line (without its LF) the way ``dialect``'s server does.
 
     Returns a :class:`Request`, an :class:`EnvelopeRejection` (mac
     ``parse-error`` with id ``"0"``; Tauri ``bad_request`` with no id), or
-    ``None`` for a Tauri whitespace-only line, which is skipped. Never raises.
+    ``None`` for a Tauri whitespace-only line, which is skipped. Under
+    ``release`` v0.0.14 the mac server ignores unknown envelope keys (the newer one
+    refuses them). Never raises.
     """
     if dialect is Dialect.MAC:
-        return _parse_mac(line)
+        return _parse_mac(line, strict=release is Release.LATEST)
     return _parse_tauri(line)
 
 

@@ -56,7 +56,8 @@ class FastDecoder:
                 fields,
                 tag_field="op",
                 tag=op,
-                forbid_unknown_fields=mac,  # mac refuses unknown envelope keys
+                # the newer mac app refuses unknown envelope keys; v0.0.14 ignores them
+                forbid_unknown_fields=mac and release is Release.LATEST,
                 frozen=True,
                 kw_only=True,
                 gc=False,

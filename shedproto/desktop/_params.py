@@ -1,6 +1,7 @@
 """Op lookup, the test-mode gate and params decoding, per dialect.
 
-Order (both servers): unknown op, then the test-mode gate, then params. The
+Order (both servers): unknown op, then the test-mode gate, then params (but mac
+``policy.set`` decodes its rules before it checks test mode). The
 gate comes before any param check, so a ``ui.show_roost_consent`` without a
 ``target`` is ``not_enabled`` outside test mode and ``bad_request`` inside it.
 Tauri's ``terminal.preview`` and ``terminal.open`` check their ``machine``
@@ -19,6 +20,7 @@ message (serde-typed ops).
 
 from __future__ import annotations
 
+import typing
 from typing import Any
 
 import msgspec
@@ -31,6 +33,7 @@ from ._release import Release, release_has_op
 from ._swift import (
     swift_bad_enum,
     swift_enum,
+    swift_index,
     swift_mismatch,
     swift_missing,
     swift_null,
@@ -40,11 +43,11 @@ from .types import Params
 
 __all__ = ["check_gate", "decode_params", "params_dict", "resolve_op", "validate_request"]
 
-_FIELDS: dict[type[Params], tuple[msgspec.structs.FieldInfo, ...]] = {}
-_ALLOWED: dict[type[Params], frozenset[str]] = {}
+_FIELDS: dict[type[msgspec.Struct], tuple[msgspec.structs.FieldInfo, ...]] = {}
+_ALLOWED: dict[type[msgspec.Struct], frozenset[str]] = {}
 
 
-def _fields(params: type[Params]) -> tuple[msgspec.structs.FieldInfo, ...]:
+def _fields(params: type[msgspec.Struct]) -> tuple[msgspec.structs.FieldInfo, ...]:
     found = _FIELDS.get(params)
     if found is None:
         found = _FIELDS[params] = msgspec.structs.fields(params)
@@ -163,27 +166,70 @@ def _swift_params_error(params_type: type[Params], params: Any) -> str | None:
         return swift_mismatch(
             "Swift.Dictionary<Swift.String, Any>", "Dictionary<String, Any>", params, []
         )
-    for info in _fields(params_type):
+    return _swift_object_error(params_type, params, [])
+
+
+def _swift_object_error(struct: type[Any], obj: dict[str, Any], path: list[str]) -> str | None:
+    for info in _fields(struct):
         key = info.encode_name
+        element = _struct_elements(info.type)
+        if element is not None:  # an array of objects: each element in turn
+            found = _swift_array_error(element, key, obj, path, info.required)
+            if found is not None:
+                return found
+            continue
         enum = swift_enum(info.type)
         names = ("Swift.String", "String") if enum is not None else swift_type(info.type)
         if names is None:
             return None  # a nested shape: fall back to msgspec's wording
-        if key not in params:
+        if key not in obj:
             if info.required:
-                return swift_missing(key, [])
+                return swift_missing(key, path)
             continue
-        value = params[key]
+        value = obj[key]
         if value is None:
             if info.required:
-                return swift_null(*names, [key])
+                return swift_null(*names, [*path, key])
             continue
         try:
             msgspec.convert(value, info.type, strict=True)
         except msgspec.ValidationError:
             if enum is not None and isinstance(value, str):
-                return swift_bad_enum(enum[0], value, [key])
-            return swift_mismatch(*names, value, [key])
+                return swift_bad_enum(enum[0], value, [*path, key])
+            return swift_mismatch(*names, value, [*path, key])
+    return None
+
+
+def _swift_array_error(
+    element: type[Any], key: str, obj: dict[str, Any], path: list[str], required: bool
+) -> str | None:
+    if key not in obj or obj[key] is None:
+        if not required:
+            return None
+        if key not in obj:
+            return swift_missing(key, path)
+        return swift_null("Swift.Array<Any>", "Array<Any>", [*path, key])
+    value = obj[key]
+    if not isinstance(value, list):
+        return swift_mismatch("Swift.Array<Any>", "Array<Any>", value, [*path, key])
+    for index, item in enumerate(value):
+        where = [*path, key, swift_index(index)]
+        if not isinstance(item, dict):
+            dictionary = ("Swift.Dictionary<Swift.String, Any>", "Dictionary<String, Any>")
+            return swift_mismatch(*dictionary, item, where)
+        found = _swift_object_error(element, item, where)
+        if found is not None:
+            return found
+    return None
+
+
+def _struct_elements(annotation: Any) -> type[Any] | None:
+    """Return ``S`` for a ``list[S]`` field whose ``S`` is a Struct, else ``None``."""
+    if typing.get_origin(annotation) is not list:
+        return None
+    (element,) = typing.get_args(annotation)
+    if isinstance(element, type) and issubclass(element, msgspec.Struct):
+        return element
     return None
 
 
@@ -252,11 +298,18 @@ def validate_request(
 ) -> tuple[OpShape, Params]:
     """Resolve ``op`` (in ``release``), apply the gate, then decode ``params``: the servers' order.
 
+    An op whose gate comes after its params (``OpShape.gate_after_params``: mac
+    ``policy.set``) is decoded first.
+
     Raises:
         DesktopError: the first refusal, coded for ``dialect``.
 
     """
     shape = resolve_op(dialect, op, release)
+    if shape.gate_after_params:
+        decoded = decode_params(dialect, op, shape, params)
+        check_gate(dialect, op, shape, params, test_mode=test_mode, release=release)
+        return shape, decoded
     check_gate(dialect, op, shape, params, test_mode=test_mode, release=release)
     return shape, decode_params(dialect, op, shape, params)
 

@@ -11,9 +11,12 @@ answers: a URL means ready). Pure: no I/O.
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Literal, get_args
 
 __all__ = [
+    "MAC_RC_KINDS",
+    "MAC_TYPED_INPUT_KINDS",
     "RC_KINDS",
     "RC_STATES",
     "RcKindName",
@@ -32,6 +35,24 @@ RC_KINDS: tuple[str, ...] = get_args(RcKindName)
 """The kinds, in the apps' declaration order (serde and Swift list them so)."""
 RC_STATES: tuple[str, ...] = get_args(RcStateName)
 """The states, in declaration order."""
+MAC_RC_KINDS: tuple[str, ...] = (
+    "claude-rc",
+    "claude-broker",
+    "codex",
+    "opencode",
+    "cursor",
+    "shell",
+)
+"""The newer mac app's known ``RcKind`` cases (charliek/shed
+``desktop/Sources/ShedKit/RC/RemoteControl.swift@1545191`` ``RcKind``). Its decoder
+is open: any other string is kept verbatim as ``.other`` (no URL, no prompt), so
+``rc.launch``/``rc.inject_test`` accept every string ``kind`` there; v0.0.14 knows
+:data:`RC_KINDS` only and refuses the rest (``dataCorrupted``)."""
+MAC_TYPED_INPUT_KINDS: frozenset[str] = frozenset(
+    {"claude-rc", "codex", "opencode", "cursor", "shell"}
+)
+"""mac ``RcKind.acceptsTypedInput``: every known kind but ``claude-broker``; an unknown
+kind takes no prompt (``RemoteControl.swift@1545191``; v0.0.14: ``claude-rc``, ``shell``)."""
 
 _TRUST_FOLDER = re.compile(r"Yes,\s*I trust this folder", re.IGNORECASE)
 _RECONNECTING = re.compile(r"\bReconnecting\b")
@@ -84,24 +105,35 @@ PROMPT_CAP = 2000
 """The kickoff line's cap in UTF-8 bytes (shed-core ``rc.rs:233-239@5a762e8``)."""
 
 
-def is_safe_rc_value(text: str) -> bool:
-    """Whether ``text`` has no Unicode ``Cc`` control character (C0, DEL, C1)."""
+def is_safe_rc_value(text: str, *, swift: bool = False) -> bool:
+    """Whether ``text`` has no control character.
+
+    shed-core (Tauri) refuses Unicode ``Cc`` (C0, DEL, C1); the mac app refuses
+    ``CharacterSet.controlCharacters``, ``Cc`` and ``Cf`` (format characters such as
+    U+200B or U+202E too; ``RemoteControl.isSafeRCValue``, ``RemoteControl.swift``
+    @5a762e8 and charliek/shed ``@1545191``): ``swift=True``.
+    """
+    if swift:
+        return not any(unicodedata.category(c) in ("Cc", "Cf") for c in text)
     return not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in text)
 
 
-def normalize_rc_prompt(raw: str | None, kind: str) -> str | None:
+def normalize_rc_prompt(raw: str | None, kind: str, *, swift: bool = False) -> str | None:
     """Trim a launch's ``initial_prompt``; blank means none (shed-core ``rc.rs:210-241@5a762e8``).
 
     Raises ``ValueError`` with the apps' reason (without the Tauri ``invalid rc
-    request:`` prefix) for a prompt on ``claude-broker``, a control character,
-    or more than 2000 UTF-8 bytes.
+    request:`` prefix) for a prompt on a kind that takes none, a control character,
+    or more than 2000 UTF-8 bytes, checked in that order. shed-core refuses a prompt
+    on ``claude-broker``; the mac app (``swift=True``, ``RemoteControl.normalizeRcPrompt``)
+    on every kind outside :data:`MAC_TYPED_INPUT_KINDS` and counts ``Cf`` as control.
     """
     prompt = "" if raw is None else raw.strip(WHITE_SPACE)
     if not prompt:
         return None
-    if kind == "claude-broker":
+    refused = kind not in MAC_TYPED_INPUT_KINDS if swift else kind == "claude-broker"
+    if refused:
         raise ValueError(f"kind {kind} does not accept an initial prompt")
-    if not is_safe_rc_value(prompt):
+    if not is_safe_rc_value(prompt, swift=swift):
         raise ValueError("initial prompt must not contain control characters")
     if len(prompt.encode()) > PROMPT_CAP:
         raise ValueError(f"initial prompt exceeds {PROMPT_CAP} bytes")

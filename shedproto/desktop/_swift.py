@@ -18,6 +18,7 @@ __all__ = [
     "swift_bad_enum",
     "swift_context",
     "swift_enum",
+    "swift_index",
     "swift_key",
     "swift_kind",
     "swift_mismatch",
@@ -73,8 +74,30 @@ def swift_kind(value: Any) -> str:
     return "a number"
 
 
+class _IndexKey(str):
+    """An array position in a coding path (see :func:`swift_index`)."""
+
+    __slots__ = ("position",)
+
+    position: int
+
+
+def swift_index(index: int) -> str:
+    """Return a coding-path entry for array element ``index`` (for ``swift_context``).
+
+    Rendered as swift-foundation's ``JSONDecoder`` names it,
+    ``_CodingKey(stringValue: "Index 0", intValue: 0)`` (older Foundation said
+    ``_JSONKey``: the stand-in follows the current one).
+    """
+    key = _IndexKey(f"Index {index}")
+    key.position = index
+    return key
+
+
 def swift_key(key: str) -> str:
-    """Describe a synthesized coding key."""
+    """Describe a synthesized coding key (or an array index from :func:`swift_index`)."""
+    if isinstance(key, _IndexKey):
+        return f'_CodingKey(stringValue: "{key}", intValue: {key.position})'
     return f'CodingKeys(stringValue: "{key}", intValue: nil)'
 
 

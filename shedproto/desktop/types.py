@@ -9,14 +9,33 @@ answer different shapes the Struct names carry ``Mac``/``Tauri``.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
 from shedproto import LenientFrame, StrictFrame
 
-from ._rc import RcKindName
+from ._rc import RcKindName, RcStateName
 from ._swift import SwiftEnum
+
+# The mac app's String-backed Swift enums its params decode into (a value outside
+# them is Swift's ``dataCorrupted``): charliek/shed-desktop
+# ``Sources/ShedKit/Approval/ApprovalModels.swift:56-57,158-200@5a762e8``,
+# ``Sources/ShedKit/Models/Models.swift:643-647@5a762e8`` (ScreenshotSurface),
+# unchanged in charliek/shed ``desktop/Sources/ShedKit/Models/Models.swift@1cea187``.
+_ApprovalDecision = Annotated[Literal["approve", "deny"], SwiftEnum("ApprovalDecision")]
+_ApprovalScope = Annotated[
+    Literal["per-request", "per-session", "per-shed"], SwiftEnum("ApprovalScope")
+]
+_ApprovalMethod = Annotated[
+    Literal["biometrics-or-password", "biometrics", "prompt"], SwiftEnum("ApprovalMethod")
+]
+_SshPolicy = Annotated[
+    Literal["always-allow", "per-shed-allow", "time-based-allow", "always-ask", "always-deny"],
+    SwiftEnum("SSHApprovalPolicy"),
+]
+_Surface = Annotated[Literal["window", "menu", "preferences"], SwiftEnum("ScreenshotSurface")]
+_RcState = Annotated[RcStateName, SwiftEnum("RcState")]
 
 __all__ = [
     "Params",
@@ -31,6 +50,7 @@ __all__ = [
     "TauriUiNavigateParams",
     "PaneResult",
     "UiSetSshApprovalParams",
+    "MacUiSetSshApprovalParams",
     "SshPrefs",
     "UiOpenMenuParams",
     "OpenResult",
@@ -86,6 +106,8 @@ __all__ = [
     "PresetsResult",
     # sessions
     "MacTerminalOpened",
+    "MacTerminalPreview",
+    "LaunchInvocation",
     "RcClassification",
     "RcSession",
     "RcSessionList",
@@ -94,11 +116,13 @@ __all__ = [
     "RcListParams",
     "TauriRcList",
     "MacRcLaunchParams",
+    "Rc14MacLaunchParams",
     "TauriRcLaunchParams",
     "Rc14TauriInjectParams",
     "Rc14TauriLaunchParams",
     "RcKillParams",
     "MacRcInjectParams",
+    "Rc14MacInjectParams",
     "TauriRcInjectParams",
     "CrazeStatus",
     "MachineRow",
@@ -133,6 +157,9 @@ __all__ = [
     # approvals
     "ApprovalsList",
     "ApprovalDecideParams",
+    "MacPolicyRule",
+    "MacPolicySetParams",
+    "MacApprovalDecideParams",
     "ActivityListParams",
     "ActivityEntries",
     "LogPath",
@@ -261,6 +288,18 @@ class UiSetSshApprovalParams(Params, frozen=True, kw_only=True):
     ttl: str | None = None
 
 
+class MacUiSetSshApprovalParams(Params, frozen=True, kw_only=True):
+    """mac ``ui.set_ssh_approval``: Swift enums.
+
+    ``method`` an ``ApprovalMethod?``, ``policy`` an ``SSHApprovalPolicy?``
+    (``IPCHandlerImpl.swift@5a762e8``: ``SetSshApprovalParams``).
+    """
+
+    method: _ApprovalMethod | None = None
+    policy: _SshPolicy | None = None
+    ttl: str | None = None
+
+
 class SshPrefs(Result, frozen=True, kw_only=True):
     """``ui.ssh_prefs``."""
 
@@ -346,8 +385,10 @@ class UiState(Result, omit_defaults=True, frozen=True, kw_only=True):
 
     ``sheds`` are ``sheds.list`` rows; ``last_error`` is omitted when nil
     (Swift's ``encodeIfPresent``); ``sheds_empty_state`` is the sentence the
-    Sheds pane's empty state renders (``""`` when there are sheds); v0.0.14's
-    ``UIState`` has no such field (``Models.swift:342-353@5a762e8``).
+    Sheds pane's empty state would render, decided by the hosts alone and always
+    sent by the newer app (charliek/shed ``desktop/Sources/ShedKit/Models/HostFailure.swift
+    @1cea187`` ``shedsEmptyState``); v0.0.14's ``UIState`` has no such field
+    (``Models.swift:342-353@5a762e8``).
     """
 
     pane: str
@@ -468,10 +509,14 @@ class WindowMetrics(Result, frozen=True, kw_only=True):
 
 
 class ScreenshotParams(Params, frozen=True, kw_only=True):
-    """mac ``app.screenshot``: ``surface`` window|menu, ``scale`` 1 or 2."""
+    """mac ``app.screenshot``: ``scale`` (1 or 2, checked after the decode), then ``surface``.
 
-    surface: str | None = None
+    ``surface`` is a ``ScreenshotSurface`` (``window``, ``menu``, ``preferences``), read
+    after ``scale`` (``IPCHandlerImpl.swift@5a762e8``, ``@3fecd8a``: ``ScreenshotParams``).
+    """
+
     scale: int | None = None
+    surface: _Surface | None = None
 
 
 class MacScreenshot(Result, frozen=True, kw_only=True):
@@ -699,10 +744,10 @@ class CreateProgress(Result, frozen=True, kw_only=True):
 
 
 class MacTerminalParams(Params, frozen=True, kw_only=True):
-    """mac ``terminal.preview`` / ``terminal.open``."""
+    """mac ``terminal.preview`` / ``terminal.open`` (fields in the decoder's order)."""
 
-    shed: str
     host: str | None = None
+    shed: str
     session: str | None = None
 
 
@@ -724,6 +769,27 @@ class TerminalCommand(Result, frozen=True, kw_only=True):
     command: str
     preset: str
     invocation: str
+
+
+class LaunchInvocation(Result, frozen=True, kw_only=True):
+    """mac: what the terminal preset would exec (``TerminalLauncher.swift:35-45@5a762e8``)."""
+
+    executable: str
+    arguments: list[str]
+
+
+class MacTerminalPreview(Result, frozen=True, kw_only=True):
+    """mac ``terminal.preview``: the ssh ``TerminalCommand`` plus the preset and what it runs.
+
+    ``preset`` a ``TerminalPreset`` (``terminal-app``, ``ghostty``, ``iterm2``, ``warp``,
+    ``roost``, ``custom``); ``invocation`` an object, not the Tauri string
+    (``IPCHandlerImpl.swift@5a762e8``, ``@3fecd8a``: ``TerminalPreviewResult``).
+    """
+
+    argv: list[str]
+    command: str
+    preset: str
+    invocation: LaunchInvocation
 
 
 class MacTerminalOpened(Result, frozen=True, kw_only=True):
@@ -822,16 +888,31 @@ class TauriRcLaunchParams(Params, frozen=True, kw_only=True):
 
 
 class MacRcLaunchParams(Params, frozen=True, kw_only=True):
-    """mac ``rc.launch``: ``kind`` is a Swift ``RcKind?``, ``permission_mode`` unknown.
+    """mac ``rc.launch`` (the newer app): ``kind`` any string, ``permission_mode`` unknown.
 
-    ``kind`` defaults to ``claude-rc``; ``permission_mode`` is ``unknown-field``.
-
-    ``Sources/ShedDesktopApp/IPCHandlerImpl.swift@5a762e8``, and the newer mac app
-    (charliek/shed ``desktop/Sources/ShedDesktopApp/IPCHandlerImpl.swift@3fecd8a``).
+    ``kind`` defaults to ``claude-rc``; the newer ``RcKind`` keeps an unknown string
+    verbatim (charliek/shed ``desktop/Sources/ShedKit/RC/RemoteControl.swift@1545191``,
+    ``RcKind.init(wire:)``); ``permission_mode`` is ``unknown-field``. Fields in the
+    decoder's order (``IPCHandlerImpl.swift@3fecd8a``, ``RcLaunchParams``).
     """
 
-    shed: str
     host: str | None = None
+    shed: str
+    kind: str | None = None
+    display_name: str | None = None
+    workdir: str | None = None
+    initial_prompt: str | None = None
+
+
+class Rc14MacLaunchParams(Params, frozen=True, kw_only=True):
+    """v0.0.14 mac ``rc.launch``: ``kind`` a closed Swift ``RcKind?``.
+
+    An unknown kind is ``dataCorrupted`` (charliek/shed-desktop
+    ``IPCHandlerImpl.swift:408-432@5a762e8``).
+    """
+
+    host: str | None = None
+    shed: str
     kind: Annotated[RcKindName, SwiftEnum("RcKind")] | None = None
     display_name: str | None = None
     workdir: str | None = None
@@ -883,13 +964,38 @@ class RcKillParams(Params, frozen=True, kw_only=True):
 
 
 class MacRcInjectParams(Params, frozen=True, kw_only=True):
-    """mac ``rc.inject_test``."""
+    """mac ``rc.inject_test`` (the newer app): ``kind`` any string, ``state`` an ``RcState``.
 
+    Fields in the synthesized decoder's order (``IPCHandlerImpl.swift@3fecd8a``,
+    ``RcInjectTestParams``); the newer ``RcKind`` is open (``RemoteControl.swift@1545191``).
+    """
+
+    host: str | None = None
     shed: str
     slug: str
-    host: str | None = None
     kind: str | None = None
-    state: str | None = None
+    state: _RcState | None = None
+    display_name: str | None = None
+    workdir: str | None = None
+    url: str | None = None
+    managed: bool | None = None
+    rc_id: str | None = None
+    created_by: str | None = None
+    created_at: str | None = None
+    target_label: str | None = None
+
+
+class Rc14MacInjectParams(Params, frozen=True, kw_only=True):
+    """v0.0.14 mac ``rc.inject_test``: closed Swift enums.
+
+    ``kind`` an ``RcKind?``, ``state`` an ``RcState?`` (``IPCHandlerImpl.swift:440-467@5a762e8``).
+    """
+
+    host: str | None = None
+    shed: str
+    slug: str
+    kind: Annotated[RcKindName, SwiftEnum("RcKind")] | None = None
+    state: _RcState | None = None
     display_name: str | None = None
     workdir: str | None = None
     url: str | None = None
@@ -1245,6 +1351,20 @@ class ApprovalDecideParams(Params, frozen=True, kw_only=True):
     persist: bool = False
 
 
+class MacApprovalDecideParams(Params, frozen=True, kw_only=True):
+    """mac ``approval.decide``: Swift enums.
+
+    ``decision`` an ``ApprovalDecision``, ``scope`` an ``ApprovalScope?``
+    (``IPCHandlerImpl.swift@5a762e8``, ``@3fecd8a``: ``ApprovalDecideParams``).
+    """
+
+    id: str
+    decision: _ApprovalDecision
+    scope: _ApprovalScope | None = None
+    ttl: str | None = None
+    persist: bool = False
+
+
 class ActivityListParams(Params, frozen=True, kw_only=True):
     """``activity.list``: ``limit`` defaults to 200."""
 
@@ -1292,6 +1412,30 @@ class PolicySetParams(Params, frozen=True, kw_only=True):
     rules: list[dict[str, Any]]
 
 
+class MacPolicyRule(LenientFrame, frozen=True, kw_only=True):
+    """One mac ``PolicyRule`` as its synthesized ``Decodable`` reads it.
+
+    ``scope``, ``action`` and ``gate`` are required Swift enums (no default ``gate``,
+    unlike serde's), in declaration order; other keys are ignored
+    (``Sources/ShedKit/Approval/ApprovalModels.swift:244-271@5a762e8``).
+    """
+
+    scope: Annotated[Literal["default", "namespace", "shed", "session"], SwiftEnum("PolicyScope")]
+    server: str | None = None
+    namespace: str | None = None
+    shed: str | None = None
+    action: Annotated[Literal["approve", "deny", "prompt"], SwiftEnum("PolicyAction")]
+    gate: Annotated[
+        Literal["biometrics", "biometrics-or-password", "none"], SwiftEnum("PolicyGate")
+    ]
+
+
+class MacPolicySetParams(Params, frozen=True, kw_only=True):
+    """mac ``policy.set``: the rules decode before the test-mode check."""
+
+    rules: list[MacPolicyRule]
+
+
 class NotificationsList(Result, frozen=True, kw_only=True):
     """``notifications.list``."""
 
@@ -1299,10 +1443,10 @@ class NotificationsList(Result, frozen=True, kw_only=True):
 
 
 class NotificationInvokeParams(Params, frozen=True, kw_only=True):
-    """mac ``notification.invoke``: action approve|deny."""
+    """mac ``notification.invoke``: ``action`` an ``ApprovalDecision`` (approve|deny)."""
 
     id: str
-    action: str
+    action: _ApprovalDecision
 
 
 class TauriNotificationInvokeParams(Params, frozen=True, kw_only=True):

@@ -279,24 +279,28 @@ def test_shed_action_no_configured_host(dialect: Dialect, expected: tuple[str, s
 
 
 @pytest.mark.parametrize(
-    ("dialect", "core", "expected"),
+    ("dialect", "core", "release", "expected"),
     [
         # shed-core http.rs:28-31@5a762e8 through ipc.rs:357@5a762e8
-        (TAURI, "rust", ("action_failed", "shed-server returned HTTP 404")),
-        # mac: IPCServer.swift:163-165@5a762e8, "\(error)" of the UniFFI ShedError
+        (TAURI, "rust", None, ("action_failed", "shed-server returned HTTP 404")),
+        # mac v0.0.14: IPCServer.swift:163-165@5a762e8, "\(error)" of the UniFFI ShedError
         # (core/shed-core-ffi/src/lib.rs:46-58@5a762e8) under the default Rust core
-        (MAC, "rust", ("internal", "BadStatus(status: 404)")),
+        (MAC, "rust", OLD, ("internal", "BadStatus(status: 404)")),
         # ... and of ShedClientError under the Swift core (ShedServerClient.swift:16-30@5a762e8)
-        (MAC, "swift", ("internal", "shed-server returned HTTP 404")),
+        (MAC, "swift", OLD, ("internal", "shed-server returned HTTP 404")),
+        # the newer mac app: HostFailure.displayMessage under either core (charliek/shed
+        # desktop/Sources/ShedKit/IPC/IPCServer.swift@1cea187, test_fidelity_mac_newer.py)
+        (MAC, "rust", None, ("internal", "shed-server returned HTTP 404")),
     ],
 )
 def test_shed_action_unknown_shed_passes_the_server_404_through(
-    dialect: Dialect, core: str, expected: tuple[str, str]
+    dialect: Dialect, core: str, release: Release | None, expected: tuple[str, str]
 ) -> None:
     """An unknown shed name is shed-server's 404, passed through by the app."""
     model = _model()
     model.core = core
-    reply = answer(dialect, model, "shed.start", {"name": "nope", "host": "prod"})
+    params = {"name": "nope", "host": "prod"}
+    reply = answer(dialect, model, "shed.start", params, release=release)
     assert _error(reply) == expected
 
 
@@ -517,7 +521,7 @@ def test_system_df_mac_rows_omit_nil() -> None:
     535-544@5a762e8 (an unreachable host is an error row, never a failure)."""
     model = _model()
     model.make_host_unreachable("lab", detail="connection refused")
-    ok, bad = answer(MAC, model, "system.df")["result"]["usage"]
+    bad, ok = answer(MAC, model, "system.df")["result"]["usage"]  # sorted by host (:549)
     assert set(ok) == {"host", "usage"}
     assert "docker_ref" not in ok["usage"]["sheds"][0]
     assert set(bad) == {"host", "error"}
@@ -609,7 +613,8 @@ def test_ui_state_mac_v0_0_14_has_no_empty_state_sentence() -> None:
     """charliek/shed-desktop Sources/ShedKit/Models/Models.swift:342-353@5a762e8."""
     state = answer(MAC, _model(), "ui.state", release=OLD)["result"]
     assert set(state) == {"pane", "hosts", "sheds", "host_agent_connected"}
-    assert answer(MAC, _model(), "ui.state")["result"]["sheds_empty_state"] == ""
+    # the newer app always sends it (test_fidelity_mac_newer.py)
+    assert "sheds_empty_state" in answer(MAC, _model(), "ui.state")["result"]
 
 
 def test_identify_mac_constants() -> None:

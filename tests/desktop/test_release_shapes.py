@@ -89,7 +89,13 @@ def test_schemas_carry_the_older_release_shape() -> None:
     assert "by_release" not in schema["x-ops"]["identify"]
     mac = catalogue_schemas()["desktop-mac.json"]["x-ops"]["rc.launch"]
     assert mac["result"] == {"$ref": "#/$defs/RcSession"}
-    assert "by_release" not in mac
+    # v0.0.14's closed RcKind (charliek/shed desktop/Sources/ShedKit/RC/RemoteControl.swift
+    # @1545191 opened it): only the params differ
+    assert mac["by_release"]["0.0.14"] == {
+        "params": {"$ref": "#/$defs/Rc14MacLaunchParams"},
+        "result": {"$ref": "#/$defs/RcSession"},
+        "test_mode": "none",
+    }
 
 
 NEWER_MAC_OPS = {

@@ -514,6 +514,8 @@ async def test_every_catalogue_op_answers_its_shape(short_socket_dir: Path) -> N
                     codes.add(exc.code)
                     continue
                 msgspec.convert(result, shape.result)
+                if name == "create.start":  # the mac id is a UUID (AppModel.swift:861@5a762e8)
+                    values["create_id"] = result["create_id"]
     # the refusals minimal params earn, each a documented answer (not a crash)
     assert refusals[Dialect.MAC] == {"approval.decide", "notification.invoke", "terminal.open"}
     assert refusals[Dialect.TAURI] == {  # unknown approval id: ok (coordinator.rs:528@5a762e8)

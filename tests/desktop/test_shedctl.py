@@ -161,7 +161,9 @@ COMMANDS: list[tuple[str, str, dict[str, Any], dict[Dialect, Any]]] = [
         {"name": "nope", "host": "prod"},
         {
             Dialect.TAURI: "error action_failed: shed-server returned HTTP 404",
-            Dialect.MAC: "error internal: BadStatus(status: 404)",
+            # the newer mac app words ShedError by HostFailure.displayMessage (charliek/shed
+            # desktop/Sources/ShedKit/IPC/IPCServer.swift@1cea187; v0.0.14: BadStatus(...))
+            Dialect.MAC: "error internal: shed-server returned HTTP 404",
         },
     ),
     (
