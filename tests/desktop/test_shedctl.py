@@ -104,7 +104,8 @@ COMMANDS: list[tuple[str, str, dict[str, Any], dict[Dialect, Any]]] = [
         {"name": "nope"},
         {
             Dialect.TAURI: "error action_failed: shed-server returned HTTP 404",
-            Dialect.MAC: "error internal: BadStatus(status: 404)",
+            # HostFailure.displayMessage in the newer mac app (see the shed.delete row)
+            Dialect.MAC: "error internal: shed-server returned HTTP 404",
         },
     ),
     (
