@@ -17,7 +17,7 @@ in blocking mode and every read and write passes ``MSG_DONTWAIT`` (no
 created, the listener is read once per readiness report (no failing accept),
 the last half-close is left to the close, and the end of stream that comes
 with the server's first chunk (an answer, then a close) is found by one peek
-and relayed in the same pass.
+and relayed in the same pass, before that chunk is observed.
 
 Shutting down stops accepting at once (the listening socket is closed), gives
 open connections ``grace`` seconds, then shuts their sockets down (both
