@@ -17,7 +17,7 @@ in blocking mode and every read and write passes ``MSG_DONTWAIT`` (no
 created, the listener is read once per readiness report (no failing accept),
 the last half-close is left to the close, and the end of stream that comes
 with the server's first chunk (an answer, then a close) is found by one peek
-and relayed in the same pass.
+and relayed in the same pass, before that chunk is observed.
 
 Shutting down stops accepting at once (the listening socket is closed), gives
 open connections ``grace`` seconds, then shuts their sockets down (both
@@ -287,8 +287,8 @@ class LoopPipe:
         except OSError:
             self.finish()  # the other end is gone: nothing more can be delivered
             return
-        self.proxy._put(self.conn, "data", direction, data)
         if sent < len(data):
+            self.proxy._put(self.conn, "data", direction, data)
             self.pending[direction] = data[sent:]
             self._unread(direction)
             fd = sink.fileno()
@@ -296,26 +296,40 @@ class LoopPipe:
             self.watched.add(("w", fd))
         elif direction in self.first:
             self.first.discard(direction)
-            if len(data) < RECEIVE_CHUNK:
-                self._ended_now(direction)
+            if len(data) < RECEIVE_CHUNK and self._ended_now(direction):
+                # the answer waits for its observer until its end of stream is relayed
+                self.proxy._put(self.conn, "data", direction, data, hold=True)
+                self._eof(direction)
+            else:
+                self.proxy._put(self.conn, "data", direction, data)
+        else:
+            self.proxy._put(self.conn, "data", direction, data)
 
-    def _ended_now(self, direction: Direction) -> None:
-        """Relay an end of stream that came with the first answer (an answer, then a close) now.
+    def _ended_now(self, direction: Direction) -> bool:
+        """Whether the end of stream came with the first answer (an answer, then a close).
 
-        Saves the loop a pass, and the peer the wait for it; a peek, so data is never read.
+        Relayed in the same pass, it saves the loop a pass, and the peer the wait
+        for it; a peek, so data is never read.
         """
         try:
             more = self.sockets[direction][0].recv(1, _PEEK)
         except OSError:  # BlockingIOError: nothing yet; the reader sees the rest
-            return
-        if not more:
-            self._eof(direction)
+            return False
+        return not more
 
     def _eof(self, direction: Direction) -> None:
+        """Relay an end of stream (a half-close, or the close once both ended), then queue it."""
         self._unread(direction)
         self.ended.add(direction)
-        self.proxy._put(self.conn, "eof", direction)
-        self._half_close(direction)
+        if direction in self.pending:  # the half-close follows the rest
+            self.proxy._put(self.conn, "eof", direction)
+        elif len(self.ended) == 2 and not self.pending:
+            self.proxy._put(self.conn, "eof", direction)
+            self.finish()  # the close ends the stream: no shutdown needed
+        else:
+            with contextlib.suppress(OSError):
+                self.sockets[direction][1].shutdown(socket.SHUT_WR)
+            self.proxy._put(self.conn, "eof", direction)
 
     def _writable(self, direction: Direction) -> None:
         sink = self.sockets[direction][1]

@@ -181,25 +181,44 @@ class Proxy:
 
     # ------------------------------------------------------------ the queue
 
-    def _put(self, conn: int, ev: str, direction: Direction | None, data: bytes = b"") -> None:
-        """Queue a copy of what was relayed (never blocks; drops when the observers lag)."""
+    def _put(
+        self,
+        conn: int,
+        ev: str,
+        direction: Direction | None,
+        data: bytes = b"",
+        *,
+        hold: bool = False,
+    ) -> None:
+        """Queue a copy of what was relayed (never blocks; drops when the observers lag).
+
+        While a single connection is open, what is queued is observed at once
+        (after the relay's send), except an ``open`` or a ``hold``: those wait
+        for the next event of that connection (the relay holds the answer while
+        it relays the end of stream that came with it).
+        """
         if conn in self._unobserved:
             if ev == "close":
                 self._unobserved.discard(conn)
             return
-        if data:
-            if self._queued_bytes + len(data) > self.max_queued_bytes:
-                self._unobserved.add(conn)
-                self.dropped += 1
-                ev, data = "drop", b""
-            else:
-                self._queued_bytes += len(data)
-        self._queue.append((self.clock() - self._start, conn, ev, direction, data))
+        queue = self._queue
+        if data and self._queued_bytes + len(data) > self.max_queued_bytes:
+            self._unobserved.add(conn)
+            self.dropped += 1
+            ev, data = "drop", b""
+        item = (self.clock() - self._start, conn, ev, direction, data)
         server = self._loop_server
         if server is not None and len(server.pipes) <= 1:
-            if ev != "open":  # queued until the first bytes are relayed
-                self._drain()
+            if ev != "open" and not hold:
+                if queue:
+                    self._drain()
+                self._observe(item)  # observed now, in order, without a trip through the queue
+                return
+            queue.append(item)
+            self._queued_bytes += len(data)
             return
+        queue.append(item)
+        self._queued_bytes += len(data)
         if not self._scheduled:
             self._scheduled = True
             loop = self._loop

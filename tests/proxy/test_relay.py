@@ -12,6 +12,7 @@ from shedproto.clients.herdr import AsyncHerdrClient
 from shedproto.clients.proxy import Proxy, Recorder
 from shedproto.observe import CassetteHeader, Diagnostic, Direction, Observer, observer_factory
 from shedproto.servers import UnixServer
+from shedproto.servers._receive import raw_socket_of
 from shedproto.servers.herdr import HerdrServer
 from shedproto.testing._cassette import serving
 
@@ -347,3 +348,56 @@ async def test_a_full_upstream_backlog_is_waited_for_not_refused(short_socket_di
                 server.sendall(b"world\n")
                 assert await stream.receive() == b"world\n"
     assert errors == []
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_an_answer_with_its_end_of_stream_is_observed_after_that_end_was_relayed(
+    short_socket_dir: Path,
+) -> None:
+    """An answer, then a close: the client has both before the observer parses the answer.
+
+    asyncio only: the loop relay relays the end of stream in the pass that reads the
+    answer (trio's pump tasks give no such order).
+    """
+    import socket
+
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client.setblocking(False)
+    seen: list[tuple[bytes, bool]] = []
+    observed = anyio.Event()
+
+    class Peeking(Observer):
+        protocol = "herdr"
+
+        def _client_bytes(self, data: bytes) -> None:
+            pass
+
+        def _server_bytes(self, data: bytes) -> None:
+            if data and self.connection > 0:
+                got = client.recv(65536)
+                try:
+                    ended = client.recv(1) == b""
+                except BlockingIOError:
+                    ended = False
+                seen.append((got, ended))
+                observed.set()
+
+    async def answer_then_close(stream: anyio.abc.SocketStream) -> None:
+        await stream.receive()
+        raw = raw_socket_of(stream)
+        assert raw is not None
+        raw.send(b'{"id":"1","result":{}}\n')  # no checkpoint between the answer and its end:
+        raw.shutdown(socket.SHUT_WR)  # the proxy reads both in one pass
+
+    async with anyio.create_task_group() as tasks:
+        upstream = UnixServer(short_socket_dir / "u.sock", answer_then_close)
+        upstream_path = await tasks.start(upstream.serve)
+        proxy = Proxy(short_socket_dir / "p.sock", upstream_path, Peeking, on_diagnostic=print)
+        async with serving(proxy) as path:
+            with client:
+                client.connect(str(path))
+                client.send(b'{"id":"1","method":"ping","params":{}}\n')
+                with anyio.fail_after(5):
+                    await observed.wait()
+        upstream.shutdown()
+    assert seen == [(b'{"id":"1","result":{}}\n', True)]
