@@ -261,8 +261,10 @@ def test_a_host_whose_key_was_taken_while_it_was_cut_off_stops_writing(
     second = None
     try:
         with psycopg.connect(postgres_url, autocommit=True) as admin:
+            # the timeout (ms, PostgreSQL 14+) waits until the backend has exited and its
+            # advisory lock is free; without it the next open raced the backend's exit
             admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_locks"
+                "SELECT pg_terminate_backend(pid, 10000) FROM pg_locks"
                 " WHERE locktype = 'advisory' AND granted"
                 " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
             )
