@@ -30,7 +30,7 @@ from typing import Any
 
 from ._codes import DesktopCode
 from ._errors import DesktopError
-from ._rules import rust_debug
+from ._rules import json_word, rust_debug
 
 __all__ = [
     "CRAZE_LANE",
@@ -295,21 +295,6 @@ def parse_lane_setting(change: Any) -> dict[str, Any]:
             "it empty",
         )
     return dict(change)
-
-
-def json_word(value: Any) -> str:
-    """Name a JSON value the way serde's ``invalid type`` messages do. Never raises."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"boolean `{'true' if value else 'false'}`"
-    if isinstance(value, int):
-        return f"integer `{value}`"
-    if isinstance(value, float):
-        return f"floating point `{value}`"
-    if isinstance(value, str):
-        return f"string {rust_debug(value)}"
-    return "sequence" if isinstance(value, list) else "map"
 
 
 _LANE_ERROR_TEXT = {

@@ -30,6 +30,7 @@ from ._codes import DesktopCode
 from ._dialect import Dialect
 from ._errors import DesktopError
 from ._release import Release, release_has_op
+from ._rules import json_word
 from ._swift import (
     swift_bad_enum,
     swift_enum,
@@ -131,20 +132,6 @@ def _serde_type(annotation: Any) -> str:
     if "dict" in text:
         return "a map"
     return "a value"
-
-
-def _serde_found(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"boolean `{'true' if value else 'false'}`"
-    if isinstance(value, int):
-        return f"integer `{value}`"
-    if isinstance(value, float):
-        return f"floating point `{value}`"
-    if isinstance(value, str):
-        return f'string "{value}"'
-    return "sequence" if isinstance(value, list) else "map"
 
 
 def _decode_mac(op: str, shape: OpShape, params: Any) -> Params:
@@ -260,7 +247,7 @@ def _decode_tauri(shape: OpShape, params: Any) -> Params:
             if shape.typing is TauriTyping.SERDE:
                 raise DesktopError(
                     DesktopCode.BAD_REQUEST,
-                    f"invalid type: {_serde_found(value)}, expected {_serde_type(info.type)}",
+                    f"invalid type: {json_word(value)}, expected {_serde_type(info.type)}",
                 ) from None
             if required:
                 raise DesktopError(

@@ -28,6 +28,7 @@ __all__ = [
     "HostIdError",
     "LaunchFields",
     "LaunchPolicy",
+    "json_word",
     "launch_fields",
     "launch_target",
     "parse_host_id",
@@ -258,3 +259,18 @@ def run_command(command: str | None) -> list[str]:
             "shell \u2014 roost's own UI opens those)",
         )
     return split_argv(command)
+
+
+def json_word(value: Any) -> str:
+    """Name a JSON value the way serde's ``invalid type`` messages do. Never raises."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean `{'true' if value else 'false'}`"
+    if isinstance(value, int):
+        return f"integer `{value}`"
+    if isinstance(value, float):
+        return f"floating point `{value}`"
+    if isinstance(value, str):
+        return f"string {rust_debug(value)}"
+    return "sequence" if isinstance(value, list) else "map"
