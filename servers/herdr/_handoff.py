@@ -55,6 +55,14 @@ import anyio
 import anyio.abc
 import msgspec
 
+from shedproto.herdr._handoff import (
+    HANDOFF_MAX_LINE,
+    HANDOFF_MAX_PANES,
+    HANDOFF_OLD_SOCKETS_TIMEOUT,
+    HANDOFF_OWNED_ACK_TIMEOUT,
+    HANDOFF_STEP_TIMEOUT,
+    too_many_panes_message,
+)
 from shedproto.servers._unix import UnixServer
 
 from ._handoff_manifest import (
@@ -85,18 +93,10 @@ SUPPORTED = hasattr(socket, "send_fds") and sys.platform != "win32"
 
 herdr: ``cfg!(unix)`` (src/platform/mod.rs:66@1c76079f).
 """
-MAX_FDS_PER_HANDOFF = 64
-"""herdr's cap on panes in one handoff (src/server/handoff.rs:26@1c76079f)."""
-READY_TIMEOUT = 30.0
-"""How long each step may take (src/server/handoff.rs:22@1c76079f)."""
-OWNED_ACK_TIMEOUT = 0.5
-"""Seconds the source waits for ``owned`` after ``committed`` (handoff.rs:24@1c76079f)."""
-OLD_SOCKETS_TIMEOUT = 5.0
-"""How long the successor waits for the old sockets to go (src/server/headless.rs:5222@1c76079f)."""
+MAX_FDS_PER_HANDOFF = HANDOFF_MAX_PANES
+"""herdr's cap on panes in one handoff (tests lower it)."""
 PAUSE_TIMEOUT = 2.0
 """How long a pane's reader may take to stop (herdr's ``pause_handoff_reader(2 s)``)."""
-MAX_LINE = 16 * 1024 * 1024
-"""herdr's cap on one line of the handoff stream (src/server/handoff.rs:374@1c76079f)."""
 
 
 class HandoffFailed(Exception):  # noqa: N818 - herdr's code is handoff_failed
@@ -115,7 +115,7 @@ def _read_line(sock: socket.socket, timeout: float) -> str:
     """Read one line, never past its newline (descriptors may follow on the socket).
 
     Raises:
-        HandoffFailed: the stream ended, timed out or sent more than :data:`MAX_LINE`.
+        HandoffFailed: the stream ended, timed out or sent more than ``HANDOFF_MAX_LINE``.
 
     """
     sock.settimeout(timeout)
@@ -134,19 +134,21 @@ def _read_line(sock: socket.socket, timeout: float) -> str:
         data += sock.recv(take)
         if end >= 0:
             return data.decode("utf-8", "replace")
-        if len(data) > MAX_LINE:
+        if len(data) > HANDOFF_MAX_LINE:
             raise HandoffFailed("handoff line exceeded maximum size")
 
 
 def _write(sock: socket.socket, data: bytes) -> None:
-    sock.settimeout(READY_TIMEOUT)
+    sock.settimeout(HANDOFF_STEP_TIMEOUT)
     try:
         sock.sendall(data)
     except OSError as exc:
         raise HandoffFailed(rust_error(exc)) from None
 
 
-def _expect(sock: socket.socket, word: str, failure: str, timeout: float = READY_TIMEOUT) -> None:
+def _expect(
+    sock: socket.socket, word: str, failure: str, timeout: float = HANDOFF_STEP_TIMEOUT
+) -> None:
     if _read_line(sock, timeout).rstrip("\r\n") != word:
         raise HandoffFailed(failure)
 
@@ -174,10 +176,7 @@ async def live_handoff(
     try:
         panes = live_panes(server)
         if len(panes) > MAX_FDS_PER_HANDOFF:
-            raise HandoffFailed(
-                f"live handoff supports at most {MAX_FDS_PER_HANDOFF} panes in one update; "
-                "close panes or restart herdr normally"
-            )
+            raise HandoffFailed(too_many_panes_message(MAX_FDS_PER_HANDOFF))
         await _handoff(
             server,
             listener,
@@ -249,7 +248,7 @@ async def _handoff(
             child = None
             try:
                 await anyio.to_thread.run_sync(
-                    _expect, stream, "owned", "unexpected ownership ack", OWNED_ACK_TIMEOUT
+                    _expect, stream, "owned", "unexpected ownership ack", HANDOFF_OWNED_ACK_TIMEOUT
                 )
             except HandoffFailed as exc:
                 log.warning("handoff import ownership ack was not received after commit: %s", exc)
@@ -364,11 +363,11 @@ def _accept_and_validate(
 ) -> socket.socket:
     """Accept the successor, check its token, send the manifest, wait for ``validated``.
 
-    Waits up to :data:`READY_TIMEOUT` for the connection, less when the
+    Waits up to ``HANDOFF_STEP_TIMEOUT`` for the connection, less when the
     successor exits first (herdr waits the whole time; the message is the same).
     """
     listener.settimeout(0.05)
-    deadline = time.monotonic() + READY_TIMEOUT
+    deadline = time.monotonic() + HANDOFF_STEP_TIMEOUT
     while True:
         try:
             stream, _ = listener.accept()
@@ -380,7 +379,7 @@ def _accept_and_validate(
             continue
     try:
         stream.setblocking(True)
-        if _read_line(stream, READY_TIMEOUT).rstrip("\r\n") != token:
+        if _read_line(stream, HANDOFF_STEP_TIMEOUT).rstrip("\r\n") != token:
             raise HandoffFailed("handoff import token mismatch")
         _write(stream, msgspec.json.encode(manifest) + b"\n")
         _expect(stream, "validated", "handoff import did not validate manifest")
@@ -395,7 +394,7 @@ def _accept_and_validate(
 def _send_fds(stream: socket.socket, fds: list[int]) -> None:
     """Send the PTY masters in one ``SCM_RIGHTS`` message, then wait for ``restored``."""
     if fds:
-        stream.settimeout(READY_TIMEOUT)
+        stream.settimeout(HANDOFF_STEP_TIMEOUT)
         try:
             socket.send_fds(stream, [b"F"], fds)
         except OSError as exc:
@@ -427,7 +426,7 @@ async def _restore_public_sockets(server: HerdrServer) -> None:
     connections on them are kept); herdr restarts its listeners the same way.
     """
     await anyio.to_thread.run_sync(_wait_sockets_closed, [server.path, server.streams.path],
-                                   READY_TIMEOUT + 2.0)  # fmt: skip
+                                   HANDOFF_STEP_TIMEOUT + 2.0)  # fmt: skip
     if server._tasks is None:
         return
     for owner in (server, server.streams):
@@ -538,13 +537,13 @@ def _receive(
     """
     stream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        stream.settimeout(READY_TIMEOUT)
+        stream.settimeout(HANDOFF_STEP_TIMEOUT)
         try:
             stream.connect(handoff_socket)
         except OSError as exc:
             raise HandoffFailed(rust_error(exc)) from None
         _write(stream, token.encode() + b"\n")
-        line = _read_line(stream, READY_TIMEOUT)
+        line = _read_line(stream, HANDOFF_STEP_TIMEOUT)
         try:
             manifest = decode_manifest(line.encode())
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
@@ -566,7 +565,7 @@ def _receive(
 def _receive_fds(stream: socket.socket, pane_ids: list[str]) -> dict[str, int]:
     if not pane_ids:
         return {}
-    stream.settimeout(READY_TIMEOUT)
+    stream.settimeout(HANDOFF_STEP_TIMEOUT)
     try:
         _, fds, flags, _ = socket.recv_fds(stream, 1, len(pane_ids))
     except OSError as exc:
@@ -625,7 +624,9 @@ async def _serve_imported(
             async with anyio.create_task_group() as tg:
                 await anyio.to_thread.run_sync(_write, stream, b"restored\n")
                 paths = [Path(settings.path), Path(settings.client_socket)]
-                await anyio.to_thread.run_sync(_wait_sockets_closed, paths, OLD_SOCKETS_TIMEOUT)
+                await anyio.to_thread.run_sync(
+                    _wait_sockets_closed, paths, HANDOFF_OLD_SOCKETS_TIMEOUT
+                )
 
                 async def serve(*, task_status: anyio.abc.TaskStatus[object]) -> None:
                     await server.serve(task_status=task_status)

@@ -34,6 +34,7 @@ import anyio
 import msgspec
 
 from shedproto.herdr import types as t
+from shedproto.herdr._handoff import HANDOFF_FORMAT_VERSION, handoff_refusal
 
 from ._model import Pane, Split, Tab, Workspace
 from ._pty import PtyProcess
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
     from ._server import HerdrServer
 
 __all__ = [
-    "HANDOFF_VERSION",
     "HandoffManifest",
     "ServerSettings",
     "capture",
@@ -52,8 +52,6 @@ __all__ = [
     "validate_manifest",
 ]
 
-HANDOFF_VERSION = 1
-"""herdr's handoff format version (src/server/handoff.rs:20@1c76079f)."""
 
 
 class PaneRuntime(msgspec.Struct, frozen=True, kw_only=True):
@@ -202,21 +200,14 @@ def decode_manifest(line: bytes) -> HandoffManifest:
 
 
 def validate_manifest(manifest: HandoffManifest, protocol: int, version: str) -> str | None:
-    """Return why a successor speaking ``protocol`` as ``version`` refuses ``manifest``, or None.
-
-    herdr's three checks and messages, in its order
-    (src/server/handoff.rs:241-267@1c76079f).
-    """
-    if manifest.version != HANDOFF_VERSION:
-        return f"unsupported handoff version {manifest.version}"
-    if manifest.expected_protocol is not None and manifest.expected_protocol != protocol:
-        return (
-            f"handoff expected protocol {manifest.expected_protocol}, "
-            f"but this server speaks protocol {protocol}"
-        )
-    if manifest.expected_version is not None and manifest.expected_version != version:
-        return f"handoff expected herdr v{manifest.expected_version}, but this server is v{version}"
-    return None
+    """Return why a successor speaking ``protocol`` as ``version`` refuses ``manifest``, or None."""
+    return handoff_refusal(
+        manifest.version,
+        manifest.expected_protocol,
+        manifest.expected_version,
+        protocol=protocol,
+        version=version,
+    )
 
 
 def _next(counter: itertools.count[int]) -> int:
@@ -325,7 +316,7 @@ def capture(
         for pane in panes
     ]
     return HandoffManifest(
-        version=HANDOFF_VERSION,
+        version=HANDOFF_FORMAT_VERSION,
         source_version=server.version,
         source_protocol=server.protocol,
         expected_version=expected_version,
