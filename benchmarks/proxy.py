@@ -123,6 +123,7 @@ def cases(quick: bool) -> list[Case]:
             print(
                 "proxy: cassette bytes written per second by a recording herdr proxy: median "
                 f"{statistics.median(rates) / 1e6:.3f} MB/s over {len(rates)} runs",
+                file=sys.stderr,  # stdout stays one JSON document under --json
                 flush=True,
             )
 
