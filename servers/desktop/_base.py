@@ -21,6 +21,7 @@ from shedproto.desktop import types as o
 from ._model import DesktopModel, LaunchedTab, Machine, craze_status
 
 __all__ = [
+    "APP_VERSIONS",
     "AppBase",
     "builtin_rules",
     "msgspec_to_builtins",
@@ -31,6 +32,16 @@ __all__ = [
 BAD = DesktopCode.BAD_REQUEST
 FAILED = DesktopCode.ACTION_FAILED
 _CONFIG = "~/.shed/config.yaml"
+APP_VERSIONS = {Release.V0_0_14: "0.0.14", Release.LATEST: "0.8.1"}
+"""The app's own version per release: mac ``CFBundleShortVersionString`` (``identify.ui_version``,
+``rc.launch``'s ``created_by``), Tauri v0.0.14's crate version (``created_by``).
+
+v0.0.14: ``VERSION@5a762e8``. The newer mac bundle takes charliek/shed
+``desktop/VERSION``, not stored; it moves in lockstep with the Tauri crate's version
+(``desktop/RELEASING.md@13cf461``, "Version surfaces"), ``0.8.1`` at the mac dispatch's
+commit (``desktop/tauri/src-tauri/Cargo.toml:9@3fecd8a``), the last Swift DMG the
+appcast lists (``docs/appcast.xml@1ae8146``).
+"""
 TERMINAL_PRESET_IDS = ("ghostty", "roost", "custom")
 """The Tauri app's ``TerminalPreset`` wire values (termctl.rs:42-59@5a762e8)."""
 
@@ -60,6 +71,11 @@ class AppBase:
         self.release = release
         self.is_latest = release is Release.LATEST
         """Whether this app answers like the newer release (not shed-desktop v0.0.14)."""
+
+    @property
+    def app_version(self) -> str:
+        """The app's version in this release (:data:`APP_VERSIONS`)."""
+        return APP_VERSIONS[self.release]
 
     @property
     def is_mac(self) -> bool:

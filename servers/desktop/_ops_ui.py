@@ -38,9 +38,6 @@ MAC_APP_LABEL = "ShedDesktop"
 """mac ``identify.app_label``: ``BundleProfile.mac`` (BundleProfile.swift:44-48@5a762e8)."""
 MAC_APP_ID = "ai.stridelabs.ShedDesktop"
 """mac ``identify.app_id`` (BundleProfile.swift:48@5a762e8)."""
-MAC_UI_VERSION = "0.0.14"
-"""mac ``identify.ui_version``: ``CFBundleShortVersionString``, the release's ``VERSION``
-(Resources/Info.plist.template:42-43, VERSION@5a762e8; the last tagged mac release)."""
 MAC_PROTOCOL_VERSION = 1
 """mac ``identify.protocol_version``: ``ipcProtocolVersion`` (IPCMessages.swift:209@5a762e8)."""
 PREFERENCES_TITLE = "shed desktop \u2014 Preferences"
@@ -81,7 +78,9 @@ class UiOps(AppBase):
                 pid=self.pid,
                 app_label=MAC_APP_LABEL,
                 app_id=MAC_APP_ID,
-                ui_version=MAC_UI_VERSION,
+                # CFBundleShortVersionString (Resources/Info.plist.template:42-43@5a762e8,
+                # IPCHandlerImpl.swift:176-187@3fecd8a)
+                ui_version=self.app_version,
                 protocol_version=MAC_PROTOCOL_VERSION,
                 test_mode=self.test_mode,
                 mock_base_url=self.mock_base_url,

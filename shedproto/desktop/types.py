@@ -96,7 +96,9 @@ __all__ = [
     "EgressShowParams",
     # lifecycle
     "ShedActionParams",
+    "MacShedActionParams",
     "CreateStartParams",
+    "MacCreateStartParams",
     "CreateStarted",
     "CreateIdParams",
     "CreateProgress",
@@ -121,6 +123,7 @@ __all__ = [
     "Rc14TauriInjectParams",
     "Rc14TauriLaunchParams",
     "RcKillParams",
+    "MacRcKillParams",
     "MacRcInjectParams",
     "Rc14MacInjectParams",
     "TauriRcInjectParams",
@@ -698,6 +701,18 @@ class ShedActionParams(Params, frozen=True, kw_only=True):
     host: str | None = None
 
 
+class MacShedActionParams(Params, frozen=True, kw_only=True):
+    """mac ``shed.*``: ``host`` is decoded before ``name``.
+
+    Swift's ``ShedActionParams`` declares them in that order (charliek/shed
+    ``desktop/Sources/ShedDesktopApp/IPCHandlerImpl.swift:369-372@3fecd8a``,
+    charliek/shed-desktop ``IPCHandlerImpl.swift:373-376@5a762e8``).
+    """
+
+    host: str | None = None
+    name: str
+
+
 class CreateStartParams(Params, frozen=True, kw_only=True):
     """``create.start``."""
 
@@ -710,6 +725,25 @@ class CreateStartParams(Params, frozen=True, kw_only=True):
     cpus: int | None = None
     memory_mb: int | None = None
     no_provision: bool | None = None
+
+
+class MacCreateStartParams(Params, frozen=True, kw_only=True):
+    """mac ``create.start``: the ``CreateShedRequest`` fields in their order, then ``host``.
+
+    ``CreateStartParams.init(from:)`` decodes the request first, then the flat ``host``
+    (``IPCHandlerImpl.swift:376-385@3fecd8a``, ``:380-389@5a762e8``; the request's
+    fields as ``Models.swift:221-252@1cea187`` declares them).
+    """
+
+    name: str
+    repo: str | None = None
+    local_dir: str | None = None
+    image: str | None = None
+    backend: str | None = None
+    cpus: int | None = None
+    memory_mb: int | None = None
+    no_provision: bool | None = None
+    host: str | None = None
 
 
 class CreateStarted(Result, frozen=True, kw_only=True):
@@ -961,6 +995,17 @@ class RcKillParams(Params, frozen=True, kw_only=True):
     shed: str
     slug: str
     host: str | None = None
+
+
+class MacRcKillParams(Params, frozen=True, kw_only=True):
+    """mac ``rc.kill``: ``host``, ``shed``, ``slug`` in the decoder's order.
+
+    (``IPCHandlerImpl.swift:406@3fecd8a``, ``:411@5a762e8``: ``RcKillParams``)
+    """
+
+    host: str | None = None
+    shed: str
+    slug: str
 
 
 class MacRcInjectParams(Params, frozen=True, kw_only=True):

@@ -95,6 +95,23 @@ def test_mac_null_envelope_names_the_release_container() -> None:
 # --- identify, window, UI ---------------------------------------------------------
 
 
+@pytest.mark.parametrize(("release", "version"), [(Release.LATEST, "0.8.1"), (OLD, "0.0.14")])
+def test_identify_mac_ui_version_is_the_release_bundle_version(
+    release: Release, version: str
+) -> None:
+    """``ui_version`` and ``rc.launch``'s ``created_by`` read the bundle's
+    CFBundleShortVersionString (IPCHandlerImpl.swift:176-187@3fecd8a identify,
+    AppModel.swift:1176@5339dc4 uiVersion, used by rcLaunch at :1014), which the bundle
+    takes from desktop/VERSION. That file is not stored; it moves in lockstep with the Tauri
+    crate's version (desktop/RELEASING.md@13cf461 "Version surfaces"), which is 0.8.1 at the
+    dispatch's own commit (desktop/tauri/src-tauri/Cargo.toml:9@3fecd8a), and 0.8.1 is the
+    last Swift DMG the appcast lists (docs/appcast.xml@1ae8146). v0.0.14: VERSION@5a762e8."""
+    model = _model()
+    assert _ok(answer(MAC, model, "identify", release=release))["ui_version"] == version
+    session = _ok(answer(MAC, model, "rc.launch", {"shed": "web"}, release=release))
+    assert session["created_by"] == f"shed-desktop/{version}"
+
+
 def test_identify_mac_newer_keeps_the_v0_0_14_keys() -> None:
     """IPCHandlerImpl.swift@3fecd8a identify()/IdentifyResult: the same nine keys,
     mock_base_url omitted when nil (synthesized Encodable)."""
