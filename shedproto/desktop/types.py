@@ -222,10 +222,15 @@ class AnyObject(Result, frozen=True, kw_only=True):
 
 
 class IdentifyParams(Params, frozen=True, kw_only=True):
-    """``identify``: mac allows these two keys; Tauri ignores params."""
+    """mac ``identify``: these two keys are allowed, with any value (Tauri ignores params).
 
-    client_name: str | None = None
-    client_version: str | None = None
+    The app checks the key allow-list, then decodes an ``EmptyParams`` that reads no
+    property (charliek/shed ``IPCHandlerImpl.swift:27-29,361@3fecd8a``,
+    charliek/shed-desktop ``:27-29@5a762e8``).
+    """
+
+    client_name: Any = None
+    client_version: Any = None
 
 
 class MacIdentify(Result, omit_defaults=True, frozen=True, kw_only=True):

@@ -142,3 +142,28 @@ def test_rc_doors_tauri_v0_0_14_keep_an_empty_display_name_and_workdir() -> None
     rows = _ok(answer(Dialect.TAURI, model, "rc.list", release=Release.V0_0_14))["sessions"]
     (row,) = [r for r in rows if r["slug"] == "s1"]
     assert (row["display_name"], row["workdir"]) == ("", "")
+
+
+@RELEASES
+def test_identify_mac_takes_any_value_for_its_two_allowed_keys(release: Release) -> None:
+    """identify decodes ``EmptyParams`` (no properties) after the allow-list check
+    (IPCHandlerImpl.swift:27-29,361@3fecd8a; :27-29@5a762e8): ``client_name`` and
+    ``client_version`` may hold anything; another key is unknown-field."""
+    params = {"client_name": 5, "client_version": ["x"]}
+    assert _ok(answer(MAC, DesktopModel(), "identify", params, release=release))["app_label"]
+    reply = answer(MAC, DesktopModel(), "identify", {"client": "x"}, release=release)
+    assert _error(reply) == ("unknown-field", "unknown params: client")
+
+
+@RELEASES
+def test_approval_decide_mac_reads_a_null_optional_as_absent(release: Release) -> None:
+    """ApprovalDecideParams reads ``scope``, ``ttl`` and ``persist`` with decodeIfPresent
+    (``persist ?? false``), which answers nil for a JSON null
+    (IPCHandlerImpl.swift:476-491@3fecd8a, :482-497@5a762e8): the decide goes on to the
+    lookup (AppModel.swift:1275-1276@5339dc4)."""
+    params = {"id": "a", "decision": "approve", "scope": None, "ttl": None, "persist": None}
+    reply = answer(MAC, DesktopModel(), "approval.decide", params, release=release)
+    assert _error(reply) == ("not-found", "no pending approval a")
+    reply = answer(MAC, DesktopModel(), "approval.decide", {**params, "id": None}, release=release)
+    code, message = _error(reply)
+    assert (code, message.startswith("valueNotFound(Swift.String")) == ("invalid-param", True)
