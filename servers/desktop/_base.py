@@ -87,7 +87,7 @@ class AppBase:
 
         ``showCreateSheet``/``showLaunchSheet`` and the notification's open action
         (``AppModel.swift:755-765,1161-1165@5a762e8``; the same in charliek/shed
-        ``AppModel.swift@5339dc4``).
+        ``AppModel.swift:765-775,1191-1194@5339dc4``).
         """
         self.model.ui["visible"] = True
         if not self.test_mode:
@@ -159,8 +159,8 @@ class AppBase:
         under the default Rust core the UniFFI enum's case rendering (``BadStatus(status:
         404)``). The newer mac app prints ``HostFailure.displayMessage``, the Rust
         ``Display`` sentence under either core (charliek/shed
-        ``desktop/Sources/ShedKit/IPC/IPCServer.swift@1cea187`` ``dispatch``,
-        ``Models/HostFailure.swift@1cea187`` ``displayMessage``).
+        ``desktop/Sources/ShedKit/IPC/IPCServer.swift:153-173@1cea187`` ``dispatch``,
+        ``Models/HostFailure.swift:90-112@1cea187`` ``displayMessage``).
         ``error`` is ``"404"`` for a bad status, else the transport detail.
         """
         status = error.isdigit()
@@ -326,7 +326,7 @@ class AppBase:
         ``invalid-param`` with ``DecodingError.dataCorrupted``'s description at
         ``path`` (default: ``key``), e.g. ``Cannot initialize ApprovalDecision from
         invalid String value X`` (``IPCHandlerImpl.swift@5a762e8`` ``decodeParams``, and
-        charliek/shed ``@3fecd8a``).
+        charliek/shed ``:553-570@3fecd8a``).
         """
         if value in variants:
             return

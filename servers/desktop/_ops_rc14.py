@@ -4,8 +4,8 @@ v0.0.14 kept its own RC session table (``host/shed/slug`` keys, kinds
 ``claude-rc``/``claude-broker``/``shell``) where the newer Tauri app lists roost
 sessions; the newer mac app keeps the table, with an open ``RcKind`` (``codex``,
 ``opencode``, ``cursor`` and any other string; charliek/shed
-``desktop/Sources/ShedKit/RC/RemoteControl.swift@1545191``) and the same test-mode
-synthesis (``desktop/Sources/ShedDesktopApp/AppModel.swift@5339dc4`` ``rcLaunch``).
+``desktop/Sources/ShedKit/RC/RemoteControl.swift:19-111@1545191``) and the same test-mode
+synthesis (``desktop/Sources/ShedDesktopApp/AppModel.swift:1008-1063@5339dc4`` ``rcLaunch``).
 Under test mode both apps synthesize a ready, managed session instead of running
 ``shed-ext-rc`` over SSH (shed-app ``rc.rs:195-253``,
 ``Sources/ShedDesktopApp/AppModel.swift:998-1036@5a762e8``); the stand-in always

@@ -57,8 +57,8 @@ def mac_sheds_empty_state(hosts: list[o.MacHost]) -> str:
     listed): a reachable host gives :data:`NO_SHEDS_REACHABLE`; else the first
     failure of a known kind (not ``other``) speaks its summary; else
     :data:`NO_REACHABLE_HOSTS` (charliek/shed
-    ``desktop/Sources/ShedKit/Models/HostFailure.swift@1cea187`` ``shedsEmptyState``,
-    ``Models.swift@1cea187`` ``UIState.init``).
+    ``desktop/Sources/ShedKit/Models/HostFailure.swift:119-127@1cea187`` ``shedsEmptyState``,
+    ``Models.swift:383-391@1cea187`` ``UIState.init``).
     """
     if any(h.reachable for h in hosts):
         return NO_SHEDS_REACHABLE

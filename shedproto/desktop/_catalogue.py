@@ -221,7 +221,7 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     # 3.3 sessions
     "rc.classify": _both(o.RcClassifyParams, o.RcClassification, missing=_KIND),
     # the mac app keeps the RcSession model in its newer release too
-    # (charliek/shed desktop/Sources/ShedDesktopApp/IPCHandlerImpl.swift@3fecd8a)
+    # (charliek/shed desktop/Sources/ShedDesktopApp/IPCHandlerImpl.swift:112-128@3fecd8a)
     "rc.list": (OpShape(o.RcListParams, o.RcSessionList), OpShape(o.RcListParams, o.TauriRcList)),
     "rc.launch": (
         OpShape(o.MacRcLaunchParams, o.RcSession, reads_raw=True),
@@ -264,7 +264,7 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "activity.log_path": _both(_NP, o.LogPath),
     "policy.list": _both(_NP, o.PolicyList),
     # mac decodes the rules before it checks test mode (IPCHandlerImpl.swift policySetOp,
-    # @5a762e8 and charliek/shed @3fecd8a)
+    # @5a762e8 and charliek/shed :142-145,285-290@3fecd8a)
     "policy.set": (
         OpShape(o.MacPolicySetParams, _E, gate=_TM, gate_after_params=True),
         OpShape(o.PolicySetParams, _E, gate=_TM, typing=_SERDE),
@@ -329,7 +329,7 @@ _BY_RELEASE: dict[tuple[str, Dialect, Release], OpShape] = {
         o.Rc14TauriInjectParams, _E, gate=_TM
     ),
     # v0.0.14's mac RcKind is closed (claude-rc, claude-broker, shell); the newer one keeps
-    # any string (charliek/shed desktop/Sources/ShedKit/RC/RemoteControl.swift@1545191)
+    # any string (charliek/shed desktop/Sources/ShedKit/RC/RemoteControl.swift:44-54@1545191)
     ("rc.launch", Dialect.MAC, Release.V0_0_14): OpShape(
         o.Rc14MacLaunchParams, o.RcSession, reads_raw=True
     ),

@@ -22,7 +22,7 @@ from ._swift import SwiftEnum
 # them is Swift's ``dataCorrupted``): charliek/shed-desktop
 # ``Sources/ShedKit/Approval/ApprovalModels.swift:56-57,158-200@5a762e8``,
 # ``Sources/ShedKit/Models/Models.swift:643-647@5a762e8`` (ScreenshotSurface),
-# unchanged in charliek/shed ``desktop/Sources/ShedKit/Models/Models.swift@1cea187``.
+# unchanged in charliek/shed ``desktop/Sources/ShedKit/Models/Models.swift:673-677@1cea187``.
 _ApprovalDecision = Annotated[Literal["approve", "deny"], SwiftEnum("ApprovalDecision")]
 _ApprovalScope = Annotated[
     Literal["per-request", "per-session", "per-shed"], SwiftEnum("ApprovalScope")
@@ -395,7 +395,7 @@ class UiState(Result, omit_defaults=True, frozen=True, kw_only=True):
     (Swift's ``encodeIfPresent``); ``sheds_empty_state`` is the sentence the
     Sheds pane's empty state would render, decided by the hosts alone and always
     sent by the newer app (charliek/shed ``desktop/Sources/ShedKit/Models/HostFailure.swift
-    @1cea187`` ``shedsEmptyState``); v0.0.14's ``UIState`` has no such field
+    :119-127@1cea187`` ``shedsEmptyState``); v0.0.14's ``UIState`` has no such field
     (``Models.swift:342-353@5a762e8``).
     """
 
@@ -520,7 +520,7 @@ class ScreenshotParams(Params, frozen=True, kw_only=True):
     """mac ``app.screenshot``: ``scale`` (1 or 2, checked after the decode), then ``surface``.
 
     ``surface`` is a ``ScreenshotSurface`` (``window``, ``menu``, ``preferences``), read
-    after ``scale`` (``IPCHandlerImpl.swift@5a762e8``, ``@3fecd8a``: ``ScreenshotParams``).
+    after ``scale`` (``IPCHandlerImpl.swift@5a762e8``, ``:512-521@3fecd8a``: ``ScreenshotParams``).
     """
 
     scale: int | None = None
@@ -822,7 +822,7 @@ class MacTerminalPreview(Result, frozen=True, kw_only=True):
 
     ``preset`` a ``TerminalPreset`` (``terminal-app``, ``ghostty``, ``iterm2``, ``warp``,
     ``roost``, ``custom``); ``invocation`` an object, not the Tauri string
-    (``IPCHandlerImpl.swift@5a762e8``, ``@3fecd8a``: ``TerminalPreviewResult``).
+    (``IPCHandlerImpl.swift@5a762e8``, ``:398-403@3fecd8a``: ``TerminalPreviewResult``).
     """
 
     argv: list[str]
@@ -930,9 +930,9 @@ class MacRcLaunchParams(Params, frozen=True, kw_only=True):
     """mac ``rc.launch`` (the newer app): ``kind`` any string, ``permission_mode`` unknown.
 
     ``kind`` defaults to ``claude-rc``; the newer ``RcKind`` keeps an unknown string
-    verbatim (charliek/shed ``desktop/Sources/ShedKit/RC/RemoteControl.swift@1545191``,
+    verbatim (charliek/shed ``desktop/Sources/ShedKit/RC/RemoteControl.swift:44-54@1545191``,
     ``RcKind.init(wire:)``); ``permission_mode`` is ``unknown-field``. Fields in the
-    decoder's order (``IPCHandlerImpl.swift@3fecd8a``, ``RcLaunchParams``).
+    decoder's order (``IPCHandlerImpl.swift:408-431@3fecd8a``, ``RcLaunchParams``).
     """
 
     host: str | None = None
@@ -1016,8 +1016,8 @@ class MacRcKillParams(Params, frozen=True, kw_only=True):
 class MacRcInjectParams(Params, frozen=True, kw_only=True):
     """mac ``rc.inject_test`` (the newer app): ``kind`` any string, ``state`` an ``RcState``.
 
-    Fields in the synthesized decoder's order (``IPCHandlerImpl.swift@3fecd8a``,
-    ``RcInjectTestParams``); the newer ``RcKind`` is open (``RemoteControl.swift@1545191``).
+    Fields in the synthesized decoder's order (``IPCHandlerImpl.swift:438-461@3fecd8a``,
+    ``RcInjectTestParams``); the newer ``RcKind`` is open (``RemoteControl.swift:19-111@1545191``).
     """
 
     host: str | None = None
@@ -1405,7 +1405,7 @@ class MacApprovalDecideParams(Params, frozen=True, kw_only=True):
     """mac ``approval.decide``: Swift enums.
 
     ``decision`` an ``ApprovalDecision``, ``scope`` an ``ApprovalScope?``
-    (``IPCHandlerImpl.swift@5a762e8``, ``@3fecd8a``: ``ApprovalDecideParams``).
+    (``IPCHandlerImpl.swift@5a762e8``, ``:476-491@3fecd8a``: ``ApprovalDecideParams``).
     """
 
     id: str
