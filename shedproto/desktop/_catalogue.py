@@ -190,10 +190,7 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "shed.stop": _shed_action(),
     "shed.reset": _shed_action(),
     "shed.delete": _shed_action(),
-    "create.start": (
-        OpShape(o.MacCreateStartParams, o.CreateStarted),
-        OpShape(o.CreateStartParams, o.CreateStarted),
-    ),
+    "create.start": _both(o.CreateStartParams, o.CreateStarted),
     "create.status": _both(o.CreateIdParams, o.CreateProgress),
     "create.cancel": _both(o.CreateIdParams, _E),
     "terminal.preview": (

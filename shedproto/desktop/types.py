@@ -98,7 +98,6 @@ __all__ = [
     "ShedActionParams",
     "MacShedActionParams",
     "CreateStartParams",
-    "MacCreateStartParams",
     "CreateStarted",
     "CreateIdParams",
     "CreateProgress",
@@ -719,25 +718,12 @@ class MacShedActionParams(Params, frozen=True, kw_only=True):
 
 
 class CreateStartParams(Params, frozen=True, kw_only=True):
-    """``create.start``."""
+    """``create.start``: the ``CreateShedRequest`` fields in their order, then ``host``.
 
-    name: str
-    host: str | None = None
-    repo: str | None = None
-    local_dir: str | None = None
-    image: str | None = None
-    backend: str | None = None
-    cpus: int | None = None
-    memory_mb: int | None = None
-    no_provision: bool | None = None
-
-
-class MacCreateStartParams(Params, frozen=True, kw_only=True):
-    """mac ``create.start``: the ``CreateShedRequest`` fields in their order, then ``host``.
-
-    ``CreateStartParams.init(from:)`` decodes the request first, then the flat ``host``
+    The mac app decodes the request first, then the flat ``host``
     (``IPCHandlerImpl.swift:376-385@3fecd8a``, ``:380-389@5a762e8``; the request's
-    fields as ``Models.swift:221-252@1cea187`` declares them).
+    fields as ``Models.swift:221-252@1cea187`` declares them); the Tauri reader only
+    requires ``name``, so the order is the mac one.
     """
 
     name: str

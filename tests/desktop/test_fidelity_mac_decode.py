@@ -22,25 +22,12 @@ from shedproto.desktop import Dialect, Release, swift_mismatch, swift_missing
 from shedproto.servers.desktop import DesktopModel
 
 from ._helpers import answer
+from ._helpers import failed as _error
+from ._helpers import succeeded as _ok
+from ._helpers import web_model as _model
 
 MAC = Dialect.MAC
 RELEASES = pytest.mark.parametrize("release", list(Release))
-
-
-def _model() -> DesktopModel:
-    model = DesktopModel()
-    model.add_shed("prod", "web")
-    return model
-
-
-def _error(reply: dict[str, Any]) -> tuple[str, str]:
-    assert reply["ok"] is False, reply
-    return reply["error"]["code"], reply["error"]["message"]
-
-
-def _ok(reply: dict[str, Any]) -> Any:
-    assert reply["ok"] is True, reply
-    return reply["result"]
 
 
 def _not_a_string(key: str, value: Any) -> tuple[str, str]:

@@ -14,8 +14,6 @@ text of those versions, read to the end. v0.0.14 is charliek/shed-desktop tag v0
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 import pytest
 
@@ -31,25 +29,12 @@ from shedproto.desktop import (
 from shedproto.servers.desktop import DesktopModel
 
 from ._helpers import answer
+from ._helpers import failed as _error
+from ._helpers import succeeded as _ok
+from ._helpers import web_model as _model
 
 MAC = Dialect.MAC
 OLD = Release.V0_0_14
-
-
-def _model() -> DesktopModel:
-    model = DesktopModel()
-    model.add_shed("prod", "web")
-    return model
-
-
-def _error(reply: dict[str, Any]) -> tuple[str, str]:
-    assert reply["ok"] is False, reply
-    return reply["error"]["code"], reply["error"]["message"]
-
-
-def _ok(reply: dict[str, Any]) -> Any:
-    assert reply["ok"] is True, reply
-    return reply["result"]
 
 
 def _swift_enum(key: str, enum: str, value: str, *path: str) -> str:
