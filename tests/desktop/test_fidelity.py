@@ -445,12 +445,13 @@ def test_sheds_refresh_tauri_v0_0_14_is_empty_latest_is_listing() -> None:
 
 
 def test_host_list_mac_v0_0_14_has_no_failure() -> None:
-    """charliek/shed-desktop Sources/ShedKit/Models/Models.swift:26-43@5a762e8."""
+    """charliek/shed-desktop Sources/ShedKit/Models/Models.swift:26-43,66-73,
+    AppModel.swift:491@5a762e8 (last_error "<server>: <error>")."""
     model = _model()
     model.make_host_unreachable("lab")
     hosts = answer(MAC, model, "host.list", release=OLD)["result"]["hosts"]
     assert all("failure" not in h for h in hosts)
-    assert hosts[1]["last_error"] == "connection refused"
+    assert hosts[1]["last_error"] == 'lab: Transport(message: "connection refused")'
     latest = answer(MAC, model, "host.list")["result"]["hosts"]
     assert latest[1]["failure"]["server"] == "lab"
 

@@ -204,7 +204,46 @@ def test_host_list_mac_newer_last_error_is_the_failure_summary() -> None:
     assert row["last_error"] == "prod: transport error: refused"
     assert row["failure"]["detail"] == "refused"
     (old,) = _ok(answer(MAC, model, "host.list", release=OLD))["hosts"]
-    assert (old["last_error"], "failure" in old) == ("refused", False)
+    assert (old["last_error"], "failure" in old) == ('prod: Transport(message: "refused")', False)
+
+
+@pytest.mark.parametrize(
+    ("core", "text"),
+    [("rust", 'lab: Transport(message: "refused")'), ("swift", "lab: transport error: refused")],
+)
+def test_host_list_mac_v0_0_14_last_error_is_the_polls_server_prefixed_error(
+    core: str, text: str
+) -> None:
+    """charliek/shed-desktop AppModel.swift:472-519@5a762e8 doRefresh: a failed probe's error
+    is "\\(client.serverName): \\(error)" (:491), Swift's rendering of the thrown error (the
+    UniFFI case under the default Rust core), kept by applyingProbe(info:error:)
+    (Models.swift:66-73@5a762e8, redacted only)."""
+    model = _model()
+    model.add_shed("lab", "gpu")
+    model.core = core
+    model.make_host_unreachable("lab", detail="refused")
+    rows = _ok(answer(MAC, model, "host.list", release=OLD))["hosts"]
+    assert [r.get("last_error") for r in rows] == [None, text]
+
+
+@pytest.mark.parametrize("release", list(Release))
+def test_ui_state_mac_last_error_is_the_polls_rollup(release: Release) -> None:
+    """doRefresh ends with lastError = nil, the one failure's text, or "<n> hosts
+    unreachable" (AppModel.swift:516-517@5a762e8, :526-527@5339dc4); ui.state snapshots it
+    (AppState.swift:109-111@5a762e8). The one failure's text is its host row's last_error:
+    the newer app's HostFailure summary, which the banner rollup and the row share
+    (HostFailure.swift:72-73@1cea187); v0.0.14's prefixed error."""
+    model = _model()
+    model.ui["last_error"] = "launch web: boom"
+    assert _ok(answer(MAC, model, "ui.state", release=release))["last_error"] == "launch web: boom"
+    model.add_shed("lab", "gpu")
+    model.make_host_unreachable("lab", summary="lab: transport error: refused", detail="refused")
+    state = _ok(answer(MAC, model, "ui.state", release=release))
+    (lab,) = [h for h in state["hosts"] if h["name"] == "lab"]
+    assert state["last_error"] == lab["last_error"]
+    model.make_host_unreachable("prod")
+    state = _ok(answer(MAC, model, "ui.state", release=release))
+    assert state["last_error"] == "2 hosts unreachable"
 
 
 @pytest.mark.parametrize(
