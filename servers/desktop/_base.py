@@ -171,13 +171,16 @@ class AppBase:
         return DesktopError(self.dialect.internal, text)
 
     def _shed_rows(self, host: str | None = None) -> list[Any]:
-        """Return the listable sheds as this dialect's rows (``MacShed`` or ``TauriShed``)."""
-        row = o.MacShed if self.is_mac else o.TauriShed
-        return [
-            row(**shed.fields())
-            for shed in self.model.listed_sheds()
-            if host is None or shed.server == host
-        ]
+        """Return the listable sheds as this dialect's rows (``MacShed`` or ``TauriShed``).
+
+        mac rows are sorted by (host, name), as the poll publishes them
+        (``AppModel.swift:513@5a762e8``, charliek/shed ``AppModel.swift:523@5339dc4``).
+        """
+        sheds = [s for s in self.model.listed_sheds() if host is None or s.server == host]
+        if self.is_mac:
+            sheds.sort(key=lambda s: (s.server, s.name))
+            return [o.MacShed(**shed.fields()) for shed in sheds]
+        return [o.TauriShed(**shed.fields()) for shed in sheds]
 
     def _empty_state(self) -> o.DashboardEmpty | None:
         if self.model.listed_sheds():

@@ -163,11 +163,12 @@ def test_sheds_list_tauri_ignores_host() -> None:
 
 
 def test_sheds_list_mac_rows_omit_nil_optionals_keep_namespaces() -> None:
-    """charliek/shed-desktop Sources/ShedKit/Models/Models.swift:82-110@5a762e8."""
+    """charliek/shed-desktop Sources/ShedKit/Models/Models.swift:82-110@5a762e8 (sorted by
+    host, then name: AppModel.swift:513@5a762e8)."""
     sheds = answer(MAC, _model(cpus=2), "sheds.list")["result"]["sheds"]
     assert sheds == [
-        {"host": "prod", "name": "web", "status": "running", "cpus": 2, "active_namespaces": []},
         {"host": "lab", "name": "gpu", "status": "stopped", "active_namespaces": ["git"]},
+        {"host": "prod", "name": "web", "status": "running", "cpus": 2, "active_namespaces": []},
     ]
 
 

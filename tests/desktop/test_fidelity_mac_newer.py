@@ -227,6 +227,20 @@ def test_host_list_mac_v0_0_14_last_error_is_the_polls_server_prefixed_error(
 
 
 @pytest.mark.parametrize("release", list(Release))
+def test_sheds_list_mac_rows_are_sorted_by_host_then_name(release: Release) -> None:
+    """doRefresh sorts what the poll gathered by (host, name) before it publishes it
+    (AppModel.swift:523@5339dc4, :513@5a762e8); sheds.list and ui.state read that list
+    (IPCHandlerImpl.swift:326-330@3fecd8a)."""
+    model = DesktopModel()
+    for host, name in (("zeta", "b"), ("zeta", "a"), ("alpha", "z")):
+        model.add_shed(host, name)
+    expected = [("alpha", "z"), ("zeta", "a"), ("zeta", "b")]
+    for op in ("sheds.list", "ui.state"):
+        rows = _ok(answer(MAC, model, op, release=release))["sheds"]
+        assert [(r["host"], r["name"]) for r in rows] == expected
+
+
+@pytest.mark.parametrize("release", list(Release))
 def test_ui_state_mac_last_error_is_the_polls_rollup(release: Release) -> None:
     """doRefresh ends with lastError = nil, the one failure's text, or "<n> hosts
     unreachable" (AppModel.swift:516-517@5a762e8, :526-527@5339dc4); ui.state snapshots it
