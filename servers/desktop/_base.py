@@ -21,6 +21,7 @@ from shedproto.desktop import types as o
 from ._model import DesktopModel, LaunchedTab, Machine, craze_status
 
 __all__ = [
+    "APP_VERSIONS",
     "AppBase",
     "builtin_rules",
     "msgspec_to_builtins",
@@ -31,6 +32,16 @@ __all__ = [
 BAD = DesktopCode.BAD_REQUEST
 FAILED = DesktopCode.ACTION_FAILED
 _CONFIG = "~/.shed/config.yaml"
+APP_VERSIONS = {Release.V0_0_14: "0.0.14", Release.LATEST: "0.8.1"}
+"""The app's own version per release: mac ``CFBundleShortVersionString`` (``identify.ui_version``,
+``rc.launch``'s ``created_by``), Tauri v0.0.14's crate version (``created_by``).
+
+v0.0.14: ``VERSION@5a762e8``. The newer mac bundle takes charliek/shed
+``desktop/VERSION``, not stored; it moves in lockstep with the Tauri crate's version
+(``desktop/RELEASING.md@13cf461``, "Version surfaces"), ``0.8.1`` at the mac dispatch's
+commit (``desktop/tauri/src-tauri/Cargo.toml:9@3fecd8a``), the last Swift DMG the
+appcast lists (``docs/appcast.xml@1ae8146``).
+"""
 TERMINAL_PRESET_IDS = ("ghostty", "roost", "custom")
 """The Tauri app's ``TerminalPreset`` wire values (termctl.rs:42-59@5a762e8)."""
 
@@ -62,6 +73,11 @@ class AppBase:
         """Whether this app answers like the newer release (not shed-desktop v0.0.14)."""
 
     @property
+    def app_version(self) -> str:
+        """The app's version in this release (:data:`APP_VERSIONS`)."""
+        return APP_VERSIONS[self.release]
+
+    @property
     def is_mac(self) -> bool:
         """Whether this app speaks the mac dialect."""
         return self.dialect is Dialect.MAC
@@ -71,7 +87,7 @@ class AppBase:
 
         ``showCreateSheet``/``showLaunchSheet`` and the notification's open action
         (``AppModel.swift:755-765,1161-1165@5a762e8``; the same in charliek/shed
-        ``AppModel.swift@5339dc4``).
+        ``AppModel.swift:765-775,1191-1194@5339dc4``).
         """
         self.model.ui["visible"] = True
         if not self.test_mode:
@@ -143,8 +159,8 @@ class AppBase:
         under the default Rust core the UniFFI enum's case rendering (``BadStatus(status:
         404)``). The newer mac app prints ``HostFailure.displayMessage``, the Rust
         ``Display`` sentence under either core (charliek/shed
-        ``desktop/Sources/ShedKit/IPC/IPCServer.swift@1cea187`` ``dispatch``,
-        ``Models/HostFailure.swift@1cea187`` ``displayMessage``).
+        ``desktop/Sources/ShedKit/IPC/IPCServer.swift:153-173@1cea187`` ``dispatch``,
+        ``Models/HostFailure.swift:90-112@1cea187`` ``displayMessage``).
         ``error`` is ``"404"`` for a bad status, else the transport detail.
         """
         status = error.isdigit()
@@ -155,13 +171,16 @@ class AppBase:
         return DesktopError(self.dialect.internal, text)
 
     def _shed_rows(self, host: str | None = None) -> list[Any]:
-        """Return the listable sheds as this dialect's rows (``MacShed`` or ``TauriShed``)."""
-        row = o.MacShed if self.is_mac else o.TauriShed
-        return [
-            row(**shed.fields())
-            for shed in self.model.listed_sheds()
-            if host is None or shed.server == host
-        ]
+        """Return the listable sheds as this dialect's rows (``MacShed`` or ``TauriShed``).
+
+        mac rows are sorted by (host, name), as the poll publishes them
+        (``AppModel.swift:513@5a762e8``, charliek/shed ``AppModel.swift:523@5339dc4``).
+        """
+        sheds = [s for s in self.model.listed_sheds() if host is None or s.server == host]
+        if self.is_mac:
+            sheds.sort(key=lambda s: (s.server, s.name))
+            return [o.MacShed(**shed.fields()) for shed in sheds]
+        return [o.TauriShed(**shed.fields()) for shed in sheds]
 
     def _empty_state(self) -> o.DashboardEmpty | None:
         if self.model.listed_sheds():
@@ -310,7 +329,7 @@ class AppBase:
         ``invalid-param`` with ``DecodingError.dataCorrupted``'s description at
         ``path`` (default: ``key``), e.g. ``Cannot initialize ApprovalDecision from
         invalid String value X`` (``IPCHandlerImpl.swift@5a762e8`` ``decodeParams``, and
-        charliek/shed ``@3fecd8a``).
+        charliek/shed ``:553-570@3fecd8a``).
         """
         if value in variants:
             return

@@ -159,7 +159,7 @@ class ApprovalOps(AppBase):
     def op_notification_open(self, p: Any, raw: Any) -> Any:
         self._test_presenter("notification.open")
         if self.is_mac:  # the banner body opens the dashboard on Approvals (onOpen,
-            self._mac_show_pane("approvals")  # AppModel.swift@5339dc4 startApprovals)
+            self._mac_show_pane("approvals")  # AppModel.swift:1191-1194@5339dc4 startApprovals)
         return o.Empty()
 
     def op_notification_invoke(self, p: Any, raw: Any) -> Any:

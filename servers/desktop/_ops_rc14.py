@@ -4,8 +4,8 @@ v0.0.14 kept its own RC session table (``host/shed/slug`` keys, kinds
 ``claude-rc``/``claude-broker``/``shell``) where the newer Tauri app lists roost
 sessions; the newer mac app keeps the table, with an open ``RcKind`` (``codex``,
 ``opencode``, ``cursor`` and any other string; charliek/shed
-``desktop/Sources/ShedKit/RC/RemoteControl.swift@1545191``) and the same test-mode
-synthesis (``desktop/Sources/ShedDesktopApp/AppModel.swift@5339dc4`` ``rcLaunch``).
+``desktop/Sources/ShedKit/RC/RemoteControl.swift:19-111@1545191``) and the same test-mode
+synthesis (``desktop/Sources/ShedDesktopApp/AppModel.swift:1008-1063@5339dc4`` ``rcLaunch``).
 Under test mode both apps synthesize a ready, managed session instead of running
 ``shed-ext-rc`` over SSH (shed-app ``rc.rs:195-253``,
 ``Sources/ShedDesktopApp/AppModel.swift:998-1036@5a762e8``); the stand-in always
@@ -35,8 +35,14 @@ __all__ = ["Rc14Ops"]
 SLUG_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
 """The confusable-free slug alphabet (shed-app ``rc.rs:396-404@5a762e8``)."""
 DEFAULT_WORKDIR = "/workspace"
-_TOOL = "shed-desktop/0.0.14"
-"""``created_by``: ``<TOOL_NAME>/<version>`` (shed-core ``rc.rs:21``, ``lib.rs:561``)."""
+_TOOL = "shed-desktop"
+"""``created_by``: ``<TOOL_NAME>/<version>`` (shed-core ``rc.rs:21``, ``lib.rs:561``;
+mac ``AppModel.swift:1014@5339dc4``, the bundle's version)."""
+
+
+def _given(value: str | None, default: str) -> str:
+    """``value`` unless absent: an empty string is kept, as ``??`` / ``unwrap_or_else`` keep it."""
+    return default if value is None else value
 
 
 def _synthetic_url(kind: str, slug: str) -> str | None:
@@ -94,7 +100,9 @@ class Rc14Ops(AppBase):
             return value if isinstance(value, str) else None
 
         slug = "".join(SLUG_ALPHABET[b % len(SLUG_ALPHABET)] for b in self.model.entropy(6))
-        name = opt("display_name") or f"{shed}/{slug}"
+        # only an absent name or workdir is defaulted: "" is kept (Swift `??`, Rust
+        # `unwrap_or_else`; AppModel.swift:1008-1063@5339dc4, shed-app rc.rs:206,228@5a762e8)
+        name = _given(opt("display_name"), f"{shed}/{slug}")
         workdir = opt("workdir")
         swift = self.is_mac  # mac also refuses Unicode format (Cf) characters
         if not is_safe_rc_value(name, swift=swift) or (
@@ -110,12 +118,12 @@ class Rc14Ops(AppBase):
             slug=slug,
             tmux_session=f"rc-{slug}",
             display_name=name,
-            workdir=workdir or DEFAULT_WORKDIR,
+            workdir=_given(workdir, DEFAULT_WORKDIR),
             kind=kind,
             state="ready",
             url=_synthetic_url(kind, slug),
             rc_id=str(uuid.UUID(bytes=self.model.entropy(16), version=4)),
-            created_by=_TOOL,
+            created_by=f"{_TOOL}/{self.app_version}",
             created_at=self._rc14_now(),
             target_label=f"shed:{shed}@{server}",
             managed=True,
@@ -167,8 +175,8 @@ class Rc14Ops(AppBase):
             shed=shed,
             slug=slug,
             tmux_session=f"rc-{slug}",
-            display_name=opt("display_name") or (slug if managed else f"{shed}/{slug}"),
-            workdir=opt("workdir") or DEFAULT_WORKDIR,
+            display_name=_given(opt("display_name"), slug if managed else f"{shed}/{slug}"),
+            workdir=_given(opt("workdir"), DEFAULT_WORKDIR),
             kind=kind,
             state=state,
             url=opt("url"),

@@ -48,7 +48,7 @@ class SessionOps(Rc14Ops):
         """Whether rc.* work on the RcSession table: v0.0.14, and the mac app in every release.
 
         The newer mac dispatch still answers RcSession rows (charliek/shed
-        desktop/Sources/ShedDesktopApp/IPCHandlerImpl.swift@3fecd8a, rcListOp/rcLaunchOp).
+        desktop/Sources/ShedDesktopApp/IPCHandlerImpl.swift:244-250@3fecd8a, rcListOp/rcLaunchOp).
         """
         return self.is_mac or not self.is_latest
 

@@ -85,7 +85,7 @@ class ShedOps(AppBase):
         server = self._server(p.host)
         create_id = f"create-{len(self.model.creates) + 1}"
         if self.is_mac:  # UUID().uuidString: upper-case (AppModel.swift:859-861@5a762e8,
-            # charliek/shed desktop/Sources/ShedDesktopApp/AppModel.swift@5339dc4 startCreate)
+            # charliek/shed desktop/Sources/ShedDesktopApp/AppModel.swift:869-901@5339dc4)
             create_id = str(uuid.UUID(bytes=self.model.entropy(16), version=4)).upper()
         shed = self.model.add_shed(
             server,
@@ -146,7 +146,7 @@ class ShedOps(AppBase):
         ``ssh -t <host-key options> <shed>@<host> -p <port>`` (then ``tmux attach -t
         <session>``), ``command`` its shell-quoted line (``TerminalLauncher.sshCommand``,
         ``SSHOptions.swift:17-22``, ``Shell.swift:8-12@5a762e8``; unchanged in charliek/shed
-        ``TerminalLauncher.swift@94585e5``).
+        ``TerminalLauncher.swift:124-130@94585e5``).
 
         Raises:
             DesktopError: ``not-found`` for a host that is not configured.
@@ -167,7 +167,7 @@ class ShedOps(AppBase):
         ``terminal-app`` (and ``custom`` with a blank template, and a script preset
         without a bundle) drive Terminal.app through osascript; ``custom`` runs
         ``/bin/sh -c`` with ``{cmd}`` raw and ``{shed}`` shell-quoted (the newer
-        one-pass expansion, charliek/shed ``TerminalLauncher.swift@94585e5``); the other
+        one-pass expansion, charliek/shed ``TerminalLauncher.swift:186-209@94585e5``); the other
         presets run their bundled opener script (the stand-in's bundle path is
         :data:`MAC_SCRIPTS_DIR`).
         """

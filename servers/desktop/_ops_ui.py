@@ -14,6 +14,7 @@ from shedproto.desktop import (
 from shedproto.desktop import types as o
 
 from ._base import BAD, AppBase, serde_unknown_variant
+from ._model import Host
 
 BROKER_PREFS = ("auto", "embedded", "external")
 """``broker.set_mode``'s modes (broker.rs@51bd544, ``parse_mode_pref``)."""
@@ -38,9 +39,6 @@ MAC_APP_LABEL = "ShedDesktop"
 """mac ``identify.app_label``: ``BundleProfile.mac`` (BundleProfile.swift:44-48@5a762e8)."""
 MAC_APP_ID = "ai.stridelabs.ShedDesktop"
 """mac ``identify.app_id`` (BundleProfile.swift:48@5a762e8)."""
-MAC_UI_VERSION = "0.0.14"
-"""mac ``identify.ui_version``: ``CFBundleShortVersionString``, the release's ``VERSION``
-(Resources/Info.plist.template:42-43, VERSION@5a762e8; the last tagged mac release)."""
 MAC_PROTOCOL_VERSION = 1
 """mac ``identify.protocol_version``: ``ipcProtocolVersion`` (IPCMessages.swift:209@5a762e8)."""
 PREFERENCES_TITLE = "shed desktop \u2014 Preferences"
@@ -60,8 +58,8 @@ def mac_sheds_empty_state(hosts: list[o.MacHost]) -> str:
     listed): a reachable host gives :data:`NO_SHEDS_REACHABLE`; else the first
     failure of a known kind (not ``other``) speaks its summary; else
     :data:`NO_REACHABLE_HOSTS` (charliek/shed
-    ``desktop/Sources/ShedKit/Models/HostFailure.swift@1cea187`` ``shedsEmptyState``,
-    ``Models.swift@1cea187`` ``UIState.init``).
+    ``desktop/Sources/ShedKit/Models/HostFailure.swift:119-127@1cea187`` ``shedsEmptyState``,
+    ``Models.swift:383-391@1cea187`` ``UIState.init``).
     """
     if any(h.reachable for h in hosts):
         return NO_SHEDS_REACHABLE
@@ -81,7 +79,9 @@ class UiOps(AppBase):
                 pid=self.pid,
                 app_label=MAC_APP_LABEL,
                 app_id=MAC_APP_ID,
-                ui_version=MAC_UI_VERSION,
+                # CFBundleShortVersionString (Resources/Info.plist.template:42-43@5a762e8,
+                # IPCHandlerImpl.swift:176-187@3fecd8a)
+                ui_version=self.app_version,
                 protocol_version=MAC_PROTOCOL_VERSION,
                 test_mode=self.test_mode,
                 mock_base_url=self.mock_base_url,
@@ -102,14 +102,36 @@ class UiOps(AppBase):
             broker_mode=self._broker_mode(),
         )
 
+    def _mac_probe_error(self, host: Host) -> str | None:
+        """Return a mac host row's ``last_error``: what the last poll kept of its failed probe.
+
+        The newer app keeps the failure's summary (charliek/shed
+        ``desktop/Sources/ShedKit/Models/Models.swift:87-96@1cea187``,
+        ``applyingProbe(info:failure:)``); v0.0.14 ``"<server>: <error>"``, Swift's
+        rendering of the thrown error (``AppModel.swift:491@5a762e8``,
+        ``Models.swift:66-73@5a762e8``).
+        """
+        if host.failure is not None and self.is_latest:
+            return str(host.failure["summary"])
+        if host.last_error is None or self.is_latest:
+            return host.last_error
+        return f"{host.name}: {self._shed_server_error(host.last_error).message}"
+
     def op_ui_state(self, p: Any, raw: Any) -> Any:
         hosts = self.op_host_list(p, raw).hosts
+        # a poll overwrites the banner with its rollup: one failure's text, or the count
+        # (AppModel.swift:516-517@5a762e8, :526-527@5339dc4); the row and the banner carry
+        # the same text (HostFailure.swift:72-73@1cea187)
+        failures = [h.last_error for h in hosts if not h.reachable and h.last_error is not None]
+        banner = self.model.ui.get("last_error")
+        if failures:
+            banner = failures[0] if len(failures) == 1 else f"{len(failures)} hosts unreachable"
         return o.UiState(
             pane=self.model.ui["pane"],
             hosts=hosts,
             sheds=self._shed_rows(),
             host_agent_connected=True,
-            last_error=self.model.ui.get("last_error"),
+            last_error=banner,
             sheds_empty_state=mac_sheds_empty_state(hosts) if self.is_latest else msgspec.UNSET,
         )
 
@@ -210,14 +232,7 @@ class UiOps(AppBase):
                 reachable=h.reachable,
                 backend=h.backend,
                 version=h.version,
-                # the newer app keeps the failure's summary as last_error
-                # (charliek/shed desktop/Sources/ShedKit/Models/Models.swift@1cea187,
-                # applyingProbe(info:failure:))
-                last_error=(
-                    h.failure["summary"]
-                    if h.failure is not None and self.is_latest
-                    else h.last_error
-                ),
+                last_error=self._mac_probe_error(h),
                 # v0.0.14's ShedHost has no failure (Models.swift:26-43@5a762e8)
                 failure=(
                     None

@@ -104,7 +104,7 @@ class UiTruthOps(SessionOps, CrazeOps, LaneOps):
 
     def op_ui_show_launch(self, p: Any, raw: Any) -> Any:
         if self.is_mac:  # the dashboard on the Agents pane, its launch sheet up
-            self._mac_show_pane("agents")  # (AppModel.swift showLaunchSheet, @5339dc4)
+            self._mac_show_pane("agents")  # (AppModel.swift:771-775@5339dc4 showLaunchSheet)
             return o.Empty()
         self.model.ui["launch"] = {
             "mode": "agent",

@@ -72,7 +72,8 @@ class OpShape:
     """The op's rules read the params as received (the launch doors look at
     mistyped extras), so its requests always carry ``raw_params``."""
     gate_after_params: bool = False
-    """The gate is checked after the params decode, not before (mac ``policy.set``)."""
+    """The gate is checked after the params decode, not before (mac ``policy.set``,
+    ``terminal.open``)."""
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,10 @@ def _t(params: type[o.Params], result: Any, **kw: Any) -> tuple[None, OpShape]:
 
 def _m(params: type[o.Params], result: Any, **kw: Any) -> tuple[OpShape, None]:
     return OpShape(params, result, **kw), None
+
+
+def _shed_action() -> tuple[OpShape, OpShape]:
+    return OpShape(o.MacShedActionParams, _E), OpShape(o.ShedActionParams, _E)
 
 
 _TERMINAL_OPEN_REFUSAL = "terminal.open is disabled in test mode (use terminal.preview)"
@@ -179,10 +184,12 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "updater.check": _t(_NP, _E),
     "egress.show": _t(o.EgressShowParams, _E),
     # 3.2 lifecycle, create and terminal
-    "shed.start": _both(o.ShedActionParams, _E),
-    "shed.stop": _both(o.ShedActionParams, _E),
-    "shed.reset": _both(o.ShedActionParams, _E),
-    "shed.delete": _both(o.ShedActionParams, _E),
+    # mac decoders read their keys in declaration order: `host` first
+    # (IPCHandlerImpl.swift:369-385@3fecd8a), a create's request before its `host`
+    "shed.start": _shed_action(),
+    "shed.stop": _shed_action(),
+    "shed.reset": _shed_action(),
+    "shed.delete": _shed_action(),
     "create.start": _both(o.CreateStartParams, o.CreateStarted),
     "create.status": _both(o.CreateIdParams, o.CreateProgress),
     "create.cancel": _both(o.CreateIdParams, _E),
@@ -191,11 +198,14 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
         OpShape(o.TauriTerminalParams, o.TerminalCommand),
     ),
     "terminal.open": (
+        # mac: decodeParams runs before terminalOpenOp's test-mode guard
+        # (IPCHandlerImpl.swift:109-111,308-314@3fecd8a)
         OpShape(
             o.MacTerminalParams,
             o.MacTerminalOpened,
             gate=Gate.REFUSED_IN_TEST,
             refusal=("not-enabled", _TERMINAL_OPEN_REFUSAL),
+            gate_after_params=True,
         ),
         OpShape(
             o.TauriTerminalParams,
@@ -208,13 +218,13 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     # 3.3 sessions
     "rc.classify": _both(o.RcClassifyParams, o.RcClassification, missing=_KIND),
     # the mac app keeps the RcSession model in its newer release too
-    # (charliek/shed desktop/Sources/ShedDesktopApp/IPCHandlerImpl.swift@3fecd8a)
+    # (charliek/shed desktop/Sources/ShedDesktopApp/IPCHandlerImpl.swift:112-128@3fecd8a)
     "rc.list": (OpShape(o.RcListParams, o.RcSessionList), OpShape(o.RcListParams, o.TauriRcList)),
     "rc.launch": (
         OpShape(o.MacRcLaunchParams, o.RcSession, reads_raw=True),
         OpShape(o.TauriRcLaunchParams, o.SessionRow, missing=_KIND, reads_raw=True),
     ),
-    "rc.kill": _both(o.RcKillParams, _E),
+    "rc.kill": (OpShape(o.MacRcKillParams, _E), OpShape(o.RcKillParams, _E)),
     "rc.inject_test": (
         OpShape(o.MacRcInjectParams, _E),
         OpShape(o.TauriRcInjectParams, _E, gate=_TM),
@@ -251,7 +261,7 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "activity.log_path": _both(_NP, o.LogPath),
     "policy.list": _both(_NP, o.PolicyList),
     # mac decodes the rules before it checks test mode (IPCHandlerImpl.swift policySetOp,
-    # @5a762e8 and charliek/shed @3fecd8a)
+    # @5a762e8 and charliek/shed :142-145,285-290@3fecd8a)
     "policy.set": (
         OpShape(o.MacPolicySetParams, _E, gate=_TM, gate_after_params=True),
         OpShape(o.PolicySetParams, _E, gate=_TM, typing=_SERDE),
@@ -316,7 +326,7 @@ _BY_RELEASE: dict[tuple[str, Dialect, Release], OpShape] = {
         o.Rc14TauriInjectParams, _E, gate=_TM
     ),
     # v0.0.14's mac RcKind is closed (claude-rc, claude-broker, shell); the newer one keeps
-    # any string (charliek/shed desktop/Sources/ShedKit/RC/RemoteControl.swift@1545191)
+    # any string (charliek/shed desktop/Sources/ShedKit/RC/RemoteControl.swift:44-54@1545191)
     ("rc.launch", Dialect.MAC, Release.V0_0_14): OpShape(
         o.Rc14MacLaunchParams, o.RcSession, reads_raw=True
     ),

@@ -234,7 +234,7 @@ def _parse_mac(line: bytes, strict: bool) -> Request | EnvelopeRejection:
     """Decode a mac envelope as ``IPCRequest.init(from:)`` does.
 
     ``strict`` (the newer app) refuses a key outside ``id``, ``op``, ``params``
-    (charliek/shed ``desktop/Sources/ShedKit/IPC/IPCMessages.swift@b317de7``: an
+    (charliek/shed ``desktop/Sources/ShedKit/IPC/IPCMessages.swift:29-46@b317de7``: an
     ``AnyJSONKey`` container lists every key). v0.0.14 runs the same check over a
     ``CodingKeys`` container, whose ``allKeys`` holds declared keys only, so an unknown
     key passes unseen (charliek/shed-desktop ``Sources/ShedKit/IPC/IPCMessages.swift:

@@ -1,7 +1,7 @@
 """Op lookup, the test-mode gate and params decoding, per dialect.
 
 Order (both servers): unknown op, then the test-mode gate, then params (but mac
-``policy.set`` decodes its rules before it checks test mode). The
+``policy.set`` and ``terminal.open`` decode their params before they check test mode). The
 gate comes before any param check, so a ``ui.show_roost_consent`` without a
 ``target`` is ``not_enabled`` outside test mode and ``bad_request`` inside it.
 Tauri's ``terminal.preview`` and ``terminal.open`` check their ``machine``
@@ -9,7 +9,8 @@ refusal before the gate and the params.
 
 mac: keys outside the op's allow-list are ``unknown-field`` (``unknown params:
 a, b``, sorted) when ``params`` is an object; then the Struct is decoded
-strictly and any mismatch is ``invalid-param``.
+strictly and any mismatch is ``invalid-param``. A null for an optional key reads
+as absent (Swift's ``decodeIfPresent``); for a required one it is ``valueNotFound``.
 
 Tauri: unknown keys are dropped; ``params`` that is not an object reads as
 ``{}``. A required string that is absent or not a string is ``bad_request``
@@ -143,8 +144,22 @@ def _decode_mac(op: str, shape: OpShape, params: Any) -> Params:
     try:
         return msgspec.convert(params, shape.params, strict=True)
     except msgspec.ValidationError as exc:
+        if isinstance(params, dict):
+            present = _without_null_optionals(shape.params, params)
+            if present is not None:
+                return _decode_mac(op, shape, present)
         message = _swift_params_error(shape.params, params) or f"{op}: {exc}"
         raise DesktopError(DesktopCode.INVALID_PARAM, message) from None
+
+
+def _without_null_optionals(struct: type[Any], params: dict[str, Any]) -> dict[str, Any] | None:
+    """Drop the nulls of optional keys (``decodeIfPresent`` reads a null as absent).
+
+    Returns ``None`` when there is no such null to drop.
+    """
+    optional = {info.encode_name for info in _fields(struct) if not info.required}
+    dropped = {k: v for k, v in params.items() if v is not None or k not in optional}
+    return dropped if len(dropped) < len(params) else None
 
 
 def _swift_params_error(params_type: type[Params], params: Any) -> str | None:

@@ -44,7 +44,7 @@ MAC_RC_KINDS: tuple[str, ...] = (
     "shell",
 )
 """The newer mac app's known ``RcKind`` cases (charliek/shed
-``desktop/Sources/ShedKit/RC/RemoteControl.swift@1545191`` ``RcKind``). Its decoder
+``desktop/Sources/ShedKit/RC/RemoteControl.swift:19-111@1545191`` ``RcKind``). Its decoder
 is open: any other string is kept verbatim as ``.other`` (no URL, no prompt), so
 ``rc.launch``/``rc.inject_test`` accept every string ``kind`` there; v0.0.14 knows
 :data:`RC_KINDS` only and refuses the rest (``dataCorrupted``)."""
@@ -52,7 +52,7 @@ MAC_TYPED_INPUT_KINDS: frozenset[str] = frozenset(
     {"claude-rc", "codex", "opencode", "cursor", "shell"}
 )
 """mac ``RcKind.acceptsTypedInput``: every known kind but ``claude-broker``; an unknown
-kind takes no prompt (``RemoteControl.swift@1545191``; v0.0.14: ``claude-rc``, ``shell``)."""
+kind takes no prompt (``RemoteControl.swift:75-80@1545191``; v0.0.14: ``claude-rc``, ``shell``)."""
 
 _TRUST_FOLDER = re.compile(r"Yes,\s*I trust this folder", re.IGNORECASE)
 _RECONNECTING = re.compile(r"\bReconnecting\b")
@@ -111,7 +111,7 @@ def is_safe_rc_value(text: str, *, swift: bool = False) -> bool:
     shed-core (Tauri) refuses Unicode ``Cc`` (C0, DEL, C1); the mac app refuses
     ``CharacterSet.controlCharacters``, ``Cc`` and ``Cf`` (format characters such as
     U+200B or U+202E too; ``RemoteControl.isSafeRCValue``, ``RemoteControl.swift``
-    @5a762e8 and charliek/shed ``@1545191``): ``swift=True``.
+    @5a762e8 and charliek/shed ``:527-529@1545191``): ``swift=True``.
     """
     if swift:
         return not any(unicodedata.category(c) in ("Cc", "Cf") for c in text)

@@ -22,7 +22,7 @@ from ._swift import SwiftEnum
 # them is Swift's ``dataCorrupted``): charliek/shed-desktop
 # ``Sources/ShedKit/Approval/ApprovalModels.swift:56-57,158-200@5a762e8``,
 # ``Sources/ShedKit/Models/Models.swift:643-647@5a762e8`` (ScreenshotSurface),
-# unchanged in charliek/shed ``desktop/Sources/ShedKit/Models/Models.swift@1cea187``.
+# unchanged in charliek/shed ``desktop/Sources/ShedKit/Models/Models.swift:673-677@1cea187``.
 _ApprovalDecision = Annotated[Literal["approve", "deny"], SwiftEnum("ApprovalDecision")]
 _ApprovalScope = Annotated[
     Literal["per-request", "per-session", "per-shed"], SwiftEnum("ApprovalScope")
@@ -96,6 +96,7 @@ __all__ = [
     "EgressShowParams",
     # lifecycle
     "ShedActionParams",
+    "MacShedActionParams",
     "CreateStartParams",
     "CreateStarted",
     "CreateIdParams",
@@ -121,6 +122,7 @@ __all__ = [
     "Rc14TauriInjectParams",
     "Rc14TauriLaunchParams",
     "RcKillParams",
+    "MacRcKillParams",
     "MacRcInjectParams",
     "Rc14MacInjectParams",
     "TauriRcInjectParams",
@@ -219,10 +221,15 @@ class AnyObject(Result, frozen=True, kw_only=True):
 
 
 class IdentifyParams(Params, frozen=True, kw_only=True):
-    """``identify``: mac allows these two keys; Tauri ignores params."""
+    """mac ``identify``: these two keys are allowed, with any value (Tauri ignores params).
 
-    client_name: str | None = None
-    client_version: str | None = None
+    The app checks the key allow-list, then decodes an ``EmptyParams`` that reads no
+    property (charliek/shed ``IPCHandlerImpl.swift:27-29,361@3fecd8a``,
+    charliek/shed-desktop ``:27-29@5a762e8``).
+    """
+
+    client_name: Any = None
+    client_version: Any = None
 
 
 class MacIdentify(Result, omit_defaults=True, frozen=True, kw_only=True):
@@ -387,7 +394,7 @@ class UiState(Result, omit_defaults=True, frozen=True, kw_only=True):
     (Swift's ``encodeIfPresent``); ``sheds_empty_state`` is the sentence the
     Sheds pane's empty state would render, decided by the hosts alone and always
     sent by the newer app (charliek/shed ``desktop/Sources/ShedKit/Models/HostFailure.swift
-    @1cea187`` ``shedsEmptyState``); v0.0.14's ``UIState`` has no such field
+    :119-127@1cea187`` ``shedsEmptyState``); v0.0.14's ``UIState`` has no such field
     (``Models.swift:342-353@5a762e8``).
     """
 
@@ -512,7 +519,7 @@ class ScreenshotParams(Params, frozen=True, kw_only=True):
     """mac ``app.screenshot``: ``scale`` (1 or 2, checked after the decode), then ``surface``.
 
     ``surface`` is a ``ScreenshotSurface`` (``window``, ``menu``, ``preferences``), read
-    after ``scale`` (``IPCHandlerImpl.swift@5a762e8``, ``@3fecd8a``: ``ScreenshotParams``).
+    after ``scale`` (``IPCHandlerImpl.swift@5a762e8``, ``:512-521@3fecd8a``: ``ScreenshotParams``).
     """
 
     scale: int | None = None
@@ -698,11 +705,28 @@ class ShedActionParams(Params, frozen=True, kw_only=True):
     host: str | None = None
 
 
+class MacShedActionParams(Params, frozen=True, kw_only=True):
+    """mac ``shed.*``: ``host`` is decoded before ``name``.
+
+    Swift's ``ShedActionParams`` declares them in that order (charliek/shed
+    ``desktop/Sources/ShedDesktopApp/IPCHandlerImpl.swift:369-372@3fecd8a``,
+    charliek/shed-desktop ``IPCHandlerImpl.swift:373-376@5a762e8``).
+    """
+
+    host: str | None = None
+    name: str
+
+
 class CreateStartParams(Params, frozen=True, kw_only=True):
-    """``create.start``."""
+    """``create.start``: the ``CreateShedRequest`` fields in their order, then ``host``.
+
+    The mac app decodes the request first, then the flat ``host``
+    (``IPCHandlerImpl.swift:376-385@3fecd8a``, ``:380-389@5a762e8``; the request's
+    fields as ``Models.swift:221-252@1cea187`` declares them); the Tauri reader only
+    requires ``name``, so the order is the mac one.
+    """
 
     name: str
-    host: str | None = None
     repo: str | None = None
     local_dir: str | None = None
     image: str | None = None
@@ -710,6 +734,7 @@ class CreateStartParams(Params, frozen=True, kw_only=True):
     cpus: int | None = None
     memory_mb: int | None = None
     no_provision: bool | None = None
+    host: str | None = None
 
 
 class CreateStarted(Result, frozen=True, kw_only=True):
@@ -783,7 +808,7 @@ class MacTerminalPreview(Result, frozen=True, kw_only=True):
 
     ``preset`` a ``TerminalPreset`` (``terminal-app``, ``ghostty``, ``iterm2``, ``warp``,
     ``roost``, ``custom``); ``invocation`` an object, not the Tauri string
-    (``IPCHandlerImpl.swift@5a762e8``, ``@3fecd8a``: ``TerminalPreviewResult``).
+    (``IPCHandlerImpl.swift@5a762e8``, ``:398-403@3fecd8a``: ``TerminalPreviewResult``).
     """
 
     argv: list[str]
@@ -891,9 +916,9 @@ class MacRcLaunchParams(Params, frozen=True, kw_only=True):
     """mac ``rc.launch`` (the newer app): ``kind`` any string, ``permission_mode`` unknown.
 
     ``kind`` defaults to ``claude-rc``; the newer ``RcKind`` keeps an unknown string
-    verbatim (charliek/shed ``desktop/Sources/ShedKit/RC/RemoteControl.swift@1545191``,
+    verbatim (charliek/shed ``desktop/Sources/ShedKit/RC/RemoteControl.swift:44-54@1545191``,
     ``RcKind.init(wire:)``); ``permission_mode`` is ``unknown-field``. Fields in the
-    decoder's order (``IPCHandlerImpl.swift@3fecd8a``, ``RcLaunchParams``).
+    decoder's order (``IPCHandlerImpl.swift:408-431@3fecd8a``, ``RcLaunchParams``).
     """
 
     host: str | None = None
@@ -963,11 +988,22 @@ class RcKillParams(Params, frozen=True, kw_only=True):
     host: str | None = None
 
 
+class MacRcKillParams(Params, frozen=True, kw_only=True):
+    """mac ``rc.kill``: ``host``, ``shed``, ``slug`` in the decoder's order.
+
+    (``IPCHandlerImpl.swift:406@3fecd8a``, ``:411@5a762e8``: ``RcKillParams``)
+    """
+
+    host: str | None = None
+    shed: str
+    slug: str
+
+
 class MacRcInjectParams(Params, frozen=True, kw_only=True):
     """mac ``rc.inject_test`` (the newer app): ``kind`` any string, ``state`` an ``RcState``.
 
-    Fields in the synthesized decoder's order (``IPCHandlerImpl.swift@3fecd8a``,
-    ``RcInjectTestParams``); the newer ``RcKind`` is open (``RemoteControl.swift@1545191``).
+    Fields in the synthesized decoder's order (``IPCHandlerImpl.swift:438-461@3fecd8a``,
+    ``RcInjectTestParams``); the newer ``RcKind`` is open (``RemoteControl.swift:19-111@1545191``).
     """
 
     host: str | None = None
@@ -1355,7 +1391,7 @@ class MacApprovalDecideParams(Params, frozen=True, kw_only=True):
     """mac ``approval.decide``: Swift enums.
 
     ``decision`` an ``ApprovalDecision``, ``scope`` an ``ApprovalScope?``
-    (``IPCHandlerImpl.swift@5a762e8``, ``@3fecd8a``: ``ApprovalDecideParams``).
+    (``IPCHandlerImpl.swift@5a762e8``, ``:476-491@3fecd8a``: ``ApprovalDecideParams``).
     """
 
     id: str

@@ -80,3 +80,24 @@ def answer(
             line = event.reply
     decoded: dict[str, Any] = msgspec.json.decode(line)
     return decoded
+
+
+def web_model() -> Any:
+    """A stand-in model with one host, ``prod``, running one shed, ``web``."""
+    from shedproto.servers.desktop import DesktopModel
+
+    model = DesktopModel()
+    model.add_shed("prod", "web")
+    return model
+
+
+def failed(reply: dict[str, Any]) -> tuple[str, str]:
+    """Return a failed reply's ``(code, message)``; fail the test if it succeeded."""
+    assert reply["ok"] is False, reply
+    return reply["error"]["code"], reply["error"]["message"]
+
+
+def succeeded(reply: dict[str, Any]) -> Any:
+    """Return a successful reply's ``result``; fail the test if it failed."""
+    assert reply["ok"] is True, reply
+    return reply["result"]

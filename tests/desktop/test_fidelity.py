@@ -163,11 +163,12 @@ def test_sheds_list_tauri_ignores_host() -> None:
 
 
 def test_sheds_list_mac_rows_omit_nil_optionals_keep_namespaces() -> None:
-    """charliek/shed-desktop Sources/ShedKit/Models/Models.swift:82-110@5a762e8."""
+    """charliek/shed-desktop Sources/ShedKit/Models/Models.swift:82-110@5a762e8 (sorted by
+    host, then name: AppModel.swift:513@5a762e8)."""
     sheds = answer(MAC, _model(cpus=2), "sheds.list")["result"]["sheds"]
     assert sheds == [
-        {"host": "prod", "name": "web", "status": "running", "cpus": 2, "active_namespaces": []},
         {"host": "lab", "name": "gpu", "status": "stopped", "active_namespaces": ["git"]},
+        {"host": "prod", "name": "web", "status": "running", "cpus": 2, "active_namespaces": []},
     ]
 
 
@@ -445,12 +446,13 @@ def test_sheds_refresh_tauri_v0_0_14_is_empty_latest_is_listing() -> None:
 
 
 def test_host_list_mac_v0_0_14_has_no_failure() -> None:
-    """charliek/shed-desktop Sources/ShedKit/Models/Models.swift:26-43@5a762e8."""
+    """charliek/shed-desktop Sources/ShedKit/Models/Models.swift:26-43,66-73,
+    AppModel.swift:491@5a762e8 (last_error "<server>: <error>")."""
     model = _model()
     model.make_host_unreachable("lab")
     hosts = answer(MAC, model, "host.list", release=OLD)["result"]["hosts"]
     assert all("failure" not in h for h in hosts)
-    assert hosts[1]["last_error"] == "connection refused"
+    assert hosts[1]["last_error"] == 'lab: Transport(message: "connection refused")'
     latest = answer(MAC, model, "host.list")["result"]["hosts"]
     assert latest[1]["failure"]["server"] == "lab"
 
@@ -619,8 +621,9 @@ def test_ui_state_mac_v0_0_14_has_no_empty_state_sentence() -> None:
 
 def test_identify_mac_constants() -> None:
     """charliek/shed-desktop Sources/ShedKit/Backend/BundleProfile.swift:44-48,
-    Sources/ShedKit/IPC/IPCMessages.swift:209, VERSION@5a762e8."""
-    result = answer(MAC, DesktopModel(), "identify")["result"]
+    Sources/ShedKit/IPC/IPCMessages.swift:209, VERSION@5a762e8 (the newer bundle's version:
+    test_fidelity_mac_newer.py)."""
+    result = answer(MAC, DesktopModel(), "identify", release=OLD)["result"]
     assert (result["app_label"], result["app_id"]) == ("ShedDesktop", "ai.stridelabs.ShedDesktop")
     assert (result["ui_version"], result["protocol_version"]) == ("0.0.14", 1)
 

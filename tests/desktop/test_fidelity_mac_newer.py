@@ -1,19 +1,18 @@
 """The mac dialect op by op as the newer mac app answers, and where v0.0.14 differs.
 
 "Newer" is the mac app in charliek/shed ``desktop/``, read through the stored index:
-``Sources/ShedDesktopApp/IPCHandlerImpl.swift@3fecd8a`` (the dispatch: the same
-ops and allow-lists as v0.0.14, less ``rc.classify``), ``AppModel.swift@5339dc4``,
-``Sources/ShedKit/IPC/IPCServer.swift@1cea187``, ``IPCMessages.swift@b317de7``,
-``Models/Models.swift@1cea187``, ``Models/HostFailure.swift@1cea187``,
-``RC/RemoteControl.swift@1545191`` and ``Terminal/TerminalLauncher.swift@94585e5``.
-Those stored texts carry no line numbers we could count, so the citations name the
-function (``file@commit symbol``). v0.0.14 is charliek/shed-desktop tag v0.0.14
-(``@5a762e8``, with line numbers). Each test pins one op's answer.
+``Sources/ShedDesktopApp/IPCHandlerImpl.swift@3fecd8a`` (the dispatch, ``handle`` at
+:25-163: the same ops and allow-lists as v0.0.14, less ``rc.classify``),
+``AppModel.swift@5339dc4``, ``Sources/ShedKit/IPC/IPCServer.swift@1cea187``,
+``IPCMessages.swift@b317de7``, ``Models/Models.swift@1cea187``,
+``Models/HostFailure.swift@1cea187``, ``RC/RemoteControl.swift@1545191`` and
+``Terminal/TerminalLauncher.swift@94585e5``. The git snapshot of charliek/shed has no
+``desktop/``: the line numbers (``file:N-M@commit symbol``) were counted on the stored
+text of those versions, read to the end. v0.0.14 is charliek/shed-desktop tag v0.0.14
+(``@5a762e8``). Each test pins one op's answer.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import msgspec
 import pytest
@@ -30,25 +29,12 @@ from shedproto.desktop import (
 from shedproto.servers.desktop import DesktopModel
 
 from ._helpers import answer
+from ._helpers import failed as _error
+from ._helpers import succeeded as _ok
+from ._helpers import web_model as _model
 
 MAC = Dialect.MAC
 OLD = Release.V0_0_14
-
-
-def _model() -> DesktopModel:
-    model = DesktopModel()
-    model.add_shed("prod", "web")
-    return model
-
-
-def _error(reply: dict[str, Any]) -> tuple[str, str]:
-    assert reply["ok"] is False, reply
-    return reply["error"]["code"], reply["error"]["message"]
-
-
-def _ok(reply: dict[str, Any]) -> Any:
-    assert reply["ok"] is True, reply
-    return reply["result"]
 
 
 def _swift_enum(key: str, enum: str, value: str, *path: str) -> str:
@@ -66,8 +52,8 @@ def _swift_enum(key: str, enum: str, value: str, *path: str) -> str:
 
 @pytest.mark.parametrize("release", list(Release))
 def test_mac_unknown_envelope_key_is_refused_only_by_the_newer_app(release: Release) -> None:
-    """charliek/shed desktop/Sources/ShedKit/IPC/IPCMessages.swift@b317de7 (IPCRequest
-    init(from:): an AnyJSONKey container lists every key) refuses an extra key;
+    """charliek/shed desktop/Sources/ShedKit/IPC/IPCMessages.swift:29-46@b317de7 (IPCRequest
+    init(from:): an AnyJSONKey container, :211-216, lists every key) refuses an extra key;
     charliek/shed-desktop Sources/ShedKit/IPC/IPCMessages.swift:29-45@5a762e8 runs the
     same check over a CodingKeys container, whose allKeys holds declared keys only."""
     conn = ServerConnection(MAC, release=release)
@@ -85,7 +71,7 @@ def test_mac_unknown_envelope_key_is_refused_only_by_the_newer_app(release: Rele
 
 def test_mac_null_envelope_names_the_release_container() -> None:
     """A JSON null: valueNotFound of the first container asked for, AnyJSONKey in the newer
-    IPCRequest (IPCMessages.swift@b317de7), CodingKeys in v0.0.14 (IPCMessages.swift:30)."""
+    IPCRequest (IPCMessages.swift:32@b317de7), CodingKeys in v0.0.14 (IPCMessages.swift:30)."""
     for release, keys in ((Release.LATEST, "AnyJSONKey"), (OLD, "IPCRequest.CodingKeys")):
         (event,) = ServerConnection(MAC, release=release).receive_data(b"null\n")
         assert isinstance(event, RequestRejected)
@@ -95,8 +81,25 @@ def test_mac_null_envelope_names_the_release_container() -> None:
 # --- identify, window, UI ---------------------------------------------------------
 
 
+@pytest.mark.parametrize(("release", "version"), [(Release.LATEST, "0.8.1"), (OLD, "0.0.14")])
+def test_identify_mac_ui_version_is_the_release_bundle_version(
+    release: Release, version: str
+) -> None:
+    """``ui_version`` and ``rc.launch``'s ``created_by`` read the bundle's
+    CFBundleShortVersionString (IPCHandlerImpl.swift:176-187@3fecd8a identify,
+    AppModel.swift:1176@5339dc4 uiVersion, used by rcLaunch at :1014), which the bundle
+    takes from desktop/VERSION. That file is not stored; it moves in lockstep with the Tauri
+    crate's version (desktop/RELEASING.md@13cf461 "Version surfaces"), which is 0.8.1 at the
+    dispatch's own commit (desktop/tauri/src-tauri/Cargo.toml:9@3fecd8a), and 0.8.1 is the
+    last Swift DMG the appcast lists (docs/appcast.xml@1ae8146). v0.0.14: VERSION@5a762e8."""
+    model = _model()
+    assert _ok(answer(MAC, model, "identify", release=release))["ui_version"] == version
+    session = _ok(answer(MAC, model, "rc.launch", {"shed": "web"}, release=release))
+    assert session["created_by"] == f"shed-desktop/{version}"
+
+
 def test_identify_mac_newer_keeps_the_v0_0_14_keys() -> None:
-    """IPCHandlerImpl.swift@3fecd8a identify()/IdentifyResult: the same nine keys,
+    """IPCHandlerImpl.swift:176-187,523-544@3fecd8a identify()/IdentifyResult: the same nine keys,
     mock_base_url omitted when nil (synthesized Encodable)."""
     result = _ok(answer(MAC, DesktopModel(), "identify"))
     assert list(result) == [
@@ -107,7 +110,8 @@ def test_identify_mac_newer_keeps_the_v0_0_14_keys() -> None:
 
 def test_window_state_mac_starts_hidden() -> None:
     """AppModel.swift:608-640@5a762e8 (buildMainWindow: built, not shown), ShedDesktopApp.swift:
-    40-50@5a762e8 (only a user launch outside the harness shows it); AppModel.swift@5339dc4."""
+    40-50@5a762e8 (only a user launch outside the harness shows it); AppModel.swift:626-649,
+    850-854@5339dc4 (buildMainWindow, windowState)."""
     assert _ok(answer(MAC, DesktopModel(), "ui.window_state")) == {
         "visible": False,
         "activation_policy": "accessory",
@@ -115,7 +119,8 @@ def test_window_state_mac_starts_hidden() -> None:
 
 
 def test_window_metrics_mac_is_the_built_content_size() -> None:
-    """AppModel.swift:620@5a762e8 and @5339dc4 buildMainWindow: setContentSize(860, 660)."""
+    """AppModel.swift:620@5a762e8 and :630@5339dc4 (buildMainWindow :626-649):
+    setContentSize(860, 660)."""
     metrics = _ok(answer(MAC, DesktopModel(), "app.window_metrics"))
     assert (metrics["window_width"], metrics["window_height"]) == (860, 660)
 
@@ -124,8 +129,8 @@ def test_window_metrics_mac_is_the_built_content_size() -> None:
     ("op", "pane"), [("ui.show_create", "sheds"), ("ui.show_launch", "agents")]
 )
 def test_show_sheets_mac_open_the_dashboard_on_their_pane(op: str, pane: str) -> None:
-    """AppModel.swift:755-765@5a762e8, @5339dc4 showCreateSheet/showLaunchSheet: showWindow,
-    then the pane."""
+    """AppModel.swift:755-765@5a762e8, :765-775@5339dc4 showCreateSheet/showLaunchSheet:
+    showWindow, then the pane."""
     model = DesktopModel()
     model.ui["pane"] = "system"
     assert _ok(answer(MAC, model, op)) == {}
@@ -134,7 +139,7 @@ def test_show_sheets_mac_open_the_dashboard_on_their_pane(op: str, pane: str) ->
 
 
 def test_hide_window_mac_keeps_regular_while_preferences_is_open() -> None:
-    """AppModel.swift@5339dc4 windowWillClose (and :1385-1395@5a762e8): the policy reverts
+    """AppModel.swift:1440-1452@5339dc4 windowWillClose (and :1385-1395@5a762e8): the policy reverts
     to accessory only when no other managed window stays open."""
     model = DesktopModel()
     answer(MAC, model, "ui.show_window", test_mode=False)
@@ -145,8 +150,8 @@ def test_hide_window_mac_keeps_regular_while_preferences_is_open() -> None:
 
 
 def test_notification_open_mac_shows_the_approvals_pane() -> None:
-    """AppModel.swift@5339dc4 startApprovals (notifier.onOpen: showWindow, navigate to
-    approvals), invokeNotificationOpen (test presenter only)."""
+    """AppModel.swift:1179-1213@5339dc4 startApprovals (notifier.onOpen :1191-1194: showWindow,
+    navigate to approvals), invokeNotificationOpen :1431-1436 (test presenter only)."""
     model = DesktopModel()
     assert _ok(answer(MAC, model, "notification.open")) == {}
     assert _ok(answer(MAC, model, "ui.state"))["pane"] == "approvals"
@@ -177,9 +182,10 @@ def test_notification_open_mac_shows_the_approvals_pane() -> None:
 def test_ui_state_mac_sheds_empty_state_is_decided_by_the_hosts(
     hosts: list[tuple[str, tuple[str, str] | None]], expected: str
 ) -> None:
-    """charliek/shed desktop/Sources/ShedKit/Models/HostFailure.swift@1cea187 shedsEmptyState,
-    Models.swift@1cea187 UIState.init: a reachable host, else the first known-kind
-    failure's summary, else the generic advice; sent with or without sheds listed."""
+    """charliek/shed desktop/Sources/ShedKit/Models/HostFailure.swift:119-127@1cea187
+    shedsEmptyState, Models.swift:383-391@1cea187 UIState.init: a reachable host, else the
+    first known-kind failure's summary, else the generic advice; sent with or without sheds
+    listed."""
     model = DesktopModel()
     for name, failure in hosts:
         model.add_shed(name, "web")
@@ -190,7 +196,7 @@ def test_ui_state_mac_sheds_empty_state_is_decided_by_the_hosts(
 
 
 def test_host_list_mac_newer_last_error_is_the_failure_summary() -> None:
-    """Models.swift@1cea187 ShedHost.applyingProbe(info:failure:): last_error carries the
+    """Models.swift:87-96@1cea187 ShedHost.applyingProbe(info:failure:): last_error carries the
     typed failure's summary; v0.0.14 the probe's error text (Models.swift:60-79@5a762e8)."""
     model = _model()
     model.make_host_unreachable("prod", summary="prod: transport error: refused", detail="refused")
@@ -198,7 +204,60 @@ def test_host_list_mac_newer_last_error_is_the_failure_summary() -> None:
     assert row["last_error"] == "prod: transport error: refused"
     assert row["failure"]["detail"] == "refused"
     (old,) = _ok(answer(MAC, model, "host.list", release=OLD))["hosts"]
-    assert (old["last_error"], "failure" in old) == ("refused", False)
+    assert (old["last_error"], "failure" in old) == ('prod: Transport(message: "refused")', False)
+
+
+@pytest.mark.parametrize(
+    ("core", "text"),
+    [("rust", 'lab: Transport(message: "refused")'), ("swift", "lab: transport error: refused")],
+)
+def test_host_list_mac_v0_0_14_last_error_is_the_polls_server_prefixed_error(
+    core: str, text: str
+) -> None:
+    """charliek/shed-desktop AppModel.swift:472-519@5a762e8 doRefresh: a failed probe's error
+    is "\\(client.serverName): \\(error)" (:491), Swift's rendering of the thrown error (the
+    UniFFI case under the default Rust core), kept by applyingProbe(info:error:)
+    (Models.swift:66-73@5a762e8, redacted only)."""
+    model = _model()
+    model.add_shed("lab", "gpu")
+    model.core = core
+    model.make_host_unreachable("lab", detail="refused")
+    rows = _ok(answer(MAC, model, "host.list", release=OLD))["hosts"]
+    assert [r.get("last_error") for r in rows] == [None, text]
+
+
+@pytest.mark.parametrize("release", list(Release))
+def test_sheds_list_mac_rows_are_sorted_by_host_then_name(release: Release) -> None:
+    """doRefresh sorts what the poll gathered by (host, name) before it publishes it
+    (AppModel.swift:523@5339dc4, :513@5a762e8); sheds.list and ui.state read that list
+    (IPCHandlerImpl.swift:326-330@3fecd8a)."""
+    model = DesktopModel()
+    for host, name in (("zeta", "b"), ("zeta", "a"), ("alpha", "z")):
+        model.add_shed(host, name)
+    expected = [("alpha", "z"), ("zeta", "a"), ("zeta", "b")]
+    for op in ("sheds.list", "ui.state"):
+        rows = _ok(answer(MAC, model, op, release=release))["sheds"]
+        assert [(r["host"], r["name"]) for r in rows] == expected
+
+
+@pytest.mark.parametrize("release", list(Release))
+def test_ui_state_mac_last_error_is_the_polls_rollup(release: Release) -> None:
+    """doRefresh ends with lastError = nil, the one failure's text, or "<n> hosts
+    unreachable" (AppModel.swift:516-517@5a762e8, :526-527@5339dc4); ui.state snapshots it
+    (AppState.swift:109-111@5a762e8). The one failure's text is its host row's last_error:
+    the newer app's HostFailure summary, which the banner rollup and the row share
+    (HostFailure.swift:72-73@1cea187); v0.0.14's prefixed error."""
+    model = _model()
+    model.ui["last_error"] = "launch web: boom"
+    assert _ok(answer(MAC, model, "ui.state", release=release))["last_error"] == "launch web: boom"
+    model.add_shed("lab", "gpu")
+    model.make_host_unreachable("lab", summary="lab: transport error: refused", detail="refused")
+    state = _ok(answer(MAC, model, "ui.state", release=release))
+    (lab,) = [h for h in state["hosts"] if h["name"] == "lab"]
+    assert state["last_error"] == lab["last_error"]
+    model.make_host_unreachable("prod")
+    state = _ok(answer(MAC, model, "ui.state", release=release))
+    assert state["last_error"] == "2 hosts unreachable"
 
 
 @pytest.mark.parametrize(
@@ -211,8 +270,9 @@ def test_host_list_mac_newer_last_error_is_the_failure_summary() -> None:
 def test_set_ssh_approval_mac_words_an_unknown_value_as_swift(
     params: dict[str, str], key: str, enum: str, value: str
 ) -> None:
-    """IPCHandlerImpl.swift@3fecd8a SetSshApprovalParams (ApprovalMethod?, SSHApprovalPolicy?;
-    ApprovalModels.swift:158-200@5a762e8): decodeParams' invalid-param "\\(error)"."""
+    """IPCHandlerImpl.swift:463-474@3fecd8a SetSshApprovalParams (ApprovalMethod?,
+    SSHApprovalPolicy?; ApprovalModels.swift:158-200@5a762e8): decodeParams' invalid-param
+    "\\(error)" (:553-570)."""
     reply = answer(MAC, DesktopModel(), "ui.set_ssh_approval", params)
     assert _error(reply) == ("invalid-param", _swift_enum(key, enum, value))
 
@@ -222,8 +282,9 @@ def test_set_ssh_approval_mac_words_an_unknown_value_as_swift(
 
 def test_screenshot_mac_preferences_surface_needs_the_window() -> None:
     """ScreenshotSurface has window|menu|preferences (Models.swift:643-647@5a762e8, Models.swift
-    @1cea187); AppModel window(for: .preferences) is nil until Preferences was opened:
-    internal "no window to capture" (IPCHandlerImpl.swift@3fecd8a screenshot)."""
+    :673-677@1cea187); AppModel window(for: .preferences) (:736-746@5339dc4) is nil until
+    Preferences was opened: internal "no window to capture" (IPCHandlerImpl.swift:333-354@3fecd8a
+    screenshot)."""
     model = DesktopModel()
     params = {"surface": "preferences"}
     assert _error(answer(MAC, model, "app.screenshot", params)) == (
@@ -236,7 +297,7 @@ def test_screenshot_mac_preferences_surface_needs_the_window() -> None:
 
 
 def test_screenshot_mac_decodes_the_surface_before_the_scale_range() -> None:
-    """IPCHandlerImpl.swift@3fecd8a ScreenshotParams decodes scale then surface; the 1...2
+    """IPCHandlerImpl.swift:512-521@3fecd8a ScreenshotParams decodes scale then surface; the 1...2
     range check runs after the decode."""
     reply = answer(MAC, DesktopModel(), "app.screenshot", {"scale": 3, "surface": "dock"})
     assert _error(reply) == (
@@ -252,8 +313,9 @@ def test_screenshot_mac_decodes_the_surface_before_the_scale_range() -> None:
 
 @pytest.mark.parametrize("core", ["rust", "swift"])
 def test_shed_action_mac_newer_prints_display_message_under_either_core(core: str) -> None:
-    """charliek/shed desktop/Sources/ShedKit/IPC/IPCServer.swift@1cea187 dispatch: a non-IPC
-    error is internal with HostFailure.displayMessage (Models/HostFailure.swift@1cea187):
+    """charliek/shed desktop/Sources/ShedKit/IPC/IPCServer.swift:153-173@1cea187 dispatch: a
+    non-IPC error is internal with HostFailure.displayMessage (Models/HostFailure.swift:90-112,93
+    @1cea187):
     ShedError.BadStatus reads "shed-server returned HTTP <n>" (v0.0.14 printed
     "BadStatus(status: 404)" under the Rust core: test_fidelity.py)."""
     model = _model()
@@ -263,7 +325,7 @@ def test_shed_action_mac_newer_prints_display_message_under_either_core(core: st
 
 
 def test_shed_action_mac_unreachable_host_is_the_transport_sentence() -> None:
-    """HostFailure.swift@1cea187 displayMessage: ShedError.Transport(m) -> "transport error: m";
+    """HostFailure.swift:94@1cea187 displayMessage: ShedError.Transport(m) -> "transport error: m";
     v0.0.14 under the Rust core printed the case, Transport(message: ...)."""
     model = _model()
     model.make_host_unreachable("prod", detail="connection refused")
@@ -275,7 +337,7 @@ def test_shed_action_mac_unreachable_host_is_the_transport_sentence() -> None:
 
 @pytest.mark.parametrize("op", ["system.df", "images.list"])
 def test_per_host_error_rows_mac_newer_use_display_message(op: str) -> None:
-    """HostFailure.swift@1cea187 displayMessage ("every user-visible rendering of a caught
+    """HostFailure.swift:83-86@1cea187 displayMessage ("every user-visible rendering of a caught
     error ... per-host pane rows"); rows sorted by host (AppModel.swift:549,581@5a762e8)."""
     model = _model()
     model.add_shed("lab", "gpu")
@@ -286,8 +348,9 @@ def test_per_host_error_rows_mac_newer_use_display_message(op: str) -> None:
 
 
 def test_create_start_mac_id_is_an_upper_case_uuid() -> None:
-    """AppModel.swift:859-861@5a762e8, @5339dc4 startCreate: UUID().uuidString (upper-case);
-    create.status answers it, not-found after create.cancel (IPCHandlerImpl.swift@3fecd8a)."""
+    """AppModel.swift:859-861@5a762e8, :869-901@5339dc4 startCreate: UUID().uuidString
+    (upper-case); create.status answers it, not-found after create.cancel
+    (IPCHandlerImpl.swift:224-233@3fecd8a, AppModel.swift:911-919@5339dc4)."""
     model = _model()
     create_id = _ok(answer(MAC, model, "create.start", {"name": "new"}))["create_id"]
     assert create_id == create_id.upper()
@@ -306,8 +369,9 @@ def test_create_start_mac_id_is_an_upper_case_uuid() -> None:
 
 
 def test_terminal_preview_mac_is_the_terminal_app_preset_and_its_invocation() -> None:
-    """IPCHandlerImpl.swift@3fecd8a terminalPreviewOp/TerminalPreviewResult (argv, command,
-    preset, invocation: a LaunchInvocation object); TerminalLauncher.swift@94585e5 sshCommand
+    """IPCHandlerImpl.swift:235-242,398-403@3fecd8a terminalPreviewOp/TerminalPreviewResult
+    (argv, command, preset, invocation: a LaunchInvocation object); TerminalLauncher.swift:124-130
+    @94585e5 sshCommand
     (ssh -t, the host-key options, <shed>@<host> -p <port>), resolveLaunch (terminal-app:
     osascript); SSHOptions.swift:17-22, Shell.swift:8-12@5a762e8."""
     model = _model()
@@ -333,7 +397,7 @@ def test_terminal_preview_mac_is_the_terminal_app_preset_and_its_invocation() ->
 
 
 def test_terminal_preview_mac_custom_template_quotes_the_shed_in_the_newer_app() -> None:
-    """TerminalLauncher.swift@94585e5 expandCustomTemplate: one pass, {cmd} raw, {shed}
+    """TerminalLauncher.swift:186-209@94585e5 expandCustomTemplate: one pass, {cmd} raw, {shed}
     shell-quoted; v0.0.14 replaced both verbatim (TerminalLauncher.swift:160-163@5a762e8)."""
     model = DesktopModel()
     model.add_shed("prod", "my shed")
@@ -347,7 +411,7 @@ def test_terminal_preview_mac_custom_template_quotes_the_shed_in_the_newer_app()
 
 
 def test_terminal_open_mac_answers_the_terminal_command() -> None:
-    """IPCHandlerImpl.swift@3fecd8a terminalOpenOp: the TerminalCommand {argv, command}, and
+    """IPCHandlerImpl.swift:308-314@3fecd8a terminalOpenOp: the TerminalCommand {argv, command}, and
     not-enabled under test mode (checked before the launch)."""
     model = _model()
     opened = _ok(answer(MAC, model, "terminal.open", {"shed": "web"}, test_mode=False))
@@ -361,9 +425,9 @@ def test_terminal_open_mac_answers_the_terminal_command() -> None:
 
 @pytest.mark.parametrize("kind", ["codex", "opencode", "cursor"])
 def test_rc_launch_mac_newer_takes_the_new_agent_kinds_with_a_prompt(kind: str) -> None:
-    """RemoteControl.swift@1545191 RcKind (codex, opencode, cursor accept typed input, no
-    claude URL: AppModel.swift@5339dc4 syntheticURL); v0.0.14's RcKind has three cases
-    (RemoteControl.swift:13-16@5a762e8): dataCorrupted."""
+    """RemoteControl.swift:19-111@1545191 RcKind (codex, opencode, cursor accept typed input,
+    :75-80; no claude URL: AppModel.swift:1138-1146@5339dc4 syntheticURL); v0.0.14's RcKind
+    has three cases (RemoteControl.swift:13-16@5a762e8): dataCorrupted."""
     model = _model()
     params = {"shed": "web", "kind": kind, "initial_prompt": "run the tests"}
     session = _ok(answer(MAC, model, "rc.launch", params))
@@ -373,9 +437,10 @@ def test_rc_launch_mac_newer_takes_the_new_agent_kinds_with_a_prompt(kind: str) 
 
 
 def test_rc_launch_mac_newer_keeps_an_unknown_kind_without_affordances() -> None:
-    """RemoteControl.swift@1545191 RcKind.init(wire:) keeps "borg" as .other: launched with
+    """RemoteControl.swift:44-54@1545191 RcKind.init(wire:) keeps "borg" as .other: launched with
     no URL, a prompt refused ("kind borg does not accept an initial prompt": acceptsTypedInput
-    false, normalizeRcPrompt), invalid-param with the bare reason (AppModel.swift@5339dc4)."""
+    false, normalizeRcPrompt :539-555), invalid-param with the bare reason
+    (AppModel.swift:1022-1024@5339dc4)."""
     model = _model()
     session = _ok(answer(MAC, model, "rc.launch", {"shed": "web", "kind": "borg"}))
     assert (session["kind"], "url" in session) == ("borg", False)
@@ -384,7 +449,7 @@ def test_rc_launch_mac_newer_keeps_an_unknown_kind_without_affordances() -> None
 
 
 def test_rc_launch_mac_refuses_format_characters_as_control() -> None:
-    """RemoteControl.isSafeRCValue (RemoteControl.swift@1545191, :166-168@5a762e8) tests
+    """RemoteControl.isSafeRCValue (RemoteControl.swift:527-529@1545191, :166-168@5a762e8) tests
     CharacterSet.controlCharacters, Cc and Cf: a zero-width space is refused on mac; shed-core
     (Tauri) refuses Cc only."""
     reply = answer(MAC, _model(), "rc.launch", {"shed": "web", "display_name": "a\u200bb"})
@@ -400,8 +465,8 @@ def test_rc_launch_mac_refuses_format_characters_as_control() -> None:
 
 
 def test_rc_inject_test_mac_newer_keeps_any_kind_but_checks_the_state() -> None:
-    """IPCHandlerImpl.swift@3fecd8a RcInjectTestParams: kind an open RcKind?, state an
-    RcState? (dataCorrupted); test mode checked after the decode (AppModel.swift@5339dc4
+    """IPCHandlerImpl.swift:438-461@3fecd8a RcInjectTestParams: kind an open RcKind?, state an
+    RcState? (dataCorrupted); test mode checked after the decode (AppModel.swift:1084-1090@5339dc4
     rcInjectTest); rc.list sorted by host/shed/slug."""
     model = _model()
     params = {"host": "prod", "shed": "web", "slug": "s1", "kind": "borg"}
@@ -417,7 +482,7 @@ def test_rc_inject_test_mac_newer_keeps_any_kind_but_checks_the_state() -> None:
 
 
 def test_rc_kill_mac_resolves_the_host_then_drops_the_row() -> None:
-    """AppModel.swift@5339dc4 rcKill: resolveName (not-found), then the table entry goes,
+    """AppModel.swift:1065-1080@5339dc4 rcKill: resolveName (not-found), then the table entry goes,
     idempotently."""
     model = _model()
     answer(MAC, model, "rc.inject_test", {"host": "prod", "shed": "web", "slug": "s1"})
@@ -463,7 +528,7 @@ def test_rc_kill_mac_resolves_the_host_then_drops_the_row() -> None:
 def test_approval_params_mac_word_an_unknown_value_as_swift(
     op: str, params: dict[str, str], key: str, enum: str, value: str
 ) -> None:
-    """IPCHandlerImpl.swift@3fecd8a ApprovalDecideParams / NotificationInvokeParams
+    """IPCHandlerImpl.swift:476-491,505@3fecd8a ApprovalDecideParams / NotificationInvokeParams
     (ApprovalDecision, ApprovalScope: ApprovalModels.swift:56-57,182-186@5a762e8)."""
     assert _error(answer(MAC, DesktopModel(), op, params)) == (
         "invalid-param",
@@ -472,10 +537,10 @@ def test_approval_params_mac_word_an_unknown_value_as_swift(
 
 
 def test_policy_set_mac_decodes_the_rules_before_test_mode() -> None:
-    """IPCHandlerImpl.swift@3fecd8a policy.set: decodeParams, then policySetOp's test-mode
-    guard ("policy.set requires SHED_DESKTOP_TEST_MODE=1"); a PolicyRule's synthesized decoder
-    needs gate too (ApprovalModels.swift:252-271@5a762e8: the init default is not a
-    decoding default)."""
+    """IPCHandlerImpl.swift:142-145,285-290@3fecd8a policy.set: decodeParams, then
+    policySetOp's test-mode guard ("policy.set requires SHED_DESKTOP_TEST_MODE=1"); a
+    PolicyRule's synthesized decoder needs gate too (ApprovalModels.swift:252-271@5a762e8: the
+    init default is not a decoding default)."""
     model = DesktopModel()
     rule = {"scope": "shed", "shed": "web", "action": "deny"}
     code, message = _error(answer(MAC, model, "policy.set", {"rules": [rule]}, test_mode=False))
