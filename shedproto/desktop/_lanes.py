@@ -259,7 +259,12 @@ def parse_lane_setting(change: Any) -> dict[str, Any]:
 
     """
     if not isinstance(change, dict):
-        raise _setting_refusal("invalid type: expected internally tagged enum LaneSettingChange")
+        # serde_json names a scalar (a JSON null is `null`); a list it would read as the
+        # enum's sequence form, which this stand-in does not model
+        word = "" if isinstance(change, list) else f"{json_word(change)}, "
+        raise _setting_refusal(
+            f"invalid type: {word}expected internally tagged enum LaneSettingChange"
+        )
     kind = change.get("kind")
     if "kind" not in change:
         raise _setting_refusal("missing field `kind`")
