@@ -27,6 +27,7 @@ __all__ = [
     "HOST_FAILURE_KINDS",
     "Approval",
     "CrazeFault",
+    "CrazeProvider",
     "CrazeSource",
     "craze_status",
     "DesktopModel",
@@ -108,16 +109,50 @@ class Host:
 
 
 @dataclass
+class CrazeProvider:
+    """One provider row of craze's ``sessions.createOptions`` (shed-core ``LaneProvider``).
+
+    ``state`` is ``ready``, ``needs_setup`` or ``unavailable``; ``reason`` and
+    ``fix`` are craze's words for a provider that is not ready (absent when
+    craze states none). ``label`` defaults to the id.
+    """
+
+    id: str
+    label: str | None = None
+    state: str = "ready"
+    reason: str | None = None
+    fix: str | None = None
+
+    def row(self) -> dict[str, Any]:
+        """Return the row ``craze.create_options`` carries (unstated ``reason``/``fix`` absent)."""
+        row: dict[str, Any] = {
+            "id": self.id,
+            "label": self.id if self.label is None else self.label,
+            "state": self.state,
+        }
+        row.update((k, v) for k, v in (("reason", self.reason), ("fix", self.fix)) if v is not None)
+        return row
+
+
+def _craze_providers() -> list[CrazeProvider]:
+    return [CrazeProvider("grok"), CrazeProvider("cursor"), CrazeProvider("native")]
+
+
+@dataclass
 class CrazeSource:
-    """A host's craze source: ``live``, ``dormant`` or ``offline`` (``None`` on a host: none)."""
+    """A host's craze source: ``live``, ``dormant`` or ``offline`` (``None`` on a host: none).
+
+    ``providers`` are craze's rows in craze's order (the stand-in's default: the
+    three providers craze's recorded hub offers, all ready).
+    """
 
     state: str = "live"
     cause: str | None = None
     installed: bool = True
     too_old: bool = False
     can_create: bool = True
-    providers: list[str] = field(default_factory=lambda: ["claude", "codex"])
-    default_provider: str | None = "claude"
+    providers: list[CrazeProvider] = field(default_factory=_craze_providers)
+    default_provider: str | None = "grok"
     recent_dirs: list[str] = field(default_factory=list)
 
 
