@@ -24,6 +24,7 @@ from ._app import DesktopApp
 from ._model import (
     DEFAULT_KINDS,
     HOST_FAILURE_KINDS,
+    AgentHooksHosts,
     Approval,
     CrazeFault,
     CrazeProvider,
@@ -45,6 +46,7 @@ __all__ = [
     "Host",
     "Shed",
     "Machine",
+    "AgentHooksHosts",
     "CrazeProvider",
     "CrazeSource",
     "CrazeFault",

@@ -19,12 +19,14 @@ from shedproto.desktop import (
     LANE_RECONNECT_WAIT,
     BootstrapLedger,
     IdempotencyLedger,
+    agent_hooks_reply,
     craze_host,
 )
 
 __all__ = [
     "DEFAULT_KINDS",
     "HOST_FAILURE_KINDS",
+    "AgentHooksHosts",
     "Approval",
     "CrazeFault",
     "CrazeProvider",
@@ -106,6 +108,26 @@ class Host:
     sheds: dict[str, Shed] = field(default_factory=dict)
     images: list[dict[str, Any]] = field(default_factory=list)
     """The server's ``ShedImage`` rows (``images.list`` on mac)."""
+
+
+@dataclass
+class AgentHooksHosts:
+    """What each stand-in host's session answers a bootstrap's agent-hooks raise from.
+
+    ``homes``: host origin -> the agents whose config directory exists there
+    (none by default); ``announced``: the agents its session already reported
+    wired to a client. Set ``model.agent_hooks.homes["machine:mini"] = {"claude"}``.
+    """
+
+    homes: dict[str, set[str]] = field(default_factory=dict)
+    announced: dict[str, set[str]] = field(default_factory=dict)
+
+    def raise_hooks(self, origin: str) -> dict[str, Any]:
+        """Answer the raise on ``origin`` (roost's reply) and remember what it announced."""
+        told = self.announced.setdefault(origin, set())
+        reply = agent_hooks_reply(self.homes.get(origin, ()), told)
+        told.update(reply["wired"])
+        return reply
 
 
 @dataclass
@@ -425,6 +447,7 @@ class DesktopModel:
         """How long the stand-in's install takes (``math.inf``: it hangs until the
         budget answers ``action_failed``). Later requests on that connection wait;
         other connections see ``already running`` for the same host."""
+        self.agent_hooks = AgentHooksHosts()
         self._mock_unreachable: frozenset[str] = frozenset()
         self._mock_detail = "connection refused"
         self._tab_counter = 0

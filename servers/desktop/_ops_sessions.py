@@ -16,6 +16,7 @@ from shedproto.desktop import (
     LaunchPolicy,
     classify_pane,
     fingerprint_changed,
+    hooks_result,
     launch_fields,
     launch_target,
     parse_host_id,
@@ -309,17 +310,12 @@ class SessionOps(Rc14Ops):
             session_id=f"stand-in-{host.origin}",
             path_warning=None,
             backup_warning=None,
-            hooks={
-                "client": CLIENT_LABEL,
-                "applied": True,
-                "wired": [],
-                "refreshed": [],
-                "removed": [],
-                "skipped": [],
-                "errors": [],
-                "error": None,
-            },
+            hooks=self._wire_hooks(host),
         )
+
+    def _wire_hooks(self, host: HostId) -> dict[str, Any]:
+        """Run the hooks step that follows shed's start (``hooks_json``'s shape)."""
+        return hooks_result(CLIENT_LABEL, self.model.agent_hooks.raise_hooks(host.origin))
 
     def op_roost_bootstrap(self, p: o.RoostBootstrapParams, raw: Any) -> Any:
         """Install at once (the synchronous form, for ``DesktopApp.handle``).

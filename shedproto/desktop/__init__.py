@@ -69,6 +69,7 @@ from ._envelope import (
     request_line,
 )
 from ._errors import DesktopError
+from ._hooks import HOOK_NOT_INSTALLED, ROOST_WIRED_AGENTS, agent_hooks_reply, hooks_result
 from ._lanes import (
     CRAZE_LANE,
     LANE_KINDS,
@@ -223,6 +224,10 @@ __all__ = [
     "BootstrapLedger",
     "fingerprint_changed",
     "require_consent",
+    "HOOK_NOT_INSTALLED",
+    "ROOST_WIRED_AGENTS",
+    "agent_hooks_reply",
+    "hooks_result",
     "IDEMPOTENCY_WINDOW",
     "REQUEST_ID_PATTERN",
     "CrazeCreateRequest",

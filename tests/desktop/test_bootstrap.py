@@ -15,6 +15,8 @@ from shedproto.desktop import (
     BootstrapLedger,
     DesktopCode,
     Dialect,
+    agent_hooks_reply,
+    hooks_result,
     require_consent,
 )
 from shedproto.servers.desktop import DesktopModel
@@ -97,16 +99,9 @@ def installed(origin: str, name: str) -> dict[str, object]:
         "session_id": f"stand-in-{origin}",
         "path_warning": None,
         "backup_warning": None,
-        "hooks": {
-            "client": "shed-desktop",
-            "applied": True,
-            "wired": [],
-            "refreshed": [],
-            "removed": [],
-            "skipped": [],
-            "errors": [],
-            "error": None,
-        },
+        # hooks_json (roost_hosts.rs@0041e17): a host without agent config dirs skips
+        # all five the raise names (test_bootstrap_hooks.py)
+        "hooks": hooks_result("shed-desktop", agent_hooks_reply(present=(), announced=())),
     }
 
 

@@ -1,0 +1,103 @@
+"""``roost.bootstrap``'s ``hooks``: the agent-hooks raise shed asks for, as the app reports it.
+
+charliek/shed, read at these stored versions:
+
+- ``desktop/tauri/src-tauri/src/roost_hosts.rs@0041e17`` ``installed_json`` and
+  ``hooks_json``: ``hooks`` is ``null`` when the install ran no hooks step, else
+  ``{client, applied, wired, refreshed, removed, skipped[{agent, reason}],
+  errors[{agent, error}], error}``;
+- ``crates/shed-core/src/roost/bootstrap/hooks.rs@3170191`` ``HooksResult``
+  (``applied`` is ``error`` being unset) and ``wire_agent_hooks`` (a refusal is
+  ``"<code>: <message>"`` with every list empty, the client label kept); the
+  protocol-6 version of the same file (stored, commit not named by the index)
+  raises ``ROOST_WIRED_AGENTS`` = claude, codex, cursor, grok, opencode;
+- ``roost/bootstrap/machines.rs@3170191`` ``InstallMachine``: the hooks step
+  follows a start of shed's, its result rides the ``Installed`` value.
+
+The host's answer is roost's (charliek/roost ``roost-session``'s ``agent_hooks``
+``reply``, ``roost-agent-install`` ``SkipReason``): ``wired`` lists the agents this
+host wired and never announced, an agent whose config directory is absent is
+skipped ``not installed``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shedproto.desktop import ROOST_WIRED_AGENTS, Dialect, agent_hooks_reply, hooks_result
+from shedproto.servers.desktop import DesktopModel
+
+from ._helpers import answer
+
+
+def test_shed_raises_roost_s_five_agents() -> None:
+    assert ROOST_WIRED_AGENTS == ("claude", "codex", "cursor", "grok", "opencode")
+
+
+def test_the_host_wires_present_agents_once_and_skips_absent_ones() -> None:
+    first = agent_hooks_reply(present={"cursor", "claude"}, announced=set())
+    assert first == {
+        "wired": ["claude", "cursor"],
+        "refreshed": [],
+        "removed": [],
+        "skipped": [
+            {"agent": "codex", "reason": "not installed"},
+            {"agent": "grok", "reason": "not installed"},
+            {"agent": "opencode", "reason": "not installed"},
+        ],
+        "errors": [],
+    }
+    again = agent_hooks_reply(present={"cursor", "claude"}, announced={"claude", "cursor"})
+    assert again["wired"] == []
+    assert [skip["agent"] for skip in again["skipped"]] == ["codex", "grok", "opencode"]
+
+
+def test_hooks_result_is_hooks_json() -> None:
+    outcome = agent_hooks_reply(present={"codex"}, announced=set())
+    assert hooks_result("shed-desktop", outcome) == {
+        "client": "shed-desktop",
+        "applied": True,
+        **outcome,
+        "error": None,
+    }
+    assert hooks_result("shed-desktop", error="invalid-param: no agent named x") == {
+        "client": "shed-desktop",
+        "applied": False,
+        "wired": [],
+        "refreshed": [],
+        "removed": [],
+        "skipped": [],
+        "errors": [],
+        "error": "invalid-param: no agent named x",
+    }
+
+
+def _bootstrap(model: DesktopModel) -> dict[str, Any]:
+    params = {"target": "mini", "fingerprint": "fp-machine:mini", "consent": True}
+    reply = answer(Dialect.TAURI, model, "roost.bootstrap", params)
+    assert reply["ok"] is True, reply
+    hooks: dict[str, Any] = reply["result"]["hooks"]
+    return hooks
+
+
+def test_an_install_reports_what_the_host_wired_then_nothing_new() -> None:
+    model = DesktopModel()
+    model.add_machine("mini")
+    model.agent_hooks.homes["machine:mini"] = {"claude", "opencode"}
+    first = _bootstrap(model)
+    assert (first["client"], first["applied"], first["error"]) == ("shed-desktop", True, None)
+    assert first["wired"] == ["claude", "opencode"]
+    assert [s["agent"] for s in first["skipped"]] == ["codex", "cursor", "grok"]
+    second = _bootstrap(model)
+    assert second["wired"] == []
+    assert second["skipped"] == first["skipped"]
+
+
+def test_a_host_without_agents_skips_all_five() -> None:
+    model = DesktopModel()
+    model.add_machine("mini")
+    hooks = _bootstrap(model)
+    assert hooks["wired"] == []
+    assert hooks["skipped"] == [
+        {"agent": agent, "reason": "not installed"} for agent in ROOST_WIRED_AGENTS
+    ]
