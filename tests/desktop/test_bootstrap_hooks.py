@@ -1,23 +1,29 @@
 """``roost.bootstrap``'s ``hooks``: the agent-hooks raise shed asks for, as the app reports it.
 
-charliek/shed, read at these stored versions:
+charliek/shed, read at these stored versions (lines counted on the stored text):
 
-- ``desktop/tauri/src-tauri/src/roost_hosts.rs@0041e17`` ``installed_json`` and
-  ``hooks_json``: ``hooks`` is ``null`` when the install ran no hooks step, else
-  ``{client, applied, wired, refreshed, removed, skipped[{agent, reason}],
-  errors[{agent, error}], error}``;
-- ``crates/shed-core/src/roost/bootstrap/hooks.rs@3170191`` ``HooksResult``
-  (``applied`` is ``error`` being unset) and ``wire_agent_hooks`` (a refusal is
-  ``"<code>: <message>"`` with every list empty, the client label kept); the
-  protocol-6 version of the same file (stored, commit not named by the index)
-  raises ``ROOST_WIRED_AGENTS`` = claude, codex, cursor, grok, opencode;
-- ``roost/bootstrap/machines.rs@3170191`` ``InstallMachine``: the hooks step
-  follows a start of shed's, its result rides the ``Installed`` value.
+- ``desktop/tauri/src-tauri/src/roost_hosts.rs:1880-1894,1898-1911@0041e17``
+  (``installed_json``, ``hooks_json``): ``hooks`` is ``null`` when the install ran no
+  hooks step, else ``{client, applied, wired, refreshed, removed, skipped[{agent,
+  reason}], errors[{agent, error}], error}``; the same two at
+  ``roost_hosts.rs:3062-3076,3080-3093@9668981``, whose ``RoostHosts`` doc (777-810, the
+  ``armed`` flag) names the raise, ``{agents: ROOST_WIRED_AGENTS, client}``;
+- ``crates/shed-core/src/roost/bootstrap/hooks.rs@3170191``: ``HooksResult`` (89-105),
+  ``applied`` (113-115: ``error`` being unset), ``failed`` (117-123) and
+  ``wire_agent_hooks`` (163-178: a refusal is ``"<code>: <message>"`` with every list
+  empty, the client label kept); the protocol-6 version of the same file (stored, its
+  commit not named by the index) raises ``ROOST_WIRED_AGENTS`` = claude, codex, cursor,
+  grok, opencode;
+- ``roost/bootstrap/machines.rs:407-434@3170191`` (``Installed``): its ``hooks`` (433) is
+  ``None`` only when shed started nothing, else the hooks step's result.
 
-The host's answer is roost's (charliek/roost ``roost-session``'s ``agent_hooks``
-``reply``, ``roost-agent-install`` ``SkipReason``): ``wired`` lists the agents this
-host wired and never announced, an agent whose config directory is absent is
-skipped ``not installed``.
+The host's answer is roost's, charliek/roost:
+
+- ``crates/roost-session/src/agent_hooks.rs:108-148@b6243df`` (``reply``): ``wired``
+  lists the agents this host wired and never announced (133-135);
+- ``crates/roost-agent-install/src/error.rs:96-113,115-132@3de0a3f`` (``SkipReason``
+  and its ``Display``): an agent whose config directory is absent is skipped
+  ``not installed``.
 """
 
 from __future__ import annotations

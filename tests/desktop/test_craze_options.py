@@ -6,7 +6,9 @@ reason?, fix?}``, ``state`` one of ``ready``, ``needs_setup``, ``unavailable``, 
 ``options`` ``{providers, default_provider?, recent_dirs}``. The rows are craze's
 ``sessions.createOptions`` answer in craze's order (the hub exchange recorded in
 ``crates/shed-craze/fixtures/wire/26-hub-create-options.ndjson@bacc5c1``: a ready
-row carries no ``reason``/``fix``, the others carry craze's words).
+row carries no ``reason``/``fix``, the others carry craze's words), passed on as
+``{machine, options}`` by ``desktop/tauri/src-tauri/src/roost_hosts.rs:1532-1538@9668981``
+(``craze_create_options``, whose doc at 1524-1527 names the states, reasons and fixes).
 """
 
 from __future__ import annotations

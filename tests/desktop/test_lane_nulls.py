@@ -7,7 +7,8 @@ absent key, ``missing '<key>'``. ``mode`` is ``params.get("mode").and_then(as_st
 a ``null`` (or any non-string) reads as absent, so the mode is ``queue``.
 ``answer`` (``lane_answer``) and ``change`` (``lane_set``) are taken with
 ``params.get(key)`` alone: only an absent key is ``missing '<key>'``; a ``null``
-is present and reaches ``lane.rs@9a84ddf`` ``parse_answer`` / ``parse_setting``,
+is present and reaches ``lane.rs:1711-1841@9a84ddf`` ``parse_answer`` /
+``lane.rs:1853-1877@9a84ddf`` ``parse_setting``,
 which refuse it in their own words.
 """
 

@@ -44,8 +44,9 @@ def test_verbs_wait_for_a_lane_that_comes_back_in_time() -> None:
 def test_lost_answers_are_outcome_unknown() -> None:
     """A verb in flight when craze's connection dropped: shed-craze ``errors::outcome_unknown``
     (``"outcome unknown: "`` then why), from ``LaneShared::call_on``'s ``CallError::Ended``
-    arm (charliek/shed crates/shed-craze/src/lane.rs@7639900, errors.rs@2cd01ef); the
-    LaneFailure carries the text whole (lane.rs@9a84ddf)."""
+    arm (charliek/shed crates/shed-craze/src/lane.rs:473-496@7639900;
+    errors.rs:111-113@2cd01ef); the LaneFailure carries the text whole
+    (lane.rs:390-400@9a84ddf)."""
     for verb in LANE_VERBS:
         error = lane_answer_lost(verb)
         assert error.code == DesktopCode.OUTCOME_UNKNOWN
@@ -66,8 +67,10 @@ def test_lost_answers_are_outcome_unknown() -> None:
     ],
 )
 def test_a_verb_unsent_past_the_wait_says_craze_s_words(verb: str, noun: str) -> None:
-    """shed-craze lane.rs@7639900 ``LaneShared::connected``: ``LaneError::Unavailable``
-    (shed-core lane.rs@6c5536a: displayed as its text) naming the wait as Rust's
+    """shed-craze lane.rs:416-431@7639900 (``LaneShared::connected``; the wait
+    ``WAIT_CONNECTED`` at 163, the nouns from ``command`` 436-445):
+    ``LaneError::Unavailable`` (shed-core lane.rs:1084-1121@6c5536a: displayed as its text)
+    naming the wait as Rust's
     ``Duration`` Debug does and the verb by the word each ``AgentLane`` method passes."""
     with pytest.raises(DesktopError) as info:
         lane_verb_wait(verb, math.inf)
