@@ -134,6 +134,29 @@ def test_machine_kill_takes_a_trimmed_integer_slug() -> None:
     assert _ok(_tauri("machine.kill", {"machine": "mini", "slug": "4"}, model)) == {}
 
 
+@pytest.mark.parametrize("slug", ["4", " 4 ", "+04"])
+def test_machine_kill_closes_the_tab_the_slug_parses_to(slug: str) -> None:
+    """roost_hosts.rs:1277-1317@9668981 (``kill``): the slug is the tab id it parses to
+    (``parse_tab_id``, 3153-3157), so a padded or signed spelling closes the same tab."""
+    model = _model()
+    model.add_roost_session("machine:mini", "4")
+    assert _ok(_tauri("machine.kill", {"machine": "mini", "slug": slug}, model)) == {}
+    assert not model.sessions
+
+
+@pytest.mark.parametrize("slug", ["9", " 09 "])
+def test_machine_kill_of_a_tab_the_host_does_not_list_says_where_ids_close(slug: str) -> None:
+    """roost_hosts.rs:1233-1245@9668981 (``listed_row``, called by ``kill`` at 1281): a tab
+    id this host's rows do not carry is refused with the parsed id and why."""
+    model = _model()
+    model.add_roost_session("machine:mini", "4")
+    assert _error(_tauri("machine.kill", {"machine": "mini", "slug": slug}, model)) == (
+        "action_failed",
+        "machine:mini lists no agent session 9: a tab id is only closable on the host whose"
+        " rows carry it",
+    )
+
+
 @pytest.mark.parametrize(
     ("target", "message"),
     [
