@@ -8,11 +8,13 @@ before (``wired``); an absent agent is skipped ``not installed``. The app
 reports the call as ``hooks_json`` does, a refused call as its ``"<code>:
 <message>"`` with every list empty.
 
-Read in charliek/shed (``roost_hosts.rs@0041e17`` ``hooks_json``,
-``crates/shed-core/src/roost/bootstrap/hooks.rs@3170191`` ``HooksResult``,
-``wire_agent_hooks``, and its protocol-6 version's ``ROOST_WIRED_AGENTS``) and
-charliek/roost (``roost-session``'s ``agent_hooks`` ``reply``,
-``roost-agent-install``'s ``SkipReason``). Pure.
+Read in charliek/shed (``roost_hosts.rs:1898-1911@0041e17`` ``hooks_json``;
+``crates/shed-core/src/roost/bootstrap/hooks.rs:89-105,163-178@3170191``
+``HooksResult``, ``wire_agent_hooks``, and its protocol-6 version's
+``ROOST_WIRED_AGENTS``) and charliek/roost
+(``crates/roost-session/src/agent_hooks.rs:108-148@b6243df`` ``reply``;
+``crates/roost-agent-install/src/error.rs:96-113,115-132@3de0a3f`` ``SkipReason``).
+Pure.
 """
 
 from __future__ import annotations
