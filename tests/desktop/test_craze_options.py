@@ -1,6 +1,6 @@
 """``craze.create_options``: the provider rows as craze states them.
 
-charliek/shed ``desktop/tauri/ui/src/lib/crazeCreate.ts@9668981`` declares what the
+charliek/shed ``desktop/tauri/ui/src/lib/crazeCreate.ts:13-21,26-30@9668981`` declares what the
 op carries (``CrazeProvider``, shed-core's ``LaneProvider``): ``{id, label, state,
 reason?, fix?}``, ``state`` one of ``ready``, ``needs_setup``, ``unavailable``, and
 ``options`` ``{providers, default_provider?, recent_dirs}``. The rows are craze's
