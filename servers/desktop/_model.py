@@ -268,12 +268,13 @@ class Session:
 
 @dataclass
 class Lane:
-    """An agent lane the app holds open over a craze row (``lane.*``).
+    """An agent lane the app holds open over a craze or opencode row (``lane.*``).
 
     Seed it from a test to play the lane contract: ``reconnect_in`` seconds
-    until a dropped lane is back (``None``: live; ``math.inf``: never; verbs
-    wait up to 10 s, then are ``unavailable``); ``lost_answers`` verbs that
-    still apply but whose answers are lost (``outcome_unknown``); ``stale``
+    until a dropped lane is back (``None``: live; ``math.inf``: never; a craze
+    lane's verbs wait up to 10 s, then are ``unavailable``, an opencode lane's
+    are ``unavailable`` at once); ``lost_answers`` verbs that still apply but
+    whose answers are lost (craze ``outcome_unknown``, opencode ``unavailable``); ``stale``
     (why the lane is not live), ``ended``, ``capabilities`` and ``settings``
     as ``lane.messages`` reports them.
     """

@@ -33,6 +33,7 @@ from typing import Any
 
 from ._codes import DesktopCode
 from ._errors import DesktopError
+from ._opencode import OPENCODE_LANE
 from ._rules import json_word, rust_debug
 
 __all__ = [
@@ -115,7 +116,7 @@ def lane_answer_lost(verb: str) -> DesktopError:
 
 CRAZE_LANE = "craze"
 """The craze adapter's kind: its lanes are the craze source's rows, not roost's stamps."""
-LANE_KINDS = ("opencode", CRAZE_LANE)
+LANE_KINDS = (OPENCODE_LANE, CRAZE_LANE)
 """The ``agent_lane`` kinds the app has an adapter for (lane.rs ``LANE_KINDS``), in its order."""
 
 _BAD = DesktopCode.BAD_REQUEST
