@@ -28,7 +28,7 @@ from shedproto.desktop import (
     opencode_unreachable,
     opencode_verb_path,
 )
-from shedproto.servers.desktop import DesktopModel
+from shedproto.servers.desktop import DesktopModel, Lane
 
 from ._helpers import answer
 from .test_server import running
@@ -70,9 +70,11 @@ VERBS = [
 ]
 
 
-def _pending(model: DesktopModel) -> None:
+def _lane_with_approvals() -> tuple[DesktopModel, Lane]:
+    model = _model()
     lane = model.lane("mini", "ses_1")
     lane.approvals.extend([{"id": "per_1"}, {"id": "que_1"}])
+    return model, lane
 
 
 @pytest.mark.parametrize(("op", "extra", "path"), VERBS)
@@ -80,22 +82,21 @@ def test_a_verb_on_a_dropped_opencode_lane_fails_at_once_as_dial_error(
     op: str, extra: dict[str, Any], path: str
 ) -> None:
     """A lane back within craze's 10 s wait is no help: opencode does not wait."""
-    model = _model()
-    _pending(model)
-    model.lane("mini", "ses_1").drop(reconnect_in=1.0)
+    model, lane = _lane_with_approvals()
+    lane.drop(reconnect_in=1.0)
     assert _refusal(model, op, extra) == (
         "unavailable",
         f"opencode {path}: error sending request for url (http://10.1.2.3:4096{path})",
     )
+    assert lane.messages == []  # nothing was sent
 
 
 @pytest.mark.parametrize(("op", "extra", "path"), VERBS)
 def test_a_lost_opencode_answer_is_unavailable_not_outcome_unknown(
     op: str, extra: dict[str, Any], path: str
 ) -> None:
-    model = _model()
-    _pending(model)
-    model.lane("mini", "ses_1").lost_answers = 1
+    model, lane = _lane_with_approvals()
+    lane.lost_answers = 1
     code, message = _refusal(model, op, extra)
     assert (code, message.split(":")[0]) == ("unavailable", f"opencode {path}")
 
