@@ -19,14 +19,17 @@ from shedproto.desktop import (
     LANE_RECONNECT_WAIT,
     BootstrapLedger,
     IdempotencyLedger,
+    agent_hooks_reply,
     craze_host,
 )
 
 __all__ = [
     "DEFAULT_KINDS",
     "HOST_FAILURE_KINDS",
+    "AgentHooksHosts",
     "Approval",
     "CrazeFault",
+    "CrazeProvider",
     "CrazeSource",
     "craze_status",
     "DesktopModel",
@@ -108,16 +111,70 @@ class Host:
 
 
 @dataclass
+class AgentHooksHosts:
+    """What each stand-in host's session answers a bootstrap's agent-hooks raise from.
+
+    ``homes``: host origin -> the agents whose config directory exists there
+    (none by default); ``announced``: the agents its session already reported
+    wired to a client. Set ``model.agent_hooks.homes["machine:mini"] = {"claude"}``.
+    """
+
+    homes: dict[str, set[str]] = field(default_factory=dict)
+    announced: dict[str, set[str]] = field(default_factory=dict)
+
+    def raise_hooks(self, origin: str) -> dict[str, Any]:
+        """Answer the raise on ``origin`` (roost's reply) and remember what it announced."""
+        told = self.announced.setdefault(origin, set())
+        reply = agent_hooks_reply(self.homes.get(origin, ()), told)
+        told.update(reply["wired"])
+        return reply
+
+
+@dataclass
+class CrazeProvider:
+    """One provider row of craze's ``sessions.createOptions`` (shed-core ``LaneProvider``).
+
+    ``state`` is ``ready``, ``needs_setup`` or ``unavailable``; ``reason`` and
+    ``fix`` are craze's words for a provider that is not ready (absent when
+    craze states none). ``label`` defaults to the id.
+    """
+
+    id: str
+    label: str | None = None
+    state: str = "ready"
+    reason: str | None = None
+    fix: str | None = None
+
+    def row(self) -> dict[str, Any]:
+        """Return the row ``craze.create_options`` carries (unstated ``reason``/``fix`` absent)."""
+        row: dict[str, Any] = {
+            "id": self.id,
+            "label": self.id if self.label is None else self.label,
+            "state": self.state,
+        }
+        row.update((k, v) for k, v in (("reason", self.reason), ("fix", self.fix)) if v is not None)
+        return row
+
+
+def _craze_providers() -> list[CrazeProvider]:
+    return [CrazeProvider("grok"), CrazeProvider("cursor"), CrazeProvider("native")]
+
+
+@dataclass
 class CrazeSource:
-    """A host's craze source: ``live``, ``dormant`` or ``offline`` (``None`` on a host: none)."""
+    """A host's craze source: ``live``, ``dormant`` or ``offline`` (``None`` on a host: none).
+
+    ``providers`` are craze's rows in craze's order (the stand-in's default: the
+    three providers craze's recorded hub offers, all ready).
+    """
 
     state: str = "live"
     cause: str | None = None
     installed: bool = True
     too_old: bool = False
     can_create: bool = True
-    providers: list[str] = field(default_factory=lambda: ["claude", "codex"])
-    default_provider: str | None = "claude"
+    providers: list[CrazeProvider] = field(default_factory=_craze_providers)
+    default_provider: str | None = "grok"
     recent_dirs: list[str] = field(default_factory=list)
 
 
@@ -211,12 +268,13 @@ class Session:
 
 @dataclass
 class Lane:
-    """An agent lane the app holds open over a craze row (``lane.*``).
+    """An agent lane the app holds open over a craze or opencode row (``lane.*``).
 
     Seed it from a test to play the lane contract: ``reconnect_in`` seconds
-    until a dropped lane is back (``None``: live; ``math.inf``: never; verbs
-    wait up to 10 s, then are ``unavailable``); ``lost_answers`` verbs that
-    still apply but whose answers are lost (``outcome_unknown``); ``stale``
+    until a dropped lane is back (``None``: live; ``math.inf``: never; a craze
+    lane's verbs wait up to 10 s, then are ``unavailable``, an opencode lane's
+    are ``unavailable`` at once); ``lost_answers`` verbs that still apply but
+    whose answers are lost (craze ``outcome_unknown``, opencode ``unavailable``); ``stale``
     (why the lane is not live), ``ended``, ``capabilities`` and ``settings``
     as ``lane.messages`` reports them.
     """
@@ -390,6 +448,7 @@ class DesktopModel:
         """How long the stand-in's install takes (``math.inf``: it hangs until the
         budget answers ``action_failed``). Later requests on that connection wait;
         other connections see ``already running`` for the same host."""
+        self.agent_hooks = AgentHooksHosts()
         self._mock_unreachable: frozenset[str] = frozenset()
         self._mock_detail = "connection refused"
         self._tab_counter = 0

@@ -67,7 +67,7 @@ class CrazeOps(AppBase):
         return o.CrazeCreateOptions(
             machine=host.address,
             options=o.CrazeOptions(
-                providers=[{"id": name, "label": name} for name in source.providers],
+                providers=[provider.row() for provider in source.providers],
                 recent_dirs=list(source.recent_dirs),
                 default_provider=source.default_provider,
             ),
@@ -113,7 +113,7 @@ class CrazeOps(AppBase):
                 source="craze",
                 workdir=request.cwd,
                 extra={
-                    "provider": request.provider or "claude",
+                    "provider": request.provider or self._default_provider(host),
                     "agent_lane": {"kind": "craze", "session_id": host_id},
                 },
             )
@@ -135,9 +135,13 @@ class CrazeOps(AppBase):
     def _craze_alive(self, host_id: str) -> bool:
         return any(s.source == "craze" and s.slug == host_id for s in self.model.sessions)
 
+    def _default_provider(self, host: HostId) -> str | None:
+        source = self.model.machines[host.name].craze
+        return None if source is None else source.default_provider
+
     def _providers(self, host: HostId) -> list[str]:
         source = self.model.machines[host.name].craze
-        return [] if source is None else source.providers
+        return [] if source is None else [provider.id for provider in source.providers]
 
     def op_craze_create(self, p: o.CrazeCreateParams, raw: Any) -> Any:
         """Validate, gate, then attempt: send, one retry under the same id, outcome_unknown.

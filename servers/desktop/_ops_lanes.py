@@ -4,10 +4,12 @@ A lane is opened by ``lane.open`` (the row looked up in the namespace its
 ``kind`` names) and every other op but ``lane.close`` needs it open. The
 reads (``lane.open``, ``lane.messages``, ``lane.approvals``, ``lane.settings``)
 answer from the app's own state. The verbs go down the
-lane: on a reconnecting lane they wait (up to 10 s) for it to come back or
+lane: on a reconnecting craze lane they wait (up to 10 s) for it to come back or
 fail ``unavailable`` unsent; with a lost answer they apply and fail
 ``outcome_unknown``. The served form really waits
 (:meth:`LaneOps.lane_verb_async`); the synchronous form compresses the wait.
+An opencode lane's verbs do not wait: each is one request, ``unavailable`` in
+shed-opencode's ``dial_error`` words when it goes unanswered.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import anyio
 from shedproto.desktop import (
     CRAZE_LANE,
     LANE_KINDS,
+    OPENCODE_LANE,
+    OPENCODE_URL,
     DesktopCode,
     DesktopError,
     craze_host,
@@ -28,6 +32,8 @@ from shedproto.desktop import (
     lane_verb_wait,
     no_lane_stamp,
     no_open_lane,
+    opencode_unreachable,
+    opencode_verb_path,
     parse_lane_answer,
     parse_lane_setting,
     parse_send_mode,
@@ -117,13 +123,32 @@ class LaneOps(AppBase):
     def _verb(self, verb: str, p: Any, apply: Callable[[Lane], None]) -> Any:
         """Send ``verb``: refuse it unsent on a lane that stays down, else apply it."""
         lane = self._lane(p)
-        if lane_verb_wait(verb, lane.reconnect_in, wait=self.model.lane_reconnect_wait) > 0:
+        unanswered = self._opencode_failure(verb, p, lane)
+        if unanswered is not None:  # opencode's adapter: one request, no wait
+            if lane.reconnect_in is not None and lane.reconnect_in > 0:
+                raise unanswered
+        elif lane_verb_wait(verb, lane.reconnect_in, wait=self.model.lane_reconnect_wait) > 0:
             lane.reconnected()  # it came back within the wait
         apply(lane)
         if lane.lost_answers > 0:
             lane.lost_answers -= 1
-            raise lane_answer_lost(verb)
+            raise lane_answer_lost(verb) if unanswered is None else unanswered
         return o.Empty()
+
+    @staticmethod
+    def _opencode_failure(verb: str, p: Any, lane: Lane) -> DesktopError | None:
+        """Return an opencode verb's ``dial_error`` (``None``: a craze lane, or a verb not read)."""
+        if p.kind != OPENCODE_LANE:
+            return None
+        try:
+            path = opencode_verb_path(
+                verb, p.session_id, getattr(p, "approval_id", ""), getattr(p, "answer", None)
+            )
+        except KeyError:
+            return None
+        stamp = lane.session.get("agent_lane")
+        url = stamp.get("server_url") if isinstance(stamp, dict) else None
+        return opencode_unreachable(path, url or OPENCODE_URL)
 
     def _check_payload(self, verb: str, p: Any) -> None:
         """Read the verb's payload as ipc.rs does, before the lane is looked up."""
@@ -138,6 +163,8 @@ class LaneOps(AppBase):
         """Wait as the app does for a reconnecting lane before ``verb`` is sent (served form)."""
         self._check_payload(verb, p)
         lane = self._lane(p)
+        if self._opencode_failure(verb, p, lane) is not None:
+            return  # opencode's adapter does not wait
         limit = self.model.lane_reconnect_wait
         try:
             wait = lane_verb_wait(verb, lane.reconnect_in, wait=limit)
@@ -168,6 +195,9 @@ class LaneOps(AppBase):
 
     def op_lane_send(self, p: o.LaneSendParams, raw: Any) -> Any:
         mode = parse_send_mode(p.mode)
+        if mode == "interject" and p.kind == OPENCODE_LANE:
+            self._lane(p)  # shed-opencode ``send``: no interject, refused before the wire
+            raise lane_error(DesktopCode.NOT_ACCEPTING)
 
         def apply(lane: Lane) -> None:
             lane.messages.append({"role": "user", "text": p.text, "mode": mode})

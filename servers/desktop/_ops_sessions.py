@@ -16,6 +16,7 @@ from shedproto.desktop import (
     LaunchPolicy,
     classify_pane,
     fingerprint_changed,
+    hooks_result,
     launch_fields,
     launch_target,
     parse_host_id,
@@ -135,7 +136,12 @@ class SessionOps(Rc14Ops):
             if session.origin == origin and session.slug == slug:
                 del self.model.sessions[index]
                 return o.Empty()
-        raise DesktopError(self.dialect.internal, f"{origin} lists no agent session {slug}")
+        # RoostHosts::listed_row (roost_hosts.rs:1233-1245@9668981)
+        raise DesktopError(
+            self.dialect.internal,
+            f"{origin} lists no agent session {slug}: a tab id is only closable on the host"
+            " whose rows carry it",
+        )
 
     def op_rc_kill(self, p: o.RcKillParams, raw: Any) -> Any:
         if self._rc_session_model:
@@ -169,13 +175,14 @@ class SessionOps(Rc14Ops):
         return o.Empty()
 
     def op_machine_kill(self, p: o.MachineKillParams, raw: Any) -> Any:
-        # RoostHosts::kill (roost_hosts.rs@0041e17): the host id, the registered host,
-        # then the slug as a tab id; every failure is action_failed (ipc.rs machine_kill)
+        # RoostHosts::kill (roost_hosts.rs:1277-1317@9668981): the host id, the registered
+        # host, the slug as the tab id it parses to, then a row of this host's carrying it;
+        # every failure is action_failed (ipc.rs machine_kill)
         host = self._launch_host(p.machine)
         self._watched(host)
         if not _is_tab_id(p.slug):
             raise DesktopError(FAILED, f"{rust_debug(p.slug)} is not a roost tab id")
-        return self._kill(host.origin, p.slug)
+        return self._kill(host.origin, str(int(p.slug.strip())))
 
     def _watched(self, host: HostId) -> None:
         """Refuse a host the app does not watch, as ``RoostHosts::known`` words it."""
@@ -309,17 +316,12 @@ class SessionOps(Rc14Ops):
             session_id=f"stand-in-{host.origin}",
             path_warning=None,
             backup_warning=None,
-            hooks={
-                "client": CLIENT_LABEL,
-                "applied": True,
-                "wired": [],
-                "refreshed": [],
-                "removed": [],
-                "skipped": [],
-                "errors": [],
-                "error": None,
-            },
+            hooks=self._wire_hooks(host),
         )
+
+    def _wire_hooks(self, host: HostId) -> dict[str, Any]:
+        """Run the hooks step that follows shed's start (``hooks_json``'s shape)."""
+        return hooks_result(CLIENT_LABEL, self.model.agent_hooks.raise_hooks(host.origin))
 
     def op_roost_bootstrap(self, p: o.RoostBootstrapParams, raw: Any) -> Any:
         """Install at once (the synchronous form, for ``DesktopApp.handle``).

@@ -69,6 +69,7 @@ from ._envelope import (
     request_line,
 )
 from ._errors import DesktopError
+from ._hooks import HOOK_NOT_INSTALLED, ROOST_WIRED_AGENTS, agent_hooks_reply, hooks_result
 from ._lanes import (
     CRAZE_LANE,
     LANE_KINDS,
@@ -86,6 +87,13 @@ from ._lanes import (
     unsupported_lane,
 )
 from ._machines import RESERVED_MACHINE, NewMachine, read_machine_add
+from ._opencode import (
+    OPENCODE_LANE,
+    OPENCODE_URL,
+    opencode_segment,
+    opencode_unreachable,
+    opencode_verb_path,
+)
 from ._params import check_gate, decode_params, resolve_op, validate_request
 from ._paths import (
     MOCK_UNREACHABLE_URL,
@@ -216,6 +224,11 @@ __all__ = [
     "parse_send_mode",
     "parse_lane_answer",
     "parse_lane_setting",
+    "OPENCODE_LANE",
+    "OPENCODE_URL",
+    "opencode_segment",
+    "opencode_unreachable",
+    "opencode_verb_path",
     "RESERVED_MACHINE",
     "NewMachine",
     "read_machine_add",
@@ -223,6 +236,10 @@ __all__ = [
     "BootstrapLedger",
     "fingerprint_changed",
     "require_consent",
+    "HOOK_NOT_INSTALLED",
+    "ROOST_WIRED_AGENTS",
+    "agent_hooks_reply",
+    "hooks_result",
     "IDEMPOTENCY_WINDOW",
     "REQUEST_ID_PATTERN",
     "CrazeCreateRequest",

@@ -66,6 +66,9 @@ class OpShape:
     typing: TauriTyping = TauriTyping.LENIENT
     missing: Mapping[str, str] = field(default_factory=dict)
     """Tauri messages that replace ``missing '<key>'`` for particular keys."""
+    raw: frozenset[str] = frozenset()
+    """Tauri keys read with ``params.get(key)`` alone: an explicit ``null`` is
+    present (only an absent key is ``missing '<key>'``) and reaches the op."""
     refusal: tuple[str, str] | None = None
     """For ``REFUSED_IN_TEST``: the (code, message) the dialect answers."""
     reads_raw: bool = False
@@ -248,9 +251,9 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "lane.cancel": _t(o.LaneParams, _E),
     "lane.stop": _t(o.LaneParams, _E),
     "lane.close": _t(o.LaneParams, _E),
-    "lane.answer": _t(o.LaneAnswerParams, _E, missing={"answer": "missing 'answer'"}),
+    "lane.answer": _t(o.LaneAnswerParams, _E, raw=frozenset({"answer"})),
     "lane.settings": _t(o.LaneParams, o.LaneSettings),
-    "lane.set": _t(o.LaneSetParams, _E, missing={"change": "missing 'change'"}),
+    "lane.set": _t(o.LaneSetParams, _E, raw=frozenset({"change"})),
     # 3.4 approvals
     "approvals.list": _both(_NP, o.ApprovalsList),
     "approval.decide": (

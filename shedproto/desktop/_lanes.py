@@ -10,8 +10,11 @@ The digest's contract for a verb sent down a craze lane (``lane.send``,
   :data:`LANE_RECONNECT_WAIT`, then fails ``unavailable``: it was never sent,
   so a retry is safe.
 
-Pure: the time until the lane is back is an input. The wait and lost-answer
-messages are ours (the adapters' were not recovered); the codes are the contract's.
+Pure: the time until the lane is back is an input. The texts are the craze
+adapter's (charliek/shed ``crates/shed-craze/src/lane.rs@7639900``
+``LaneShared::connected`` and ``call_on``, ``errors.rs@2cd01ef``
+``outcome_unknown``); the app carries them whole. The opencode adapter's own
+texts were not read: the stand-in words every lane as craze's.
 
 What the app's lane layer answers before any verb is sent is its own
 (charliek/shed ``desktop/tauri/src-tauri/src/lane.rs@9a84ddf``, the version whose
@@ -30,6 +33,7 @@ from typing import Any
 
 from ._codes import DesktopCode
 from ._errors import DesktopError
+from ._opencode import OPENCODE_LANE
 from ._rules import json_word, rust_debug
 
 __all__ = [
@@ -57,6 +61,24 @@ LANE_VERBS = frozenset({"lane.send", "lane.cancel", "lane.stop", "lane.answer", 
 """The ops that send a verb down the lane (the reads answer from the app's own state)."""
 
 
+_VERB_NOUNS = {
+    "lane.send": "prompt",
+    "lane.cancel": "cancel",
+    "lane.stop": "stop",
+    "lane.answer": "answer",
+    "lane.set": "set",
+}
+"""The word each craze ``AgentLane`` method names its verb by (``command``/``connected``)."""
+
+
+def rust_duration(seconds: float) -> str:
+    """Render ``seconds`` as Rust's ``Duration`` ``Debug`` does (``10s``, ``2.5s``, ``250ms``)."""
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "\u00b5s")):
+        if seconds >= scale:
+            return f"{seconds / scale:.9f}".rstrip("0").rstrip(".") + unit
+    return f"{round(seconds * 1e9)}ns"
+
+
 def lane_verb_wait(
     verb: str, reconnect_in: float | None, *, wait: float = LANE_RECONNECT_WAIT
 ) -> float:
@@ -75,23 +97,26 @@ def lane_verb_wait(
     if reconnect_in > wait:
         raise DesktopError(
             DesktopCode.UNAVAILABLE,
-            f"{verb}: the lane is reconnecting and was not back within {wait:g} s; "
-            "nothing was sent (a retry is safe)",
+            f"not connected to craze within {rust_duration(wait)}; the "
+            f"{_VERB_NOUNS.get(verb, verb)} was not sent \u2014 try again",
         )
     return reconnect_in
 
 
 def lane_answer_lost(verb: str) -> DesktopError:
-    """Return the failure for a verb whose answer was lost (it may have run; never resent)."""
+    """Return the failure for a verb whose answer was lost to a drop (it may have run).
+
+    The same words for every verb: craze's connection dropped under it.
+    """
     return DesktopError(
         DesktopCode.OUTCOME_UNKNOWN,
-        f"{verb}: the lane's answer was lost; it may have run and was not resent",
+        "outcome unknown: the connection to craze dropped; check the transcript",
     )
 
 
 CRAZE_LANE = "craze"
 """The craze adapter's kind: its lanes are the craze source's rows, not roost's stamps."""
-LANE_KINDS = ("opencode", CRAZE_LANE)
+LANE_KINDS = (OPENCODE_LANE, CRAZE_LANE)
 """The ``agent_lane`` kinds the app has an adapter for (lane.rs ``LANE_KINDS``), in its order."""
 
 _BAD = DesktopCode.BAD_REQUEST
@@ -259,7 +284,12 @@ def parse_lane_setting(change: Any) -> dict[str, Any]:
 
     """
     if not isinstance(change, dict):
-        raise _setting_refusal("invalid type: expected internally tagged enum LaneSettingChange")
+        # serde_json names a scalar (a JSON null is `null`); a list it would read as the
+        # enum's sequence form, which this stand-in does not model
+        word = "" if isinstance(change, list) else f"{json_word(change)}, "
+        raise _setting_refusal(
+            f"invalid type: {word}expected internally tagged enum LaneSettingChange"
+        )
     kind = change.get("kind")
     if "kind" not in change:
         raise _setting_refusal("missing field `kind`")

@@ -14,7 +14,8 @@ as absent (Swift's ``decodeIfPresent``); for a required one it is ``valueNotFoun
 
 Tauri: unknown keys are dropped; ``params`` that is not an object reads as
 ``{}``. A required string that is absent or not a string is ``bad_request``
-``missing '<key>'``; a mistyped optional is absent (lenient ops), refused as
+``missing '<key>'`` (a key the op reads raw, :attr:`OpShape.raw`, only when
+absent: its ``null`` reaches the op); a mistyped optional is absent (lenient ops), refused as
 ``'<key>' must be a string`` (strict ops) or refused with a serde-style
 message (serde-typed ops).
 """
@@ -238,7 +239,8 @@ def _struct_elements(annotation: Any) -> type[Any] | None:
 def _decode_tauri(shape: OpShape, params: Any) -> Params:
     source = params if isinstance(params, dict) else {}
     allowed = _allowed(shape.params)
-    present = {k: v for k, v in source.items() if k in allowed and v is not None}
+    raw = shape.raw
+    present = {k: v for k, v in source.items() if k in allowed and (v is not None or k in raw)}
     try:  # fast path: everything present is well typed
         return msgspec.convert(present, shape.params, strict=True)
     except msgspec.ValidationError:
@@ -248,7 +250,7 @@ def _decode_tauri(shape: OpShape, params: Any) -> Params:
         key = info.encode_name
         value = source.get(key)
         required = info.required
-        if value is None:
+        if value is None and not (key in raw and key in source):
             if required:
                 if shape.typing is TauriTyping.SERDE:
                     raise DesktopError(DesktopCode.BAD_REQUEST, f"missing field `{key}`")

@@ -15,6 +15,8 @@ from shedproto.desktop import (
     BootstrapLedger,
     DesktopCode,
     Dialect,
+    agent_hooks_reply,
+    hooks_result,
     require_consent,
 )
 from shedproto.servers.desktop import DesktopModel
@@ -35,8 +37,8 @@ def test_consent_is_required_and_missing_means_false() -> None:
 
 def test_ledger_refuses_a_second_run_of_the_same_host() -> None:
     # Refusal::AlreadyBootstrapping, its code and sentence:
-    # charliek/shed desktop/tauri/src-tauri/src/roost_hosts.rs@0041e17 (Refusal::code,
-    # RoostHosts::bootstrap)
+    # charliek/shed desktop/tauri/src-tauri/src/roost_hosts.rs:372-378,1406-1539@0041e17
+    # (Refusal::code, RoostHosts::bootstrap)
     ledger = BootstrapLedger()
     assert ledger.budget == BOOTSTRAP_BUDGET == 600.0
     ledger.begin("machine:mini", now=100.0)
@@ -85,28 +87,22 @@ async def until_running(model: DesktopModel) -> None:
 
 
 def installed(origin: str, name: str) -> dict[str, object]:
-    """The stand-in's ``installed_json`` (roost_hosts.rs@0041e17): every key present."""
+    """The stand-in's ``installed_json`` (roost_hosts.rs:1880-1894@0041e17): every key."""
     dest = f"/home/{name}/.local/bin/roost-session"
     return {
         "ok": True,
         "target": origin,
         "plan": {"kind": "install", "needs_source": True, "dest": dest},
         "dest": dest,
-        "verdict": "ready pid=4242",  # roost's readiness verdict (bootstrap/machines.rs@3170191)
+        # roost's readiness verdict (bootstrap/machines.rs:407-434@3170191, Installed)
+        "verdict": "ready pid=4242",
         "session_protocol": 6,
         "session_id": f"stand-in-{origin}",
         "path_warning": None,
         "backup_warning": None,
-        "hooks": {
-            "client": "shed-desktop",
-            "applied": True,
-            "wired": [],
-            "refreshed": [],
-            "removed": [],
-            "skipped": [],
-            "errors": [],
-            "error": None,
-        },
+        # hooks_json (roost_hosts.rs:1898-1911@0041e17): a host without agent config dirs skips
+        # all five the raise names (test_bootstrap_hooks.py)
+        "hooks": hooks_result("shed-desktop", agent_hooks_reply(present=(), announced=())),
     }
 
 

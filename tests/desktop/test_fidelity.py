@@ -72,7 +72,7 @@ def test_identify_tauri_v0_0_14_sends_six_keys_mock_null() -> None:
 def test_identify_tauri_latest_adds_broker_mode() -> None:
     """charliek/shed desktop/tauri/src-tauri/src/ipc.rs:590-599,681-690@2cd01ef: the payload
     plus ``broker_mode``, the broker's ``{effective, pref, restart_required}`` fragment
-    (desktop/tauri/src-tauri/src/broker.rs@51bd544, ``identify_fragment``)."""
+    (desktop/tauri/src-tauri/src/broker.rs:143-149@51bd544, ``identify_fragment``)."""
     result = answer(TAURI, DesktopModel(), "identify")["result"]
     assert result["broker_mode"] == {
         "effective": "embedded",

@@ -1,20 +1,20 @@
 """The newer Tauri app's Rust-core answers: machines, auth modes, provider modes, lanes, craze.
 
-Read against charliek/shed, cited by function name (the stored texts are served by
-character offset; their lines were not counted):
+Read against charliek/shed, at these stored versions (lines counted on the stored text):
 
-- ``desktop/tauri/src-tauri/src/machines.rs@9a84ddf`` ``add_from_json``,
-  ``reject_reserved_name``; ``crates/shed-core/src/config_edit.rs@156fbed``
-  ``insert_machine``, ``EditError``;
-- ``crates/shed-app/src/auth_modes.rs@c7d4c85`` ``AuthModeRegistry::snapshot``;
-- ``crates/shed-app/src/coordinator.rs@861fedae`` ``set_provider_mode``,
-  ``provider_modes``;
-- ``desktop/tauri/src-tauri/src/lane.rs@9a84ddf`` ``LaneFailure``, ``Lanes::open``,
-  ``open_entry``, ``lane_stamp``, ``parse_answer``, ``parse_setting``, ``parse_mode``;
-- ``desktop/tauri/src-tauri/src/roost_hosts.rs@9668981`` ``craze_ask``,
-  ``craze_open_terminal``, ``RunCommand::parse``;
-  ``crates/shed-core/src/craze.rs@9a84ddf`` ``attach_argv``/``BadHostId``;
-- ``crates/shed-core/src/roost/bootstrap/copy.rs@0041e17`` ``fingerprint_changed``.
+- ``desktop/tauri/src-tauri/src/machines.rs:76-166,54-62@9a84ddf`` (``add_from_json``,
+  ``reject_reserved_name``); ``crates/shed-core/src/config_edit.rs:75-123,29-59@156fbed``
+  (``insert_machine``, ``EditError`` and its ``Display``);
+- ``crates/shed-app/src/auth_modes.rs:220-231@c7d4c85`` (``AuthModeRegistry::snapshot``);
+- ``crates/shed-app/src/coordinator.rs:965-973,270-290@861fedae`` (``set_provider_mode``,
+  ``provider_modes``);
+- ``desktop/tauri/src-tauri/src/lane.rs@9a84ddf``: ``LaneFailure`` 321-413, ``Lanes::open``
+  836-963, ``open_entry`` 1303-1324, ``lane_stamp`` 1332-1359, ``parse_answer`` 1711-1841,
+  ``parse_setting`` 1853-1877, ``parse_mode`` 1880-1888;
+- ``desktop/tauri/src-tauri/src/roost_hosts.rs@9668981``: ``craze_ask`` 1476-1522,
+  ``craze_open_terminal`` 1618-1683, ``RunCommand::parse`` 3292-3307;
+  ``crates/shed-core/src/craze.rs:212-224,193-195@9a84ddf`` (``attach_argv``, ``BadHostId``);
+- ``crates/shed-core/src/roost/bootstrap/copy.rs:340-345@0041e17`` (``fingerprint_changed``).
 
 The ipc.rs arms that call them are at ``2cd01ef`` (``machine_add``, ``hosts_auth``,
 ``set_provider``, ``lane_*``, ``craze_*``, ``roost_run``).
@@ -108,7 +108,8 @@ def _refusal(call: Any) -> tuple[str, str]:
     ],
 )
 def test_machine_add_refusals_are_add_from_json_s(params: dict[str, Any], message: str) -> None:
-    """machines.rs@9a84ddf ``add_from_json`` -> config_edit.rs@156fbed ``insert_machine``;
+    """machines.rs:76-166@9a84ddf (``add_from_json``) -> config_edit.rs:75-123@156fbed
+    (``insert_machine``);
     ipc.rs ``machine_add``@2cd01ef answers every refusal ``bad_request``."""
     model = DesktopModel()
     model.add_machine("mini")
@@ -135,9 +136,9 @@ def test_machine_add_reads_strings_trimmed_and_a_port_string() -> None:
 
 
 def test_hosts_auth_is_the_registry_snapshot_sorted_token_or_mtls() -> None:
-    """auth_modes.rs@c7d4c85 ``snapshot`` (sorted by name; ``AuthMode::as_str`` is ``token``
-    or ``mtls``, an absent or unknown config mode reads ``token``; ``learned`` only once a
-    mint proved it this session); ipc.rs ``hosts_auth``@2cd01ef."""
+    """auth_modes.rs:220-231@c7d4c85 (``snapshot``: sorted by name; ``AuthMode::as_str``
+    is ``token`` or ``mtls``, an absent or unknown config mode reads ``token``;
+    ``learned`` only once a mint proved it this session); ipc.rs ``hosts_auth``@2cd01ef."""
     model = DesktopModel()
     model.add_host("zeta", auth_mode="mtls")
     model.add_host("alpha", auth_mode="weird", auth_learned=True)
@@ -152,9 +153,9 @@ def test_hosts_auth_is_the_registry_snapshot_sorted_token_or_mtls() -> None:
 
 
 def test_provider_modes_start_empty_and_only_provider_namespaces_take_a_mode() -> None:
-    """coordinator.rs@861fedae: ``provider_modes`` is the map as kept (empty until set; an
-    absent namespace is deny), ``set_provider_mode`` refuses any namespace but
-    ``aws-credentials``/``docker-credentials``; ipc.rs ``set_provider``@2cd01ef reads
+    """coordinator.rs@861fedae: ``provider_modes`` (286-290) is the map as kept (empty
+    until set; an absent namespace is deny), ``set_provider_mode`` (965-973) refuses any
+    namespace but ``aws-credentials``/``docker-credentials``; ipc.rs ``set_provider``@2cd01ef reads
     ``{namespace, decision}`` by serde first, then answers the refusal ``bad_request``."""
     model = DesktopModel()
     assert _ok(answer(TAURI, model, "prefs.provider_modes")) == {}
@@ -199,7 +200,7 @@ def _lane_model() -> DesktopModel:
 def test_a_lane_op_before_lane_open_says_call_lane_open_first(
     op: str, extra: dict[str, Any]
 ) -> None:
-    """lane.rs@9a84ddf ``open_entry``: a row that carries a lane but has none open is
+    """lane.rs:1303-1324@9a84ddf (``open_entry``): a row that carries a lane but has none open is
     ``no_lane`` ``no lane is open for session "<id>" on machine "<m>" — call lane.open
     first``; after ``lane.open`` the op reaches the lane, after ``lane.close`` it is refused
     again."""
@@ -219,7 +220,7 @@ def test_a_lane_op_before_lane_open_says_call_lane_open_first(
 
 
 def test_a_stamp_of_a_kind_no_adapter_speaks_is_unsupported_lane() -> None:
-    """lane.rs@9a84ddf ``Lanes::open``: a roost stamp whose kind is not in ``LANE_KINDS``
+    """lane.rs:836-963@9a84ddf (``Lanes::open``): a roost stamp whose kind is not in ``LANE_KINDS``
     (``opencode``, ``craze``) is ``unsupported_lane``, named: ``this build has no adapter
     for agent lanes of kind "<k>" (it speaks opencode and craze)``; a kind no row is
     stamped with stays ``no_lane``."""
@@ -262,7 +263,7 @@ def test_lane_verb_payloads_are_read_before_the_lane() -> None:
 
 
 def test_parse_mode_trims_and_defaults_to_queue() -> None:
-    """lane.rs@9a84ddf ``parse_mode``: trimmed; absent or blank is queue."""
+    """lane.rs:1880-1888@9a84ddf (``parse_mode``): trimmed; absent or blank is queue."""
     assert [parse_send_mode(m) for m in (None, "", " queue ", "interject")] == [
         "queue", "queue", "queue", "interject"
     ]  # fmt: skip
@@ -306,13 +307,13 @@ def test_parse_mode_trims_and_defaults_to_queue() -> None:
     ],
 )
 def test_parse_answer_refusals(value: Any, message: str) -> None:
-    """lane.rs@9a84ddf ``parse_answer``: exactly one form, nothing beside it but
+    """lane.rs:1711-1841@9a84ddf (``parse_answer``): exactly one form, nothing beside it but
     ``question``'s ``custom_text``, each form strict (serde's tail on ``question``)."""
     assert _refusal(lambda: parse_lane_answer(value)) == ("bad_request", message)
 
 
 def test_parse_answer_keeps_an_opaque_choice_and_a_question_with_free_text() -> None:
-    """lane.rs@9a84ddf ``parse_answer``: a choice id is never trimmed; ``custom_text``
+    """lane.rs:1711-1841@9a84ddf (``parse_answer``): a choice id is never trimmed; ``custom_text``
     rides beside ``question``."""
     assert parse_lane_answer({"choice": "  p 2  "}) == {"choice": "  p 2  "}
     both = {"question": [["yes"], []], "custom_text": [None, " typed "]}
@@ -332,7 +333,7 @@ def test_parse_answer_keeps_an_opaque_choice_and_a_question_with_free_text() -> 
     ],
 )
 def test_parse_setting_is_strict(value: Any, tail: str) -> None:
-    """lane.rs@9a84ddf ``parse_setting``: the app's prefix ``a setting change is {kind:
+    """lane.rs:1853-1877@9a84ddf (``parse_setting``): the app's prefix ``a setting change is {kind:
     "model"|"mode", id} or {kind: "config", id, value}:`` and serde's reason (its wording
     modelled on serde's, not read)."""
     prefix = 'a setting change is {kind: "model"|"mode", id} or {kind: "config", id, value}: '
@@ -347,8 +348,9 @@ def test_parse_setting_is_strict(value: Any, tail: str) -> None:
 
 
 def test_open_terminal_checks_the_host_id_then_the_row_with_no_source_gate() -> None:
-    """roost_hosts.rs@9668981 ``craze_open_terminal``: ``HostId::parse`` (``bad_request``),
-    then shed-core craze.rs@9a84ddf ``attach_argv``'s ``BadHostId`` (``bad_request``
+    """roost_hosts.rs:1618-1683@9668981 (``craze_open_terminal``): ``HostId::parse``
+    (``bad_request``), then shed-core craze.rs:212-224@9a84ddf ``attach_argv``'s
+    ``BadHostId`` (193-195; ``bad_request``
     ``not a craze host id (twelve lowercase hex digits): "<id>"``), then the host's craze
     rows: a session it does not hold -- an unwatched host too -- is ``unknown_session``
     ``<token> lists no craze session "<id>"``. (craze.rs's ``CrazeFailure`` doc lists "a
@@ -379,7 +381,7 @@ def test_open_terminal_checks_the_host_id_then_the_row_with_no_source_gate() -> 
 
 
 def test_create_sheet_refusals_are_craze_ask_s() -> None:
-    """roost_hosts.rs@9668981 ``craze_ask``: an unwatched host is ``bad_request`` with
+    """roost_hosts.rs:1476-1522@9668981 (``craze_ask``): an unwatched host is ``bad_request`` with
     ``unknown_host``'s words; ``no_craze`` ``<token> has no craze source``; too old
     ``too_old`` ``craze on this machine is too old for shed; update it``; a live hub
     without the capability ``too_old`` ``update craze on this machine: its hub cannot
@@ -422,7 +424,7 @@ RUN_REFUSAL = (
 
 @pytest.mark.parametrize("command", [None, 7, "", "   ", "\u00a0", "\t\n"])
 def test_run_command_refusal_is_run_command_parse_s(command: Any) -> None:
-    """roost_hosts.rs@9668981 ``RunCommand::parse``: absent (a non-string reads absent,
+    """roost_hosts.rs:3292-3307@9668981 (``RunCommand::parse``): absent (a non-string reads absent,
     ipc.rs ``run_command``@2cd01ef) or blank by Rust's ``trim`` -- a lone no-break space
     included -- is ``bad_request`` in its one sentence."""
     model = DesktopModel()
@@ -435,8 +437,8 @@ def test_run_command_refusal_is_run_command_parse_s(command: Any) -> None:
 
 
 def test_bootstrap_fingerprint_failure_is_shed_cores_sentence() -> None:
-    """roost_hosts.rs@9668981 ``bootstrap``: a stale fingerprint is
-    ``bootstrap::copy::fingerprint_changed(&token)`` (copy.rs@0041e17): ``<token> changed
+    """roost_hosts.rs:2535-2537@9668981 (``bootstrap``): a stale fingerprint is
+    ``bootstrap::copy::fingerprint_changed(&token)`` (copy.rs:340-345@0041e17): ``<token> changed
     since you were asked — nothing was changed; look again.``, ``restored`` null."""
     model = DesktopModel()
     model.add_machine("mini")
@@ -468,10 +470,11 @@ def test_bootstrap_fingerprint_failure_is_shed_cores_sentence() -> None:
 def test_machines_list_rows_carry_the_craze_status(
     source: CrazeSource | None, craze: tuple[str, str | None, bool]
 ) -> None:
-    """roost_hosts.rs@9668981 ``status_locked``: every row carries ``craze``, craze.rs@9a84ddf
-    ``CrazeState::status``: ``{state, cause, create, create_options}``, every key present;
-    no source (or never reached) ``absent``, not installed ``absent`` with cause
-    ``not_installed``, too old ``offline`` ``too_old``; the capabilities only while live."""
+    """roost_hosts.rs:2020-2076@9668981 (``status_locked``): every row carries ``craze``,
+    craze.rs:570-590@9a84ddf (``CrazeState::status``): ``{state, cause, create,
+    create_options}``, every key present; no source (or never reached) ``absent``, not
+    installed ``absent`` with cause ``not_installed``, too old ``offline`` ``too_old``; the
+    capabilities only while live."""
     model = DesktopModel()
     model.add_machine("mini", craze=source)
     rows = _ok(answer(TAURI, model, "machines.list"))["machines"]
@@ -483,9 +486,9 @@ def test_machines_list_rows_carry_the_craze_status(
 
 
 def test_adapter_refusals_carry_lane_errors_display() -> None:
-    """shed-core lane.rs@6c5536a ``LaneError``'s ``Display``, carried whole by lane.rs@9a84ddf
-    ``LaneFailure::message``: an answer to an approval the lane does not hold is
-    ``unknown_approval`` ``no such approval``."""
+    """shed-core lane.rs:1084-1121@6c5536a (``LaneError``'s ``Display``), carried whole by
+    lane.rs:390-400@9a84ddf (``LaneFailure::message``): an answer to an approval the lane
+    does not hold is ``unknown_approval`` ``no such approval``."""
     model = _lane_model()
     _ok(answer(TAURI, model, "lane.open", CRAZE_LANE))
     params = {**CRAZE_LANE, "approval_id": "gone", "answer": {"reject": True}}
@@ -530,8 +533,9 @@ def test_the_payload_readers_answer_or_refuse_bad_request(answer_value: Any, cha
 
 
 def test_a_host_without_a_craze_source_lists_no_craze_lane() -> None:
-    """roost_hosts.rs@9668981 ``craze_lanes``: the craze rows a host lists are its craze
-    source's, so a host whose source is gone lists none, and lane.rs@9a84ddf ``lane_stamp``
+    """roost_hosts.rs:1785-1813@9668981 (``craze_lanes``): the craze rows a host lists are
+    its craze source's, so a host whose source is gone lists none, and lane.rs:1332-1359@9a84ddf
+    (``lane_stamp``)
     answers ``no_lane`` for them."""
     model = _lane_model()
     model.machines["mini"].craze = None

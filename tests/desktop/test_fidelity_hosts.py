@@ -49,13 +49,13 @@ def _tauri(op: str, params: Any = None, model: DesktopModel | None = None) -> An
 
 
 def test_machines_list_rows_are_the_status_rows() -> None:
-    """roost_hosts.rs@0041e17 ``status_locked``; ipc.rs ``machines_list``@2cd01ef.
+    """roost_hosts.rs:1033-1077@0041e17 (``status_locked``); ipc.rs ``machines_list``@2cd01ef.
 
     ``{name, label, origin, kind, server, reachable, connected_once, sessions, detail,
     down_kind}``: every key present, ``server`` ``null`` for a machine, ``detail`` and
     ``down_kind`` only while unreachable. No ``roost_watched`` (no version has it). The
-    craze-era version (roost_hosts.rs@9668981) adds ``craze``, a host with no craze
-    source ``absent`` (test_fidelity_core.py has its states).
+    craze-era version (roost_hosts.rs:2020-2076@9668981) adds ``craze`` (2070-2072), a
+    host with no craze source ``absent`` (test_fidelity_core.py has its states).
     """
     model = _model()
     model.add_roost_session("machine:mini", "4")
@@ -96,8 +96,9 @@ def test_machines_list_rows_are_the_status_rows() -> None:
 
 
 def test_capabilities_of_an_unwatched_host_names_the_watched_ones() -> None:
-    """roost_hosts.rs@0041e17 ``capabilities`` -> ``known`` -> ``unknown_host``; ipc.rs
-    ``machine_capabilities``@2cd01ef answers it ``action_failed``."""
+    """roost_hosts.rs@0041e17 ``capabilities`` (857-860) -> ``known`` (961-967) ->
+    ``unknown_host`` (1963-1968); ipc.rs ``machine_capabilities``@2cd01ef answers it
+    ``action_failed``."""
     assert _error(_tauri("machine.capabilities", {"machine": "nowhere"})) == (
         "action_failed",
         UNWATCHED,
@@ -119,7 +120,7 @@ def test_capabilities_of_an_unwatched_host_names_the_watched_ones() -> None:
 def test_machine_kill_checks_the_host_then_the_tab_id(
     params: dict[str, str], message: str
 ) -> None:
-    """roost_hosts.rs@0041e17 ``kill``: ``HostId::parse``, ``reach``, then
+    """roost_hosts.rs:820-844@0041e17 (``kill``): ``HostId::parse``, ``reach``, then
     ``parse_tab_id``; ipc.rs ``machine_kill``@2cd01ef answers all ``action_failed``."""
     code, text = _error(_tauri("machine.kill", params))
     assert code == "action_failed"
@@ -127,10 +128,33 @@ def test_machine_kill_checks_the_host_then_the_tab_id(
 
 
 def test_machine_kill_takes_a_trimmed_integer_slug() -> None:
-    """roost_hosts.rs@0041e17 ``parse_tab_id``: ``slug.trim().parse::<i64>()``."""
+    """roost_hosts.rs:1971-1975@0041e17 (``parse_tab_id``): ``slug.trim().parse::<i64>()``."""
     model = _model()
     model.add_roost_session("machine:mini", "4")
     assert _ok(_tauri("machine.kill", {"machine": "mini", "slug": "4"}, model)) == {}
+
+
+@pytest.mark.parametrize("slug", ["4", " 4 ", "+04"])
+def test_machine_kill_closes_the_tab_the_slug_parses_to(slug: str) -> None:
+    """roost_hosts.rs:1277-1317@9668981 (``kill``): the slug is the tab id it parses to
+    (``parse_tab_id``, 3153-3157), so a padded or signed spelling closes the same tab."""
+    model = _model()
+    model.add_roost_session("machine:mini", "4")
+    assert _ok(_tauri("machine.kill", {"machine": "mini", "slug": slug}, model)) == {}
+    assert not model.sessions
+
+
+@pytest.mark.parametrize("slug", ["9", " 09 "])
+def test_machine_kill_of_a_tab_the_host_does_not_list_says_where_ids_close(slug: str) -> None:
+    """roost_hosts.rs:1233-1245@9668981 (``listed_row``, called by ``kill`` at 1281): a tab
+    id this host's rows do not carry is refused with the parsed id and why."""
+    model = _model()
+    model.add_roost_session("machine:mini", "4")
+    assert _error(_tauri("machine.kill", {"machine": "mini", "slug": slug}, model)) == (
+        "action_failed",
+        "machine:mini lists no agent session 9: a tab id is only closable on the host whose"
+        " rows carry it",
+    )
 
 
 @pytest.mark.parametrize(
@@ -152,12 +176,14 @@ def test_probe_failures_answer_their_stage_as_the_code(
 ) -> None:
     """ipc.rs ``roost_probe``/``roost_preview``@2cd01ef: ``err(failure.stage.as_str(),
     failure.message)``; ``run_probe`` fails every resolution at ``Stage::Probe`` with
-    ``HostId::parse``'s or ``ssh_entry``'s sentence (roost_hosts.rs@0041e17)."""
+    ``HostId::parse``'s or ``ssh_entry``'s sentence (roost_hosts.rs:1561-1576,236-262,
+    1608-1642@0041e17)."""
     assert _error(_tauri(op, {"target": target})) == ("probe", message)
 
 
 def test_probe_answers_probe_json_and_plan_json() -> None:
-    """roost_hosts.rs@0041e17 ``probe``, ``probe_json``, ``plan_json``: ``{target, probe:
+    """roost_hosts.rs:1338-1346,1797-1831,1846-1877@0041e17 (``probe``, ``probe_json``,
+    ``plan_json``): ``{target, probe:
     {outcome{kind}, arch, home, session{state}, candidates, dest, fingerprint}, plan{kind,
     needs_source, ...}}``; the stand-in's host has no binary (``missing``/``not-installed``,
     the ``install`` plan row)."""
@@ -180,9 +206,9 @@ def test_probe_answers_probe_json_and_plan_json() -> None:
 
 
 def test_preview_adds_source_actionable_and_the_client_label() -> None:
-    """roost_hosts.rs@0041e17 ``preview``: the probe's keys plus ``source{rung, sentence,
-    available, skipped}``, ``actionable`` and ``client_label`` ``shed-desktop``
-    (``CLIENT_LABEL``)."""
+    """roost_hosts.rs:1354-1377@0041e17 (``preview``): the probe's keys plus
+    ``source{rung, sentence, available, skipped}``, ``actionable`` and ``client_label``
+    ``shed-desktop`` (``CLIENT_LABEL``)."""
     result = _ok(_tauri("roost.preview", {"target": "roost:prod/web"}))
     assert result["target"] == "roost:prod/web"
     assert set(result["source"]) == {"rung", "sentence", "available", "skipped"}
@@ -197,7 +223,7 @@ def test_preview_adds_source_actionable_and_the_client_label() -> None:
     ],
 )
 def test_bootstrap_of_an_unaddressable_target_is_bad_request(target: str, message: str) -> None:
-    """roost_hosts.rs@0041e17 ``bootstrap``: after consent, ``HostId::parse`` fails as
+    """roost_hosts.rs:1406-1539@0041e17 (``bootstrap``): after consent, ``HostId::parse`` fails as
     ``Refusal::BadTarget``, whose code is ``bad_request``; an error envelope, not a
     stage."""
     params = {"target": target, "fingerprint": "x", "consent": True}
@@ -205,16 +231,17 @@ def test_bootstrap_of_an_unaddressable_target_is_bad_request(target: str, messag
 
 
 def test_bootstrap_consent_comes_before_the_target() -> None:
-    """roost_hosts.rs@0041e17 ``bootstrap``: ``!consent`` is refused before the parse."""
+    """roost_hosts.rs:1406-1539@0041e17 (``bootstrap``): ``!consent`` is refused before the
+    parse."""
     code, _ = _error(_tauri("roost.bootstrap", {"target": "", "fingerprint": "x"}))
     assert code == "consent_required"
 
 
 def test_bootstrap_of_an_unknown_host_is_a_probe_stage_failure() -> None:
-    """roost_hosts.rs@0041e17 ``bootstrap``: the re-probe's failure is ``Ok(Err(failure))``,
-    answered by ``failure_json`` as ``{ok: false, error: {stage: probe, message,
-    restored}}`` in an ok envelope; ``restored`` is ``null`` (``BootstrapFailure::new``,
-    crates/shed-core/src/roost/bootstrap/copy.rs@0041e17)."""
+    """roost_hosts.rs:1406-1539@0041e17 (``bootstrap``): the re-probe's failure is
+    ``Ok(Err(failure))``, answered by ``failure_json`` (1919-1928) as ``{ok: false, error:
+    {stage: probe, message, restored}}`` in an ok envelope; ``restored`` is ``null``
+    (``BootstrapFailure::new``, crates/shed-core/src/roost/bootstrap/copy.rs:111-117@0041e17)."""
     params = {"target": "nowhere", "fingerprint": "x", "consent": True}
     assert _ok(_tauri("roost.bootstrap", params)) == {
         "ok": False,
@@ -227,7 +254,7 @@ def test_bootstrap_of_an_unknown_host_is_a_probe_stage_failure() -> None:
 
 
 def test_launch_of_a_kind_without_a_recipe_names_the_kind() -> None:
-    """roost_hosts.rs@0041e17 ``open_params``: ``unknown kind "<k>": roost has no launch
+    """roost_hosts.rs:1988-2010@0041e17 (``open_params``): ``unknown kind "<k>": roost has no launch
     recipe for it``; ipc.rs ``roost_launch``@2cd01ef answers it ``action_failed``."""
     model = _model()
     model.machines["mini"].kinds = frozenset({"codex"})
@@ -256,7 +283,7 @@ def test_launch_of_a_kind_without_a_recipe_names_the_kind() -> None:
     ],
 )
 def test_a_row_without_an_agent_lane_is_no_lane(op: str, kind: str, message: str) -> None:
-    """charliek/shed desktop/tauri/src-tauri/src/lane.rs@9a84ddf ``Lanes::lane_stamp``: the
+    """charliek/shed desktop/tauri/src-tauri/src/lane.rs:1332-1359@9a84ddf (``lane_stamp``): the
     row is looked up in the namespace ``kind`` names -- a craze session among the craze
     source's rows, any other kind among roost's stamps of that kind -- and a miss is
     ``no_lane`` in its words, the machine as the caller sent it. The older 150k version

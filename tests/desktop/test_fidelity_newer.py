@@ -366,7 +366,7 @@ def test_notification_invoke_decides_the_approval(dialect: Dialect, action: str)
 
 
 def test_broker_status_is_the_runtime_snapshot() -> None:
-    """ipc.rs:939@2cd01ef and broker.rs@51bd544 (``BrokerRuntime::status``): mode, pref,
+    """ipc.rs:939@2cd01ef and broker.rs:154-185@51bd544 (``BrokerRuntime::status``): mode, pref,
     restart flag, launch probe, config provenance, the embedded broker's ssh mode, gate
     namespaces and server health, and the startup error."""
     status = _ok(_tauri("broker.status"))
@@ -387,7 +387,7 @@ def test_broker_status_is_the_runtime_snapshot() -> None:
 
 
 def test_broker_set_mode_takes_the_three_prefs_and_defers() -> None:
-    """ipc.rs:941@2cd01ef (broker_set_mode) and broker.rs@51bd544 (``parse_mode_pref``):
+    """ipc.rs:941@2cd01ef (broker_set_mode) and broker.rs:361-368@51bd544 (``parse_mode_pref``):
     ``auto|embedded|external``; the effective mode stays until a relaunch."""
     model = DesktopModel()
     assert _error(_tauri("broker.set_mode", {"mode": "on"}, model=model)) == (
@@ -409,7 +409,8 @@ def test_broker_set_mode_takes_the_three_prefs_and_defers() -> None:
 
 @pytest.mark.parametrize("test_mode", [True, False])
 def test_updater_on_linux_is_apt_even_in_test_mode(test_mode: bool) -> None:
-    """updater.rs@c38944d (``updater_reason``: Linux wins even in test mode, ``status``)
+    """updater.rs:60-73,115-125@c38944d (``updater_reason``: Linux wins even in test mode;
+    ``status``)
     and ipc.rs:960-961,1003-1010@2cd01ef: ``updater_disabled:linux_apt``."""
     assert _ok(_tauri("updater.status", test_mode=test_mode)) == {
         "os": "linux",
@@ -428,8 +429,8 @@ def test_updater_on_linux_is_apt_even_in_test_mode(test_mode: bool) -> None:
     [(True, True, "test_mode"), (False, False, "no_bundle"), (False, True, "ok")],
 )
 def test_updater_on_macos_by_precedence(test_mode: bool, bundle: bool, reason: str) -> None:
-    """updater.rs@c38944d (``updater_reason``): test mode, then a missing bundle, else ok;
-    only ok checks (``{}``)."""
+    """updater.rs:60-73@c38944d (``updater_reason``): test mode, then a missing bundle, else
+    ok; only ok checks (``{}``: ``check`` 154-161)."""
     model = DesktopModel()
     model.platform.update(os="macos", bundle=bundle)
     status = _ok(_tauri("updater.status", model=model, test_mode=test_mode))

@@ -36,16 +36,51 @@ def test_verbs_wait_for_a_lane_that_comes_back_in_time() -> None:
         with pytest.raises(DesktopError) as info:
             lane_verb_wait("lane.send", later)
         assert info.value.code == DesktopCode.UNAVAILABLE
-        assert "nothing was sent" in info.value.message
+        assert "was not sent" in info.value.message
     with pytest.raises(DesktopError):
         lane_verb_wait("lane.stop", 2.0, wait=1.0)
 
 
 def test_lost_answers_are_outcome_unknown() -> None:
-    error = lane_answer_lost("lane.set")
-    assert error.code == DesktopCode.OUTCOME_UNKNOWN
-    assert error.message.startswith("lane.set: ")
+    """A verb in flight when craze's connection dropped: shed-craze ``errors::outcome_unknown``
+    (``"outcome unknown: "`` then why), from ``LaneShared::call_on``'s ``CallError::Ended``
+    arm (charliek/shed crates/shed-craze/src/lane.rs:473-496@7639900;
+    errors.rs:111-113@2cd01ef); the LaneFailure carries the text whole
+    (lane.rs:390-400@9a84ddf)."""
+    for verb in LANE_VERBS:
+        error = lane_answer_lost(verb)
+        assert error.code == DesktopCode.OUTCOME_UNKNOWN
+        assert error.message == (
+            "outcome unknown: the connection to craze dropped; check the transcript"
+        )
     assert {"lane.send", "lane.cancel", "lane.stop", "lane.answer", "lane.set"} == LANE_VERBS
+
+
+@pytest.mark.parametrize(
+    ("verb", "noun"),
+    [
+        ("lane.send", "prompt"),
+        ("lane.cancel", "cancel"),
+        ("lane.stop", "stop"),
+        ("lane.answer", "answer"),
+        ("lane.set", "set"),
+    ],
+)
+def test_a_verb_unsent_past_the_wait_says_craze_s_words(verb: str, noun: str) -> None:
+    """shed-craze lane.rs:416-431@7639900 (``LaneShared::connected``; the wait
+    ``WAIT_CONNECTED`` at 163, the nouns from ``command`` 436-445):
+    ``LaneError::Unavailable`` (shed-core lane.rs:1084-1121@6c5536a: displayed as its text)
+    naming the wait as Rust's
+    ``Duration`` Debug does and the verb by the word each ``AgentLane`` method passes."""
+    with pytest.raises(DesktopError) as info:
+        lane_verb_wait(verb, math.inf)
+    assert info.value.code == DesktopCode.UNAVAILABLE
+    assert info.value.message == (
+        f"not connected to craze within 10s; the {noun} was not sent \u2014 try again"
+    )
+    with pytest.raises(DesktopError) as info:
+        lane_verb_wait(verb, 1.0, wait=0.25)
+    assert info.value.message.startswith("not connected to craze within 250ms; ")
 
 
 async def _open(client: AsyncDesktopClient) -> None:

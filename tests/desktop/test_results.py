@@ -135,7 +135,8 @@ def test_bootstrap_answers(snapshot: Any) -> None:
     assert stale["ok"] is True  # a stage failure rides an ok:true envelope
     assert stale["result"]["ok"] is False
     assert msgspec.convert(stale["result"], o.RoostBootstrapResult).error is not None
-    # installed_json / failure_json (roost_hosts.rs@0041e17): a failure carries only
+    # installed_json / failure_json (roost_hosts.rs:1880-1894,1919-1928@0041e17): a failure
+    # carries only
     # {ok, error{stage, message, restored}}, an install every key of its own
     assert set(stale["result"]) == {"ok", "error"}
     assert stale["result"]["error"]["restored"] is None  # BootstrapFailure::new (copy.rs)

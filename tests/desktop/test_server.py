@@ -225,7 +225,7 @@ async def test_launch_rules_over_the_wire(short_socket_dir: Path) -> None:
             ({"machine": "mini", "kind": "vim"}, "bad_request", "unknown rc kind 'vim'"),
             ({"kind": "codex"}, "bad_request", "missing 'machine'"),
             ({"target": "roost:prod", "kind": "codex"}, "action_failed", "names no server"),
-            # RoostHosts::ssh_entry (roost_hosts.rs@0041e17)
+            # RoostHosts::ssh_entry (roost_hosts.rs:1608-1642@0041e17)
             (
                 {"target": "nowhere", "kind": "codex"},
                 "action_failed",
@@ -501,7 +501,8 @@ async def test_every_catalogue_op_answers_its_shape(short_socket_dir: Path) -> N
                     params.update(lane)
                     if name.startswith("lane.") and name != "lane.close":
                         # every lane op but open and close needs an open lane
-                        # (lane.rs@9a84ddf open_entry); lane.close in the walk closes it
+                        # (lane.rs:1303-1324@9a84ddf open_entry); lane.close in the walk
+                        # closes it
                         await client.call("lane.open", lane)
                 if name == "machine.add":
                     params["name"] = "added"
