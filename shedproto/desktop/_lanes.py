@@ -13,8 +13,8 @@ The digest's contract for a verb sent down a craze lane (``lane.send``,
 Pure: the time until the lane is back is an input. The texts are the craze
 adapter's (charliek/shed ``crates/shed-craze/src/lane.rs@7639900``
 ``LaneShared::connected`` and ``call_on``, ``errors.rs@2cd01ef``
-``outcome_unknown``); the app carries them whole. The opencode adapter's own
-texts were not read: the stand-in words every lane as craze's.
+``outcome_unknown``); the app carries them whole. An opencode lane neither waits
+nor loses answers: its failures are in :mod:`._opencode`.
 
 What the app's lane layer answers before any verb is sent is its own
 (charliek/shed ``desktop/tauri/src-tauri/src/lane.rs@9a84ddf``, the version whose
