@@ -10,16 +10,18 @@ import msgspec
 from shedproto.desktop import (
     DesktopCode,
     DesktopError,
-    Dialect,
     HostId,
     HostIdError,
     LaunchPolicy,
     classify_pane,
     fingerprint_changed,
     hooks_result,
+    inject_kind,
     launch_fields,
     launch_target,
     parse_host_id,
+    parse_i64,
+    rc_tab_id,
     read_machine_add,
     require_consent,
     run_command,
@@ -108,26 +110,6 @@ class SessionOps(Rc14Ops):
     def op_rc_launch(self, p: Any, raw: Any) -> Any:
         if self._rc_session_model:
             return self._rc14_launch(raw)
-        if self.is_mac:
-            fields = launch_fields(Dialect.MAC, kind=p.kind, raw=raw, known_kinds=self.model.kinds)
-            server = self._server(p.host)
-            host = HostId(kind="shed", name=p.shed, server=server)
-            if p.shed not in self.model.hosts[server].sheds:
-                raise self._fail(f"no shed {p.shed} on {server}")
-            tab = self._open_tab(
-                host, [fields.kind], fields.workdir, fields.kind, fields.display_name
-            )
-            session = Session(
-                origin=host.origin,
-                slug=tab.tab_id,
-                kind=fields.kind,
-                shed=p.shed,
-                machine=host.address,
-                display_name=fields.display_name,
-                workdir=fields.workdir,
-            )
-            self.model.sessions.append(session)
-            return o.SessionRow(**session.row())
         server = self._server(p.host, tauri_code=BAD)
         return self._launch(HostId(kind="shed", name=p.shed, server=server), p.kind, raw)
 
@@ -153,24 +135,26 @@ class SessionOps(Rc14Ops):
         if self._rc_session_model:
             typed = {k: v for k, v in msgspec.structs.asdict(p).items() if v is not None}
             return self._rc14_inject(typed if raw is None else raw)
+        # charliek/shed desktop/tauri/src-tauri/src/ipc.rs@2cd01ef rc_inject_test: the
+        # shed and host, then build_inject_row (slug, kind), then RoostHosts::inject_test
+        # (roost_hosts.rs:1709-1742@9668981): the adapter, then the registration
         server = self._server(p.host, tauri_code=BAD)
-        if not self.is_mac and not p.slug.isdigit():
-            raise DesktopError(BAD, f'slug "{p.slug}" is not a roost tab id')
-        kind = p.kind or "claude"
-        if not self.is_mac and kind not in self.model.kinds:
-            raise DesktopError(BAD, f"roost has no adapter for kind '{kind}'")
-        extra = {}
-        if self.is_mac and p.state is not None:
-            extra["state"] = p.state
+        slug = rc_tab_id(p.slug)
+        kind = inject_kind(raw)
+        host = HostId(kind="shed", name=p.shed, server=server)
+        self._registered(host, BAD)
+        origin = host.origin
+        self.model.sessions = [
+            s for s in self.model.sessions if not (s.origin == origin and s.slug == slug)
+        ]
         self.model.add_roost_session(
-            f"roost:{server}/{p.shed}",
-            p.slug,
+            origin,
+            slug,
             kind,
-            display_name=p.display_name,
-            workdir=p.workdir,
-            lifecycle=getattr(p, "lifecycle", None),
-            attention=bool(getattr(p, "attention", None)),
-            extra=extra,
+            display_name=slug if p.display_name is None else p.display_name,
+            workdir=INJECT_DEFAULT_WORKDIR if p.workdir is None else p.workdir,
+            lifecycle=p.lifecycle,
+            attention=bool(p.attention),
         )
         return o.Empty()
 
@@ -360,6 +344,9 @@ CLIENT_LABEL = "shed-desktop"
 """Who shed says it is on roost's wire (roost_hosts.rs@0041e17 ``CLIENT_LABEL``)."""
 ROOST_SESSION_PROTOCOL = 6
 """The roost session protocol the stand-in reports after an install (the stand-in's value)."""
+INJECT_DEFAULT_WORKDIR = "/home/shed"
+"""An injected row's working directory when the params name none (ipc.rs@2cd01ef
+``build_inject_row``; its title defaults to the slug)."""
 STAND_IN_PID = 4242
 """The pid in the stand-in's readiness verdict: ``Installed::verdict`` is roost's verdict
 rendered, ``ready pid=<n>`` or ``already-running`` (shed-core
@@ -368,11 +355,7 @@ roost/bootstrap/machines.rs@3170191)."""
 
 def _is_tab_id(slug: str) -> bool:
     """Whether ``slug`` parses as Rust's ``i64`` after trimming (``parse_tab_id``)."""
-    text = slug.strip()
-    body = text[1:] if text[:1] in "+-" else text
-    if not body or not body.isascii() or not body.isdigit():
-        return False
-    return -(2**63) <= int(text) < 2**63
+    return parse_i64(slug.strip()) is not None
 
 
 def _stage_failure(stage: str, message: str) -> o.RoostBootstrapResult:

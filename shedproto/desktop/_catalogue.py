@@ -230,7 +230,7 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "rc.kill": (OpShape(o.MacRcKillParams, _E), OpShape(o.RcKillParams, _E)),
     "rc.inject_test": (
         OpShape(o.MacRcInjectParams, _E),
-        OpShape(o.TauriRcInjectParams, _E, gate=_TM),
+        OpShape(o.TauriRcInjectParams, _E, gate=_TM, reads_raw=True),
     ),
     "machines.list": _t(_NP, o.MachinesList),
     "machine.kill": _t(o.MachineKillParams, _E),

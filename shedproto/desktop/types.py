@@ -1043,11 +1043,17 @@ class Rc14MacInjectParams(Params, frozen=True, kw_only=True):
 
 
 class TauriRcInjectParams(Params, frozen=True, kw_only=True):
-    """Tauri ``rc.inject_test`` (test mode only)."""
+    """Tauri ``rc.inject_test`` (test mode only).
+
+    Fields in the order the app reads them (charliek/shed
+    ``desktop/tauri/src-tauri/src/ipc.rs@2cd01ef``, ``rc_inject_test``: ``shed``, the
+    ``host`` resolved, then ``build_inject_row``'s ``slug`` and ``kind``), so ``slug``
+    is checked by the op, after the host (see :mod:`shedproto.desktop._inject`).
+    """
 
     shed: str
-    slug: str
     host: str | None = None
+    slug: str | None = None
     kind: str | None = None
     display_name: str | None = None
     workdir: str | None = None

@@ -1,0 +1,137 @@
+"""The newer Tauri app's ``rc.inject_test``, as its own code answers it.
+
+The socket handler is charliek/shed ``desktop/tauri/src-tauri/src/ipc.rs@2cd01ef``
+(``rc_inject_test``, ``build_inject_row``, ``shed_target``, ``rc_kind``); the host layer
+is ``roost_hosts.rs@9668981`` (``RoostHosts::inject_test`` at 1709-1742, its refusal at
+1713-1718; ``InjectedRow::into_session`` at 3391-3414; ``roost_source`` at 3428-3434).
+The row's ``kind`` is shed-core ``RoostSession::agent_kind`` (``crates/shed-core/src/
+roost/model.rs``, every stored version: roost's ``claude`` is ``claude-rc``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from shedproto.desktop import Dialect
+from shedproto.servers.desktop import DesktopModel
+
+from ._helpers import answer
+
+TAURI = Dialect.TAURI
+WEB = {"shed": "web", "slug": "4"}
+
+
+def _model() -> DesktopModel:
+    model = DesktopModel()
+    model.add_shed("prod", "web")
+    return model
+
+
+def _error(reply: dict[str, Any]) -> tuple[str, str]:
+    assert reply["ok"] is False, reply
+    return reply["error"]["code"], reply["error"]["message"]
+
+
+def _rows(model: DesktopModel) -> list[dict[str, Any]]:
+    reply = answer(TAURI, model, "rc.list", {})
+    assert reply["ok"] is True, reply
+    return [row for row in reply["result"]["sessions"] if row["origin"] == "roost:prod/web"]
+
+
+@pytest.mark.parametrize("kind", [None, 5, True, ["claude-rc"]])
+def test_a_null_or_non_string_kind_is_missing_or_invalid(kind: Any) -> None:
+    """``build_inject_row`` reads ``kind`` through ``rc_kind`` whenever the key is present:
+    ``as_str`` fails on a ``null`` or a non-string (ipc.rs@2cd01ef)."""
+    reply = answer(TAURI, _model(), "rc.inject_test", {**WEB, "kind": kind})
+    assert _error(reply) == ("bad_request", "missing or invalid 'kind'")
+
+
+@pytest.mark.parametrize("kind", ["claude", "codex", "borg", "Claude-RC"])
+def test_a_string_that_is_no_rc_kind_is_unknown(kind: str) -> None:
+    """``rc_kind``: ``RcKind::from_wire`` keeps it as ``Other``, ``ensure_known_kind`` refuses
+    it ``unknown rc kind '<k>'`` (ipc.rs@2cd01ef). roost's agent names are not RC kinds."""
+    reply = answer(TAURI, _model(), "rc.inject_test", {**WEB, "kind": kind})
+    assert _error(reply) == ("bad_request", f"unknown rc kind '{kind}'")
+
+
+@pytest.mark.parametrize("kind", ["claude-broker", "craze", "shell"])
+def test_a_known_kind_without_a_roost_adapter_is_refused_by_name(kind: str) -> None:
+    """roost_hosts.rs:1713-1718@9668981: ``roost_source`` has no source for it
+    (3428-3434), so the tab would be unowned, and an unowned tab is no row."""
+    model = _model()
+    reply = answer(TAURI, model, "rc.inject_test", {**WEB, "kind": kind})
+    assert _error(reply) == (
+        "bad_request",
+        f'roost has no adapter for kind "{kind}", so an injected {kind} tab is unowned'
+        " — and an unowned tab is not a session row",
+    )
+    assert _rows(model) == []
+
+
+def test_an_absent_kind_is_claude_rc_and_the_row_reads_it_back() -> None:
+    """``build_inject_row``: no ``kind`` key is ``RcKind::ClaudeRc``, the title the slug, the
+    cwd ``/home/shed``; the row's ``kind`` is ``agent_kind`` of roost's ``claude``."""
+    model = _model()
+    assert answer(TAURI, model, "rc.inject_test", WEB)["result"] == {}
+    (row,) = _rows(model)
+    assert (row["kind"], row["slug"]) == ("claude-rc", "4")
+    assert (row["display_name"], row["workdir"]) == ("4", "/home/shed")
+
+
+def test_opencode_injects_an_opencode_row_with_its_own_title_and_cwd() -> None:
+    """``roost_source``: ``opencode`` is roost's ``opencode`` (roost_hosts.rs:3428-3434@9668981)."""
+    model = _model()
+    params = {**WEB, "kind": "opencode", "display_name": "t", "workdir": "/w"}
+    assert answer(TAURI, model, "rc.inject_test", params)["result"] == {}
+    (row,) = _rows(model)
+    assert (row["kind"], row["display_name"], row["workdir"]) == ("opencode", "t", "/w")
+
+
+def test_the_host_is_resolved_before_the_slug_is_read() -> None:
+    """``rc_inject_test``: ``shed_target`` (``shed``, then the host) before
+    ``build_inject_row`` reads ``slug`` (ipc.rs@2cd01ef)."""
+    reply = answer(TAURI, _model(), "rc.inject_test", {"shed": "web", "host": "nope"})
+    assert _error(reply) == ("bad_request", "no configured host: nope")
+    assert _error(answer(TAURI, _model(), "rc.inject_test", {"shed": "web"})) == (
+        "bad_request",
+        "missing 'slug'",
+    )
+
+
+@pytest.mark.parametrize("slug", [" 4", "4 ", "x", "", "٤", "9223372036854775808"])
+def test_the_slug_must_parse_as_an_i64_untrimmed(slug: str) -> None:
+    """``build_inject_row``: ``slug.parse::<i64>()``, as sent (no ``trim``), before the kind."""
+    reply = answer(TAURI, _model(), "rc.inject_test", {**WEB, "slug": slug, "kind": 5})
+    assert reply["error"]["code"] == "bad_request"
+    assert reply["error"]["message"].endswith("is not a roost tab id")
+    assert reply["error"]["message"].startswith("slug ")
+
+
+def test_a_signed_slug_is_the_tab_id_it_parses_to() -> None:
+    """``i64`` parsing takes a sign: ``+7`` is tab 7, and the row's slug is the id's text."""
+    model = _model()
+    assert answer(TAURI, model, "rc.inject_test", {**WEB, "slug": "+7"})["result"] == {}
+    assert [row["slug"] for row in _rows(model)] == ["7"]
+
+
+def test_a_shed_its_server_has_not_listed_is_refused_after_the_adapter() -> None:
+    """``inject_test`` runs ``ensure_registered`` after the adapter check (1709-1742@9668981):
+    an unlisted shed is ``ssh_entry``'s refusal, ``bad_request`` as every inject error."""
+    reply = answer(TAURI, _model(), "rc.inject_test", {"shed": "gone", "slug": "4"})
+    code, message = _error(reply)
+    assert code == "bad_request"
+    assert message.startswith('no shed "gone" on server "prod"')
+    shell = answer(
+        TAURI, _model(), "rc.inject_test", {"shed": "gone", "slug": "4", "kind": "shell"}
+    )
+    assert _error(shell)[1].startswith('roost has no adapter for kind "shell"')
+
+
+def test_injecting_a_tab_again_replaces_its_row() -> None:
+    """``inject_test`` drops the host's row with the same tab id before it pushes the new one."""
+    model = _model()
+    answer(TAURI, model, "rc.inject_test", {**WEB, "display_name": "first"})
+    answer(TAURI, model, "rc.inject_test", {**WEB, "kind": "opencode", "display_name": "second"})
+    assert [(row["kind"], row["display_name"]) for row in _rows(model)] == [("opencode", "second")]
