@@ -17,6 +17,7 @@ from typing import Any
 from shedproto.desktop import (
     IDEMPOTENCY_WINDOW,
     LANE_RECONNECT_WAIT,
+    TAURI_RC_KINDS,
     BootstrapLedger,
     IdempotencyLedger,
     agent_hooks_reply,
@@ -40,10 +41,10 @@ __all__ = [
     "Shed",
 ]
 
-DEFAULT_KINDS = frozenset(
-    {"claude", "codex", "opencode", "gemini", "grok", "cursor", "claude-broker"}
-)
-"""The rc kinds the model knows by default."""
+DEFAULT_KINDS = frozenset(TAURI_RC_KINDS)
+"""The rc kinds the model knows by default: the newer Tauri app's ``RcKind`` wire values
+(:data:`~shedproto.desktop.TAURI_RC_KINDS`); ``roost.launch``/``rc.launch`` refuse any
+other string (``unknown rc kind '<k>'``)."""
 
 HOST_FAILURE_KINDS = ("agent_upgrade_required", "other")
 """The ``kind`` values of a ``host_errors`` entry."""
@@ -214,7 +215,8 @@ class Machine:
     """The transport's classification while unreachable (``not-installed``, ``no-session``)."""
     craze: CrazeSource | None = None
     kinds: frozenset[str] | None = None
-    """Kinds roost has a recipe for on this host (``None``: every known kind)."""
+    """Kinds the stand-in gives a launch recipe on this host (``None``: the app's own,
+    :data:`~shedproto.desktop.LAUNCH_RECIPE_KINDS`)."""
 
 
 @dataclass

@@ -8,6 +8,7 @@ import anyio
 import msgspec
 
 from shedproto.desktop import (
+    LAUNCH_RECIPE_KINDS,
     DesktopCode,
     DesktopError,
     HostId,
@@ -85,8 +86,10 @@ class SessionOps(Rc14Ops):
         )
         self._resolve_launch_host(host)
         machine = self.model.machines.get(host.name) if host.kind == "machine" else None
-        if machine is not None and machine.kinds is not None and fields.kind not in machine.kinds:
-            # open_params (roost_hosts.rs@0041e17): the kind, not the host, is named
+        recipes = LAUNCH_RECIPE_KINDS if machine is None or machine.kinds is None else machine.kinds
+        if fields.kind not in recipes:
+            # RoostHosts::create -> open_params (roost_hosts.rs@9668981): the host is
+            # registered and reached first; the kind, not the host, is named
             raise DesktopError(
                 FAILED, f"unknown kind {rust_debug(fields.kind)}: roost has no launch recipe for it"
             )

@@ -72,6 +72,7 @@ from ._errors import DesktopError
 from ._hooks import HOOK_NOT_INSTALLED, ROOST_WIRED_AGENTS, agent_hooks_reply, hooks_result
 from ._inject import (
     INJECT_DEFAULT_KIND,
+    LAUNCH_RECIPE_KINDS,
     ROOST_SOURCES,
     TAURI_RC_KINDS,
     inject_kind,
@@ -205,6 +206,7 @@ __all__ = [
     "TAURI_RC_KINDS",
     "ROOST_SOURCES",
     "INJECT_DEFAULT_KIND",
+    "LAUNCH_RECIPE_KINDS",
     "inject_kind",
     "parse_i64",
     "rc_tab_id",

@@ -1,4 +1,4 @@
-"""``rc.inject_test``'s reading of its params, as the newer Tauri app has it.
+"""The newer Tauri app's RC kinds, and ``rc.inject_test``'s reading of its params.
 
 The app's socket handler (charliek/shed ``desktop/tauri/src-tauri/src/ipc.rs@2cd01ef``,
 ``rc_inject_test`` and ``build_inject_row``) and the roost host layer it hands the
@@ -31,6 +31,7 @@ from ._rules import rust_debug
 
 __all__ = [
     "INJECT_DEFAULT_KIND",
+    "LAUNCH_RECIPE_KINDS",
     "ROOST_SOURCES",
     "TAURI_RC_KINDS",
     "inject_kind",
@@ -47,6 +48,11 @@ versions are older (they still have ``codex`` and ``cursor``, which left shed in
 ROOST_SOURCES: Mapping[str, str] = {"claude-rc": "claude", "opencode": "opencode"}
 """The ``ownership.source`` roost's own adapter writes, per RC kind (``roost_source``);
 a kind missing here has no roost adapter."""
+LAUNCH_RECIPE_KINDS: frozenset[str] = frozenset(ROOST_SOURCES)
+"""The kinds ``roost.launch``/``rc.launch`` have a recipe for: the two with a roost adapter.
+``roost_source`` (``roost_hosts.rs:3416-3427@9668981``, its doc) says every kind without
+an adapter is one ``launch_argv`` refuses; ``open_params`` then answers ``unknown kind
+"<k>": roost has no launch recipe for it``."""
 INJECT_DEFAULT_KIND = "claude-rc"
 """``build_inject_row``'s kind when the params have no ``kind`` key."""
 

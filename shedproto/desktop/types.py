@@ -901,11 +901,16 @@ class TauriRcList(Result, frozen=True, kw_only=True):
 
 
 class TauriRcLaunchParams(Params, frozen=True, kw_only=True):
-    """Tauri ``rc.launch``: ``kind`` is required."""
+    """Tauri ``rc.launch``: ``kind`` is required, and read after the host is resolved.
+
+    charliek/shed ``desktop/tauri/src-tauri/src/ipc.rs:1828-1843@2cd01ef`` (``rc_launch``):
+    ``shed_target`` (``shed``, then ``host``), then ``rc_kind``; so an absent ``kind``
+    (``missing or invalid 'kind'``) is the op's to refuse, after the host.
+    """
 
     shed: str
     host: str | None = None
-    kind: str
+    kind: str | None = None
     display_name: str | None = None
     workdir: str | None = None
     initial_prompt: str | None = None

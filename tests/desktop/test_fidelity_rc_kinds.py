@@ -1,11 +1,17 @@
-"""The newer Tauri app's ``rc.inject_test``, as its own code answers it.
+"""The newer Tauri app's RC kinds: ``rc.launch``/``roost.launch`` and ``rc.inject_test``.
 
-The socket handler is charliek/shed ``desktop/tauri/src-tauri/src/ipc.rs@2cd01ef``
-(``rc_inject_test``, ``build_inject_row``, ``shed_target``, ``rc_kind``); the host layer
-is ``roost_hosts.rs@9668981`` (``RoostHosts::inject_test`` at 1709-1742, its refusal at
-1713-1718; ``InjectedRow::into_session`` at 3391-3414; ``roost_source`` at 3428-3434).
-The row's ``kind`` is shed-core ``RoostSession::agent_kind`` (``crates/shed-core/src/
-roost/model.rs``, every stored version: roost's ``claude`` is ``claude-rc``).
+The socket handler is charliek/shed ``desktop/tauri/src-tauri/src/ipc.rs@2cd01ef``:
+``rc_kind`` (286-294) and ``ensure_known_kind`` (277-283) read every launch's ``kind``;
+``roost_launch`` (1427-1445), ``rc_launch`` (1828-1843, after ``shed_target``,
+1808-1816), ``rc_inject_test`` (1868-1878) and ``build_inject_row`` (1882-1910). The
+host layer is ``roost_hosts.rs@9668981``: ``RoostHosts::launch`` (1391-1416) registers
+the host, then ``create`` reaches it and ``open_params`` refuses a kind with no recipe;
+``RoostHosts::inject_test`` (1709-1742, its refusal at 1713-1718),
+``InjectedRow::into_session`` (3391-3414) and ``roost_source`` (3428-3434), whose
+exhaustive match names the kinds and whose doc says the kinds without a roost adapter
+are the kinds ``launch_argv`` refuses. A row's ``kind`` is shed-core
+``RoostSession::agent_kind`` (``crates/shed-core/src/roost/model.rs``, every stored
+version: roost's ``claude`` is ``claude-rc``), so it is the kind launched or injected.
 """
 
 from __future__ import annotations
@@ -135,3 +141,60 @@ def test_injecting_a_tab_again_replaces_its_row() -> None:
     answer(TAURI, model, "rc.inject_test", {**WEB, "display_name": "first"})
     answer(TAURI, model, "rc.inject_test", {**WEB, "kind": "opencode", "display_name": "second"})
     assert [(row["kind"], row["display_name"]) for row in _rows(model)] == [("opencode", "second")]
+
+
+def _launch(op: str, kind: Any, model: DesktopModel | None = None, **extra: Any) -> Any:
+    params = {"target": "roost:prod/web"} if op == "roost.launch" else {"shed": "web"}
+    if kind is not ABSENT:
+        params["kind"] = kind
+    return answer(TAURI, _model() if model is None else model, op, {**params, **extra})
+
+
+ABSENT = object()
+LAUNCHES = ["rc.launch", "roost.launch"]
+
+
+@pytest.mark.parametrize("op", LAUNCHES)
+@pytest.mark.parametrize("kind", ["claude", "codex", "gemini", "grok", "cursor", "vim"])
+def test_a_launch_takes_rc_kinds_not_roost_agent_names(op: str, kind: str) -> None:
+    """``rc_kind``: ``RcKind::from_wire`` keeps any other string as ``Other``, which
+    ``ensure_known_kind`` refuses (ipc.rs:277-283,286-294@2cd01ef)."""
+    assert _error(_launch(op, kind)) == ("bad_request", f"unknown rc kind '{kind}'")
+
+
+@pytest.mark.parametrize("op", LAUNCHES)
+@pytest.mark.parametrize("kind", ["claude-rc", "opencode"])
+def test_a_launch_of_a_kind_with_a_recipe_opens_a_row_of_that_kind(op: str, kind: str) -> None:
+    """The two kinds with a roost adapter are the two with a launch recipe; the opened
+    row's owner reads back as the kind launched (``opened_session``, ``agent_kind``)."""
+    model = _model()
+    reply = _launch(op, kind, model)
+    assert reply["ok"] is True, reply
+    assert reply["result"]["kind"] == kind
+    assert [row["kind"] for row in _rows(model)] == [kind]
+
+
+@pytest.mark.parametrize("op", LAUNCHES)
+@pytest.mark.parametrize("kind", ["claude-broker", "craze", "shell"])
+def test_a_known_kind_without_a_recipe_is_refused_after_the_host(op: str, kind: str) -> None:
+    """``RoostHosts::launch``: ``ensure_registered``, then ``create``: the reach, then
+    ``open_params`` (roost_hosts.rs:1391-1416@9668981), answered ``action_failed``."""
+    assert _error(_launch(op, kind)) == (
+        "action_failed",
+        f'unknown kind "{kind}": roost has no launch recipe for it',
+    )
+    gone = answer(TAURI, _model(), "rc.launch", {"shed": "gone", "kind": kind})
+    code, message = _error(gone)
+    assert code == "action_failed"
+    assert message.startswith('no shed "gone" on server "prod"')
+
+
+@pytest.mark.parametrize("kind", [ABSENT, None, 5])
+def test_rc_launch_resolves_the_host_before_it_reads_the_kind(kind: Any) -> None:
+    """``rc_launch``: ``shed_target`` (the host, ``bad_request``) before ``rc_kind``
+    (ipc.rs:1828-1843,1808-1816@2cd01ef)."""
+    assert _error(_launch("rc.launch", kind, host="nope")) == (
+        "bad_request",
+        "no configured host: nope",
+    )
+    assert _error(_launch("rc.launch", kind)) == ("bad_request", "missing or invalid 'kind'")
