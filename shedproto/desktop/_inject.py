@@ -50,7 +50,7 @@ ROOST_SOURCES: Mapping[str, str] = {"claude-rc": "claude", "opencode": "opencode
 a kind missing here has no roost adapter."""
 LAUNCH_RECIPE_KINDS: frozenset[str] = frozenset(ROOST_SOURCES)
 """The kinds ``roost.launch``/``rc.launch`` have a recipe for: the two with a roost adapter.
-``roost_source`` (``roost_hosts.rs:3416-3427@9668981``, its doc) says every kind without
+``roost_source`` (``roost_hosts.rs:3417-3427@9668981``, its doc) says every kind without
 an adapter is one ``launch_argv`` refuses; ``open_params`` then answers ``unknown kind
 "<k>": roost has no launch recipe for it``."""
 INJECT_DEFAULT_KIND = "claude-rc"
