@@ -185,7 +185,7 @@ def craze_status(source: CrazeSource | None) -> dict[str, Any]:
     No source, or craze not installed: ``absent`` (the latter with cause
     ``not_installed``); too old: ``offline`` with cause ``too_old``; otherwise the
     source's state, an ``offline`` one with its ``cause``. The capabilities are
-    the live hub's only (craze.rs@9a84ddf ``CrazeState::status``).
+    the live hub's only (craze.rs:570-590@9a84ddf ``CrazeState::status``).
     """
     if source is None:
         return {"state": "absent", "cause": None, "create": False, "create_options": False}
@@ -618,7 +618,8 @@ def default_broker() -> dict[str, Any]:
     """Return the stand-in's broker: pref ``auto`` resolved with no host-agent daemon.
 
     ``auto`` with no daemon socket live launches the embedded broker on a
-    synthesized config (charliek/shed desktop/tauri/src-tauri/src/broker.rs@51bd544).
+    synthesized config (charliek/shed desktop/tauri/src-tauri/src/broker.rs@51bd544,
+    ``BrokerRuntime`` 72-92, ``BrokerRuntime::status`` 154-185).
     """
     return {
         "launch_pref": "auto",

@@ -54,7 +54,8 @@ class LaneOps(AppBase):
     ``kind`` names (:func:`~shedproto.desktop.no_lane_stamp`), ``lane.open``
     refuses a kind no adapter speaks, and every other op needs a lane
     ``lane.open`` opened (:func:`~shedproto.desktop.no_open_lane`); a verb's
-    payload is read before the lane is looked up (ipc.rs@2cd01ef).
+    payload is read before the lane is looked up (ipc.rs@2cd01ef: ``lane_send``
+    1635-1644, ``lane_set`` 1686-1696, ``lane_answer`` 1706-1717).
     """
 
     def _lane_session(self, p: Any) -> Session:

@@ -633,7 +633,7 @@ class BrokerMode(Result, frozen=True, kw_only=True):
     ``pref`` is the persisted ``auto|embedded|external``; ``effective`` the mode
     the app launched into (``external|embedded|headless-coexist``);
     ``restart_required`` whether the pref drifted from the launch pref
-    (charliek/shed ``desktop/tauri/src-tauri/src/broker.rs@51bd544``,
+    (charliek/shed ``desktop/tauri/src-tauri/src/broker.rs:143-149@51bd544``,
     ``BrokerRuntime::identify_fragment``).
     """
 
@@ -657,7 +657,7 @@ class BrokerConfigSource(Result, frozen=True, kw_only=True):
 
 
 class BrokerStatus(Result, frozen=True, kw_only=True):
-    """``broker.status`` (``BrokerRuntime::status``, broker.rs@51bd544).
+    """``broker.status`` (``BrokerRuntime::status``, broker.rs:154-185@51bd544).
 
     ``servers`` is the embedded broker's per-server health (``[]`` outside
     embedded mode); its rows are left open.
@@ -675,7 +675,9 @@ class BrokerStatus(Result, frozen=True, kw_only=True):
 
 
 class UpdaterStatus(Result, frozen=True, kw_only=True):
-    """``updater.status`` (charliek/shed ``desktop/tauri/src-tauri/src/updater.rs@c38944d``).
+    """``updater.status`` (charliek/shed ``desktop/tauri/src-tauri/src/updater.rs``).
+
+    ``status`` at ``updater.rs:115-125@c38944d``.
 
     ``reason`` is ``ok|test_mode|no_bundle|linux_apt`` and ``enabled`` is
     ``reason == "ok"``; ``instantiated`` whether a real updater was created.
