@@ -23,21 +23,10 @@ import pytest
 from shedproto.desktop import Dialect
 from shedproto.servers.desktop import DesktopModel
 
-from ._helpers import answer
+from ._helpers import answer, failed, web_model
 
 TAURI = Dialect.TAURI
 WEB = {"shed": "web", "slug": "4"}
-
-
-def _model() -> DesktopModel:
-    model = DesktopModel()
-    model.add_shed("prod", "web")
-    return model
-
-
-def _error(reply: dict[str, Any]) -> tuple[str, str]:
-    assert reply["ok"] is False, reply
-    return reply["error"]["code"], reply["error"]["message"]
 
 
 def _rows(model: DesktopModel) -> list[dict[str, Any]]:
@@ -50,25 +39,25 @@ def _rows(model: DesktopModel) -> list[dict[str, Any]]:
 def test_a_null_or_non_string_kind_is_missing_or_invalid(kind: Any) -> None:
     """``build_inject_row`` reads ``kind`` through ``rc_kind`` whenever the key is present:
     ``as_str`` fails on a ``null`` or a non-string (ipc.rs@2cd01ef)."""
-    reply = answer(TAURI, _model(), "rc.inject_test", {**WEB, "kind": kind})
-    assert _error(reply) == ("bad_request", "missing or invalid 'kind'")
+    reply = answer(TAURI, web_model(), "rc.inject_test", {**WEB, "kind": kind})
+    assert failed(reply) == ("bad_request", "missing or invalid 'kind'")
 
 
 @pytest.mark.parametrize("kind", ["claude", "codex", "borg", "Claude-RC"])
 def test_a_string_that_is_no_rc_kind_is_unknown(kind: str) -> None:
     """``rc_kind``: ``RcKind::from_wire`` keeps it as ``Other``, ``ensure_known_kind`` refuses
     it ``unknown rc kind '<k>'`` (ipc.rs@2cd01ef). roost's agent names are not RC kinds."""
-    reply = answer(TAURI, _model(), "rc.inject_test", {**WEB, "kind": kind})
-    assert _error(reply) == ("bad_request", f"unknown rc kind '{kind}'")
+    reply = answer(TAURI, web_model(), "rc.inject_test", {**WEB, "kind": kind})
+    assert failed(reply) == ("bad_request", f"unknown rc kind '{kind}'")
 
 
 @pytest.mark.parametrize("kind", ["claude-broker", "craze", "shell"])
 def test_a_known_kind_without_a_roost_adapter_is_refused_by_name(kind: str) -> None:
     """roost_hosts.rs:1713-1718@9668981: ``roost_source`` has no source for it
     (3428-3434), so the tab would be unowned, and an unowned tab is no row."""
-    model = _model()
+    model = web_model()
     reply = answer(TAURI, model, "rc.inject_test", {**WEB, "kind": kind})
-    assert _error(reply) == (
+    assert failed(reply) == (
         "bad_request",
         f'roost has no adapter for kind "{kind}", so an injected {kind} tab is unowned'
         " — and an unowned tab is not a session row",
@@ -79,7 +68,7 @@ def test_a_known_kind_without_a_roost_adapter_is_refused_by_name(kind: str) -> N
 def test_an_absent_kind_is_claude_rc_and_the_row_reads_it_back() -> None:
     """``build_inject_row``: no ``kind`` key is ``RcKind::ClaudeRc``, the title the slug, the
     cwd ``/home/shed``; the row's ``kind`` is ``agent_kind`` of roost's ``claude``."""
-    model = _model()
+    model = web_model()
     assert answer(TAURI, model, "rc.inject_test", WEB)["result"] == {}
     (row,) = _rows(model)
     assert (row["kind"], row["slug"]) == ("claude-rc", "4")
@@ -88,7 +77,7 @@ def test_an_absent_kind_is_claude_rc_and_the_row_reads_it_back() -> None:
 
 def test_opencode_injects_an_opencode_row_with_its_own_title_and_cwd() -> None:
     """``roost_source``: ``opencode`` is roost's ``opencode`` (roost_hosts.rs:3428-3434@9668981)."""
-    model = _model()
+    model = web_model()
     params = {**WEB, "kind": "opencode", "display_name": "t", "workdir": "/w"}
     assert answer(TAURI, model, "rc.inject_test", params)["result"] == {}
     (row,) = _rows(model)
@@ -98,9 +87,9 @@ def test_opencode_injects_an_opencode_row_with_its_own_title_and_cwd() -> None:
 def test_the_host_is_resolved_before_the_slug_is_read() -> None:
     """``rc_inject_test``: ``shed_target`` (``shed``, then the host) before
     ``build_inject_row`` reads ``slug`` (ipc.rs@2cd01ef)."""
-    reply = answer(TAURI, _model(), "rc.inject_test", {"shed": "web", "host": "nope"})
-    assert _error(reply) == ("bad_request", "no configured host: nope")
-    assert _error(answer(TAURI, _model(), "rc.inject_test", {"shed": "web"})) == (
+    reply = answer(TAURI, web_model(), "rc.inject_test", {"shed": "web", "host": "nope"})
+    assert failed(reply) == ("bad_request", "no configured host: nope")
+    assert failed(answer(TAURI, web_model(), "rc.inject_test", {"shed": "web"})) == (
         "bad_request",
         "missing 'slug'",
     )
@@ -109,7 +98,7 @@ def test_the_host_is_resolved_before_the_slug_is_read() -> None:
 @pytest.mark.parametrize("slug", [" 4", "4 ", "x", "", "٤", "9223372036854775808"])
 def test_the_slug_must_parse_as_an_i64_untrimmed(slug: str) -> None:
     """``build_inject_row``: ``slug.parse::<i64>()``, as sent (no ``trim``), before the kind."""
-    reply = answer(TAURI, _model(), "rc.inject_test", {**WEB, "slug": slug, "kind": 5})
+    reply = answer(TAURI, web_model(), "rc.inject_test", {**WEB, "slug": slug, "kind": 5})
     assert reply["error"]["code"] == "bad_request"
     assert reply["error"]["message"].endswith("is not a roost tab id")
     assert reply["error"]["message"].startswith("slug ")
@@ -117,7 +106,7 @@ def test_the_slug_must_parse_as_an_i64_untrimmed(slug: str) -> None:
 
 def test_a_signed_slug_is_the_tab_id_it_parses_to() -> None:
     """``i64`` parsing takes a sign: ``+7`` is tab 7, and the row's slug is the id's text."""
-    model = _model()
+    model = web_model()
     assert answer(TAURI, model, "rc.inject_test", {**WEB, "slug": "+7"})["result"] == {}
     assert [row["slug"] for row in _rows(model)] == ["7"]
 
@@ -125,19 +114,19 @@ def test_a_signed_slug_is_the_tab_id_it_parses_to() -> None:
 def test_a_shed_its_server_has_not_listed_is_refused_after_the_adapter() -> None:
     """``inject_test`` runs ``ensure_registered`` after the adapter check (1709-1742@9668981):
     an unlisted shed is ``ssh_entry``'s refusal, ``bad_request`` as every inject error."""
-    reply = answer(TAURI, _model(), "rc.inject_test", {"shed": "gone", "slug": "4"})
-    code, message = _error(reply)
+    reply = answer(TAURI, web_model(), "rc.inject_test", {"shed": "gone", "slug": "4"})
+    code, message = failed(reply)
     assert code == "bad_request"
     assert message.startswith('no shed "gone" on server "prod"')
     shell = answer(
-        TAURI, _model(), "rc.inject_test", {"shed": "gone", "slug": "4", "kind": "shell"}
+        TAURI, web_model(), "rc.inject_test", {"shed": "gone", "slug": "4", "kind": "shell"}
     )
-    assert _error(shell)[1].startswith('roost has no adapter for kind "shell"')
+    assert failed(shell)[1].startswith('roost has no adapter for kind "shell"')
 
 
 def test_injecting_a_tab_again_replaces_its_row() -> None:
     """``inject_test`` drops the host's row with the same tab id before it pushes the new one."""
-    model = _model()
+    model = web_model()
     answer(TAURI, model, "rc.inject_test", {**WEB, "display_name": "first"})
     answer(TAURI, model, "rc.inject_test", {**WEB, "kind": "opencode", "display_name": "second"})
     assert [(row["kind"], row["display_name"]) for row in _rows(model)] == [("opencode", "second")]
@@ -147,7 +136,7 @@ def _launch(op: str, kind: Any, model: DesktopModel | None = None, **extra: Any)
     params = {"target": "roost:prod/web"} if op == "roost.launch" else {"shed": "web"}
     if kind is not ABSENT:
         params["kind"] = kind
-    return answer(TAURI, _model() if model is None else model, op, {**params, **extra})
+    return answer(TAURI, web_model() if model is None else model, op, {**params, **extra})
 
 
 ABSENT = object()
@@ -159,7 +148,7 @@ LAUNCHES = ["rc.launch", "roost.launch"]
 def test_a_launch_takes_rc_kinds_not_roost_agent_names(op: str, kind: str) -> None:
     """``rc_kind``: ``RcKind::from_wire`` keeps any other string as ``Other``, which
     ``ensure_known_kind`` refuses (ipc.rs:277-283,286-294@2cd01ef)."""
-    assert _error(_launch(op, kind)) == ("bad_request", f"unknown rc kind '{kind}'")
+    assert failed(_launch(op, kind)) == ("bad_request", f"unknown rc kind '{kind}'")
 
 
 @pytest.mark.parametrize("op", LAUNCHES)
@@ -167,7 +156,7 @@ def test_a_launch_takes_rc_kinds_not_roost_agent_names(op: str, kind: str) -> No
 def test_a_launch_of_a_kind_with_a_recipe_opens_a_row_of_that_kind(op: str, kind: str) -> None:
     """The two kinds with a roost adapter are the two with a launch recipe; the opened
     row's owner reads back as the kind launched (``opened_session``, ``agent_kind``)."""
-    model = _model()
+    model = web_model()
     reply = _launch(op, kind, model)
     assert reply["ok"] is True, reply
     assert reply["result"]["kind"] == kind
@@ -179,12 +168,12 @@ def test_a_launch_of_a_kind_with_a_recipe_opens_a_row_of_that_kind(op: str, kind
 def test_a_known_kind_without_a_recipe_is_refused_after_the_host(op: str, kind: str) -> None:
     """``RoostHosts::launch``: ``ensure_registered``, then ``create``: the reach, then
     ``open_params`` (roost_hosts.rs:1391-1416@9668981), answered ``action_failed``."""
-    assert _error(_launch(op, kind)) == (
+    assert failed(_launch(op, kind)) == (
         "action_failed",
         f'unknown kind "{kind}": roost has no launch recipe for it',
     )
-    gone = answer(TAURI, _model(), "rc.launch", {"shed": "gone", "kind": kind})
-    code, message = _error(gone)
+    gone = answer(TAURI, web_model(), "rc.launch", {"shed": "gone", "kind": kind})
+    code, message = failed(gone)
     assert code == "action_failed"
     assert message.startswith('no shed "gone" on server "prod"')
 
@@ -193,8 +182,8 @@ def test_a_known_kind_without_a_recipe_is_refused_after_the_host(op: str, kind: 
 def test_rc_launch_resolves_the_host_before_it_reads_the_kind(kind: Any) -> None:
     """``rc_launch``: ``shed_target`` (the host, ``bad_request``) before ``rc_kind``
     (ipc.rs:1828-1843,1808-1816@2cd01ef)."""
-    assert _error(_launch("rc.launch", kind, host="nope")) == (
+    assert failed(_launch("rc.launch", kind, host="nope")) == (
         "bad_request",
         "no configured host: nope",
     )
-    assert _error(_launch("rc.launch", kind)) == ("bad_request", "missing or invalid 'kind'")
+    assert failed(_launch("rc.launch", kind)) == ("bad_request", "missing or invalid 'kind'")
