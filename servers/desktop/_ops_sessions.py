@@ -143,7 +143,7 @@ class SessionOps(Rc14Ops):
         # (roost_hosts.rs:1709-1742@9668981): the adapter, then the registration
         server = self._server(p.host, tauri_code=BAD)
         slug = rc_tab_id(p.slug)
-        kind = inject_kind(raw)
+        kind = inject_kind(raw, p.lifecycle)
         host = HostId(kind="shed", name=p.shed, server=server)
         self._registered(host, BAD)
         origin = host.origin

@@ -73,6 +73,7 @@ from ._hooks import HOOK_NOT_INSTALLED, ROOST_WIRED_AGENTS, agent_hooks_reply, h
 from ._inject import (
     INJECT_DEFAULT_KIND,
     LAUNCH_RECIPE_KINDS,
+    ROOST_LIFECYCLES,
     ROOST_SOURCES,
     TAURI_RC_KINDS,
     inject_kind,
@@ -207,6 +208,7 @@ __all__ = [
     "ROOST_SOURCES",
     "INJECT_DEFAULT_KIND",
     "LAUNCH_RECIPE_KINDS",
+    "ROOST_LIFECYCLES",
     "inject_kind",
     "parse_i64",
     "rc_tab_id",

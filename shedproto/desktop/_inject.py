@@ -10,7 +10,10 @@ after the test-mode gate, the ``shed`` and the ``host``:
 2. ``kind``: absent is ``claude-rc``; present, it is read as every launch reads it
    (``rc_kind``): ``null`` or not a string ``missing or invalid 'kind'``, a string
    that is no ``RcKind`` ``unknown rc kind '<k>'``;
-3. the kind must have a roost adapter (``roost_source``,
+3. ``lifecycle``, when a string, must be one of roost's ``agent_lifecycle`` words
+   (``InjectedRow::into_session``, ``roost_hosts.rs:3391-3414@9668981``: else
+   ``"<w>" is not a roost agent_lifecycle``);
+4. the kind must have a roost adapter (``roost_source``,
    ``roost_hosts.rs:3428-3434@9668981``): only ``claude-rc`` (roost's ``claude``)
    and ``opencode`` do; any other known kind would inject a tab nobody owns, and
    an unowned tab is no session row, so it is refused by name.
@@ -32,6 +35,7 @@ from ._rules import rust_debug
 __all__ = [
     "INJECT_DEFAULT_KIND",
     "LAUNCH_RECIPE_KINDS",
+    "ROOST_LIFECYCLES",
     "ROOST_SOURCES",
     "TAURI_RC_KINDS",
     "inject_kind",
@@ -53,6 +57,10 @@ LAUNCH_RECIPE_KINDS: frozenset[str] = frozenset(ROOST_SOURCES)
 ``roost_source`` (``roost_hosts.rs:3417-3427@9668981``, its doc) says every kind without
 an adapter is one ``launch_argv`` refuses; ``open_params`` then answers ``unknown kind
 "<k>": roost has no launch recipe for it``."""
+ROOST_LIFECYCLES: tuple[str, ...] = ("inactive", "working", "waiting", "finished", "failed")
+"""roost's ``AgentLifecycle`` on the wire (charliek/roost
+``crates/roost-ipc/src/agent.rs:38-49@7ed439a``, snake_case; the stored version, which
+the app at ``9668981`` may not pin exactly)."""
 INJECT_DEFAULT_KIND = "claude-rc"
 """``build_inject_row``'s kind when the params have no ``kind`` key."""
 
@@ -83,24 +91,28 @@ def rc_tab_id(slug: str | None) -> str:
     return str(tab_id)
 
 
-def inject_kind(raw: Any) -> str:
-    """Return the RC kind an inject's params name; it has a roost adapter.
+def inject_kind(raw: Any, lifecycle: str | None = None) -> str:
+    """Return the RC kind an inject's params name, after checking ``lifecycle``.
 
-    ``raw`` is the params as received (an absent ``kind`` key and a ``null`` differ).
+    ``raw`` is the params as received (an absent ``kind`` key and a ``null`` differ);
+    the kind returned has a roost adapter.
 
     Raises:
         DesktopError: ``bad_request``: ``missing or invalid 'kind'``, ``unknown rc kind
-            '<k>'``, or the unowned-tab refusal (``roost_hosts.rs:1713-1718@9668981``).
+            '<k>'``, ``"<w>" is not a roost agent_lifecycle``, or the unowned-tab
+            refusal (``roost_hosts.rs:1713-1718@9668981``).
 
     """
     params: Mapping[str, Any] = raw if isinstance(raw, dict) else {}
-    if "kind" not in params:
-        return INJECT_DEFAULT_KIND
-    kind = params["kind"]
+    kind = params.get("kind", INJECT_DEFAULT_KIND)
     if not isinstance(kind, str):
         raise DesktopError(DesktopCode.BAD_REQUEST, "missing or invalid 'kind'")
     if kind not in TAURI_RC_KINDS:
         raise DesktopError(DesktopCode.BAD_REQUEST, f"unknown rc kind '{kind}'")
+    if lifecycle is not None and lifecycle not in ROOST_LIFECYCLES:
+        raise DesktopError(
+            DesktopCode.BAD_REQUEST, f"{rust_debug(lifecycle)} is not a roost agent_lifecycle"
+        )
     if kind not in ROOST_SOURCES:
         raise DesktopError(
             DesktopCode.BAD_REQUEST,

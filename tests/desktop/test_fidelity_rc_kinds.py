@@ -132,6 +132,33 @@ def test_injecting_a_tab_again_replaces_its_row() -> None:
     assert [(row["kind"], row["display_name"]) for row in _rows(model)] == [("opencode", "second")]
 
 
+@pytest.mark.parametrize("word", ["asleep", "Working", ""])
+def test_a_lifecycle_roost_does_not_have_is_refused_before_the_adapter(word: str) -> None:
+    """``InjectedRow::into_session`` (roost_hosts.rs:3391-3414@9668981) reads ``lifecycle`` as
+    roost's ``AgentLifecycle`` (charliek/roost crates/roost-ipc/src/agent.rs:38-49@7ed439a:
+    ``inactive``, ``working``, ``waiting``, ``finished``, ``failed``), after the kind is read
+    and before the adapter check (1712-1713)."""
+    refusal = ("bad_request", f'"{word}" is not a roost agent_lifecycle')
+    assert failed(answer(TAURI, web_model(), "rc.inject_test", {**WEB, "lifecycle": word})) == (
+        refusal
+    )
+    shell = {**WEB, "kind": "shell", "lifecycle": word}
+    assert failed(answer(TAURI, web_model(), "rc.inject_test", shell)) == refusal
+    borg = {**WEB, "kind": "borg", "lifecycle": word}
+    assert failed(answer(TAURI, web_model(), "rc.inject_test", borg)) == (
+        "bad_request",
+        "unknown rc kind 'borg'",
+    )
+
+
+@pytest.mark.parametrize("word", ["inactive", "working", "waiting", "finished", "failed"])
+def test_roost_s_lifecycle_words_inject(word: str) -> None:
+    """A string ``lifecycle`` roost knows is taken (a non-string reads as absent: ``opt``)."""
+    model = web_model()
+    assert answer(TAURI, model, "rc.inject_test", {**WEB, "lifecycle": word})["result"] == {}
+    assert [row["lifecycle"] for row in _rows(model)] == [word]
+
+
 def _launch(op: str, kind: Any, model: DesktopModel | None = None, **extra: Any) -> Any:
     params = {"target": "roost:prod/web"} if op == "roost.launch" else {"shed": "web"}
     if kind is not ABSENT:
