@@ -38,7 +38,7 @@ def _rows(model: DesktopModel) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("kind", [None, 5, True, ["claude-rc"]])
 def test_a_null_or_non_string_kind_is_missing_or_invalid(kind: Any) -> None:
     """``build_inject_row`` reads ``kind`` through ``rc_kind`` whenever the key is present:
-    ``as_str`` fails on a ``null`` or a non-string (ipc.rs@2cd01ef)."""
+    ``as_str`` fails on a ``null`` or a non-string (ipc.rs:1898-1901,286-294@2cd01ef)."""
     reply = answer(TAURI, web_model(), "rc.inject_test", {**WEB, "kind": kind})
     assert failed(reply) == ("bad_request", "missing or invalid 'kind'")
 
@@ -46,7 +46,8 @@ def test_a_null_or_non_string_kind_is_missing_or_invalid(kind: Any) -> None:
 @pytest.mark.parametrize("kind", ["claude", "codex", "borg", "Claude-RC"])
 def test_a_string_that_is_no_rc_kind_is_unknown(kind: str) -> None:
     """``rc_kind``: ``RcKind::from_wire`` keeps it as ``Other``, ``ensure_known_kind`` refuses
-    it ``unknown rc kind '<k>'`` (ipc.rs@2cd01ef). roost's agent names are not RC kinds."""
+    it ``unknown rc kind '<k>'`` (ipc.rs:277-283,286-294@2cd01ef). roost's agent names are
+    not RC kinds."""
     reply = answer(TAURI, web_model(), "rc.inject_test", {**WEB, "kind": kind})
     assert failed(reply) == ("bad_request", f"unknown rc kind '{kind}'")
 
@@ -86,7 +87,7 @@ def test_opencode_injects_an_opencode_row_with_its_own_title_and_cwd() -> None:
 
 def test_the_host_is_resolved_before_the_slug_is_read() -> None:
     """``rc_inject_test``: ``shed_target`` (``shed``, then the host) before
-    ``build_inject_row`` reads ``slug`` (ipc.rs@2cd01ef)."""
+    ``build_inject_row`` reads ``slug`` (ipc.rs:1872-1873,1886@2cd01ef)."""
     reply = answer(TAURI, web_model(), "rc.inject_test", {"shed": "web", "host": "nope"})
     assert failed(reply) == ("bad_request", "no configured host: nope")
     assert failed(answer(TAURI, web_model(), "rc.inject_test", {"shed": "web"})) == (
