@@ -533,9 +533,14 @@ class DesktopModel:
         machine.reachable, machine.detail, machine.down_kind = False, detail, down_kind
 
     def add_roost_session(
-        self, origin: str, slug: str, kind: str = "claude", **fields: Any
+        self, origin: str, slug: str, kind: str = "claude-rc", **fields: Any
     ) -> Session:
-        """Add a roost row under ``origin`` (``machine:<n>`` or ``roost:<s>/<shed>``)."""
+        """Add a roost row under ``origin`` (``machine:<n>`` or ``roost:<s>/<shed>``).
+
+        ``kind`` is the row's ``RcKind`` as the app lists it: shed-core's
+        ``RoostSession::agent_kind`` reads roost's ``claude`` owner as ``claude-rc``
+        (``crates/shed-core/src/roost/model.rs``, every stored version; lines not counted).
+        """
         shed = origin.rpartition("/")[2] if origin.startswith("roost:") else ""
         machine = origin.partition(":")[2] if origin.startswith("machine:") else origin
         session = Session(origin=origin, slug=slug, kind=kind, shed=shed, machine=machine, **fields)

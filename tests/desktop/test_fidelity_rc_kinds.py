@@ -215,3 +215,12 @@ def test_rc_launch_resolves_the_host_before_it_reads_the_kind(kind: Any) -> None
         "no configured host: nope",
     )
     assert failed(_launch("rc.launch", kind)) == ("bad_request", "missing or invalid 'kind'")
+
+
+def test_a_seeded_claude_row_lists_as_claude_rc() -> None:
+    """A roost tab owned by roost's ``claude`` adapter lists as ``claude-rc``
+    (``RoostSession::agent_kind``, read by ``host_row`` through ``to_rc_dto``), so the
+    model's seeded row says so unless told otherwise."""
+    model = web_model()
+    model.add_roost_session("roost:prod/web", "4")
+    assert [row["kind"] for row in _rows(model)] == ["claude-rc"]

@@ -184,8 +184,8 @@ async def test_machines_unreachable_is_a_state(short_socket_dir: Path) -> None:
     model = DesktopModel()
     model.add_machine("mini", craze=CrazeSource())
     model.make_machine_unreachable("mini", "ssh: connect to host mini port 22: No route to host")
-    model.add_roost_session("machine:mini", "4", "codex")
-    model.add_roost_session("machine:mini2", "4", "codex")
+    model.add_roost_session("machine:mini", "4", "opencode")
+    model.add_roost_session("machine:mini2", "4", "opencode")
     async with (
         running(short_socket_dir, model=model) as server,
         await AsyncDesktopClient.connect(server.path) as client,
