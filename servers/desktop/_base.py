@@ -195,9 +195,10 @@ class AppBase:
         return o.DashboardEmpty(title="No sheds yet", body="Create one to get started.")
 
     def _machine_row(self, machine: Machine) -> o.MachineRow:
-        # RoostHosts::status (charliek/shed desktop/tauri/src-tauri/src/roost_hosts.rs@0041e17,
-        # status_locked): every configured machine has a row, reachable or not; its craze
-        # half is CrazeState::status (roost_hosts.rs@9668981, craze.rs@9a84ddf)
+        # RoostHosts::status (charliek/shed desktop/tauri/src-tauri/src/roost_hosts.rs:1033-1077
+        # @0041e17, status_locked): every configured machine has a row, reachable or not; its
+        # craze half is CrazeState::status (roost_hosts.rs:2070-2072@9668981,
+        # craze.rs:570-590@9a84ddf)
         origin = f"machine:{machine.name}"
         return o.MachineRow(
             name=machine.name,
@@ -230,7 +231,10 @@ class AppBase:
         return sorted(machines, key=lambda m: m.name == "localhost")
 
     def _unknown_host(self, host: HostId) -> DesktopError:
-        """Return ``unknown_host``'s refusal (roost_hosts.rs@0041e17): the watched tokens."""
+        """Return ``unknown_host``'s refusal, naming the watched tokens.
+
+        roost_hosts.rs:1963-1968@0041e17 (``unknown_host``).
+        """
         have = ", ".join(f"machine:{m.name}" for m in self._machines_in_order())
         return DesktopError(FAILED, f"no host {host.origin} is being watched (have: {have})")
 
@@ -241,7 +245,7 @@ class AppBase:
             DesktopError: ``code`` with ``no machine "<n>" in ~/.shed/config.yaml``,
                 ``no server "<s>" in ~/.shed/config.yaml`` or ``no shed "<n>" on server
                 "<s>": "<s>" has not listed a running shed by that name, so nothing was
-                contacted`` (roost_hosts.rs@0041e17 ssh_entry).
+                contacted`` (roost_hosts.rs:1608-1642@0041e17, ``ssh_entry``).
 
         """
         if host.kind == "shed":

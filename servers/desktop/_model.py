@@ -17,6 +17,7 @@ from typing import Any
 from shedproto.desktop import (
     IDEMPOTENCY_WINDOW,
     LANE_RECONNECT_WAIT,
+    TAURI_RC_KINDS,
     BootstrapLedger,
     IdempotencyLedger,
     agent_hooks_reply,
@@ -40,10 +41,10 @@ __all__ = [
     "Shed",
 ]
 
-DEFAULT_KINDS = frozenset(
-    {"claude", "codex", "opencode", "gemini", "grok", "cursor", "claude-broker"}
-)
-"""The rc kinds the model knows by default."""
+DEFAULT_KINDS = frozenset(TAURI_RC_KINDS)
+"""The rc kinds the model knows by default: the newer Tauri app's ``RcKind`` wire values
+(:data:`~shedproto.desktop.TAURI_RC_KINDS`); ``roost.launch``/``rc.launch`` refuse any
+other string (``unknown rc kind '<k>'``)."""
 
 HOST_FAILURE_KINDS = ("agent_upgrade_required", "other")
 """The ``kind`` values of a ``host_errors`` entry."""
@@ -184,7 +185,7 @@ def craze_status(source: CrazeSource | None) -> dict[str, Any]:
     No source, or craze not installed: ``absent`` (the latter with cause
     ``not_installed``); too old: ``offline`` with cause ``too_old``; otherwise the
     source's state, an ``offline`` one with its ``cause``. The capabilities are
-    the live hub's only (craze.rs@9a84ddf ``CrazeState::status``).
+    the live hub's only (craze.rs:570-590@9a84ddf ``CrazeState::status``).
     """
     if source is None:
         return {"state": "absent", "cause": None, "create": False, "create_options": False}
@@ -214,7 +215,8 @@ class Machine:
     """The transport's classification while unreachable (``not-installed``, ``no-session``)."""
     craze: CrazeSource | None = None
     kinds: frozenset[str] | None = None
-    """Kinds roost has a recipe for on this host (``None``: every known kind)."""
+    """Kinds the stand-in gives a launch recipe on this host (``None``: the app's own,
+    :data:`~shedproto.desktop.LAUNCH_RECIPE_KINDS`)."""
 
 
 @dataclass
@@ -531,9 +533,14 @@ class DesktopModel:
         machine.reachable, machine.detail, machine.down_kind = False, detail, down_kind
 
     def add_roost_session(
-        self, origin: str, slug: str, kind: str = "claude", **fields: Any
+        self, origin: str, slug: str, kind: str = "claude-rc", **fields: Any
     ) -> Session:
-        """Add a roost row under ``origin`` (``machine:<n>`` or ``roost:<s>/<shed>``)."""
+        """Add a roost row under ``origin`` (``machine:<n>`` or ``roost:<s>/<shed>``).
+
+        ``kind`` is the row's ``RcKind`` as the app lists it: shed-core's
+        ``RoostSession::agent_kind`` reads roost's ``claude`` owner as ``claude-rc``
+        (``crates/shed-core/src/roost/model.rs``, every stored version; lines not counted).
+        """
         shed = origin.rpartition("/")[2] if origin.startswith("roost:") else ""
         machine = origin.partition(":")[2] if origin.startswith("machine:") else origin
         session = Session(origin=origin, slug=slug, kind=kind, shed=shed, machine=machine, **fields)
@@ -616,7 +623,8 @@ def default_broker() -> dict[str, Any]:
     """Return the stand-in's broker: pref ``auto`` resolved with no host-agent daemon.
 
     ``auto`` with no daemon socket live launches the embedded broker on a
-    synthesized config (charliek/shed desktop/tauri/src-tauri/src/broker.rs@51bd544).
+    synthesized config (charliek/shed desktop/tauri/src-tauri/src/broker.rs@51bd544,
+    ``BrokerRuntime`` 72-92, ``BrokerRuntime::status`` 154-185).
     """
     return {
         "launch_pref": "auto",

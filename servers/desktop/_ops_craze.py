@@ -32,7 +32,7 @@ class CrazeOps(AppBase):
     def _craze_source(self, host: HostId, *, held: bool = False, create: bool = True) -> Any:
         """craze_ask's gates, in order; on a held retry a preflight refusal is outcome_unknown.
 
-        roost_hosts.rs@9668981 ``craze_ask``: an unwatched host is ``bad_request``
+        roost_hosts.rs:1476-1522@9668981 ``craze_ask``: an unwatched host is ``bad_request``
         with ``unknown_host``'s words, then ``no_craze``, ``not_installed``,
         ``too_old``, and a live hub that lacks what ``create`` (else the options
         read) needs.
@@ -190,7 +190,7 @@ class CrazeOps(AppBase):
         return o.CrazeCreateResult(**answer)
 
     def op_craze_open_terminal(self, p: o.CrazeOpenTerminalParams, raw: Any) -> Any:
-        """roost_hosts.rs@9668981 ``craze_open_terminal``: the target, the host id, the row.
+        """roost_hosts.rs:1618-1683@9668981 ``craze_open_terminal``: the target, the id, the row.
 
         No craze-source gate: a session the host's rows do not hold (an unknown
         host included) is ``unknown_session``; the tab opens whatever the hub's state.

@@ -50,11 +50,13 @@ __all__ = ["LaneOps"]
 class LaneOps(AppBase):
     """Agent-lane ops over craze and roost rows (``lane.*``).
 
-    As lane.rs@9a84ddf answers them: the row is looked up in the namespace the
+    As lane.rs@9a84ddf answers them (``Lanes::open`` 836-963, ``open_entry``
+    1303-1324, ``lane_stamp`` 1332-1359): the row is looked up in the namespace the
     ``kind`` names (:func:`~shedproto.desktop.no_lane_stamp`), ``lane.open``
     refuses a kind no adapter speaks, and every other op needs a lane
     ``lane.open`` opened (:func:`~shedproto.desktop.no_open_lane`); a verb's
-    payload is read before the lane is looked up (ipc.rs@2cd01ef).
+    payload is read before the lane is looked up (ipc.rs@2cd01ef: ``lane_send``
+    1635-1644, ``lane_set`` 1686-1696, ``lane_answer`` 1706-1717).
     """
 
     def _lane_session(self, p: Any) -> Session:

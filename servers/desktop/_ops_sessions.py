@@ -8,18 +8,21 @@ import anyio
 import msgspec
 
 from shedproto.desktop import (
+    LAUNCH_RECIPE_KINDS,
     DesktopCode,
     DesktopError,
-    Dialect,
     HostId,
     HostIdError,
     LaunchPolicy,
     classify_pane,
     fingerprint_changed,
     hooks_result,
+    inject_kind,
     launch_fields,
     launch_target,
     parse_host_id,
+    parse_i64,
+    rc_tab_id,
     read_machine_add,
     require_consent,
     run_command,
@@ -83,8 +86,10 @@ class SessionOps(Rc14Ops):
         )
         self._resolve_launch_host(host)
         machine = self.model.machines.get(host.name) if host.kind == "machine" else None
-        if machine is not None and machine.kinds is not None and fields.kind not in machine.kinds:
-            # open_params (roost_hosts.rs@0041e17): the kind, not the host, is named
+        recipes = LAUNCH_RECIPE_KINDS if machine is None or machine.kinds is None else machine.kinds
+        if fields.kind not in recipes:
+            # RoostHosts::create -> open_params (roost_hosts.rs:1339-1373,3170-3196
+            # @9668981): the host is registered and reached first; the kind is named
             raise DesktopError(
                 FAILED, f"unknown kind {rust_debug(fields.kind)}: roost has no launch recipe for it"
             )
@@ -108,26 +113,6 @@ class SessionOps(Rc14Ops):
     def op_rc_launch(self, p: Any, raw: Any) -> Any:
         if self._rc_session_model:
             return self._rc14_launch(raw)
-        if self.is_mac:
-            fields = launch_fields(Dialect.MAC, kind=p.kind, raw=raw, known_kinds=self.model.kinds)
-            server = self._server(p.host)
-            host = HostId(kind="shed", name=p.shed, server=server)
-            if p.shed not in self.model.hosts[server].sheds:
-                raise self._fail(f"no shed {p.shed} on {server}")
-            tab = self._open_tab(
-                host, [fields.kind], fields.workdir, fields.kind, fields.display_name
-            )
-            session = Session(
-                origin=host.origin,
-                slug=tab.tab_id,
-                kind=fields.kind,
-                shed=p.shed,
-                machine=host.address,
-                display_name=fields.display_name,
-                workdir=fields.workdir,
-            )
-            self.model.sessions.append(session)
-            return o.SessionRow(**session.row())
         server = self._server(p.host, tauri_code=BAD)
         return self._launch(HostId(kind="shed", name=p.shed, server=server), p.kind, raw)
 
@@ -153,31 +138,33 @@ class SessionOps(Rc14Ops):
         if self._rc_session_model:
             typed = {k: v for k, v in msgspec.structs.asdict(p).items() if v is not None}
             return self._rc14_inject(typed if raw is None else raw)
+        # charliek/shed desktop/tauri/src-tauri/src/ipc.rs:1868-1878@2cd01ef rc_inject_test: the
+        # shed and host, then build_inject_row (1882-1910: slug, kind), then RoostHosts::inject_test
+        # (roost_hosts.rs:1709-1742@9668981): the adapter, then the registration
         server = self._server(p.host, tauri_code=BAD)
-        if not self.is_mac and not p.slug.isdigit():
-            raise DesktopError(BAD, f'slug "{p.slug}" is not a roost tab id')
-        kind = p.kind or "claude"
-        if not self.is_mac and kind not in self.model.kinds:
-            raise DesktopError(BAD, f"roost has no adapter for kind '{kind}'")
-        extra = {}
-        if self.is_mac and p.state is not None:
-            extra["state"] = p.state
+        slug = rc_tab_id(p.slug)
+        kind = inject_kind(raw, p.lifecycle)
+        host = HostId(kind="shed", name=p.shed, server=server)
+        self._registered(host, BAD)
+        origin = host.origin
+        self.model.sessions = [
+            s for s in self.model.sessions if not (s.origin == origin and s.slug == slug)
+        ]
         self.model.add_roost_session(
-            f"roost:{server}/{p.shed}",
-            p.slug,
+            origin,
+            slug,
             kind,
-            display_name=p.display_name,
-            workdir=p.workdir,
-            lifecycle=getattr(p, "lifecycle", None),
-            attention=bool(getattr(p, "attention", None)),
-            extra=extra,
+            display_name=slug if p.display_name is None else p.display_name,
+            workdir=INJECT_DEFAULT_WORKDIR if p.workdir is None else p.workdir,
+            lifecycle=p.lifecycle,
+            attention=bool(p.attention),
         )
         return o.Empty()
 
     def op_machine_kill(self, p: o.MachineKillParams, raw: Any) -> Any:
         # RoostHosts::kill (roost_hosts.rs:1277-1317@9668981): the host id, the registered
         # host, the slug as the tab id it parses to, then a row of this host's carrying it;
-        # every failure is action_failed (ipc.rs machine_kill)
+        # every failure is action_failed (ipc.rs:1402-1410@2cd01ef, machine_kill)
         host = self._launch_host(p.machine)
         self._watched(host)
         if not _is_tab_id(p.slug):
@@ -223,11 +210,11 @@ class SessionOps(Rc14Ops):
 
     def op_machine_capabilities(self, p: o.MachineParams, raw: Any) -> Any:
         host = self._launch_host(p.machine)
-        self._watched(host)  # RoostHosts::capabilities -> known (roost_hosts.rs@0041e17)
+        self._watched(host)  # capabilities -> known (roost_hosts.rs:857-860,961-967@0041e17)
         return o.CapabilitiesResult(capabilities=self._capabilities(host.origin))
 
     def op_machine_add(self, p: o.MachineAddParams, raw: Any) -> Any:
-        """``add_from_json`` (machines.rs@9a84ddf): the stand-in's config is its machines."""
+        """``add_from_json`` (machines.rs:76-166@9a84ddf): the stand-in's config is its machines."""
         entry = read_machine_add(
             p.name, p.host, p.user, p.ssh_port, configured=self.model.machines.keys()
         )
@@ -237,10 +224,11 @@ class SessionOps(Rc14Ops):
         return o.Empty()
 
     def _probe(self, target: str, code: str = PROBE) -> tuple[HostId, dict[str, Any]]:
-        """Probe the stand-in host; the answer is shaped as ``probe_json`` (roost_hosts.rs@0041e17).
+        """Probe the stand-in host; the answer is shaped as ``probe_json``.
 
-        A host the app cannot register or reach fails at the ``probe`` stage
-        (``run_probe``); ``code`` is how the caller answers that stage.
+        ``probe_json`` is roost_hosts.rs:1797-1831@0041e17. A host the app cannot
+        register or reach fails at the ``probe`` stage (``run_probe``, 1561-1576);
+        ``code`` is how the caller answers that stage.
         """
         try:
             host = parse_host_id(target)
@@ -304,7 +292,7 @@ class SessionOps(Rc14Ops):
         return None
 
     def _installed(self, host: HostId) -> o.RoostBootstrapResult:
-        """``installed_json`` for the stand-in's install (roost_hosts.rs@0041e17)."""
+        """``installed_json`` for the stand-in's install (roost_hosts.rs:1880-1894@0041e17)."""
         dest = f"/home/{host.name}/.local/bin/roost-session"
         return o.RoostBootstrapResult(
             ok=True,
@@ -357,29 +345,28 @@ class SessionOps(Rc14Ops):
 
 
 CLIENT_LABEL = "shed-desktop"
-"""Who shed says it is on roost's wire (roost_hosts.rs@0041e17 ``CLIENT_LABEL``)."""
+"""Who shed says it is on roost's wire (roost_hosts.rs:101@0041e17, ``CLIENT_LABEL``)."""
 ROOST_SESSION_PROTOCOL = 6
 """The roost session protocol the stand-in reports after an install (the stand-in's value)."""
+INJECT_DEFAULT_WORKDIR = "/home/shed"
+"""An injected row's working directory when the params name none (ipc.rs:1903@2cd01ef,
+``build_inject_row``; its title defaults to the slug, 1902)."""
 STAND_IN_PID = 4242
 """The pid in the stand-in's readiness verdict: ``Installed::verdict`` is roost's verdict
 rendered, ``ready pid=<n>`` or ``already-running`` (shed-core
-roost/bootstrap/machines.rs@3170191)."""
+roost/bootstrap/machines.rs:407-434@3170191, ``Installed``)."""
 
 
 def _is_tab_id(slug: str) -> bool:
     """Whether ``slug`` parses as Rust's ``i64`` after trimming (``parse_tab_id``)."""
-    text = slug.strip()
-    body = text[1:] if text[:1] in "+-" else text
-    if not body or not body.isascii() or not body.isdigit():
-        return False
-    return -(2**63) <= int(text) < 2**63
+    return parse_i64(slug.strip()) is not None
 
 
 def _stage_failure(stage: str, message: str) -> o.RoostBootstrapResult:
     """``failure_json``: ``{ok: false, error: {stage, message, restored}}``.
 
     ``restored`` is ``null``: shed-core's ``BootstrapFailure::new`` leaves it unset,
-    and only a post-commit failure knows it (copy.rs@0041e17).
+    and only a post-commit failure knows it (copy.rs:111-117@0041e17).
     """
     return o.RoostBootstrapResult(
         ok=False, error=o.BootstrapStageError(stage=stage, message=message, restored=None)

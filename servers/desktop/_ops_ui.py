@@ -17,7 +17,7 @@ from ._base import BAD, AppBase, serde_unknown_variant
 from ._model import Host
 
 BROKER_PREFS = ("auto", "embedded", "external")
-"""``broker.set_mode``'s modes (broker.rs@51bd544, ``parse_mode_pref``)."""
+"""``broker.set_mode``'s modes (broker.rs:361-368@51bd544, ``parse_mode_pref``)."""
 
 __all__ = ["UiOps"]
 
@@ -250,7 +250,7 @@ class UiOps(AppBase):
         ``auth_mode`` is ``AuthMode::as_str`` (``token`` or ``mtls``; the config's
         absent or unrecognised mode reads as ``token``); ``learned`` is whether a
         mint proved it this session (charliek/shed crates/shed-app/src/auth_modes.rs
-        @c7d4c85, ipc.rs ``hosts_auth``@2cd01ef).
+        :220-231@c7d4c85, ipc.rs:2189-2207@2cd01ef ``hosts_auth``).
         """
         return o.HostsAuth(
             hosts=[
@@ -423,7 +423,7 @@ class UiOps(AppBase):
         return dict(self.model.prefs["provider_modes"])
 
     def op_prefs_set_provider(self, p: o.PrefsSetProviderParams, raw: Any) -> Any:
-        """Set a provider mode as ``set_provider_mode`` does (shed-app coordinator.rs@861fedae).
+        """Set a provider mode as shed-app does (coordinator.rs:965-973@861fedae).
 
         serde reads ``decision`` as an ``ApprovalDecision`` first; then only the two
         provider namespaces take a mode.
@@ -448,7 +448,8 @@ class UiOps(AppBase):
         return o.Empty()
 
     # broker (charliek/shed desktop/tauri/src-tauri/src/broker.rs@51bd544): the persisted
-    # pref is read live; the effective mode is the one the app launched into
+    # pref is read live (mode_pref, 351-358); the effective mode is the one the app
+    # launched into (BrokerRuntime, 72-92; restart_required, 138-140)
 
     def _broker_mode(self) -> o.BrokerMode:
         broker = self.model.broker
@@ -487,8 +488,9 @@ class UiOps(AppBase):
         self.model.prefs["broker_mode"] = p.mode
         return self._broker_mode()
 
-    # updater (charliek/shed desktop/tauri/src-tauri/src/updater.rs@c38944d): the reason
-    # by precedence: Linux (apt) always, then test mode, then a missing bundle
+    # updater (charliek/shed desktop/tauri/src-tauri/src/updater.rs:60-73@c38944d,
+    # updater_reason): the reason by precedence: Linux (apt) always, then test mode,
+    # then a missing bundle
 
     def _updater_reason(self) -> tuple[str, bool]:
         if self.model.platform["os"] == "linux":

@@ -149,7 +149,7 @@ class UiTruthOps(SessionOps, CrazeOps, LaneOps):
             else:
                 self._launch(
                     self._launch_host(target),
-                    launch.get("kind") or "claude",
+                    launch.get("kind") or "claude-rc",  # the stand-in dialog's pick
                     {"workdir": launch["workdir"], "display_name": launch.get("name") or ""},
                 )
         except DesktopError as exc:  # the dialog stays open and says why

@@ -70,6 +70,16 @@ from ._envelope import (
 )
 from ._errors import DesktopError
 from ._hooks import HOOK_NOT_INSTALLED, ROOST_WIRED_AGENTS, agent_hooks_reply, hooks_result
+from ._inject import (
+    INJECT_DEFAULT_KIND,
+    LAUNCH_RECIPE_KINDS,
+    ROOST_LIFECYCLES,
+    ROOST_SOURCES,
+    TAURI_RC_KINDS,
+    inject_kind,
+    parse_i64,
+    rc_tab_id,
+)
 from ._lanes import (
     CRAZE_LANE,
     LANE_KINDS,
@@ -193,6 +203,15 @@ __all__ = [
     "classify_pane",
     "is_safe_rc_value",
     "normalize_rc_prompt",
+    # the newer Tauri app's RC kinds, rc.inject_test
+    "TAURI_RC_KINDS",
+    "ROOST_SOURCES",
+    "INJECT_DEFAULT_KIND",
+    "LAUNCH_RECIPE_KINDS",
+    "ROOST_LIFECYCLES",
+    "inject_kind",
+    "parse_i64",
+    "rc_tab_id",
     # rules
     "HostId",
     "HostIdError",

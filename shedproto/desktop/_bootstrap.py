@@ -4,8 +4,8 @@ Pure: time is ``now`` (any monotonic clock, seconds); the shell that runs the
 install owns the waiting and asks this ledger what to answer.
 
 The words are the newer Tauri app's (charliek/shed
-desktop/tauri/src-tauri/src/roost_hosts.rs@0041e17 ``Refusal`` and
-``RoostHosts::bootstrap``; ipc.rs@2cd01ef ``roost_bootstrap``): a second
+desktop/tauri/src-tauri/src/roost_hosts.rs:358-388,1406-1539@0041e17 ``Refusal`` and
+``RoostHosts::bootstrap``; ipc.rs:1538-1569@2cd01ef ``roost_bootstrap``): a second
 bootstrap of a target while one runs is ``already_bootstrapping`` ``"<token> is
 already being bootstrapped — nothing was changed; wait for that one to
 finish"``; a run that outlives the budget is ``action_failed`` ``"<target>: the
@@ -45,7 +45,7 @@ def require_consent(target: str, consent: bool | None) -> None:
 def fingerprint_changed(token: str) -> str:
     """Return the ``fingerprint`` stage's message for host ``token`` (its grammar token).
 
-    charliek/shed crates/shed-core/src/roost/bootstrap/copy.rs@0041e17
+    charliek/shed crates/shed-core/src/roost/bootstrap/copy.rs:340-345@0041e17
     ``fingerprint_changed``, which roost_hosts.rs ``bootstrap`` answers with the
     re-probed target's token. Never raises.
     """

@@ -183,7 +183,7 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "broker.set_mode": _t(o.BrokerSetModeParams, o.BrokerMode),
     "updater.status": _t(_NP, o.UpdaterStatus),
     # the enabled path fronts the app and presents the updater: {}; otherwise the
-    # reason decides (Linux is always linux_apt, even in test mode: updater.rs@c38944d)
+    # reason decides (Linux is always linux_apt, even in test mode: updater.rs:60-73@c38944d)
     "updater.check": _t(_NP, _E),
     "egress.show": _t(o.EgressShowParams, _E),
     # 3.2 lifecycle, create and terminal
@@ -230,7 +230,7 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "rc.kill": (OpShape(o.MacRcKillParams, _E), OpShape(o.RcKillParams, _E)),
     "rc.inject_test": (
         OpShape(o.MacRcInjectParams, _E),
-        OpShape(o.TauriRcInjectParams, _E, gate=_TM),
+        OpShape(o.TauriRcInjectParams, _E, gate=_TM, reads_raw=True),
     ),
     "machines.list": _t(_NP, o.MachinesList),
     "machine.kill": _t(o.MachineKillParams, _E),

@@ -87,7 +87,7 @@ def check_craze_host_id(session_id: str) -> str:
 
     ``craze.open_terminal`` checks it before anything is looked up, because it is
     spliced into the command the tab runs (charliek/shed
-    crates/shed-core/src/craze.rs@9a84ddf ``attach_argv``, ``BadHostId``).
+    crates/shed-core/src/craze.rs:212-224,193-195@9a84ddf ``attach_argv``, ``BadHostId``).
 
     Raises:
         DesktopError: ``bad_request``

@@ -11,15 +11,15 @@ The digest's contract for a verb sent down a craze lane (``lane.send``,
   so a retry is safe.
 
 Pure: the time until the lane is back is an input. The texts are the craze
-adapter's (charliek/shed ``crates/shed-craze/src/lane.rs@7639900``
-``LaneShared::connected`` and ``call_on``, ``errors.rs@2cd01ef``
-``outcome_unknown``); the app carries them whole. An opencode lane neither waits
-nor loses answers: its failures are in :mod:`._opencode`.
+adapter's (charliek/shed ``crates/shed-craze/src/lane.rs:416-431,473-496@7639900``
+``LaneShared::connected`` and ``call_on``, ``errors.rs:106,111-113@2cd01ef``
+``OUTCOME_UNKNOWN``, ``outcome_unknown``); the app carries them whole. An opencode lane
+neither waits nor loses answers: its failures are in :mod:`._opencode`.
 
 What the app's lane layer answers before any verb is sent is its own
 (charliek/shed ``desktop/tauri/src-tauri/src/lane.rs@9a84ddf``, the version whose
-lanes are keyed by ``(machine, kind, session_id)`` as ipc.rs@2cd01ef addresses
-them): :func:`no_lane_stamp` and :func:`no_open_lane` (``no_lane``),
+lanes are keyed by ``(machine, kind, session_id)`` as ipc.rs:69-75@2cd01ef
+``lane_target`` addresses them): :func:`no_lane_stamp` and :func:`no_open_lane` (``no_lane``),
 :func:`unsupported_lane` (``unsupported_lane``, the kinds :data:`LANE_KINDS`), and
 the verb payload readers :func:`parse_send_mode`, :func:`parse_lane_answer` and
 :func:`parse_lane_setting` (``bad_request``). ``lane.set``'s change is read by
@@ -341,7 +341,7 @@ def lane_error(code: DesktopCode) -> DesktopError:
     """Return an adapter's refusal as ``LaneFailure::Lane`` carries it: its code, its text.
 
     The unit variants of shed-core's ``LaneError`` and their ``Display`` (charliek/shed
-    crates/shed-core/src/lane.rs@6c5536a): ``unauthorized``, ``unknown_session``,
+    crates/shed-core/src/lane.rs:1084-1121@6c5536a): ``unauthorized``, ``unknown_session``,
     ``unknown_approval``, ``already_submitted``, ``already_resolved``, ``not_accepting``.
 
     Raises:

@@ -1,9 +1,10 @@
 r"""``machine.add``'s reading of its params and its refusals, as the newer Tauri app has them.
 
 The app's ``machines::add_from_json`` (charliek/shed
-``desktop/tauri/src-tauri/src/machines.rs@9a84ddf``) and the config editor it calls
-(``crates/shed-core/src/config_edit.rs@156fbed`` ``insert_machine``) decide, in
-this order, and every refusal is ``bad_request`` (ipc.rs ``machine_add``@2cd01ef):
+``desktop/tauri/src-tauri/src/machines.rs:76-166@9a84ddf``) and the config editor it
+calls (``crates/shed-core/src/config_edit.rs:75-123@156fbed`` ``insert_machine``) decide,
+in this order, and every refusal is ``bad_request`` (ipc.rs:1308-1312@2cd01ef
+``machine_add``):
 
 1. ``name``: a string, trimmed (anything else reads as ``""``); ``localhost`` is
    reserved for this machine's own session;

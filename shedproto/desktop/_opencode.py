@@ -4,8 +4,8 @@ The adapter (charliek/shed ``crates/shed-opencode/src/client.rs@15e7aae``) is an
 HTTP client of the opencode server a row's ``agent_lane`` names. It keeps no
 reconnect wait and no unknown outcome: each verb is one request, and a request
 that could not be sent or was not answered is ``unavailable`` ``opencode <path>:
-<the HTTP client's error>`` (``dial_error``). The route's ids are escaped as
-``encode_segment`` escapes them. Which words the HTTP client prints, and the
+<the HTTP client's error>`` (``dial_error``, 483-485). The route's ids are escaped as
+``encode_segment`` (467-478) escapes them. Which words the HTTP client prints, and the
 server's address (a remote machine's is an ssh forward's local port), are the
 stand-in's: reqwest's ``error sending request for url (<url>)``. Pure.
 """
@@ -41,7 +41,9 @@ def opencode_segment(text: str) -> str:
 def opencode_verb_path(
     verb: str, session_id: str, approval_id: str = "", answer: Mapping[str, Any] | None = None
 ) -> str:
-    """Return the route ``verb`` posts to (client.rs ``send``, ``cancel``, ``answer_inner``).
+    """Return the route ``verb`` posts to (client.rs:885-897,899-908,996-1050@15e7aae).
+
+    Those are ``send``, ``cancel`` and ``answer_inner``.
 
     A question's answer and a bare reject go to the question routes, anything
     else to the permission reply route (a ``choice``, which that client version

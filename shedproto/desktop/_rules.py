@@ -245,7 +245,7 @@ def run_command(command: str | None) -> list[str]:
     Split on ASCII whitespace (:func:`split_argv`); refused when absent (a
     non-string reads as absent) or blank by Rust's ``trim`` (Unicode
     ``White_Space``), so a command that passes always has a first word (charliek/shed
-    desktop/tauri/src-tauri/src/roost_hosts.rs@9668981 ``RunCommand::parse``).
+    desktop/tauri/src-tauri/src/roost_hosts.rs:3292-3307@9668981 ``RunCommand::parse``).
 
     Raises:
         DesktopError: ``bad_request`` ``missing 'command': name the program to run

@@ -633,7 +633,7 @@ class BrokerMode(Result, frozen=True, kw_only=True):
     ``pref`` is the persisted ``auto|embedded|external``; ``effective`` the mode
     the app launched into (``external|embedded|headless-coexist``);
     ``restart_required`` whether the pref drifted from the launch pref
-    (charliek/shed ``desktop/tauri/src-tauri/src/broker.rs@51bd544``,
+    (charliek/shed ``desktop/tauri/src-tauri/src/broker.rs:143-149@51bd544``,
     ``BrokerRuntime::identify_fragment``).
     """
 
@@ -657,7 +657,7 @@ class BrokerConfigSource(Result, frozen=True, kw_only=True):
 
 
 class BrokerStatus(Result, frozen=True, kw_only=True):
-    """``broker.status`` (``BrokerRuntime::status``, broker.rs@51bd544).
+    """``broker.status`` (``BrokerRuntime::status``, broker.rs:154-185@51bd544).
 
     ``servers`` is the embedded broker's per-server health (``[]`` outside
     embedded mode); its rows are left open.
@@ -675,7 +675,9 @@ class BrokerStatus(Result, frozen=True, kw_only=True):
 
 
 class UpdaterStatus(Result, frozen=True, kw_only=True):
-    """``updater.status`` (charliek/shed ``desktop/tauri/src-tauri/src/updater.rs@c38944d``).
+    """``updater.status`` (charliek/shed ``desktop/tauri/src-tauri/src/updater.rs``).
+
+    ``status`` at ``updater.rs:115-125@c38944d``.
 
     ``reason`` is ``ok|test_mode|no_bundle|linux_apt`` and ``enabled`` is
     ``reason == "ok"``; ``instantiated`` whether a real updater was created.
@@ -901,11 +903,16 @@ class TauriRcList(Result, frozen=True, kw_only=True):
 
 
 class TauriRcLaunchParams(Params, frozen=True, kw_only=True):
-    """Tauri ``rc.launch``: ``kind`` is required."""
+    """Tauri ``rc.launch``: ``kind`` is required, and read after the host is resolved.
+
+    charliek/shed ``desktop/tauri/src-tauri/src/ipc.rs:1828-1843@2cd01ef`` (``rc_launch``):
+    ``shed_target`` (``shed``, then ``host``), then ``rc_kind``; so an absent ``kind``
+    (``missing or invalid 'kind'``) is the op's to refuse, after the host.
+    """
 
     shed: str
     host: str | None = None
-    kind: str
+    kind: str | None = None
     display_name: str | None = None
     workdir: str | None = None
     initial_prompt: str | None = None
@@ -1043,11 +1050,17 @@ class Rc14MacInjectParams(Params, frozen=True, kw_only=True):
 
 
 class TauriRcInjectParams(Params, frozen=True, kw_only=True):
-    """Tauri ``rc.inject_test`` (test mode only)."""
+    """Tauri ``rc.inject_test`` (test mode only).
+
+    Fields in the order the app reads them (charliek/shed
+    ``desktop/tauri/src-tauri/src/ipc.rs@2cd01ef``, ``rc_inject_test``: ``shed``, the
+    ``host`` resolved, then ``build_inject_row``'s ``slug`` and ``kind``), so ``slug``
+    is checked by the op, after the host (see :mod:`shedproto.desktop._inject`).
+    """
 
     shed: str
-    slug: str
     host: str | None = None
+    slug: str | None = None
     kind: str | None = None
     display_name: str | None = None
     workdir: str | None = None

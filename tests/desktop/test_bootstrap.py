@@ -63,7 +63,7 @@ def test_ledger_budget_is_an_input() -> None:
     assert ledger.remaining("machine:mini", now=400.0) == 210.0
     assert ledger.remaining("machine:mini", now=1000.0) == 0.0
     assert ledger.remaining("machine:other", now=10.0) == 0.0
-    # ipc.rs roost_bootstrap@2cd01ef: the target as sent, the budget in whole minutes
+    # ipc.rs:1546-1555@2cd01ef (roost_bootstrap): the target as sent, the budget in whole minutes
     error = ledger.over_budget("mini")
     assert error.code == DesktopCode.ACTION_FAILED
     assert error.message == "mini: the bootstrap did not finish within 10 minutes"
@@ -174,7 +174,7 @@ async def test_bootstrap_past_the_budget_is_action_failed(short_socket_dir: Path
         with pytest.raises(DesktopError) as info:
             await client.call("roost.bootstrap", _params("mini"))
         assert info.value.code == "action_failed"
-        # whole minutes, as the app's as_secs() / 60 (ipc.rs roost_bootstrap@2cd01ef)
+        # whole minutes, as the app's as_secs() / 60 (ipc.rs:1546-1555@2cd01ef, roost_bootstrap)
         assert info.value.message == "mini: the bootstrap did not finish within 0 minutes"
         assert model.bootstraps.running == {}
         # the host is free again and the connection still answers

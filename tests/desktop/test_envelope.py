@@ -111,7 +111,7 @@ CASES: list[tuple[str, Dialect, bytes, bool]] = [
         False,
     ),
     (
-        "tauri-kind-missing",
+        "tauri-kind-read-after-the-host",  # by the op (ipc.rs:1828-1843@2cd01ef)
         TAURI,
         b'{"id":"13","op":"rc.launch","params":{"shed":"web"}}\n',
         False,

@@ -16,8 +16,11 @@ Read against charliek/shed, at these stored versions (lines counted on the store
   ``crates/shed-core/src/craze.rs:212-224,193-195@9a84ddf`` (``attach_argv``, ``BadHostId``);
 - ``crates/shed-core/src/roost/bootstrap/copy.rs:340-345@0041e17`` (``fingerprint_changed``).
 
-The ipc.rs arms that call them are at ``2cd01ef`` (``machine_add``, ``hosts_auth``,
-``set_provider``, ``lane_*``, ``craze_*``, ``roost_run``).
+The ipc.rs handlers that call them, at ``desktop/tauri/src-tauri/src/ipc.rs@2cd01ef``:
+``machine_add`` 1308-1312, ``hosts_auth`` 2189-2207, ``set_provider`` 2149-2164,
+``lane_send`` 1635-1644, ``lane_set`` 1686-1696, ``lane_answer`` 1706-1717,
+``craze_create_options`` 1756-1762, ``craze_create`` 1771-1778, ``craze_open_terminal``
+1784-1791, ``roost_run`` 1461-1475, ``run_command`` 301-304.
 """
 
 from __future__ import annotations
@@ -110,7 +113,7 @@ def _refusal(call: Any) -> tuple[str, str]:
 def test_machine_add_refusals_are_add_from_json_s(params: dict[str, Any], message: str) -> None:
     """machines.rs:76-166@9a84ddf (``add_from_json``) -> config_edit.rs:75-123@156fbed
     (``insert_machine``);
-    ipc.rs ``machine_add``@2cd01ef answers every refusal ``bad_request``."""
+    ipc.rs:1308-1312@2cd01ef (``machine_add``) answers every refusal ``bad_request``."""
     model = DesktopModel()
     model.add_machine("mini")
     before = list(model.machines)
@@ -138,7 +141,8 @@ def test_machine_add_reads_strings_trimmed_and_a_port_string() -> None:
 def test_hosts_auth_is_the_registry_snapshot_sorted_token_or_mtls() -> None:
     """auth_modes.rs:220-231@c7d4c85 (``snapshot``: sorted by name; ``AuthMode::as_str``
     is ``token`` or ``mtls``, an absent or unknown config mode reads ``token``;
-    ``learned`` only once a mint proved it this session); ipc.rs ``hosts_auth``@2cd01ef."""
+    ``learned`` only once a mint proved it this session); ipc.rs:2189-2207@2cd01ef
+    (``hosts_auth``)."""
     model = DesktopModel()
     model.add_host("zeta", auth_mode="mtls")
     model.add_host("alpha", auth_mode="weird", auth_learned=True)
@@ -155,7 +159,8 @@ def test_hosts_auth_is_the_registry_snapshot_sorted_token_or_mtls() -> None:
 def test_provider_modes_start_empty_and_only_provider_namespaces_take_a_mode() -> None:
     """coordinator.rs@861fedae: ``provider_modes`` (286-290) is the map as kept (empty
     until set; an absent namespace is deny), ``set_provider_mode`` (965-973) refuses any
-    namespace but ``aws-credentials``/``docker-credentials``; ipc.rs ``set_provider``@2cd01ef reads
+    namespace but ``aws-credentials``/``docker-credentials``; ipc.rs:2149-2164@2cd01ef
+    (``set_provider``) reads
     ``{namespace, decision}`` by serde first, then answers the refusal ``bad_request``."""
     model = DesktopModel()
     assert _ok(answer(TAURI, model, "prefs.provider_modes")) == {}
@@ -243,7 +248,8 @@ def test_a_stamp_of_a_kind_no_adapter_speaks_is_unsupported_lane() -> None:
 
 
 def test_lane_verb_payloads_are_read_before_the_lane() -> None:
-    """ipc.rs ``lane_send``/``lane_set``/``lane_answer``@2cd01ef read ``mode``, ``change``
+    """ipc.rs:1635-1644,1686-1696,1706-1717@2cd01ef (``lane_send``, ``lane_set``,
+    ``lane_answer``) read ``mode``, ``change``
     and ``answer`` (lane.rs ``parse_mode``/``parse_setting``/``parse_answer``) before
     ``Lanes`` is asked, so a bad payload on a lane that is not open is ``bad_request``."""
     model = DesktopModel()
@@ -425,7 +431,7 @@ RUN_REFUSAL = (
 @pytest.mark.parametrize("command", [None, 7, "", "   ", "\u00a0", "\t\n"])
 def test_run_command_refusal_is_run_command_parse_s(command: Any) -> None:
     """roost_hosts.rs:3292-3307@9668981 (``RunCommand::parse``): absent (a non-string reads absent,
-    ipc.rs ``run_command``@2cd01ef) or blank by Rust's ``trim`` -- a lone no-break space
+    ipc.rs:301-304@2cd01ef, ``run_command``) or blank by Rust's ``trim`` -- a lone no-break space
     included -- is ``bad_request`` in its one sentence."""
     model = DesktopModel()
     model.add_machine("mini")

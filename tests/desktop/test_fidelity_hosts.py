@@ -2,8 +2,11 @@
 
 ``roost_hosts.rs`` is read at commit ``0041e17`` (0041e171d4be8db41acb07e8ae4120e41b26ed10,
 the largest stored version, 169k chars; the index holds no version at ``2cd01ef``).
-It is cited by function name: the stored text is served by character offset and its
-lines were not counted. The ipc.rs arms that call it are at ``2cd01ef``.
+Its lines were counted on the stored text (1-based) and each citation names the
+function too. The ipc.rs handlers that call it are at
+``desktop/tauri/src-tauri/src/ipc.rs@2cd01ef``: ``machines_list`` 1298-1300,
+``machine_kill`` 1402-1410, ``roost_launch`` 1427-1445, ``roost_probe`` 1479-1485,
+``roost_preview`` 1492-1498, ``machine_capabilities`` 1577-1584.
 """
 
 from __future__ import annotations
@@ -49,7 +52,8 @@ def _tauri(op: str, params: Any = None, model: DesktopModel | None = None) -> An
 
 
 def test_machines_list_rows_are_the_status_rows() -> None:
-    """roost_hosts.rs:1033-1077@0041e17 (``status_locked``); ipc.rs ``machines_list``@2cd01ef.
+    """roost_hosts.rs:1033-1077@0041e17 (``status_locked``); ipc.rs:1298-1300@2cd01ef
+    (``machines_list``).
 
     ``{name, label, origin, kind, server, reachable, connected_once, sessions, detail,
     down_kind}``: every key present, ``server`` ``null`` for a machine, ``detail`` and
@@ -97,7 +101,7 @@ def test_machines_list_rows_are_the_status_rows() -> None:
 
 def test_capabilities_of_an_unwatched_host_names_the_watched_ones() -> None:
     """roost_hosts.rs@0041e17 ``capabilities`` (857-860) -> ``known`` (961-967) ->
-    ``unknown_host`` (1963-1968); ipc.rs ``machine_capabilities``@2cd01ef answers it
+    ``unknown_host`` (1963-1968); ipc.rs:1577-1584@2cd01ef (``machine_capabilities``) answers it
     ``action_failed``."""
     assert _error(_tauri("machine.capabilities", {"machine": "nowhere"})) == (
         "action_failed",
@@ -121,7 +125,7 @@ def test_machine_kill_checks_the_host_then_the_tab_id(
     params: dict[str, str], message: str
 ) -> None:
     """roost_hosts.rs:820-844@0041e17 (``kill``): ``HostId::parse``, ``reach``, then
-    ``parse_tab_id``; ipc.rs ``machine_kill``@2cd01ef answers all ``action_failed``."""
+    ``parse_tab_id``; ipc.rs:1402-1410@2cd01ef (``machine_kill``) answers all ``action_failed``."""
     code, text = _error(_tauri("machine.kill", params))
     assert code == "action_failed"
     assert text.startswith(message)
@@ -174,7 +178,8 @@ def test_machine_kill_of_a_tab_the_host_does_not_list_says_where_ids_close(slug:
 def test_probe_failures_answer_their_stage_as_the_code(
     op: str, target: str, message: str
 ) -> None:
-    """ipc.rs ``roost_probe``/``roost_preview``@2cd01ef: ``err(failure.stage.as_str(),
+    """ipc.rs:1479-1485,1492-1498@2cd01ef (``roost_probe``, ``roost_preview``): the
+    failure's stage is the code, its message the message; ``err(failure.stage.as_str(),
     failure.message)``; ``run_probe`` fails every resolution at ``Stage::Probe`` with
     ``HostId::parse``'s or ``ssh_entry``'s sentence (roost_hosts.rs:1561-1576,236-262,
     1608-1642@0041e17)."""
@@ -255,7 +260,7 @@ def test_bootstrap_of_an_unknown_host_is_a_probe_stage_failure() -> None:
 
 def test_launch_of_a_kind_without_a_recipe_names_the_kind() -> None:
     """roost_hosts.rs:1988-2010@0041e17 (``open_params``): ``unknown kind "<k>": roost has no launch
-    recipe for it``; ipc.rs ``roost_launch``@2cd01ef answers it ``action_failed``."""
+    recipe for it``; ipc.rs:1427-1445@2cd01ef (``roost_launch``) answers it ``action_failed``."""
     model = _model()
     model.machines["mini"].kinds = frozenset({"codex"})
     reply = _tauri("roost.launch", {"target": "mini", "kind": "opencode"}, model)

@@ -193,6 +193,18 @@ def test_submit_launch_failure_is_shown_not_answered() -> None:
     assert _ok(_tauri("toast.dump", model=model))["toast"]["kind"] == "error"
 
 
+def test_submit_launch_in_agent_mode_launches_an_rc_kind() -> None:
+    """The stand-in dialog's agent pick is ``claude-rc``: the launch it submits is
+    ``roost.launch``'s (ipc.rs:1427-1445@2cd01ef), which takes ``RcKind`` values only."""
+    model = DesktopModel()
+    model.add_machine("mini")
+    _ok(_tauri("ui.show_launch", model=model))
+    _ok(_tauri("ui.fill_launch", {"target": "machine:mini"}, model=model))
+    assert _ok(_tauri("ui.submit_launch", model=model)) == {}
+    assert _ok(_tauri("toast.dump", model=model))["toast"] is None
+    assert [s.kind for s in model.sessions] == ["claude-rc"]
+
+
 def test_show_roost_consent_needs_a_target() -> None:
     """ipc.rs:259-262@2cd01ef: ``req_str(target)``."""
     assert _error(_tauri("ui.show_roost_consent", {})) == ("bad_request", "missing 'target'")

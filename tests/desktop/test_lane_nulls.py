@@ -1,7 +1,8 @@
 """``lane.*`` payload keys: an explicit JSON ``null`` against an absent key.
 
 charliek/shed ``desktop/tauri/src-tauri/src/ipc.rs@2cd01ef`` reads the lane
-payloads two ways. ``text`` and ``approval_id`` go through ``req_str``
+payloads two ways (``lane_send`` 1635-1644, ``lane_set`` 1686-1696, ``lane_answer``
+1706-1717). ``text`` and ``approval_id`` go through ``req_str``
 (``params.get(key).and_then(Value::as_str)``): a ``null`` is the same as an
 absent key, ``missing '<key>'``. ``mode`` is ``params.get("mode").and_then(as_str)``:
 a ``null`` (or any non-string) reads as absent, so the mode is ``queue``.

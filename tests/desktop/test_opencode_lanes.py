@@ -1,15 +1,17 @@
 """An opencode lane's verbs fail in shed-opencode's words, not craze's.
 
-charliek/shed ``crates/shed-opencode/src/client.rs@15e7aae`` (cited by function; its
-lines were not counted) is an HTTP client of the opencode server a row's
-``agent_lane`` names. It keeps no reconnect wait and no unknown outcome: each verb is
-one request (``send``, ``cancel`` and ``answer_inner`` choose the route), and a
-request that could not be sent or was not answered is ``LaneError::Unavailable``
-``opencode <path>: <the HTTP client's error>`` (``dial_error``), the route's id
-escaped by ``encode_segment``. ``send`` refuses ``interject`` before anything is
-sent (``NotAccepting``: opencode has no interject). The HTTP client's wording and
-the server's address (an ssh forward's local port, for a remote machine) are the
-stand-in's: ``error sending request for url (<url>)`` on the stamp's ``server_url``.
+charliek/shed ``crates/shed-opencode/src/client.rs@15e7aae`` (``send`` 885-897,
+``cancel`` 899-908, ``answer_inner`` 996-1050, ``dial_error`` 483-485,
+``encode_segment`` 467-478; lines counted on the stored text) is an HTTP client of the
+opencode server a row's ``agent_lane`` names. It keeps no reconnect wait and no unknown
+outcome: each verb is one request (``send``, ``cancel`` and ``answer_inner`` choose the
+route), and a request that could not be sent or was not answered is
+``LaneError::Unavailable`` ``opencode <path>: <the HTTP client's error>``
+(``dial_error``), the route's id escaped by ``encode_segment``. ``send`` refuses
+``interject`` before anything is sent (``NotAccepting``: opencode has no interject). The
+HTTP client's wording and the server's address (an ssh forward's local port, for a
+remote machine) are the stand-in's: ``error sending request for url (<url>)`` on the
+stamp's ``server_url``.
 """
 
 from __future__ import annotations
@@ -102,7 +104,8 @@ def test_a_lost_opencode_answer_is_unavailable_not_outcome_unknown(
 
 
 def test_opencode_has_no_interject() -> None:
-    """client.rs ``send``: ``SendMode::Interject`` is ``NotAccepting``, nothing sent."""
+    """client.rs:885-897@15e7aae (``send``): ``SendMode::Interject`` is ``NotAccepting``
+    (886-888), nothing sent."""
     model = _model()
     assert _refusal(model, "lane.send", {"text": "hi", "mode": "interject"}) == (
         "not_accepting",

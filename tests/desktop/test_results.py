@@ -101,7 +101,7 @@ def test_prefs_dump_tracks_the_window(snapshot: Any) -> None:
 
 @pytest.mark.parametrize("dialect", [Dialect.TAURI])
 def test_launch_rows_are_typed_and_omit_blanks(dialect: Dialect, snapshot: Any) -> None:
-    op, params = ("roost.launch", {"target": "roost:prod/web", "kind": "codex", "workdir": "  "})
+    op, params = ("roost.launch", {"target": "roost:prod/web", "kind": "opencode", "workdir": "  "})
     (line,) = exchange(dialect, _model(), (op, params))
     assert line == snapshot
     row = msgspec.json.decode(line)["result"]

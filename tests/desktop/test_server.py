@@ -184,8 +184,8 @@ async def test_machines_unreachable_is_a_state(short_socket_dir: Path) -> None:
     model = DesktopModel()
     model.add_machine("mini", craze=CrazeSource())
     model.make_machine_unreachable("mini", "ssh: connect to host mini port 22: No route to host")
-    model.add_roost_session("machine:mini", "4", "codex")
-    model.add_roost_session("machine:mini2", "4", "codex")
+    model.add_roost_session("machine:mini", "4", "opencode")
+    model.add_roost_session("machine:mini2", "4", "opencode")
     async with (
         running(short_socket_dir, model=model) as server,
         await AsyncDesktopClient.connect(server.path) as client,
@@ -200,7 +200,7 @@ async def test_machines_unreachable_is_a_state(short_socket_dir: Path) -> None:
         assert all(r["shed"] == "" for r in rows)
         assert set(listing.capabilities) == {"machine:mini", "machine:mini2"}
         with pytest.raises(DesktopError) as info:
-            await client.roost_launch("claude", machine="mini")
+            await client.roost_launch("claude-rc", machine="mini")
         assert info.value.code == "action_failed"
         assert "No route to host" in info.value.message
 
@@ -214,7 +214,7 @@ async def test_launch_rules_over_the_wire(short_socket_dir: Path) -> None:
         await AsyncDesktopClient.connect(server.path) as client,
     ):
         row = await client.roost_launch(
-            "codex", target="roost:prod/web", workdir="  ", display_name="T"
+            "opencode", target="roost:prod/web", workdir="  ", display_name="T"
         )
         assert row.origin == "roost:prod/web"
         assert row.shed == "web"
@@ -223,16 +223,16 @@ async def test_launch_rules_over_the_wire(short_socket_dir: Path) -> None:
         cases: list[tuple[dict[str, Any], str | None, str]] = [
             ({"machine": "mini"}, "bad_request", "missing or invalid 'kind'"),
             ({"machine": "mini", "kind": "vim"}, "bad_request", "unknown rc kind 'vim'"),
-            ({"kind": "codex"}, "bad_request", "missing 'machine'"),
-            ({"target": "roost:prod", "kind": "codex"}, "action_failed", "names no server"),
+            ({"kind": "opencode"}, "bad_request", "missing 'machine'"),
+            ({"target": "roost:prod", "kind": "opencode"}, "action_failed", "names no server"),
             # RoostHosts::ssh_entry (roost_hosts.rs:1608-1642@0041e17)
             (
-                {"target": "nowhere", "kind": "codex"},
+                {"target": "nowhere", "kind": "opencode"},
                 "action_failed",
                 'no machine "nowhere" in ~/.shed/config.yaml',
             ),
             (
-                {"target": 7, "machine": "mini", "kind": "codex", "initial_prompt": ["x"]},
+                {"target": 7, "machine": "mini", "kind": "opencode", "initial_prompt": ["x"]},
                 None,
                 "",
             ),
@@ -268,10 +268,10 @@ async def test_refuse_extras_policy_server(short_socket_dir: Path) -> None:
     ):
         with pytest.raises(DesktopError, match="initial_prompt is not supported"):
             await client.call(
-                "roost.launch", {"machine": "mini", "kind": "claude", "initial_prompt": "go"}
+                "roost.launch", {"machine": "mini", "kind": "claude-rc", "initial_prompt": "go"}
             )
         assert model.launched_tabs == []
-        row = await client.roost_launch("claude", machine="mini", display_name="  named ")
+        row = await client.roost_launch("claude-rc", machine="mini", display_name="  named ")
         assert row.title == "applied"
 
 
@@ -506,6 +506,10 @@ async def test_every_catalogue_op_answers_its_shape(short_socket_dir: Path) -> N
                         await client.call("lane.open", lane)
                 if name == "machine.add":
                     params["name"] = "added"
+                if name == "rc.inject_test":  # read after the host (ipc.rs:1882-1910@2cd01ef)
+                    params["slug"] = "1"
+                if name == "rc.launch":  # read after the host (ipc.rs:1828-1843@2cd01ef)
+                    params["kind"] = "claude-rc"
                 try:
                     result = await client.call(name, params)
                 except DesktopError as exc:
