@@ -14,7 +14,7 @@ Pure: the time until the lane is back is an input. The texts are the craze
 adapter's (charliek/shed ``crates/shed-craze/src/lane.rs:416-431,473-496@7639900``
 ``LaneShared::connected`` and ``call_on``, ``errors.rs:106,111-113@2cd01ef``
 ``OUTCOME_UNKNOWN``, ``outcome_unknown``); the app carries them whole. An opencode lane
-neither waits nor loses answers: its failures are in :mod:`._opencode`.
+neither waits nor loses answers: its failures are in ``_opencode.py``.
 
 What the app's lane layer answers before any verb is sent is its own
 (charliek/shed ``desktop/tauri/src-tauri/src/lane.rs@9a84ddf``, the version whose

@@ -1055,7 +1055,7 @@ class TauriRcInjectParams(Params, frozen=True, kw_only=True):
     Fields in the order the app reads them (charliek/shed
     ``desktop/tauri/src-tauri/src/ipc.rs@2cd01ef``, ``rc_inject_test``: ``shed``, the
     ``host`` resolved, then ``build_inject_row``'s ``slug`` and ``kind``), so ``slug``
-    is checked by the op, after the host (see :mod:`shedproto.desktop._inject`).
+    is checked by the op, after the host (see :func:`~shedproto.desktop.inject_kind`).
     """
 
     shed: str
