@@ -347,8 +347,9 @@ class UiOps(AppBase):
         if not self.is_mac:
             return o.TauriScreenshot(png=self._PNG_1X1, width=1, height=1)
         # mac: the params decode (scale, then the ScreenshotSurface enum) ran already;
-        # the range check and the surface's window follow (IPCHandlerImpl.swift
-        # screenshot(), @5a762e8 and charliek/shed @3fecd8a; AppModel.swift window(for:))
+        # the range check and the surface's window follow (IPCHandlerImpl.swift:337-358
+        # screenshot(), @5a762e8 and charliek/shed @3fecd8a; AppModel.swift:726-736
+        # window(for:) @5a762e8)
         surface = p.surface or "window"
         scale = 1 if p.scale is None else p.scale
         if scale not in (1, 2):

@@ -264,7 +264,7 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "activity.log_path": _both(_NP, o.LogPath),
     "policy.list": _both(_NP, o.PolicyList),
     # mac decodes the rules before it checks test mode (IPCHandlerImpl.swift policySetOp,
-    # @5a762e8 and charliek/shed :142-145,285-290@3fecd8a)
+    # :146-149,289-294@5a762e8 and charliek/shed :142-145,285-290@3fecd8a)
     "policy.set": (
         OpShape(o.MacPolicySetParams, _E, gate=_TM, gate_after_params=True),
         OpShape(o.PolicySetParams, _E, gate=_TM, typing=_SERDE),

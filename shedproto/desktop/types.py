@@ -299,7 +299,7 @@ class MacUiSetSshApprovalParams(Params, frozen=True, kw_only=True):
     """mac ``ui.set_ssh_approval``: Swift enums.
 
     ``method`` an ``ApprovalMethod?``, ``policy`` an ``SSHApprovalPolicy?``
-    (``IPCHandlerImpl.swift@5a762e8``: ``SetSshApprovalParams``).
+    (``IPCHandlerImpl.swift:469-480@5a762e8``: ``SetSshApprovalParams``).
     """
 
     method: _ApprovalMethod | None = None
@@ -519,7 +519,8 @@ class ScreenshotParams(Params, frozen=True, kw_only=True):
     """mac ``app.screenshot``: ``scale`` (1 or 2, checked after the decode), then ``surface``.
 
     ``surface`` is a ``ScreenshotSurface`` (``window``, ``menu``, ``preferences``), read
-    after ``scale`` (``IPCHandlerImpl.swift@5a762e8``, ``:512-521@3fecd8a``: ``ScreenshotParams``).
+    after ``scale`` (``IPCHandlerImpl.swift:518-527@5a762e8``, ``:512-521@3fecd8a``:
+    ``ScreenshotParams``).
     """
 
     scale: int | None = None
@@ -810,7 +811,7 @@ class MacTerminalPreview(Result, frozen=True, kw_only=True):
 
     ``preset`` a ``TerminalPreset`` (``terminal-app``, ``ghostty``, ``iterm2``, ``warp``,
     ``roost``, ``custom``); ``invocation`` an object, not the Tauri string
-    (``IPCHandlerImpl.swift@5a762e8``, ``:398-403@3fecd8a``: ``TerminalPreviewResult``).
+    (``IPCHandlerImpl.swift:402-407@5a762e8``, ``:398-403@3fecd8a``: ``TerminalPreviewResult``).
     """
 
     argv: list[str]
@@ -1404,7 +1405,7 @@ class MacApprovalDecideParams(Params, frozen=True, kw_only=True):
     """mac ``approval.decide``: Swift enums.
 
     ``decision`` an ``ApprovalDecision``, ``scope`` an ``ApprovalScope?``
-    (``IPCHandlerImpl.swift@5a762e8``, ``:476-491@3fecd8a``: ``ApprovalDecideParams``).
+    (``IPCHandlerImpl.swift:482-497@5a762e8``, ``:476-491@3fecd8a``: ``ApprovalDecideParams``).
     """
 
     id: str

@@ -621,7 +621,7 @@ def test_ui_state_mac_v0_0_14_has_no_empty_state_sentence() -> None:
 
 def test_identify_mac_constants() -> None:
     """charliek/shed-desktop Sources/ShedKit/Backend/BundleProfile.swift:44-48,
-    Sources/ShedKit/IPC/IPCMessages.swift:209, VERSION@5a762e8 (the newer bundle's version:
+    Sources/ShedKit/IPC/IPCMessages.swift:209, VERSION:1@5a762e8 (the newer bundle's version:
     test_fidelity_mac_newer.py)."""
     result = answer(MAC, DesktopModel(), "identify", release=OLD)["result"]
     assert (result["app_label"], result["app_id"]) == ("ShedDesktop", "ai.stridelabs.ShedDesktop")

@@ -91,7 +91,7 @@ def test_identify_mac_ui_version_is_the_release_bundle_version(
     takes from desktop/VERSION. That file is not stored; it moves in lockstep with the Tauri
     crate's version (desktop/RELEASING.md@13cf461 "Version surfaces"), which is 0.8.1 at the
     dispatch's own commit (desktop/tauri/src-tauri/Cargo.toml:9@3fecd8a), and 0.8.1 is the
-    last Swift DMG the appcast lists (docs/appcast.xml@1ae8146). v0.0.14: VERSION@5a762e8."""
+    last Swift DMG the appcast lists (docs/appcast.xml@1ae8146). v0.0.14: VERSION:1@5a762e8."""
     model = _model()
     assert _ok(answer(MAC, model, "identify", release=release))["ui_version"] == version
     session = _ok(answer(MAC, model, "rc.launch", {"shed": "web"}, release=release))
