@@ -175,7 +175,7 @@ class UiOps(AppBase):
         # mac launches as a menu-bar accessory (ShedDesktopApp.swift:26@5a762e8)
         return o.WindowState(
             # built hidden: the harness (and a login launch) starts menu-bar only
-            # (AppModel.swift:608-640, ShedDesktopApp.swift:40-50@5a762e8)
+            # (AppModel.swift:616-639, ShedDesktopApp.swift:40-50@5a762e8)
             visible=self.model.ui.get("visible", False),
             activation_policy=self.model.ui.get("activation_policy", "accessory"),
         )

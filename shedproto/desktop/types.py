@@ -800,7 +800,7 @@ class TerminalCommand(Result, frozen=True, kw_only=True):
 
 
 class LaunchInvocation(Result, frozen=True, kw_only=True):
-    """mac: what the terminal preset would exec (``TerminalLauncher.swift:35-45@5a762e8``)."""
+    """mac: what the terminal preset would exec (``TerminalLauncher.swift:35-43@5a762e8``)."""
 
     executable: str
     arguments: list[str]
@@ -941,7 +941,7 @@ class Rc14MacLaunchParams(Params, frozen=True, kw_only=True):
     """v0.0.14 mac ``rc.launch``: ``kind`` a closed Swift ``RcKind?``.
 
     An unknown kind is ``dataCorrupted`` (charliek/shed-desktop
-    ``IPCHandlerImpl.swift:408-432@5a762e8``).
+    ``IPCHandlerImpl.swift:413-436@5a762e8``).
     """
 
     host: str | None = None
@@ -969,7 +969,7 @@ class Rc14TauriLaunchParams(Params, frozen=True, kw_only=True):
 class Rc14TauriInjectParams(Params, frozen=True, kw_only=True):
     """v0.0.14 Tauri ``rc.inject_test`` (test mode only): a whole ``RcSession`` bag.
 
-    charliek/shed-desktop ``tauri/src-tauri/src/ipc.rs:535-580@5a762e8``; an unknown
+    charliek/shed-desktop ``tauri/src-tauri/src/ipc.rs:530-579@5a762e8``; an unknown
     ``kind``/``state`` reads as the default (``claude-rc`` / ``ready``).
     """
 
@@ -1032,7 +1032,7 @@ class MacRcInjectParams(Params, frozen=True, kw_only=True):
 class Rc14MacInjectParams(Params, frozen=True, kw_only=True):
     """v0.0.14 mac ``rc.inject_test``: closed Swift enums.
 
-    ``kind`` an ``RcKind?``, ``state`` an ``RcState?`` (``IPCHandlerImpl.swift:440-467@5a762e8``).
+    ``kind`` an ``RcKind?``, ``state`` an ``RcState?`` (``IPCHandlerImpl.swift:444-467@5a762e8``).
     """
 
     host: str | None = None
@@ -1467,7 +1467,7 @@ class MacPolicyRule(LenientFrame, frozen=True, kw_only=True):
 
     ``scope``, ``action`` and ``gate`` are required Swift enums (no default ``gate``,
     unlike serde's), in declaration order; other keys are ignored
-    (``Sources/ShedKit/Approval/ApprovalModels.swift:244-271@5a762e8``).
+    (``Sources/ShedKit/Approval/ApprovalModels.swift:244-268@5a762e8``).
     """
 
     scope: Annotated[Literal["default", "namespace", "shed", "session"], SwiftEnum("PolicyScope")]
