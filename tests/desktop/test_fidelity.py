@@ -1,7 +1,7 @@
 """What the real apps answer, op by op and dialect by dialect, for the real ``shedctl``'s commands.
 
 Each test names the upstream source it was checked against (``repo path:line@commit``).
-``5a762e8`` is charliek/shed-desktop tag v0.0.14 (``git rev-parse v0.0.14``); facts of
+``5a762e8`` is charliek/shed-desktop tag v0.0.14 (``git rev-parse v0.0.14^{commit}``); facts of
 the newer app come from charliek/shed ``desktop/tauri`` and ``crates/`` (see the
 fidelity table in ``docs/protocols/desktop.md``). ``shedctl`` (charliek/shed-desktop
 ``core/shedctl/src/main.rs:122-179@5a762e8``) sends id ``"1"`` and a params object:
