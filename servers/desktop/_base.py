@@ -36,7 +36,7 @@ APP_VERSIONS = {Release.V0_0_14: "0.0.14", Release.LATEST: "0.8.1"}
 """The app's own version per release: mac ``CFBundleShortVersionString`` (``identify.ui_version``,
 ``rc.launch``'s ``created_by``), Tauri v0.0.14's crate version (``created_by``).
 
-v0.0.14: ``VERSION@5a762e8``. The newer mac bundle takes charliek/shed
+v0.0.14: ``VERSION:1@5a762e8``. The newer mac bundle takes charliek/shed
 ``desktop/VERSION``, not stored; it moves in lockstep with the Tauri crate's version
 (``desktop/RELEASING.md@13cf461``, "Version surfaces"), ``0.8.1`` at the mac dispatch's
 commit (``desktop/tauri/src-tauri/Cargo.toml:9@3fecd8a``), the last Swift DMG the
@@ -332,7 +332,7 @@ class AppBase:
         mac decodes the param as the ``String``-backed Swift enum ``swift_name``:
         ``invalid-param`` with ``DecodingError.dataCorrupted``'s description at
         ``path`` (default: ``key``), e.g. ``Cannot initialize ApprovalDecision from
-        invalid String value X`` (``IPCHandlerImpl.swift@5a762e8`` ``decodeParams``, and
+        invalid String value X`` (``IPCHandlerImpl.swift:559-576@5a762e8`` ``decodeParams``, and
         charliek/shed ``:553-570@3fecd8a``).
         """
         if value in variants:

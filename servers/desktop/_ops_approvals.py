@@ -20,7 +20,10 @@ __all__ = ["ApprovalOps"]
 POLICY_SCOPES = ("default", "namespace", "shed", "session")
 POLICY_ACTIONS = ("approve", "deny", "prompt")
 POLICY_GATES = ("biometrics", "biometrics-or-password", "none")
-"""shed-core's ``PolicyScope``, ``PolicyAction``, ``PolicyGate`` (approval/models.rs@5a762e8)."""
+"""shed-core's ``PolicyScope``, ``PolicyAction``, ``PolicyGate``.
+
+approval/models.rs:294-299,145-149,154-164@5a762e8.
+"""
 SSH_DEFAULT_SCOPES = {
     "per-shed-allow": "per-shed",
     "time-based-allow": "per-session",

@@ -7,8 +7,8 @@ sessions; the newer mac app keeps the table, with an open ``RcKind`` (``codex``,
 ``desktop/Sources/ShedKit/RC/RemoteControl.swift:19-111@1545191``) and the same test-mode
 synthesis (``desktop/Sources/ShedDesktopApp/AppModel.swift:1008-1063@5339dc4`` ``rcLaunch``).
 Under test mode both apps synthesize a ready, managed session instead of running
-``shed-ext-rc`` over SSH (shed-app ``rc.rs:195-253``,
-``Sources/ShedDesktopApp/AppModel.swift:998-1036@5a762e8``); the stand-in always
+``shed-ext-rc`` over SSH (shed-app ``rc.rs:195-243``,
+``Sources/ShedDesktopApp/AppModel.swift:998-1030@5a762e8``); the stand-in always
 takes that path.
 """
 

@@ -175,7 +175,7 @@ class UiOps(AppBase):
         # mac launches as a menu-bar accessory (ShedDesktopApp.swift:26@5a762e8)
         return o.WindowState(
             # built hidden: the harness (and a login launch) starts menu-bar only
-            # (AppModel.swift:608-640, ShedDesktopApp.swift:40-50@5a762e8)
+            # (AppModel.swift:616-639, ShedDesktopApp.swift:40-50@5a762e8)
             visible=self.model.ui.get("visible", False),
             activation_policy=self.model.ui.get("activation_policy", "accessory"),
         )
@@ -347,8 +347,9 @@ class UiOps(AppBase):
         if not self.is_mac:
             return o.TauriScreenshot(png=self._PNG_1X1, width=1, height=1)
         # mac: the params decode (scale, then the ScreenshotSurface enum) ran already;
-        # the range check and the surface's window follow (IPCHandlerImpl.swift
-        # screenshot(), @5a762e8 and charliek/shed @3fecd8a; AppModel.swift window(for:))
+        # the range check and the surface's window follow (IPCHandlerImpl.swift:337-358
+        # screenshot(), @5a762e8 and charliek/shed @3fecd8a; AppModel.swift:726-736
+        # window(for:) @5a762e8)
         surface = p.surface or "window"
         scale = 1 if p.scale is None else p.scale
         if scale not in (1, 2):

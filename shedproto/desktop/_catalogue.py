@@ -263,8 +263,8 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
     "activity.list": _both(o.ActivityListParams, o.ActivityEntries),
     "activity.log_path": _both(_NP, o.LogPath),
     "policy.list": _both(_NP, o.PolicyList),
-    # mac decodes the rules before it checks test mode (IPCHandlerImpl.swift policySetOp,
-    # @5a762e8 and charliek/shed :142-145,285-290@3fecd8a)
+    # mac decodes the rules before it checks test mode (IPCHandlerImpl.swift:146-149,289-294
+    # @5a762e8, policySetOp; charliek/shed :142-145,285-290@3fecd8a)
     "policy.set": (
         OpShape(o.MacPolicySetParams, _E, gate=_TM, gate_after_params=True),
         OpShape(o.PolicySetParams, _E, gate=_TM, typing=_SERDE),
@@ -320,7 +320,7 @@ _TABLE: dict[str, tuple[OpShape | None, OpShape | None]] = {
 _BY_RELEASE: dict[tuple[str, Dialect, Release], OpShape] = {
     # v0.0.14's RC session model (shed-core rc.rs:121-147@5a762e8): rc.launch answers an
     # RcSession and rc.list an RcSessionList in both apps; the Tauri inject door takes a
-    # whole session (ipc.rs:471-580@5a762e8, IPCHandlerImpl.swift:100-120@5a762e8)
+    # whole session (ipc.rs:471-579@5a762e8, IPCHandlerImpl.swift:116-132@5a762e8)
     ("rc.list", Dialect.TAURI, Release.V0_0_14): OpShape(o.RcListParams, o.RcSessionList),
     ("rc.launch", Dialect.TAURI, Release.V0_0_14): OpShape(
         o.Rc14TauriLaunchParams, o.RcSession, missing=_KIND, reads_raw=True

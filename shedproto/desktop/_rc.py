@@ -110,7 +110,7 @@ def is_safe_rc_value(text: str, *, swift: bool = False) -> bool:
 
     shed-core (Tauri) refuses Unicode ``Cc`` (C0, DEL, C1); the mac app refuses
     ``CharacterSet.controlCharacters``, ``Cc`` and ``Cf`` (format characters such as
-    U+200B or U+202E too; ``RemoteControl.isSafeRCValue``, ``RemoteControl.swift``
+    U+200B or U+202E too; ``RemoteControl.isSafeRCValue``, ``RemoteControl.swift:166-168``
     @5a762e8 and charliek/shed ``:527-529@1545191``): ``swift=True``.
     """
     if swift:

@@ -299,7 +299,7 @@ class MacUiSetSshApprovalParams(Params, frozen=True, kw_only=True):
     """mac ``ui.set_ssh_approval``: Swift enums.
 
     ``method`` an ``ApprovalMethod?``, ``policy`` an ``SSHApprovalPolicy?``
-    (``IPCHandlerImpl.swift@5a762e8``: ``SetSshApprovalParams``).
+    (``IPCHandlerImpl.swift:469-480@5a762e8``: ``SetSshApprovalParams``).
     """
 
     method: _ApprovalMethod | None = None
@@ -519,7 +519,8 @@ class ScreenshotParams(Params, frozen=True, kw_only=True):
     """mac ``app.screenshot``: ``scale`` (1 or 2, checked after the decode), then ``surface``.
 
     ``surface`` is a ``ScreenshotSurface`` (``window``, ``menu``, ``preferences``), read
-    after ``scale`` (``IPCHandlerImpl.swift@5a762e8``, ``:512-521@3fecd8a``: ``ScreenshotParams``).
+    after ``scale`` (``IPCHandlerImpl.swift:518-527@5a762e8``, ``:512-521@3fecd8a``:
+    ``ScreenshotParams``).
     """
 
     scale: int | None = None
@@ -799,7 +800,7 @@ class TerminalCommand(Result, frozen=True, kw_only=True):
 
 
 class LaunchInvocation(Result, frozen=True, kw_only=True):
-    """mac: what the terminal preset would exec (``TerminalLauncher.swift:35-45@5a762e8``)."""
+    """mac: what the terminal preset would exec (``TerminalLauncher.swift:35-43@5a762e8``)."""
 
     executable: str
     arguments: list[str]
@@ -810,7 +811,7 @@ class MacTerminalPreview(Result, frozen=True, kw_only=True):
 
     ``preset`` a ``TerminalPreset`` (``terminal-app``, ``ghostty``, ``iterm2``, ``warp``,
     ``roost``, ``custom``); ``invocation`` an object, not the Tauri string
-    (``IPCHandlerImpl.swift@5a762e8``, ``:398-403@3fecd8a``: ``TerminalPreviewResult``).
+    (``IPCHandlerImpl.swift:402-407@5a762e8``, ``:398-403@3fecd8a``: ``TerminalPreviewResult``).
     """
 
     argv: list[str]
@@ -940,7 +941,7 @@ class Rc14MacLaunchParams(Params, frozen=True, kw_only=True):
     """v0.0.14 mac ``rc.launch``: ``kind`` a closed Swift ``RcKind?``.
 
     An unknown kind is ``dataCorrupted`` (charliek/shed-desktop
-    ``IPCHandlerImpl.swift:408-432@5a762e8``).
+    ``IPCHandlerImpl.swift:413-436@5a762e8``).
     """
 
     host: str | None = None
@@ -968,7 +969,7 @@ class Rc14TauriLaunchParams(Params, frozen=True, kw_only=True):
 class Rc14TauriInjectParams(Params, frozen=True, kw_only=True):
     """v0.0.14 Tauri ``rc.inject_test`` (test mode only): a whole ``RcSession`` bag.
 
-    charliek/shed-desktop ``tauri/src-tauri/src/ipc.rs:535-580@5a762e8``; an unknown
+    charliek/shed-desktop ``tauri/src-tauri/src/ipc.rs:530-579@5a762e8``; an unknown
     ``kind``/``state`` reads as the default (``claude-rc`` / ``ready``).
     """
 
@@ -1031,7 +1032,7 @@ class MacRcInjectParams(Params, frozen=True, kw_only=True):
 class Rc14MacInjectParams(Params, frozen=True, kw_only=True):
     """v0.0.14 mac ``rc.inject_test``: closed Swift enums.
 
-    ``kind`` an ``RcKind?``, ``state`` an ``RcState?`` (``IPCHandlerImpl.swift:440-467@5a762e8``).
+    ``kind`` an ``RcKind?``, ``state`` an ``RcState?`` (``IPCHandlerImpl.swift:444-467@5a762e8``).
     """
 
     host: str | None = None
@@ -1404,7 +1405,7 @@ class MacApprovalDecideParams(Params, frozen=True, kw_only=True):
     """mac ``approval.decide``: Swift enums.
 
     ``decision`` an ``ApprovalDecision``, ``scope`` an ``ApprovalScope?``
-    (``IPCHandlerImpl.swift@5a762e8``, ``:476-491@3fecd8a``: ``ApprovalDecideParams``).
+    (``IPCHandlerImpl.swift:482-497@5a762e8``, ``:476-491@3fecd8a``: ``ApprovalDecideParams``).
     """
 
     id: str
@@ -1466,7 +1467,7 @@ class MacPolicyRule(LenientFrame, frozen=True, kw_only=True):
 
     ``scope``, ``action`` and ``gate`` are required Swift enums (no default ``gate``,
     unlike serde's), in declaration order; other keys are ignored
-    (``Sources/ShedKit/Approval/ApprovalModels.swift:244-271@5a762e8``).
+    (``Sources/ShedKit/Approval/ApprovalModels.swift:244-268@5a762e8``).
     """
 
     scope: Annotated[Literal["default", "namespace", "shed", "session"], SwiftEnum("PolicyScope")]

@@ -57,7 +57,8 @@ CASES: list[tuple[str, Dialect, bytes, bool]] = [
         False,
     ),
     ("mac-gate", MAC, b'{"id":"8","op":"policy.set","params":{"rules":[]}}\n', False),
-    # mac policy.set reads its params before the gate (IPCHandlerImpl.swift policySetOp@5a762e8)
+    # mac policy.set reads its params before the gate
+    # (IPCHandlerImpl.swift:146-149,289-294@5a762e8, policySetOp)
     ("mac-params-before-gate", MAC, b'{"id":"9","op":"policy.set","params":{"bogus":1}}\n', False),
     ("mac-refused-in-test", MAC, b'{"id":"10","op":"terminal.open","params":{"shed":"s"}}\n', True),
     ("mac-slash-escaped", MAC, b'{"id":"11","op":"no/such/op"}\n', False),

@@ -1,7 +1,7 @@
 """What the real apps answer, op by op and dialect by dialect, for the real ``shedctl``'s commands.
 
 Each test names the upstream source it was checked against (``repo path:line@commit``).
-``5a762e8`` is charliek/shed-desktop tag v0.0.14 (``git rev-parse v0.0.14``); facts of
+``5a762e8`` is charliek/shed-desktop tag v0.0.14 (``git rev-parse v0.0.14^{commit}``); facts of
 the newer app come from charliek/shed ``desktop/tauri`` and ``crates/`` (see the
 fidelity table in ``docs/protocols/desktop.md``). ``shedctl`` (charliek/shed-desktop
 ``core/shedctl/src/main.rs:122-179@5a762e8``) sends id ``"1"`` and a params object:
@@ -365,7 +365,7 @@ def test_create_start_unknown_host(dialect: Dialect, expected: tuple[str, str]) 
 @pytest.mark.parametrize("dialect", list(Dialect))
 def test_terminal_preview_unknown_shed_still_builds_the_command(dialect: Dialect) -> None:
     """Neither app checks the shed exists: tauri termctl.rs:77-98, backend.rs:301-315@5a762e8;
-    mac AppModel.swift:900-903,958-963@5a762e8."""
+    mac AppModel.swift:911-914,929-939,958-964@5a762e8."""
     result = answer(dialect, _model(), "terminal.preview", {"shed": "nope"})["result"]
     assert "nope@" in result["command"]
 
@@ -621,7 +621,7 @@ def test_ui_state_mac_v0_0_14_has_no_empty_state_sentence() -> None:
 
 def test_identify_mac_constants() -> None:
     """charliek/shed-desktop Sources/ShedKit/Backend/BundleProfile.swift:44-48,
-    Sources/ShedKit/IPC/IPCMessages.swift:209, VERSION@5a762e8 (the newer bundle's version:
+    Sources/ShedKit/IPC/IPCMessages.swift:209, VERSION:1@5a762e8 (the newer bundle's version:
     test_fidelity_mac_newer.py)."""
     result = answer(MAC, DesktopModel(), "identify", release=OLD)["result"]
     assert (result["app_label"], result["app_id"]) == ("ShedDesktop", "ai.stridelabs.ShedDesktop")
@@ -854,7 +854,7 @@ def test_policy_list_starts_with_the_three_built_in_namespace_rules(dialect: Dia
 def test_policy_list_ssh_rule_follows_the_ssh_prefs(
     ssh: dict[str, str], expected: tuple[str, str]
 ) -> None:
-    """shed-core approval/models.rs:187-193,264-278; coordinator.rs:836-847@5a762e8."""
+    """shed-core approval/models.rs:187-193,264-278; coordinator.rs:836-851@5a762e8."""
     model = DesktopModel()
     assert answer(TAURI, model, "ui.set_ssh_approval", ssh)["result"] == {}
     assert answer(TAURI, model, "policy.list")["result"]["rules"] == _builtins(*expected)
@@ -874,7 +874,7 @@ def test_policy_set_replaces_every_rule_until_the_next_rebuild() -> None:
 
 
 def test_policy_list_provider_mode_and_per_shed_rules_follow_the_built_ins() -> None:
-    """coordinator.rs:855-870,886-901 (add_shed_rule rebuilds)@5a762e8; the newer
+    """coordinator.rs:852-870,886-901 (add_shed_rule rebuilds)@5a762e8; the newer
     prefs.set_provider drives the provider mode."""
     model = DesktopModel()
     answer(TAURI, model, "policy.set", {"rules": []})
@@ -902,8 +902,8 @@ RC_SESSION_KEYS = {
 def test_rc_launch_v0_0_14_test_mode_synthesizes_a_ready_managed_session(
     dialect: Dialect,
 ) -> None:
-    """core/shed-app/src/rc.rs:195-253,396-404 (6-char slug), shed-core rc.rs:121-147,
-    186-199 (tmux name, synthetic URL); Sources/ShedDesktopApp/AppModel.swift:998-1036@5a762e8."""
+    """core/shed-app/src/rc.rs:195-243,396-404 (6-char slug), shed-core rc.rs:121-147,
+    186-199 (tmux name, synthetic URL); Sources/ShedDesktopApp/AppModel.swift:998-1030@5a762e8."""
     model = _model()
     params = {"shed": "web", "kind": "claude-broker", "host": "prod"}
     session = answer(dialect, model, "rc.launch", params, release=OLD)["result"]
@@ -994,7 +994,7 @@ def test_rc_launch_v0_0_14_shell_has_no_url_and_mac_kind_defaults_to_claude_rc()
 def test_rc_launch_v0_0_14_refusals(
     dialect: Dialect, params: dict[str, Any], expected: tuple[str, str]
 ) -> None:
-    """tauri/src-tauri/src/ipc.rs:63-79,483-504, core/shed-app/src/rc.rs:206-220,
+    """tauri/src-tauri/src/ipc.rs:63-79,483-504, core/shed-app/src/rc.rs:206-217,
     core/shed-core/src/rc.rs:76-88,210-241; AppModel.swift:998-1014@5a762e8."""
     assert _error(answer(dialect, _model(), "rc.launch", params, release=OLD)) == expected
 
@@ -1070,7 +1070,7 @@ def test_rc_inject_test_v0_0_14_kind_and_state_tauri_lenient_mac_strict() -> Non
 def test_approvals_list_rows_are_pending_items_soonest_first(dialect: Dialect) -> None:
     """core/shed-core/src/approval/models.rs:29-48,337-346 (request flattened + gate,
     default_scope, default_ttl), core/shed-app/src/coordinator.rs:934-947;
-    Sources/ShedKit/Approval/ApprovalModels.swift:273-310, AppModel.swift:1328-1334@5a762e8."""
+    Sources/ShedKit/Approval/ApprovalModels.swift:273-319, AppModel.swift:1328-1334@5a762e8."""
     model = DesktopModel()
     model.add_approval("late", "prod", "web", expires_at="2026-01-01T00:09:00Z")
     model.add_approval("soon", "prod", "api", expires_at="2026-01-01T00:02:00Z", gate="none")
@@ -1251,7 +1251,7 @@ def test_loginitem_set_tauri_needs_a_bool(params: dict[str, Any]) -> None:
 
 
 def test_loginitem_status_tauri_reads_back_the_cell_default_off() -> None:
-    """ipc.rs:246-249, lib.rs:408-431@5a762e8 (the harness's in-memory cell, false at start)."""
+    """ipc.rs:246-249, lib.rs:408-445@5a762e8 (the harness's in-memory cell, false at start)."""
     model = DesktopModel()
     assert answer(TAURI, model, "loginitem.status")["result"] == {"enabled": False}
     assert answer(TAURI, model, "loginitem.set", {"enabled": True})["result"] == {}
@@ -1259,7 +1259,7 @@ def test_loginitem_status_tauri_reads_back_the_cell_default_off() -> None:
 
 
 def test_tray_show_toggle_hide_tauri_drive_the_popover() -> None:
-    """ipc.rs:252-263 (each `{}`), tray.rs:167-205 (toggle hides a visible popover, else
+    """ipc.rs:252-263 (each `{}`), tray.rs:167-206 (toggle hides a visible popover, else
     shows it), ipc.rs:276-297 (`popover_visible`)@5a762e8; modelled as on macOS (Linux
     has no popover and reports false)."""
     model = DesktopModel()

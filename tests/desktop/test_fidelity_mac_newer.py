@@ -91,7 +91,7 @@ def test_identify_mac_ui_version_is_the_release_bundle_version(
     takes from desktop/VERSION. That file is not stored; it moves in lockstep with the Tauri
     crate's version (desktop/RELEASING.md@13cf461 "Version surfaces"), which is 0.8.1 at the
     dispatch's own commit (desktop/tauri/src-tauri/Cargo.toml:9@3fecd8a), and 0.8.1 is the
-    last Swift DMG the appcast lists (docs/appcast.xml@1ae8146). v0.0.14: VERSION@5a762e8."""
+    last Swift DMG the appcast lists (docs/appcast.xml@1ae8146). v0.0.14: VERSION:1@5a762e8."""
     model = _model()
     assert _ok(answer(MAC, model, "identify", release=release))["ui_version"] == version
     session = _ok(answer(MAC, model, "rc.launch", {"shed": "web"}, release=release))
@@ -109,7 +109,7 @@ def test_identify_mac_newer_keeps_the_v0_0_14_keys() -> None:
 
 
 def test_window_state_mac_starts_hidden() -> None:
-    """AppModel.swift:608-640@5a762e8 (buildMainWindow: built, not shown), ShedDesktopApp.swift:
+    """AppModel.swift:616-639@5a762e8 (buildMainWindow: built, not shown), ShedDesktopApp.swift:
     40-50@5a762e8 (only a user launch outside the harness shows it); AppModel.swift:626-649,
     850-854@5339dc4 (buildMainWindow, windowState)."""
     assert _ok(answer(MAC, DesktopModel(), "ui.window_state")) == {
@@ -197,7 +197,7 @@ def test_ui_state_mac_sheds_empty_state_is_decided_by_the_hosts(
 
 def test_host_list_mac_newer_last_error_is_the_failure_summary() -> None:
     """Models.swift:87-96@1cea187 ShedHost.applyingProbe(info:failure:): last_error carries the
-    typed failure's summary; v0.0.14 the probe's error text (Models.swift:60-79@5a762e8)."""
+    typed failure's summary; v0.0.14 the probe's error text (Models.swift:61-79@5a762e8)."""
     model = _model()
     model.make_host_unreachable("prod", summary="prod: transport error: refused", detail="refused")
     (row,) = _ok(answer(MAC, model, "host.list"))["hosts"]
@@ -529,7 +529,7 @@ def test_approval_params_mac_word_an_unknown_value_as_swift(
     op: str, params: dict[str, str], key: str, enum: str, value: str
 ) -> None:
     """IPCHandlerImpl.swift:476-491,505@3fecd8a ApprovalDecideParams / NotificationInvokeParams
-    (ApprovalDecision, ApprovalScope: ApprovalModels.swift:56-57,182-186@5a762e8)."""
+    (ApprovalDecision, ApprovalScope: ApprovalModels.swift:56-57,182-187@5a762e8)."""
     assert _error(answer(MAC, DesktopModel(), op, params)) == (
         "invalid-param",
         _swift_enum(key, enum, value),
@@ -539,7 +539,7 @@ def test_approval_params_mac_word_an_unknown_value_as_swift(
 def test_policy_set_mac_decodes_the_rules_before_test_mode() -> None:
     """IPCHandlerImpl.swift:142-145,285-290@3fecd8a policy.set: decodeParams, then
     policySetOp's test-mode guard ("policy.set requires SHED_DESKTOP_TEST_MODE=1"); a
-    PolicyRule's synthesized decoder needs gate too (ApprovalModels.swift:252-271@5a762e8: the
+    PolicyRule's synthesized decoder needs gate too (ApprovalModels.swift:252-268@5a762e8: the
     init default is not a decoding default)."""
     model = DesktopModel()
     rule = {"scope": "shed", "shed": "web", "action": "deny"}

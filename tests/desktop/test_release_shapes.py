@@ -66,8 +66,8 @@ def test_v0_0_14_rc_answers_decode_as_their_release_shape(dialect: Dialect) -> N
 
 
 def test_mac_v0_0_14_launch_reports_a_bad_kind_before_a_later_field() -> None:
-    """Sources/ShedDesktopApp/IPCHandlerImpl.swift RcLaunchParams@5a762e8: Swift decodes in
-    declaration order, so an invalid RcKind is reported before a mistyped workdir."""
+    """Sources/ShedDesktopApp/IPCHandlerImpl.swift:413-436@5a762e8 (RcLaunchParams): Swift
+    decodes in declaration order, so an invalid RcKind is reported before a mistyped workdir."""
     reply = answer(
         MAC,
         DesktopModel(),

@@ -1,7 +1,7 @@
 """The real ``shedctl`` command by command, over a real socket, as the acceptance list.
 
-``shedctl`` (charliek/shed-desktop ``core/shedctl/src/main.rs@5a762e8``) opens one
-connection per command, writes one frame built by ``build_request`` (a serde_json
+``shedctl`` (charliek/shed-desktop ``core/shedctl/src/main.rs:261-300@5a762e8``, ``main``)
+opens one connection per command, writes one frame built by ``build_request`` (a serde_json
 map: ``{"id":"1","op":...,"params":{...}}``, lines 46-54), reads one line back and
 reads it with ``parse_reply`` (lines 59-77): ``ok: true`` yields ``result``
 (``null`` if absent); otherwise ``error.code`` (``"error"`` when empty) and
@@ -223,7 +223,10 @@ async def test_shedctl_screenshot_out_decodes_png(short_socket_dir: Path) -> Non
 
 
 async def test_shedctl_against_v0_0_14_tauri(short_socket_dir: Path) -> None:
-    """``--release 0.0.14``: shedctl's own release answers as its app did (ipc.rs@5a762e8)."""
+    """``--release 0.0.14``: shedctl's own release answers as its app did.
+
+    ``ipc.rs:116-125,188-266@5a762e8`` (``identify_payload``, ``dispatch``).
+    """
     async with running(
         short_socket_dir, Dialect.TAURI, model=_model(), release=Release.V0_0_14
     ) as server:

@@ -511,7 +511,7 @@ _SYSTEM_PYTHON = shutil.which("python3", path="/usr/bin:/bin")
 async def test_the_agent_checks_no_consumer_credentials(short_socket_dir: Path) -> None:
     # "Trust is filesystem perms only (0700 dir / 0600 socket); there is NO peer-UID check"
     # (charliek/shed crates/shed-host-agent/src/desktop.rs:13-14@4a113e5). Only the consumer
-    # checks the agent's UID (host_agent.rs:277-288,419-458@1cedfa7). With the modes opened
+    # checks the agent's UID (host_agent.rs:277-288,419-459@1cedfa7). With the modes opened
     # (here only, in a private temp dir), a consumer running as another user is accepted.
     async with running(short_socket_dir) as server:
         os.chmod(short_socket_dir, 0o711)
