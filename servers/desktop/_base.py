@@ -214,14 +214,6 @@ class AppBase:
             craze=o.CrazeStatus(**craze_status(machine.craze)),
         )
 
-    def _capabilities(self, origin: str) -> dict[str, Any]:
-        return {
-            "launch": True,
-            "kill": True,
-            "attach": "native-remote",
-            "kinds": sorted(self.model.kinds),
-        }
-
     def _machines_in_order(self) -> list[Machine]:
         """Return the machines as the app lists them, the implicit ``localhost`` last.
 

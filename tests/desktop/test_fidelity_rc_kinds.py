@@ -157,7 +157,9 @@ def test_roost_s_lifecycle_words_inject(word: str) -> None:
     """A string ``lifecycle`` roost knows is taken (a non-string reads as absent: ``opt``)."""
     model = web_model()
     assert answer(TAURI, model, "rc.inject_test", {**WEB, "lifecycle": word})["result"] == {}
-    assert [row["lifecycle"] for row in _rows(model)] == [word]
+    activity = {"working": "working", "waiting": "needs_input", "finished": "idle"}
+    activity["failed"] = "needs_input"  # RoostSession::activity; inactive claims none
+    assert [row.get("activity") for row in _rows(model)] == [activity.get(word)]
 
 
 def _launch(op: str, kind: Any, model: DesktopModel | None = None, **extra: Any) -> Any:
