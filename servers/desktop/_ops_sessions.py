@@ -61,9 +61,9 @@ class SessionOps(Rc14Ops):
     def op_rc_list(self, p: o.RcListParams, raw: Any) -> Any:
         if self._rc_session_model:
             return self._rc14_list(p.host, p.shed)
-        # rc_list_payload (ipc.rs@2cd01ef, lines uncounted): RoostHosts::snapshot's rows and status
+        # rc_list_payload (ipc.rs:123-178@2cd01ef): RoostHosts::snapshot's rows and status
         # under rc.list's shed filter, which omits every machine (roost_hosts.rs:1163-1169
-        # @9668981); one roost_capabilities per status row's origin
+        # @9668981); one roost_capabilities per status row's origin (ipc.rs:163-172)
         rows = self.model.sessions
         if p.shed is not None:
             rows = [s for s in rows if s.shed == p.shed]

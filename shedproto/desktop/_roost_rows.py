@@ -4,7 +4,7 @@ A roost row is shed-core's ``RcSessionDto`` mapped from a roost tab
 (``RoostSession::to_rc_dto``, crates/shed-core/src/roost/model.rs), serialised with
 the DTO's serde rules (crates/shed-core/src/rc.rs: ``slug``, ``tmux_session``,
 ``kind``, ``state``, ``managed`` always; every other field absent, never ``null``),
-then stamped by the app's ``host_row`` (desktop/tauri/src-tauri/src/roost_hosts.rs
+then stamped by the app's ``host_row`` (desktop/tauri/src-tauri/src/roost_hosts.rs:3550-3585
 @9668981) with ``origin``, ``origin_kind``, ``machine``, ``source``, ``host``,
 ``shed``, ``stale``, ``attention`` and ``tab_id``. The capabilities are shed-core's
 ``roost_capabilities``, a constant. Pure: no I/O.

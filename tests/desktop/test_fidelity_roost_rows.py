@@ -1,7 +1,7 @@
 """The newer Tauri app's roost rows and ``rc.list``'s capabilities (issue 24).
 
-A row is ``host_row`` (charliek/shed ``desktop/tauri/src-tauri/src/roost_hosts.rs@9668981``,
-its lines not counted): ``serde_json::to_value(session.to_rc_dto())``, then the stamps
+A row is ``host_row`` (charliek/shed ``desktop/tauri/src-tauri/src/roost_hosts.rs:3550-3585
+@9668981``): ``serde_json::to_value(session.to_rc_dto())``, then the stamps (3553-3582)
 ``origin``, ``origin_kind``, ``machine``, ``source`` ``roost``, ``host`` (a shed's server, a
 machine's token), ``shed``, ``stale``, ``attention``, ``tab_id`` (a string) and
 ``agent_lane`` when the tab has one. ``to_rc_dto`` is shed-core's
@@ -10,7 +10,8 @@ machine's token), ``shed``, ``stale``, ``attention``, ``tab_id`` (a string) and
 title, ``workdir`` its cwd, ``created_at`` ``rfc3339_z``, ``activity`` from the agent axes;
 ``RcSessionDto``'s serde (``crates/shed-core/src/rc.rs``, the stored contract-v2 version)
 skips every ``None``. ``rc.list``'s ``capabilities`` is ``rc_list_payload``'s
-(``ipc.rs@2cd01ef``): ``roost_capabilities()`` under each status row's origin, and any
+(``ipc.rs:123-178@2cd01ef``, the map at 163-172): ``roost_capabilities()`` under each
+status row's origin, and any
 ``host``/``shed`` filter omits every machine (``RoostHosts::snapshot``,
 ``roost_hosts.rs:1163-1169@9668981``).
 """

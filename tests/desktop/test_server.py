@@ -198,7 +198,7 @@ async def test_machines_unreachable_is_a_state(short_socket_dir: Path) -> None:
         rows = listing.sessions
         assert {r["origin"] for r in rows} == {"machine:mini", "machine:mini2"}
         assert all(r["shed"] == "" for r in rows)
-        # one roost_capabilities per status row (ipc.rs@2cd01ef rc_list_payload, lines uncounted):
+        # one roost_capabilities per status row (ipc.rs:163-172@2cd01ef, rc_list_payload):
         # mini2 is no configured machine, so it has rows but no status row
         assert set(listing.capabilities) == {"machine:mini", "machine:localhost"}
         with pytest.raises(DesktopError) as info:
