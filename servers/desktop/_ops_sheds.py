@@ -178,11 +178,8 @@ class ShedOps(AppBase):
             if self.is_latest:
                 parts = re.split(r"(\{cmd\}|\{shed\})", template)
                 expanded = "".join(
-                    command
-                    if part == "{cmd}"
-                    else swift_shell_quote(shed)
-                    if part == "{shed}"
-                    else part
+                    command if part == "{cmd}" else swift_shell_quote(shed)
+                    if part == "{shed}" else part
                     for part in parts
                 )
             else:  # v0.0.14: two plain replacements (TerminalLauncher.swift:160-163@5a762e8)

@@ -235,7 +235,9 @@ class UiOps(AppBase):
                 last_error=self._mac_probe_error(h),
                 # v0.0.14's ShedHost has no failure (Models.swift:26-43@5a762e8)
                 failure=(
-                    None if h.failure is None or not self.is_latest else o.HostFailure(**h.failure)
+                    None
+                    if h.failure is None or not self.is_latest
+                    else o.HostFailure(**h.failure)
                 ),
             )
             for h in self.model.hosts.values()

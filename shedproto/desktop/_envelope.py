@@ -263,7 +263,8 @@ def _parse_mac_slowly(line: bytes, strict: bool) -> Request | EnvelopeRejection:
         description = "Cannot get keyed decoding container -- found null value instead."
         keys = "ShedKit.AnyJSONKey" if strict else "ShedKit.IPCRequest.CodingKeys"
         return _mac_reject(
-            f"valueNotFound(Swift.KeyedDecodingContainer<{keys}>, {swift_context([], description)})"
+            f"valueNotFound(Swift.KeyedDecodingContainer<{keys}>, "
+            f"{swift_context([], description)})"
         )
     if not isinstance(obj, dict):
         dictionary = ("Swift.Dictionary<Swift.String, Any>", "Dictionary<String, Any>")

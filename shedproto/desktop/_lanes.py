@@ -301,10 +301,8 @@ def parse_lane_setting(change: Any) -> dict[str, Any]:
     allowed = _SETTING_FIELDS[kind]
     for key in change:
         if key != "kind" and key not in allowed:
-            expected = (
-                " or ".join(f"`{a}`" for a in allowed)
-                if len(allowed) < 3
-                else ("one of " + ", ".join(f"`{a}`" for a in allowed))
+            expected = " or ".join(f"`{a}`" for a in allowed) if len(allowed) < 3 else (
+                "one of " + ", ".join(f"`{a}`" for a in allowed)
             )
             raise _setting_refusal(f"unknown field `{key}`, expected {expected}")
     required = ("id",) if kind != "config" else ("id", "value")
