@@ -568,7 +568,7 @@ class DesktopModel:
 
         ``kind`` is the row's ``RcKind`` as the app lists it: shed-core's
         ``RoostSession::agent_kind`` reads roost's ``claude`` owner as ``claude-rc``
-        (``crates/shed-core/src/roost/model.rs``, every stored version; lines not counted).
+        (``crates/shed-core/src/roost/model.rs:239-254@0041e17``, the arm at 244).
         """
         shed = origin.rpartition("/")[2] if origin.startswith("roost:") else ""
         machine = origin.partition(":")[2] if origin.startswith("machine:") else origin

@@ -1,13 +1,13 @@
 """The newer Tauri app's roost session rows and the capabilities ``rc.list`` files per host.
 
 A roost row is shed-core's ``RcSessionDto`` mapped from a roost tab
-(``RoostSession::to_rc_dto``, crates/shed-core/src/roost/model.rs), serialised with
+(``RoostSession::to_rc_dto``, crates/shed-core/src/roost/model.rs:357-387@0041e17), serialised with
 the DTO's serde rules (crates/shed-core/src/rc.rs: ``slug``, ``tmux_session``,
 ``kind``, ``state``, ``managed`` always; every other field absent, never ``null``),
 then stamped by the app's ``host_row`` (desktop/tauri/src-tauri/src/roost_hosts.rs:3550-3585
 @9668981) with ``origin``, ``origin_kind``, ``machine``, ``source``, ``host``,
-``shed``, ``stale``, ``attention`` and ``tab_id``. The capabilities are shed-core's
-``roost_capabilities``, a constant. Pure: no I/O.
+``shed``, ``stale``, ``attention`` and ``tab_id`` (3553-3582). The capabilities are
+shed-core's ``roost_capabilities`` (model.rs:508-549@0041e17), a constant. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ __all__ = [
 
 ROOST_CAPABILITY_KINDS: tuple[str, ...] = ("claude-rc", "opencode")
 """The ``kinds`` of ``roost_capabilities``: the stored versions list ``claude-rc``,
-``codex``, ``opencode``, ``cursor`` (and ``gx``, ``grok``); ``codex``, ``cursor``,
+``codex``, ``opencode``, ``cursor`` (``@0041e17`` also ``gx``, ``grok``: model.rs:509-516);
+``codex``, ``cursor``,
 ``gx`` and ``grok`` left shed's ``RcKind`` in plan 025 (``roost_hosts.rs:3417-3434
 @9668981``), so the app at that commit can list only the two that remain."""
 
@@ -39,12 +40,13 @@ _APPROVAL_DETAILS = ("permission_prompt", "permission_asked")
 
 
 def _kind_features() -> dict[str, Any]:
-    # roost_kind_features, serialised by RcKindFeatures' serde: watch (false) and
-    # input ("") are skipped, post_input/approvals/interrupt always, feed/attach when set
+    # roost_kind_features (model.rs:578-588@0041e17; feed "activity" at 584, the
+    # "none" of @9c2c53a being, its doc says at 554-562, wrong), serialised by
+    # RcKindFeatures' serde: watch (false) and input ("") are skipped
     return {
         "post_input": False,
         "approvals": "none",
-        "feed": "none",
+        "feed": "activity",
         "interrupt": False,
         "attach": "native-remote",
     }
@@ -68,7 +70,9 @@ def roost_capabilities() -> dict[str, Any]:
 
 
 def roost_activity(lifecycle: str | None, detail: str = "", at_prompt: bool = False) -> str | None:
-    """Return the row's ``activity`` from roost's agent axes (``RoostSession::activity``).
+    """Return the row's ``activity`` from roost's agent axes.
+
+    ``RoostSession::activity`` (model.rs:314-334@0041e17):
 
     ``working`` -> ``working``; ``waiting`` -> ``needs_approval`` for an approval
     detail, else ``needs_input``; ``finished`` -> ``idle``; ``failed`` ->
@@ -87,8 +91,13 @@ def roost_activity(lifecycle: str | None, detail: str = "", at_prompt: bool = Fa
 
 
 def rfc3339_z(unix: int) -> str:
-    """Format unix seconds as shed-core's ``rfc3339_z``: UTC, ``Z``, no fraction."""
-    return datetime.fromtimestamp(unix, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """Format unix seconds as shed-core's ``rfc3339_z``: UTC, ``Z``, no fraction.
+
+    Years 0001-9999 only, where the app's hand-rolled formatter agrees with the
+    standard one.
+    """
+    t = datetime.fromtimestamp(unix, tz=timezone.utc)
+    return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}Z"
 
 
 @dataclass(frozen=True)

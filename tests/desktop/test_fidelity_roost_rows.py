@@ -97,9 +97,11 @@ def test_waiting_is_needs_input_and_inactive_claims_no_activity() -> None:
 
 
 def test_capabilities_are_roost_capabilities_per_status_row() -> None:
-    """``roost_capabilities`` (model.rs@9c2c53a): ``rc_version`` 2, ``contract-v2``, each
-    agent installed, each kind ``roost_kind_features`` with ``watch``/``input`` skipped
-    (``RcKindFeatures``' serde); the kinds the ones that are still ``RcKind`` at 9668981."""
+    """``roost_capabilities`` (model.rs:508-549@0041e17): ``rc_version`` 2, ``contract-v2``,
+    each agent installed, each kind ``roost_kind_features`` (578-588: ``feed`` ``activity``,
+    584; ``@9c2c53a`` still said ``none``, which the newer doc at 554-562 calls wrong) with
+    ``watch``/``input`` skipped (``RcKindFeatures``' serde); the kinds (509-516) the ones
+    that are still ``RcKind`` at 9668981."""
     model = web_model()
     model.add_machine("mini")
     answer(TAURI, model, "rc.inject_test", WEB)
@@ -109,7 +111,7 @@ def test_capabilities_are_roost_capabilities_per_status_row() -> None:
     features = {
         "post_input": False,
         "approvals": "none",
-        "feed": "none",
+        "feed": "activity",
         "interrupt": False,
         "attach": "native-remote",
     }
