@@ -427,6 +427,9 @@ class DesktopModel:
         self.hosts: dict[str, Host] = {}
         self.machines: dict[str, Machine] = {"localhost": Machine("localhost", craze=None)}
         self.sessions: list[Session] = []
+        self.shed_hosts: list[str] = []
+        """The shed roost hosts the app lists (``roost:<server>/<shed>``), in the order a
+        session first answered there (a seeded or injected row, a launch): listed for good."""
         self.launched_tabs: list[LaunchedTab] = []
         self.approvals: dict[str, Approval] = {}
         self.decisions: list[dict[str, Any]] = []
@@ -482,8 +485,7 @@ class DesktopModel:
         self.agent_hooks = AgentHooksHosts()
         self._mock_unreachable: frozenset[str] = frozenset()
         self._mock_detail = "connection refused"
-        self._tab_counter = 0
-        self._craze_counter = 0
+        self._tab_counter, self._craze_counter = 0, 0
 
     # --- seeding -----------------------------------------------------------
 
@@ -573,8 +575,14 @@ class DesktopModel:
         shed = origin.rpartition("/")[2] if origin.startswith("roost:") else ""
         machine = origin.partition(":")[2] if origin.startswith("machine:") else origin
         session = Session(origin=origin, slug=slug, kind=kind, shed=shed, machine=machine, **fields)
-        self.sessions.append(session)
+        self.add_session(session)
         return session
+
+    def add_session(self, session: Session) -> None:
+        """Add a row; a roost row's shed host is listed from now on (``HostState::listed``)."""
+        self.sessions.append(session)
+        if session.origin.startswith("roost:") and session.origin not in self.shed_hosts:
+            self.shed_hosts.append(session.origin)
 
     def end_craze_session(self, host_id: str) -> None:
         """End a craze session: its row leaves the listing (a replay then says ``ended``)."""

@@ -69,8 +69,7 @@ class SessionOps(Rc14Ops):
             rows = [s for s in rows if s.shed == p.shed]
         if p.host is not None:
             rows = [s for s in rows if s.origin.startswith(f"roost:{p.host}/")]
-        unfiltered = p.host is None and p.shed is None
-        machines = [self._machine_row(m) for m in self._machines_in_order()] if unfiltered else []
+        machines = self._status_rows(p.host, p.shed)
         return o.TauriRcList(
             sessions=[s.row() for s in rows],
             capabilities={m.origin: roost_capabilities() for m in machines},
@@ -78,7 +77,7 @@ class SessionOps(Rc14Ops):
         )
 
     def op_machines_list(self, p: Any, raw: Any) -> Any:
-        return o.MachinesList(machines=[self._machine_row(m) for m in self._machines_in_order()])
+        return o.MachinesList(machines=self._status_rows())
 
     def _launch(self, host: HostId, kind: str, raw: Any) -> o.SessionRow:
         fields = launch_fields(
@@ -114,7 +113,7 @@ class SessionOps(Rc14Ops):
             display_name=title,
             workdir=fields.workdir,
         )
-        self.model.sessions.append(session)
+        self.model.add_session(session)
         return o.SessionRow(**session.row())
 
     def op_rc_launch(self, p: Any, raw: Any) -> Any:

@@ -124,12 +124,40 @@ def test_capabilities_are_roost_capabilities_per_status_row() -> None:
     }
 
 
-def test_a_filtered_listing_omits_every_machine() -> None:
-    """``RoostHosts::snapshot``'s filter is a shed filter: a machine belongs to no server, so
-    any filter omits every machine, and with them their capabilities."""
+def test_a_filtered_listing_omits_every_machine_and_keeps_its_shed_hosts() -> None:
+    """``RoostHosts::snapshot``'s filter is a shed filter (roost_hosts.rs:1163-1169@9668981):
+    a machine belongs to no server, so any filter omits every machine; a shed host is kept
+    when its server and name match, and its capabilities with it."""
     model = web_model()
     model.add_machine("mini")
     answer(TAURI, model, "rc.inject_test", WEB)
     listing = _list(model, {"host": "prod"})
-    assert (listing["machines"], listing["capabilities"]) == ([], {})
+    assert [m["origin"] for m in listing["machines"]] == ["roost:prod/web"]
+    assert list(listing["capabilities"]) == ["roost:prod/web"]
     assert [r["origin"] for r in listing["sessions"]] == ["roost:prod/web"]
+    assert _list(model, {"shed": "other"})["machines"] == []
+
+
+def test_a_shed_a_session_answered_on_is_a_status_row() -> None:
+    """``status_locked`` (roost_hosts.rs:2020-2076@9668981) lists every listed host, sheds
+    after the machines: an inject lists its shed (``inject_test``, 1709-1742, sets
+    ``listed``, ``reachable``, ``seen``). ``name`` is the address (the token for a shed),
+    ``label`` the shed's name, ``server`` its server (``HostId::address``, ``label``,
+    ``server``: 207-212, 215-220, 223-228)."""
+    model = web_model()
+    assert answer(TAURI, model, "rc.inject_test", WEB)["result"] == {}
+    machines = answer(TAURI, model, "machines.list", {})["result"]["machines"]
+    assert [m["origin"] for m in machines] == ["machine:localhost", "roost:prod/web"]
+    assert machines[-1] == {
+        "name": "roost:prod/web",
+        "label": "web",
+        "origin": "roost:prod/web",
+        "kind": "shed",
+        "server": "prod",
+        "reachable": True,
+        "connected_once": True,
+        "sessions": 1,
+        "detail": None,
+        "down_kind": None,
+        "craze": {"state": "absent", "cause": None, "create": False, "create_options": False},
+    }
