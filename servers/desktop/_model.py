@@ -427,9 +427,9 @@ class DesktopModel:
         self.hosts: dict[str, Host] = {}
         self.machines: dict[str, Machine] = {"localhost": Machine("localhost", craze=None)}
         self.sessions: list[Session] = []
+        # the listed shed hosts (roost:<server>/<shed>), in the order a session first
+        # answered there (a seeded or injected row, a launch): listed for good
         self.shed_hosts: list[str] = []
-        """The shed roost hosts the app lists (``roost:<server>/<shed>``), in the order a
-        session first answered there (a seeded or injected row, a launch): listed for good."""
         self.launched_tabs: list[LaunchedTab] = []
         self.approvals: dict[str, Approval] = {}
         self.decisions: list[dict[str, Any]] = []
@@ -485,7 +485,8 @@ class DesktopModel:
         self.agent_hooks = AgentHooksHosts()
         self._mock_unreachable: frozenset[str] = frozenset()
         self._mock_detail = "connection refused"
-        self._tab_counter, self._craze_counter = 0, 0
+        self._tab_counter = 0
+        self._craze_counter = 0
 
     # --- seeding -----------------------------------------------------------
 
