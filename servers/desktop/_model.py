@@ -485,8 +485,7 @@ class DesktopModel:
         self.agent_hooks = AgentHooksHosts()
         self._mock_unreachable: frozenset[str] = frozenset()
         self._mock_detail = "connection refused"
-        self._tab_counter = 0
-        self._craze_counter = 0
+        self._tab_counter, self._craze_counter = 0, 0
 
     # --- seeding -----------------------------------------------------------
 
