@@ -2,7 +2,7 @@
 
 A roost row is shed-core's ``RcSessionDto`` mapped from a roost tab
 (``RoostSession::to_rc_dto``, crates/shed-core/src/roost/model.rs:357-387@0041e17), serialised with
-the DTO's serde rules (crates/shed-core/src/rc.rs: ``slug``, ``tmux_session``,
+the DTO's serde rules (crates/shed-core/src/rc.rs:313-391@44e50e1: ``slug``, ``tmux_session``,
 ``kind``, ``state``, ``managed`` always; every other field absent, never ``null``),
 then stamped by the app's ``host_row`` (desktop/tauri/src-tauri/src/roost_hosts.rs:3550-3585
 @9668981) with ``origin``, ``origin_kind``, ``machine``, ``source``, ``host``,
@@ -42,7 +42,7 @@ _APPROVAL_DETAILS = ("permission_prompt", "permission_asked")
 def _kind_features() -> dict[str, Any]:
     # roost_kind_features (model.rs:578-588@0041e17; feed "activity" at 584, the
     # "none" of @9c2c53a being, its doc says at 554-562, wrong), serialised by
-    # RcKindFeatures' serde: watch (false) and input ("") are skipped
+    # RcKindFeatures' serde (rc.rs:482-511@44e50e1): watch (false) and input ("") are skipped
     return {
         "post_input": False,
         "approvals": "none",
@@ -55,8 +55,9 @@ def _kind_features() -> dict[str, Any]:
 def roost_capabilities() -> dict[str, Any]:
     """Return the ``RcCapabilities`` the app synthesizes for every roost host.
 
-    ``{rc_version: 2, kinds, agents, features: ["contract-v2"], kind_features}``:
-    each kind's agent ``{installed: true}`` (``version`` skipped when none), each
+    ``{rc_version: 2, kinds, agents, features: ["contract-v2"], kind_features}``
+    (``RcCapabilities``, rc.rs:556-566@44e50e1): each kind's agent ``{installed: true}``
+    (``RcAgentInfo``'s ``version`` skipped when none, 446-450), each
     kind the one feature set ``roost_kind_features`` gives.
     """
     kinds = list(ROOST_CAPABILITY_KINDS)

@@ -8,8 +8,8 @@ machine's token), ``shed``, ``stale``, ``attention``, ``tab_id`` (a string) and
 ``crates/shed-core/src/roost/model.rs@9c2c53a`` (and ``@0041e17``): ``slug`` the tab id,
 ``tmux_session`` ``""``, ``state`` ``ready``, ``managed`` true, ``display_name`` the tab
 title, ``workdir`` its cwd, ``created_at`` ``rfc3339_z``, ``activity`` from the agent axes;
-``RcSessionDto``'s serde (``crates/shed-core/src/rc.rs``, the stored contract-v2 version)
-skips every ``None``. ``rc.list``'s ``capabilities`` is ``rc_list_payload``'s
+``RcSessionDto``'s serde (``crates/shed-core/src/rc.rs:337-391@44e50e1``, its presence
+rules at 322-335) skips every ``None``. ``rc.list``'s ``capabilities`` is ``rc_list_payload``'s
 (``ipc.rs:123-178@2cd01ef``, the map at 163-172): ``roost_capabilities()`` under each
 status row's origin, and any
 ``host``/``shed`` filter omits every machine (``RoostHosts::snapshot``,
