@@ -1247,6 +1247,9 @@ class SessionRow(Result, omit_defaults=True, frozen=True, kw_only=True):
     ``roost``, ``host`` (a shed's server, a machine's token), ``shed`` (empty on a
     machine row: key rows by ``origin``), ``stale``, ``attention``, ``tab_id`` and,
     for a row with an agent lane, ``agent_lane``. Lenient on read like every result.
+    (charliek/shed ``desktop/tauri/src-tauri/src/roost_hosts.rs:3550-3585@9668981``,
+    ``host_row``; ``crates/shed-core/src/roost/model.rs:357-387@0041e17``, ``to_rc_dto``;
+    ``crates/shed-core/src/rc.rs:337-391@44e50e1``, ``RcSessionDto``.)
     """
 
     slug: str
