@@ -214,13 +214,39 @@ class AppBase:
             craze=o.CrazeStatus(**craze_status(machine.craze)),
         )
 
-    def _capabilities(self, origin: str) -> dict[str, Any]:
-        return {
-            "launch": True,
-            "kill": True,
-            "attach": "native-remote",
-            "kinds": sorted(self.model.kinds),
-        }
+    def _status_rows(self, server: str | None = None, shed: str | None = None) -> list[Any]:
+        """Return ``RoostHosts::status_locked``'s rows under ``rc.list``'s shed filter.
+
+        The configured machines, then the listed shed hosts (roost_hosts.rs:2020-2076
+        @9668981); any filter omits every machine and keeps the shed hosts it matches
+        (1163-1169, ``snapshot``).
+        """
+        rows: list[Any] = []
+        if server is None and shed is None:
+            rows = [self._machine_row(m) for m in self._machines_in_order()]
+        for origin in self.model.shed_hosts:
+            host_server, _, name = origin.removeprefix("roost:").rpartition("/")
+            if server in (None, host_server) and shed in (None, name):
+                rows.append(self._shed_host_row(origin, host_server, name))
+        return rows
+
+    def _shed_host_row(self, origin: str, server: str, name: str) -> o.MachineRow:
+        # a listed shed's status row: name its address (the token), label the shed's name
+        # (HostId::address/label/server, roost_hosts.rs:207-212,215-220,223-228@9668981);
+        # the stand-in's shed hosts answer (reachable, seen) and have no craze source
+        return o.MachineRow(
+            name=origin,
+            label=name,
+            origin=origin,
+            kind="shed",
+            server=server,
+            reachable=True,
+            connected_once=True,
+            sessions=len(self.model.sessions_for(origin)),
+            detail=None,
+            down_kind=None,
+            craze=o.CrazeStatus(**craze_status(None)),
+        )
 
     def _machines_in_order(self) -> list[Machine]:
         """Return the machines as the app lists them, the implicit ``localhost`` last.

@@ -20,8 +20,10 @@ from shedproto.desktop import (
     TAURI_RC_KINDS,
     BootstrapLedger,
     IdempotencyLedger,
+    RoostTab,
     agent_hooks_reply,
     craze_host,
+    roost_row,
 )
 
 __all__ = [
@@ -221,7 +223,14 @@ class Machine:
 
 @dataclass
 class Session:
-    """A session row (a roost tab, or a craze session)."""
+    """A session row (a roost tab, or a craze session).
+
+    A roost row (``source`` ``roost``) answers as the newer Tauri app's
+    ``host_row`` (:func:`~shedproto.desktop.roost_row`): ``display_name`` is roost's
+    tab title and ``workdir`` its directory (``""`` when unset), ``lifecycle`` roost's
+    ``agent_lifecycle`` (sent as the row's ``activity``), ``created_at`` the tab's
+    unix seconds and ``session_id`` the agent's own id (``""``: none).
+    """
 
     origin: str
     slug: str
@@ -235,7 +244,8 @@ class Session:
     stale: bool = False
     attention: bool = False
     lifecycle: str | None = None
-    title: str | None = None
+    created_at: int = 0
+    session_id: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -245,6 +255,9 @@ class Session:
 
     def row(self) -> dict[str, Any]:
         """Return the row as ``rc.list`` answers it."""
+        if self.source == "roost":
+            # extra: the stamps the stand-in seeds beside the row (agent_lane)
+            return {**roost_row(self.tab(), stale=self.stale), **self.extra}
         row: dict[str, Any] = {
             "origin": self.origin,
             "origin_kind": self.origin_kind,
@@ -260,12 +273,28 @@ class Session:
             row["display_name"] = self.display_name
         if self.workdir is not None:
             row["workdir"] = self.workdir
-        if self.lifecycle is not None:
-            row["lifecycle"] = self.lifecycle
-        if self.title is not None:
-            row["title"] = self.title
         row.update(self.extra)
         return row
+
+    def tab(self) -> RoostTab:
+        """Return the roost tab this row is (its host read off ``origin``)."""
+        server = None
+        if self.origin_kind == "shed":
+            server = self.origin.removeprefix("roost:").rpartition("/")[0]
+        return RoostTab(
+            origin=self.origin,
+            address=self.machine,
+            server=server,
+            shed=self.shed,
+            tab_id=self.slug,
+            kind=self.kind,
+            title=self.display_name or "",
+            cwd=self.workdir or "",
+            lifecycle=self.lifecycle,
+            attention=self.attention,
+            created_at=self.created_at,
+            session_id=self.session_id,
+        )
 
 
 @dataclass
@@ -398,6 +427,9 @@ class DesktopModel:
         self.hosts: dict[str, Host] = {}
         self.machines: dict[str, Machine] = {"localhost": Machine("localhost", craze=None)}
         self.sessions: list[Session] = []
+        # the listed shed hosts (roost:<server>/<shed>), in the order a session first
+        # answered there (a seeded or injected row, a launch): listed for good
+        self.shed_hosts: list[str] = []
         self.launched_tabs: list[LaunchedTab] = []
         self.approvals: dict[str, Approval] = {}
         self.decisions: list[dict[str, Any]] = []
@@ -453,8 +485,7 @@ class DesktopModel:
         self.agent_hooks = AgentHooksHosts()
         self._mock_unreachable: frozenset[str] = frozenset()
         self._mock_detail = "connection refused"
-        self._tab_counter = 0
-        self._craze_counter = 0
+        self._tab_counter, self._craze_counter = 0, 0
 
     # --- seeding -----------------------------------------------------------
 
@@ -539,13 +570,19 @@ class DesktopModel:
 
         ``kind`` is the row's ``RcKind`` as the app lists it: shed-core's
         ``RoostSession::agent_kind`` reads roost's ``claude`` owner as ``claude-rc``
-        (``crates/shed-core/src/roost/model.rs``, every stored version; lines not counted).
+        (``crates/shed-core/src/roost/model.rs:239-254@0041e17``, the arm at 244).
         """
         shed = origin.rpartition("/")[2] if origin.startswith("roost:") else ""
         machine = origin.partition(":")[2] if origin.startswith("machine:") else origin
         session = Session(origin=origin, slug=slug, kind=kind, shed=shed, machine=machine, **fields)
-        self.sessions.append(session)
+        self.add_session(session)
         return session
+
+    def add_session(self, session: Session) -> None:
+        """Add a row; a roost row's shed host is listed from now on (``HostState::listed``)."""
+        self.sessions.append(session)
+        if session.origin.startswith("roost:") and session.origin not in self.shed_hosts:
+            self.shed_hosts.append(session.origin)
 
     def end_craze_session(self, host_id: str) -> None:
         """End a craze session: its row leaves the listing (a replay then says ``ended``)."""

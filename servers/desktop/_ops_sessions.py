@@ -9,6 +9,7 @@ import msgspec
 
 from shedproto.desktop import (
     LAUNCH_RECIPE_KINDS,
+    ROOST_SOURCES,
     DesktopCode,
     DesktopError,
     HostId,
@@ -25,6 +26,7 @@ from shedproto.desktop import (
     rc_tab_id,
     read_machine_add,
     require_consent,
+    roost_capabilities,
     run_command,
     rust_debug,
 )
@@ -59,22 +61,23 @@ class SessionOps(Rc14Ops):
     def op_rc_list(self, p: o.RcListParams, raw: Any) -> Any:
         if self._rc_session_model:
             return self._rc14_list(p.host, p.shed)
+        # rc_list_payload (ipc.rs:123-178@2cd01ef): RoostHosts::snapshot's rows and status
+        # under rc.list's shed filter, which omits every machine (roost_hosts.rs:1163-1169
+        # @9668981); one roost_capabilities per status row's origin (ipc.rs:163-172)
         rows = self.model.sessions
         if p.shed is not None:
             rows = [s for s in rows if s.shed == p.shed]
         if p.host is not None:
             rows = [s for s in rows if s.origin.startswith(f"roost:{p.host}/")]
-        sessions = [s.row() for s in rows]
-        origins = sorted({s.origin for s in rows})
-        machines = [msgspec_to_builtins(self._machine_row(m)) for m in self._machines_in_order()]
+        machines = self._status_rows(p.host, p.shed)
         return o.TauriRcList(
-            sessions=sessions,
-            capabilities={origin: self._capabilities(origin) for origin in origins},
-            machines=machines,
+            sessions=[s.row() for s in rows],
+            capabilities={m.origin: roost_capabilities() for m in machines},
+            machines=[msgspec_to_builtins(m) for m in machines],
         )
 
     def op_machines_list(self, p: Any, raw: Any) -> Any:
-        return o.MachinesList(machines=[self._machine_row(m) for m in self._machines_in_order()])
+        return o.MachinesList(machines=self._status_rows())
 
     def _launch(self, host: HostId, kind: str, raw: Any) -> o.SessionRow:
         fields = launch_fields(
@@ -93,21 +96,24 @@ class SessionOps(Rc14Ops):
             raise DesktopError(
                 FAILED, f"unknown kind {rust_debug(fields.kind)}: roost has no launch recipe for it"
             )
-        title = None
-        if fields.display_name is not None and self.launch_policy is LaunchPolicy.REFUSE_EXTRAS:
-            title = "applied"
+        # RoostHosts::launch -> create (roost_hosts.rs:1339-1373,1391-1416@9668981): only the
+        # kind and workdir reach roost; the row is host_row of opened_session, whose title is
+        # roost's (it follows the foreground process: the stand-in says the agent's binary)
+        # (ipc.md's newer text, REFUSE_EXTRAS, names the tab after display_name instead)
         tab = self._open_tab(host, [fields.kind], fields.workdir, fields.kind, fields.display_name)
+        title = ROOST_SOURCES.get(fields.kind, fields.kind)
+        if self.launch_policy is LaunchPolicy.REFUSE_EXTRAS and fields.display_name is not None:
+            title = fields.display_name
         session = Session(
             origin=host.origin,
             slug=tab.tab_id,
             kind=fields.kind,
             shed=host.name if host.kind == "shed" else "",
             machine=host.address,
-            display_name=fields.display_name,
+            display_name=title,
             workdir=fields.workdir,
-            title=title,
         )
-        self.model.sessions.append(session)
+        self.model.add_session(session)
         return o.SessionRow(**session.row())
 
     def op_rc_launch(self, p: Any, raw: Any) -> Any:
@@ -154,7 +160,7 @@ class SessionOps(Rc14Ops):
             origin,
             slug,
             kind,
-            display_name=slug if p.display_name is None else p.display_name,
+            display_name=p.slug if p.display_name is None else p.display_name,
             workdir=INJECT_DEFAULT_WORKDIR if p.workdir is None else p.workdir,
             lifecycle=p.lifecycle,
             attention=bool(p.attention),
@@ -211,7 +217,7 @@ class SessionOps(Rc14Ops):
     def op_machine_capabilities(self, p: o.MachineParams, raw: Any) -> Any:
         host = self._launch_host(p.machine)
         self._watched(host)  # capabilities -> known (roost_hosts.rs:857-860,961-967@0041e17)
-        return o.CapabilitiesResult(capabilities=self._capabilities(host.origin))
+        return o.CapabilitiesResult(capabilities=roost_capabilities())
 
     def op_machine_add(self, p: o.MachineAddParams, raw: Any) -> Any:
         """``add_from_json`` (machines.rs:76-166@9a84ddf): the stand-in's config is its machines."""

@@ -126,6 +126,14 @@ from ._rc import (
     normalize_rc_prompt,
 )
 from ._release import REMOVED_OPS, V0_0_14_OPS, Release, release_has_op
+from ._roost_rows import (
+    ROOST_CAPABILITY_KINDS,
+    RoostTab,
+    rfc3339_z,
+    roost_activity,
+    roost_capabilities,
+    roost_row,
+)
 from ._rules import (
     DEFAULT_MAC_KIND,
     HostId,
@@ -251,6 +259,13 @@ __all__ = [
     "RESERVED_MACHINE",
     "NewMachine",
     "read_machine_add",
+    # roost rows (the newer Tauri app)
+    "ROOST_CAPABILITY_KINDS",
+    "RoostTab",
+    "rfc3339_z",
+    "roost_activity",
+    "roost_capabilities",
+    "roost_row",
     "BOOTSTRAP_BUDGET",
     "BootstrapLedger",
     "fingerprint_changed",

@@ -1237,27 +1237,43 @@ class RoostBootstrapResult(Result, frozen=True, kw_only=True):
 
 
 class SessionRow(Result, omit_defaults=True, frozen=True, kw_only=True):
-    """A session row (``host_row``) as the launch doors answer it.
+    """A roost session row (``host_row``) as ``rc.list`` and the launch doors answer it.
 
-    ``rc.launch`` / ``roost.launch`` / ``machine.launch`` answer the row of
-    the tab they opened. ``shed`` is empty on a machine row; key rows by
-    ``origin``. Optional fields are omitted when unset. Lenient on read like
-    every result: a newer app's extra fields are ignored.
+    shed-core's ``RcSessionDto`` mapped from the tab (``RoostSession::to_rc_dto``):
+    ``slug`` the tab id, ``tmux_session`` ``""``, ``kind``, ``state`` ``ready``,
+    ``managed`` true, ``display_name`` roost's tab title, ``workdir`` its directory,
+    ``created_at`` RFC 3339; ``id`` (the agent's own session id), ``activity`` and
+    ``activity_at`` only when known (absent, never ``null``). Then the app's stamps:
+    ``origin``, ``origin_kind``, ``machine`` (the address ops take), ``source``
+    ``roost``, ``host`` (a shed's server, a machine's token), ``shed`` (empty on a
+    machine row: key rows by ``origin``), ``stale``, ``attention``, ``tab_id`` and,
+    for a row with an agent lane, ``agent_lane``. Lenient on read like every result.
+    (charliek/shed ``desktop/tauri/src-tauri/src/roost_hosts.rs:3550-3585@9668981``,
+    ``host_row``; ``crates/shed-core/src/roost/model.rs:357-387@0041e17``, ``to_rc_dto``;
+    ``crates/shed-core/src/rc.rs:337-391@44e50e1``, ``RcSessionDto``.)
     """
 
+    slug: str
+    tmux_session: str
+    kind: str
+    state: str
+    managed: bool
+    display_name: str
+    workdir: str
+    created_at: str
     origin: str
     origin_kind: str
-    source: str
-    slug: str
-    kind: str
-    shed: str
     machine: str
+    source: str
+    host: str
+    shed: str
     stale: bool
     attention: bool
-    display_name: str | None = None
-    workdir: str | None = None
-    lifecycle: str | None = None
-    title: str | None = None
+    tab_id: str
+    id: str | None = None
+    activity: str | None = None
+    activity_at: str | None = None
+    agent_lane: dict[str, Any] | None = None
 
 
 class CrazeOptions(Result, omit_defaults=True, frozen=True, kw_only=True):

@@ -10,8 +10,9 @@ the host, then ``create`` reaches it and ``open_params`` refuses a kind with no 
 ``InjectedRow::into_session`` (3391-3414) and ``roost_source`` (3428-3434), whose
 exhaustive match names the kinds and whose doc says the kinds without a roost adapter
 are the kinds ``launch_argv`` refuses. A row's ``kind`` is shed-core
-``RoostSession::agent_kind`` (``crates/shed-core/src/roost/model.rs``, every stored
-version: roost's ``claude`` is ``claude-rc``), so it is the kind launched or injected.
+``RoostSession::agent_kind`` (``crates/shed-core/src/roost/model.rs:239-254@0041e17``, the
+newest stored version: roost's ``claude`` is ``claude-rc`` at 244, as in every stored
+version), so it is the kind launched or injected.
 """
 
 from __future__ import annotations
@@ -157,7 +158,9 @@ def test_roost_s_lifecycle_words_inject(word: str) -> None:
     """A string ``lifecycle`` roost knows is taken (a non-string reads as absent: ``opt``)."""
     model = web_model()
     assert answer(TAURI, model, "rc.inject_test", {**WEB, "lifecycle": word})["result"] == {}
-    assert [row["lifecycle"] for row in _rows(model)] == [word]
+    activity = {"working": "working", "waiting": "needs_input", "finished": "idle"}
+    activity["failed"] = "needs_input"  # RoostSession::activity; inactive claims none
+    assert [row.get("activity") for row in _rows(model)] == [activity.get(word)]
 
 
 def _launch(op: str, kind: Any, model: DesktopModel | None = None, **extra: Any) -> Any:

@@ -105,7 +105,7 @@ def test_launch_rows_are_typed_and_omit_blanks(dialect: Dialect, snapshot: Any) 
     (line,) = exchange(dialect, _model(), (op, params))
     assert line == snapshot
     row = msgspec.json.decode(line)["result"]
-    assert "workdir" not in row
+    assert row["workdir"] == ""  # blank is absent: no cwd reaches roost
     assert msgspec.convert(row, o.SessionRow).origin == "roost:prod/web"
 
 
