@@ -223,7 +223,7 @@ class AppBase:
         """
         rows: list[Any] = []
         if server is None and shed is None:
-            rows = [self._machine_row(m) for m in self._machines_in_order()]
+            rows = [self._machine_row(m) for m in self._listed_machines()]
         for origin in self.model.shed_hosts:
             host_server, _, name = origin.removeprefix("roost:").rpartition("/")
             if server in (None, host_server) and shed in (None, name):
@@ -249,12 +249,21 @@ class AppBase:
         )
 
     def _machines_in_order(self) -> list[Machine]:
-        """Return the machines as the app lists them, the implicit ``localhost`` last.
+        """Return the registered machines in the app's order, the implicit ``localhost`` last.
 
-        ``RoostHosts::start`` registers it after the configured machines.
+        ``RoostHosts::start_with`` registers it after the configured machines
+        (roost_hosts.rs:1040-1048@9668981), listed or not.
         """
         machines = list(self.model.machines.values())
         return sorted(machines, key=lambda m: m.name == "localhost")
+
+    def _listed_machines(self) -> list[Machine]:
+        """Return the machines with a status row, in order.
+
+        ``status_locked`` skips an unlisted host (roost_hosts.rs:2043-2045@9668981): the
+        implicit ``localhost`` before it answers.
+        """
+        return [m for m in self._machines_in_order() if self.model.machine_listed(m)]
 
     def _unknown_host(self, host: HostId) -> DesktopError:
         """Return ``unknown_host``'s refusal, naming the watched tokens.
