@@ -233,18 +233,20 @@ class AppBase:
     def _shed_host_row(self, origin: str, server: str, name: str) -> o.MachineRow:
         # a listed shed's status row: name its address (the token), label the shed's name
         # (HostId::address/label/server, roost_hosts.rs:207-212,215-220,223-228@9668981);
-        # the stand-in's shed hosts answer (reachable, seen) and have no craze source
+        # listed: a session answered (seen); down after it, the Down arm's detail and kind
+        # (roost_hosts.rs:2053-2069,3483-3489@9668981); the stand-in's have no craze source
+        down = self.model.shed_hosts[origin]
         return o.MachineRow(
             name=origin,
             label=name,
             origin=origin,
             kind="shed",
             server=server,
-            reachable=True,
+            reachable=down is None,
             connected_once=True,
             sessions=len(self.model.sessions_for(origin)),
-            detail=None,
-            down_kind=None,
+            detail=None if down is None else down[0],
+            down_kind=None if down is None else down[1],
             craze=o.CrazeStatus(**craze_status(None)),
         )
 

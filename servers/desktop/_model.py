@@ -438,8 +438,9 @@ class DesktopModel:
         }
         self.sessions: list[Session] = []
         # the listed shed hosts (roost:<server>/<shed>), in the order a session first
-        # answered there (a seeded or injected row, a launch): listed for good
-        self.shed_hosts: list[str] = []
+        # answered there (a seeded or injected row, a launch): listed for good; each
+        # None, or (detail, down_kind) while its watcher reports it Down
+        self.shed_hosts: dict[str, tuple[str, str | None] | None] = {}
         self.launched_tabs: list[LaunchedTab] = []
         self.approvals: dict[str, Approval] = {}
         self.decisions: list[dict[str, Any]] = []
@@ -584,6 +585,22 @@ class DesktopModel:
         machine.detail = machine.down_kind = None
         return machine
 
+    def make_shed_host_unreachable(
+        self, origin: str, detail: str, down_kind: str | None = None
+    ) -> None:
+        """Mark a listed shed host (``roost:<server>/<shed>``) down; its rows stay.
+
+        ``consume``'s ``Down`` arm (roost_hosts.rs:3483-3489@9668981): ``seen`` is kept;
+        an inject answers again (1733-1737).
+
+        Raises:
+            ValueError: nothing answered on ``origin``, so no watcher reports it.
+
+        """
+        if origin not in self.shed_hosts:
+            raise ValueError(f"{origin} is no listed shed host: nothing answered there")
+        self.shed_hosts[origin] = (detail, down_kind)
+
     def machine_listed(self, machine: Machine) -> bool:
         """Whether ``machine`` has a status row; a live craze hub lists it for good.
 
@@ -619,8 +636,8 @@ class DesktopModel:
         machine = self.machines.get(session.machine) if session.origin_kind == "machine" else None
         if machine is not None and not machine.listed:
             self.answer_machine(machine.name)
-        if session.origin.startswith("roost:") and session.origin not in self.shed_hosts:
-            self.shed_hosts.append(session.origin)
+        if session.origin.startswith("roost:"):
+            self.shed_hosts.setdefault(session.origin, None)
 
     def end_craze_session(self, host_id: str) -> None:
         """End a craze session: its row leaves the listing (a replay then says ``ended``)."""

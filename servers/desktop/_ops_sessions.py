@@ -165,6 +165,8 @@ class SessionOps(Rc14Ops):
             lifecycle=p.lifecycle,
             attention=bool(p.attention),
         )
+        # the row answered: reachable again (roost_hosts.rs:1733-1737@9668981)
+        self.model.shed_hosts[origin] = None
         return o.Empty()
 
     def op_machine_kill(self, p: o.MachineKillParams, raw: Any) -> Any:
