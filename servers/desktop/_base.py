@@ -251,13 +251,14 @@ class AppBase:
         )
 
     def _machines_in_order(self) -> list[Machine]:
-        """Return the registered machines in the app's order, the implicit ``localhost`` last.
+        """Return the registered machines in the app's order (``reg.ids``), listed or not.
 
-        ``RoostHosts::start_with`` registers it after the configured machines
-        (roost_hosts.rs:1040-1048@9668981), listed or not.
+        ``RoostHosts::start_with`` registers the configured machines, then the implicit
+        ``localhost`` (roost_hosts.rs:1040-1048@9668981); ``machine.add`` registers after
+        them (``add``, 1127-1148).
         """
         machines = list(self.model.machines.values())
-        return sorted(machines, key=lambda m: m.name == "localhost")
+        return sorted(machines, key=lambda m: 2 if m.added_live else m.name == "localhost")
 
     def _listed_machines(self) -> list[Machine]:
         """Return the machines with a status row, in order.

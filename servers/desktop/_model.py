@@ -223,6 +223,9 @@ class Machine:
     """Whether it has a status row (``HostState::listed``): a configured machine from the
     start; the implicit ``localhost`` once a session answers there
     (:meth:`DesktopModel.answer_machine`) or its craze hub goes live, then for good."""
+    added_live: bool = False
+    """Added by ``machine.add`` while the app ran: registered after the implicit
+    ``localhost`` (``RoostHosts::add``), where a configured one is registered before it."""
 
 
 @dataclass

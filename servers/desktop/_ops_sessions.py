@@ -227,7 +227,7 @@ class SessionOps(Rc14Ops):
             p.name, p.host, p.user, p.ssh_port, configured=self.model.machines.keys()
         )
         self.model.add_machine(
-            entry.name, host=entry.host, user=entry.user, ssh_port=entry.ssh_port
+            entry.name, host=entry.host, user=entry.user, ssh_port=entry.ssh_port, added_live=True
         )
         return o.Empty()
 

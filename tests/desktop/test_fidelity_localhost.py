@@ -130,3 +130,18 @@ def test_the_ui_dumps_count_only_the_listed_machines() -> None:
     assert [row["name"] for row in dump["machines"]] == ["mini"]
     sidebar = _ok(answer(TAURI, model, "sidebar.dump", {}))
     assert [row["name"] for row in sidebar["machines"]] == ["mini"]
+
+
+def test_a_machine_added_while_the_app_runs_is_registered_after_localhost() -> None:
+    """``machine.add`` ends in ``RoostHosts::add`` (machines.rs:76-166@9a84ddf,
+    ``add_from_json``), which pushes onto ``reg.ids`` (roost_hosts.rs:1127-1148@9668981)
+    after ``start_with`` registered the implicit ``localhost`` (1046-1048)."""
+    model = _model()
+    model.answer_machine("localhost")
+    assert _ok(answer(TAURI, model, "machine.add", {"name": "late"})) == {}
+    origins = [row["origin"] for row in _machines(model)]
+    assert origins == ["machine:mini", "machine:localhost", "machine:late"]
+    reply = answer(TAURI, model, "machine.capabilities", {"machine": "nowhere"})
+    assert reply["error"]["message"].endswith(
+        "(have: machine:mini, machine:localhost, machine:late)"
+    )
