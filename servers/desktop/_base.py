@@ -223,7 +223,7 @@ class AppBase:
         """
         rows: list[Any] = []
         if server is None and shed is None:
-            rows = [self._machine_row(m) for m in self._machines_in_order()]
+            rows = [self._machine_row(m) for m in self._listed_machines()]
         for origin in self.model.shed_hosts:
             host_server, _, name = origin.removeprefix("roost:").rpartition("/")
             if server in (None, host_server) and shed in (None, name):
@@ -233,28 +233,40 @@ class AppBase:
     def _shed_host_row(self, origin: str, server: str, name: str) -> o.MachineRow:
         # a listed shed's status row: name its address (the token), label the shed's name
         # (HostId::address/label/server, roost_hosts.rs:207-212,215-220,223-228@9668981);
-        # the stand-in's shed hosts answer (reachable, seen) and have no craze source
+        # listed: a session answered (seen); down after it, the Down arm's detail and kind
+        # (roost_hosts.rs:2053-2069,3483-3489@9668981); the stand-in's have no craze source
+        down = self.model.shed_hosts[origin]
         return o.MachineRow(
             name=origin,
             label=name,
             origin=origin,
             kind="shed",
             server=server,
-            reachable=True,
+            reachable=down is None,
             connected_once=True,
             sessions=len(self.model.sessions_for(origin)),
-            detail=None,
-            down_kind=None,
+            detail=None if down is None else down[0],
+            down_kind=None if down is None else down[1],
             craze=o.CrazeStatus(**craze_status(None)),
         )
 
     def _machines_in_order(self) -> list[Machine]:
-        """Return the machines as the app lists them, the implicit ``localhost`` last.
+        """Return the registered machines in the app's order (``reg.ids``), listed or not.
 
-        ``RoostHosts::start`` registers it after the configured machines.
+        ``RoostHosts::start_with`` registers the configured machines, then the implicit
+        ``localhost`` (roost_hosts.rs:1040-1048@9668981); ``machine.add`` registers after
+        them (``add``, 1127-1148).
         """
         machines = list(self.model.machines.values())
-        return sorted(machines, key=lambda m: m.name == "localhost")
+        return sorted(machines, key=lambda m: 2 if m.added_live else m.name == "localhost")
+
+    def _listed_machines(self) -> list[Machine]:
+        """Return the machines with a status row, in order.
+
+        ``status_locked`` skips an unlisted host (roost_hosts.rs:2043-2045@9668981): the
+        implicit ``localhost`` before it answers.
+        """
+        return [m for m in self._machines_in_order() if self.model.machine_listed(m)]
 
     def _unknown_host(self, host: HostId) -> DesktopError:
         """Return ``unknown_host``'s refusal, naming the watched tokens.

@@ -219,6 +219,13 @@ class Machine:
     kinds: frozenset[str] | None = None
     """Kinds the stand-in gives a launch recipe on this host (``None``: the app's own,
     :data:`~shedproto.desktop.LAUNCH_RECIPE_KINDS`)."""
+    listed: bool = True
+    """Whether it has a status row (``HostState::listed``): a configured machine from the
+    start; the implicit ``localhost`` once a session answers there
+    (:meth:`DesktopModel.answer_machine`) or its craze hub goes live, then for good."""
+    added_live: bool = False
+    """Added by ``machine.add`` while the app ran: registered after the implicit
+    ``localhost`` (``RoostHosts::add``), where a configured one is registered before it."""
 
 
 @dataclass
@@ -425,11 +432,18 @@ class DesktopModel:
         self.core = "rust"
         """mac ``identify``'s ``core``: ``swift`` under ``SHED_DESKTOP_RUST_CORE=0``."""
         self.hosts: dict[str, Host] = {}
-        self.machines: dict[str, Machine] = {"localhost": Machine("localhost", craze=None)}
+        # the implicit localhost: HostState::new(false) until its session answers
+        # (roost_hosts.rs:1065-1073,560-572@9668981)
+        self.machines: dict[str, Machine] = {
+            "localhost": Machine(
+                "localhost", craze=None, reachable=False, connected_once=False, listed=False
+            )
+        }
         self.sessions: list[Session] = []
         # the listed shed hosts (roost:<server>/<shed>), in the order a session first
-        # answered there (a seeded or injected row, a launch): listed for good
-        self.shed_hosts: list[str] = []
+        # answered there (a seeded or injected row, a launch): listed for good; each
+        # None, or (detail, down_kind) while its watcher reports it Down
+        self.shed_hosts: dict[str, tuple[str, str | None] | None] = {}
         self.launched_tabs: list[LaunchedTab] = []
         self.approvals: dict[str, Approval] = {}
         self.decisions: list[dict[str, Any]] = []
@@ -563,6 +577,43 @@ class DesktopModel:
         machine = self.machines[name]
         machine.reachable, machine.detail, machine.down_kind = False, detail, down_kind
 
+    def answer_machine(self, name: str = "localhost") -> Machine:
+        """Make a roost session answer on machine ``name``: listed for good, reachable, seen.
+
+        ``consume``'s snapshot arm (roost_hosts.rs:3470-3476@9668981); the implicit
+        ``localhost`` is no status row before it.
+        """
+        machine = self.machines[name]
+        machine.listed = machine.reachable = machine.connected_once = True
+        machine.detail = machine.down_kind = None
+        return machine
+
+    def make_shed_host_unreachable(
+        self, origin: str, detail: str, down_kind: str | None = None
+    ) -> None:
+        """Mark a listed shed host (``roost:<server>/<shed>``) down; its rows stay.
+
+        ``consume``'s ``Down`` arm (roost_hosts.rs:3483-3489@9668981): ``seen`` is kept;
+        an inject answers again (1733-1737).
+
+        Raises:
+            ValueError: nothing answered on ``origin``, so no watcher reports it.
+
+        """
+        if origin not in self.shed_hosts:
+            raise ValueError(f"{origin} is no listed shed host: nothing answered there")
+        self.shed_hosts[origin] = (detail, down_kind)
+
+    def machine_listed(self, machine: Machine) -> bool:
+        """Whether ``machine`` has a status row; a live craze hub lists it for good.
+
+        A craze ``Ready`` is an answer (``HostCrazeSink::fold``, roost_hosts.rs:2889-2893
+        @9668981); ``listed`` never flips back (``HostState::listed``, 466-480).
+        """
+        if craze_status(machine.craze)["state"] == "live":
+            machine.listed = True
+        return machine.listed
+
     def add_roost_session(
         self, origin: str, slug: str, kind: str = "claude-rc", **fields: Any
     ) -> Session:
@@ -579,10 +630,17 @@ class DesktopModel:
         return session
 
     def add_session(self, session: Session) -> None:
-        """Add a row; a roost row's shed host is listed from now on (``HostState::listed``)."""
+        """Add a row; its host is listed from now on (``HostState::listed``).
+
+        A row is a snapshot that answered: an unlisted machine answers
+        (:meth:`answer_machine`).
+        """
         self.sessions.append(session)
-        if session.origin.startswith("roost:") and session.origin not in self.shed_hosts:
-            self.shed_hosts.append(session.origin)
+        machine = self.machines.get(session.machine) if session.origin_kind == "machine" else None
+        if machine is not None and not machine.listed:
+            self.answer_machine(machine.name)
+        if session.origin.startswith("roost:"):
+            self.shed_hosts.setdefault(session.origin, None)
 
     def end_craze_session(self, host_id: str) -> None:
         """End a craze session: its row leaves the listing (a replay then says ``ended``)."""

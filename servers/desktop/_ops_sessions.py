@@ -165,6 +165,8 @@ class SessionOps(Rc14Ops):
             lifecycle=p.lifecycle,
             attention=bool(p.attention),
         )
+        # the row answered: reachable again (roost_hosts.rs:1733-1737@9668981)
+        self.model.shed_hosts[origin] = None
         return o.Empty()
 
     def op_machine_kill(self, p: o.MachineKillParams, raw: Any) -> Any:
@@ -225,7 +227,7 @@ class SessionOps(Rc14Ops):
             p.name, p.host, p.user, p.ssh_port, configured=self.model.machines.keys()
         )
         self.model.add_machine(
-            entry.name, host=entry.host, user=entry.user, ssh_port=entry.ssh_port
+            entry.name, host=entry.host, user=entry.user, ssh_port=entry.ssh_port, added_live=True
         )
         return o.Empty()
 

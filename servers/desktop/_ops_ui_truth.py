@@ -45,7 +45,7 @@ class UiTruthOps(SessionOps, CrazeOps, LaneOps):
             for h in self.model.hosts.values()
         ]
         machines = []
-        for m in self.model.machines.values():
+        for m in self._listed_machines():
             count = len(self.model.sessions_for(f"machine:{m.name}"))
             note = "offline" if not m.reachable else f"{count} sessions"
             machines.append({"name": m.name, "note": note})
@@ -55,7 +55,7 @@ class UiTruthOps(SessionOps, CrazeOps, LaneOps):
         default = None
         if self.model.ui["pane"] == "machines":
             default = [
-                msgspec_to_builtins(self._machine_row(m)) for m in self.model.machines.values()
+                msgspec_to_builtins(self._machine_row(m)) for m in self._listed_machines()
             ]
         return o.MachinesDump(machines=self.model.dumps.get("machines.dump", default))
 

@@ -143,11 +143,12 @@ def test_a_shed_a_session_answered_on_is_a_status_row() -> None:
     after the machines: an inject lists its shed (``inject_test``, 1709-1742, sets
     ``listed``, ``reachable``, ``seen``). ``name`` is the address (the token for a shed),
     ``label`` the shed's name, ``server`` its server (``HostId::address``, ``label``,
-    ``server``: 207-212, 215-220, 223-228)."""
+    ``server``: 207-212, 215-220, 223-228). The implicit ``localhost`` has no row before
+    its session answers (2043-2045)."""
     model = web_model()
     assert answer(TAURI, model, "rc.inject_test", WEB)["result"] == {}
     machines = answer(TAURI, model, "machines.list", {})["result"]["machines"]
-    assert [m["origin"] for m in machines] == ["machine:localhost", "roost:prod/web"]
+    assert [m["origin"] for m in machines] == ["roost:prod/web"]
     assert machines[-1] == {
         "name": "roost:prod/web",
         "label": "web",
