@@ -175,9 +175,10 @@ class SessionOps(Rc14Ops):
         # every failure is action_failed (ipc.rs:1402-1410@2cd01ef, machine_kill)
         host = self._launch_host(p.machine)
         self._watched(host)
-        if not _is_tab_id(p.slug):
+        tab_id = parse_i64(p.slug.strip())  # parse_tab_id: trimmed, then i64
+        if tab_id is None:
             raise DesktopError(FAILED, f"{rust_debug(p.slug)} is not a roost tab id")
-        return self._kill(host.origin, str(int(p.slug.strip())))
+        return self._kill(host.origin, str(tab_id))
 
     def _watched(self, host: HostId) -> None:
         """Refuse a host the app does not watch, as ``RoostHosts::known`` words it."""
@@ -363,11 +364,6 @@ STAND_IN_PID = 4242
 """The pid in the stand-in's readiness verdict: ``Installed::verdict`` is roost's verdict
 rendered, ``ready pid=<n>`` or ``already-running`` (shed-core
 roost/bootstrap/machines.rs:407-434@3170191, ``Installed``)."""
-
-
-def _is_tab_id(slug: str) -> bool:
-    """Whether ``slug`` parses as Rust's ``i64`` after trimming (``parse_tab_id``)."""
-    return parse_i64(slug.strip()) is not None
 
 
 def _stage_failure(stage: str, message: str) -> o.RoostBootstrapResult:

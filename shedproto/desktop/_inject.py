@@ -66,9 +66,13 @@ INJECT_DEFAULT_KIND = "claude-rc"
 
 
 def parse_i64(text: str) -> int | None:
-    """Return ``text`` parsed as Rust's ``str::parse::<i64>`` does, or ``None``."""
+    """Return ``text`` parsed as Rust's ``str::parse::<i64>`` does, or ``None``.
+
+    Leading zeros are allowed; more than 19 significant digits overflow (and are
+    never handed to ``int``, which refuses strings past 4,300 digits).
+    """
     body = text[1:] if text[:1] in "+-" else text
-    if not body or not body.isascii() or not body.isdigit():
+    if not body or not body.isascii() or not body.isdigit() or len(body.lstrip("0")) > 19:
         return None
     value = int(text)
     return value if -(2**63) <= value < 2**63 else None

@@ -149,6 +149,16 @@ def test_machine_kill_closes_the_tab_the_slug_parses_to(slug: str) -> None:
     assert not model.sessions
 
 
+@pytest.mark.parametrize("slug", ["1" * 5000, " +" + "0" * 30 + "4" * 30])
+def test_machine_kill_of_a_slug_past_i64_is_no_tab_id(slug: str) -> None:
+    """roost_hosts.rs:1971-1975@0041e17 (``parse_tab_id``): ``trim().parse::<i64>()``
+    overflows past 19 digits, so the slug is no tab id (leading zeros do not count)."""
+    model = _model()
+    code, text = _error(_tauri("machine.kill", {"machine": "mini", "slug": slug}, model))
+    assert code == "action_failed"
+    assert text.endswith("is not a roost tab id")
+
+
 @pytest.mark.parametrize("slug", ["9", " 09 "])
 def test_machine_kill_of_a_tab_the_host_does_not_list_says_where_ids_close(slug: str) -> None:
     """roost_hosts.rs:1233-1245@9668981 (``listed_row``, called by ``kill`` at 1281): a tab

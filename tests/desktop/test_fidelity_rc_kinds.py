@@ -97,7 +97,9 @@ def test_the_host_is_resolved_before_the_slug_is_read() -> None:
     )
 
 
-@pytest.mark.parametrize("slug", [" 4", "4 ", "x", "", "٤", "9223372036854775808"])
+@pytest.mark.parametrize(
+    "slug", [" 4", "4 ", "x", "", "٤", "9223372036854775808", "1" * 5000, "-" + "9" * 5000]
+)
 def test_the_slug_must_parse_as_an_i64_untrimmed(slug: str) -> None:
     """``build_inject_row``: ``slug.parse::<i64>()``, as sent (no ``trim``), before the kind."""
     reply = answer(TAURI, web_model(), "rc.inject_test", {**WEB, "slug": slug, "kind": 5})
