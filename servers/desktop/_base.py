@@ -225,23 +225,24 @@ class AppBase:
         if server is None and shed is None:
             rows = [self._machine_row(m) for m in self._listed_machines()]
         for origin in self.model.shed_hosts:
-            host_server, _, name = origin.removeprefix("roost:").rpartition("/")
-            if server in (None, host_server) and shed in (None, name):
-                rows.append(self._shed_host_row(origin, host_server, name))
+            host = parse_host_id(origin)
+            if server in (None, host.server) and shed in (None, host.name):
+                rows.append(self._shed_host_row(host))
         return rows
 
-    def _shed_host_row(self, origin: str, server: str, name: str) -> o.MachineRow:
+    def _shed_host_row(self, host: HostId) -> o.MachineRow:
         # a listed shed's status row: name its address (the token), label the shed's name
         # (HostId::address/label/server, roost_hosts.rs:207-212,215-220,223-228@9668981);
         # listed: a session answered (seen); down after it, the Down arm's detail and kind
         # (roost_hosts.rs:2053-2069,3483-3489@9668981); the stand-in's have no craze source
+        origin = host.origin
         down = self.model.shed_hosts[origin]
         return o.MachineRow(
             name=origin,
-            label=name,
+            label=host.name,
             origin=origin,
             kind="shed",
-            server=server,
+            server=host.server,
             reachable=down is None,
             connected_once=True,
             sessions=len(self.model.sessions_for(origin)),
@@ -258,7 +259,7 @@ class AppBase:
         them (``add``, 1127-1148).
         """
         machines = list(self.model.machines.values())
-        return sorted(machines, key=lambda m: 2 if m.added_live else m.name == "localhost")
+        return sorted(machines, key=lambda m: (m.added_live, m.name == "localhost"))
 
     def _listed_machines(self) -> list[Machine]:
         """Return the machines with a status row, in order.

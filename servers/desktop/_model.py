@@ -23,6 +23,7 @@ from shedproto.desktop import (
     RoostTab,
     agent_hooks_reply,
     craze_host,
+    parse_host_id,
     roost_row,
 )
 
@@ -285,9 +286,7 @@ class Session:
 
     def tab(self) -> RoostTab:
         """Return the roost tab this row is (its host read off ``origin``)."""
-        server = None
-        if self.origin_kind == "shed":
-            server = self.origin.removeprefix("roost:").rpartition("/")[0]
+        server = parse_host_id(self.origin).server if self.origin_kind == "shed" else None
         return RoostTab(
             origin=self.origin,
             address=self.machine,
